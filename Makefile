@@ -1,0 +1,32 @@
+# Everything a fresh machine with only python3 needs: `make demo`, `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint unit wheel-check clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/harness replay cassettes/interleaved.jsonl
+
+lint: $(STAMP)
+	$(BIN)/ruff check harness cli tests
+	$(BIN)/ruff format --check harness cli tests
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/pytest
+
+wheel-check: $(STAMP)
+	./.ci/wheel-check
+
+test: lint unit wheel-check
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .mypy_cache .pytest_cache .ruff_cache

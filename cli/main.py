@@ -1,0 +1,56 @@
+"""The `harness` command group. Subcommands are imported only when run, so that
+`harness --help` stays fast and never imports the Anthropic SDK."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import click
+
+#: name -> (module inside this package, attribute, one-line help shown by `harness --help`)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "replay": ("replay", "replay", "Replay cassettes through the adapter and print the events."),
+    "validate": ("replay", "validate", "Check cassettes against the schema, without replaying."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are listed from `COMMANDS` and imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module, attribute, _ = entry
+        command = getattr(importlib.import_module(f"{__package__}.{module}"), attribute)
+        assert isinstance(command, click.Command)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+EPILOG = """\b
+Examples:
+  harness replay cassettes/interleaved.jsonl
+  harness replay --format json cassettes/
+  harness validate cassettes/
+
+Run `harness COMMAND --help` for a command's options and examples."""
+
+
+@click.group(cls=LazyGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="stream-harness", prog_name="harness")
+def cli() -> None:
+    """Record/replay testing harness for Anthropic SDK streaming adapters."""
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Console-script entry point."""
+    return cli.main(args=argv, prog_name="harness")

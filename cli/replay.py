@@ -1,0 +1,131 @@
+"""`harness replay` and `harness validate`: parse arguments, call the library, print."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from typing import IO, Any
+
+import click
+
+from harness.cassette import Cassette, expand_paths
+from harness.errors import CassetteError
+
+EXIT_OK, EXIT_STREAM_FAILED, EXIT_UNUSABLE = 0, 1, 2
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False)
+
+
+def readable(line: dict[str, Any]) -> str:
+    """One readable line for an event or failure in its JSON form."""
+    kind = line["type"]
+    if kind == "text":
+        return f"text        {_dump(line['text'])}"
+    if kind == "tool_call":
+        call = line["call"]
+        return f"tool_call   {call['name']} {call['id']} {_dump(call['input'])}"
+    if kind == "done":
+        return "done"
+    if kind == "protocol_error":
+        return f"error       {line['code']}: {line['message']}"
+    return f"api_error   {line['error_type']}: {line['message']}"
+
+
+def _outcome_lines(cassette: Cassette) -> Iterator[dict[str, Any]]:
+    """JSON lines of a replay, streamed: events as they come, then the failure if any."""
+    from anthropic import APIStatusError
+
+    from harness.errors import StreamProtocolError
+    from harness.events import event_to_json
+    from harness.replay import failure_to_json, replay
+
+    try:
+        for event in replay(cassette):
+            yield event_to_json(event)
+    except (StreamProtocolError, APIStatusError) as error:
+        yield failure_to_json(error)
+
+
+def _report_unusable(error: CassetteError) -> None:
+    click.echo(str(error), err=True)
+
+
+EXAMPLES = """\b
+Examples:
+  harness replay cassettes/interleaved.jsonl
+  harness replay --format json cassettes/errors/orphan_json_delta.jsonl
+  harness replay cassettes/            # every *.jsonl below, sorted
+
+Exit status: 0 every stream ended in done; 1 a stream ended in a protocol or API
+error; 2 a cassette is unusable (PATH:LINE: reason on stderr)."""
+
+
+@click.command(epilog=EXAMPLES)
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: one readable line an event; json: one JSON object a line.",
+)
+def replay(paths: tuple[str, ...], output_format: str) -> None:
+    """Replay cassettes (files, or folders of *.jsonl) through the adapter."""
+    files = expand_paths(paths)
+    several = len(files) > 1
+    out: IO[str] = sys.stdout
+    status = EXIT_OK
+    for path in files:
+        if several and output_format == "text":
+            out.write(f"== {path}\n")
+        try:
+            cassette = Cassette(path)
+            for line in _outcome_lines(cassette):
+                if line["type"] in ("protocol_error", "api_error"):
+                    status = max(status, EXIT_STREAM_FAILED)
+                if output_format == "json":
+                    if several:
+                        line = {**line, "cassette": path}
+                    out.write(_dump(line) + "\n")
+                else:
+                    out.write(readable(line) + "\n")
+        except CassetteError as error:
+            out.flush()
+            _report_unusable(error)
+            status = EXIT_UNUSABLE
+    if not files:
+        click.echo(f"{', '.join(paths)}: no *.jsonl cassettes found", err=True)
+        status = EXIT_UNUSABLE
+    sys.exit(status)
+
+
+VALIDATE_EXAMPLES = """\b
+Examples:
+  harness validate cassettes/
+  harness validate my-recording.jsonl
+
+Exit status: 0 every cassette matches the schema; 2 otherwise (PATH:LINE: reason)."""
+
+
+@click.command(epilog=VALIDATE_EXAMPLES)
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+def validate(paths: tuple[str, ...]) -> None:
+    """Check cassettes against the cassette schema (no replay, no SDK import)."""
+    files = expand_paths(paths)
+    status = EXIT_OK
+    for path in files:
+        try:
+            count = Cassette(path).validate()
+        except CassetteError as error:
+            _report_unusable(error)
+            status = EXIT_UNUSABLE
+        else:
+            click.echo(f"{path}: ok, {count} events")
+    if not files:
+        click.echo(f"{', '.join(paths)}: no *.jsonl cassettes found", err=True)
+        status = EXIT_UNUSABLE
+    sys.exit(status)

@@ -1,0 +1,208 @@
+"""The strict adapter: Anthropic raw stream events in, internal `ModelEvent`s out.
+
+Theory of operation
+-------------------
+`StreamAdapter` is a sans-IO state machine. `feed(event)` takes one raw SDK stream
+event and returns the internal events it completes; `finish()` is called once the
+input is exhausted and returns the final `DoneEvent` or raises. No I/O happens inside,
+so one machine serves both drivers: `to_model_events` (sync) and `ato_model_events`
+(async) only pull events and hand them over.
+
+State:
+- whether `message_start` was seen (it must come first, `ping` aside) and whether
+  `message_stop` was seen (after it only `ping` may arrive);
+- the kind of every open content block, keyed by index: `input_json_delta` is only
+  legal at an open `tool_use` block, and passed over at a server-side tool block;
+- the open `tool_use` blocks, keyed by index, in opening order. Several may be open
+  and interleaved; each accumulates its own `partial_json` and is parsed once, at its
+  own `content_block_stop` (a delta is only ever a fragment);
+- the last `stop_reason` from `message_delta`, and how many tool calls were yielded.
+
+Events are dispatched on their `type` strings, never on `isinstance`: the SDK builds an
+event of a type it does not know leniently, as an object of some other class.
+
+Any violation raises `StreamProtocolError`; the machine then stays failed and raises
+the same error again on every later call, as h11 does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from harness.errors import StreamProtocolError
+from harness.events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent
+
+__all__ = ["StreamAdapter", "ato_model_events", "to_model_events", "tool_input"]
+
+COMPLETE_STOP_REASONS = frozenset({"end_turn", "tool_use"})
+
+
+def tool_input(value: object, index: int) -> dict[str, Any]:
+    """Structural check of a tool's input: it must be a JSON object.
+
+    Field checks (is `path` a string?) belong to the tool, not here.
+    """
+    if not isinstance(value, dict):
+        raise StreamProtocolError("non_object_tool_input", index=index)
+    return value
+
+
+def _is_server_tool(kind: str) -> bool:
+    """Blocks the API runs itself (`server_tool_use`, `mcp_tool_use`, ...): never ours to call."""
+    return kind != "tool_use" and kind.endswith("_tool_use")
+
+
+@dataclass(slots=True)
+class _ToolBlock:
+    id: str
+    name: str
+    start_input: object
+    json: str = ""
+    received_json_delta: bool = False
+
+
+class StreamAdapter:
+    """One message's worth of raw stream events -> internal events. See the module docstring."""
+
+    def __init__(self) -> None:
+        self._started = False
+        self._stopped = False
+        self._block_kinds: dict[int, str] = {}
+        self._tools: dict[int, _ToolBlock] = {}
+        self._tool_indexes_seen: set[int] = set()
+        self._stop_reason: str | None = None
+        self._tool_calls = 0
+        self._error: StreamProtocolError | None = None
+        self._finished = False
+
+    def feed(self, event: Any) -> list[ModelEvent]:
+        """Take one raw stream event; return the internal events it completes."""
+        self._check_usable()
+        try:
+            return self._feed(event)
+        except StreamProtocolError as error:
+            self._error = error
+            raise
+
+    def finish(self) -> list[ModelEvent]:
+        """The input is exhausted: check the end-of-stream rules and return `[DoneEvent()]`."""
+        self._check_usable()
+        try:
+            self._check_end()
+        except StreamProtocolError as error:
+            self._error = error
+            raise
+        self._finished = True
+        return [DoneEvent()]
+
+    def _check_usable(self) -> None:
+        if self._error is not None:
+            raise self._error
+        if self._finished:
+            raise RuntimeError("StreamAdapter.finish() was already called")
+
+    def _feed(self, event: Any) -> list[ModelEvent]:
+        kind: str = event.type
+        if kind == "ping":
+            return []
+        if self._stopped:
+            raise StreamProtocolError("event_after_message_stop", event_type=kind)
+        if not self._started:
+            if kind != "message_start":
+                raise StreamProtocolError("missing_message_start", event_type=kind)
+            self._started = True
+            return []
+        if kind == "content_block_start":
+            return self._block_start(event.index, event.content_block)
+        if kind == "content_block_delta":
+            return self._block_delta(event.index, event.delta)
+        if kind == "content_block_stop":
+            return self._block_stop(event.index)
+        if kind == "message_delta":
+            self._stop_reason = event.delta.stop_reason
+        elif kind == "message_stop":
+            self._check_no_open_tools()
+            self._stopped = True
+        # A repeated message_start, and event types the API may add later, yield nothing.
+        return []
+
+    def _block_start(self, index: int, block: Any) -> list[ModelEvent]:
+        kind: str = block.type
+        if index in self._tools or (kind == "tool_use" and index in self._tool_indexes_seen):
+            raise StreamProtocolError("duplicate_tool_start", index=index)
+        self._block_kinds[index] = kind
+        if kind == "tool_use":
+            self._tools[index] = _ToolBlock(id=block.id, name=block.name, start_input=block.input)
+            self._tool_indexes_seen.add(index)
+        elif kind == "text" and block.text:
+            return [TextEvent(block.text)]
+        return []
+
+    def _block_delta(self, index: int, delta: Any) -> list[ModelEvent]:
+        kind: str = delta.type
+        if kind == "text_delta":
+            return [TextEvent(delta.text)]
+        if kind == "input_json_delta":
+            tool = self._tools.get(index)
+            if tool is not None:
+                tool.json += delta.partial_json
+                tool.received_json_delta = True
+            elif not _is_server_tool(self._block_kinds.get(index, "")):
+                raise StreamProtocolError("orphan_json_delta", index=index)
+        # thinking_delta, signature_delta, citations_delta and kinds added later: nothing.
+        return []
+
+    def _block_stop(self, index: int) -> list[ModelEvent]:
+        self._block_kinds.pop(index, None)
+        tool = self._tools.pop(index, None)
+        if tool is None:
+            return []
+        value = tool.start_input
+        if tool.received_json_delta and tool.json:
+            try:
+                value = json.loads(tool.json)
+            except ValueError:
+                raise StreamProtocolError("invalid_tool_json", index=index) from None
+        call = ToolCall(tool.id, tool.name, tool_input(value, index))
+        self._tool_calls += 1
+        return [ToolCallEvent(call)]
+
+    def _check_no_open_tools(self) -> None:
+        if self._tools:
+            indexes = ", ".join(str(index) for index in self._tools)
+            raise StreamProtocolError("unclosed_tool_blocks", indexes=indexes)
+
+    def _check_end(self) -> None:
+        self._check_no_open_tools()
+        if not self._stopped:
+            raise StreamProtocolError("missing_message_stop")
+        reason = self._stop_reason
+        if reason is None:
+            raise StreamProtocolError("missing_stop_reason")
+        if reason not in COMPLETE_STOP_REASONS:
+            raise StreamProtocolError("unsupported_stop_reason", stop_reason=reason)
+        if reason == "end_turn" and self._tool_calls:
+            raise StreamProtocolError("end_turn_with_tool_calls", count=self._tool_calls)
+        if reason == "tool_use" and not self._tool_calls:
+            raise StreamProtocolError("tool_use_without_tool_calls")
+
+
+def to_model_events(events: Iterable[Any]) -> Iterator[ModelEvent]:
+    """Adapt a sync stream of raw SDK events (e.g. `client.messages.create(..., stream=True)`)."""
+    adapter = StreamAdapter()
+    for event in events:
+        yield from adapter.feed(event)
+    yield from adapter.finish()
+
+
+async def ato_model_events(events: AsyncIterable[Any]) -> AsyncIterator[ModelEvent]:
+    """Adapt an async stream of raw SDK events; the same machine as `to_model_events`."""
+    adapter = StreamAdapter()
+    async for event in events:
+        for model_event in adapter.feed(event):
+            yield model_event
+    for model_event in adapter.finish():
+        yield model_event

@@ -1,0 +1,226 @@
+"""The cassette codec: JSON Lines files of raw stream events, read lazily, written atomically.
+
+A cassette is UTF-8 JSON Lines, one object a line, blank lines ignored:
+- line 1 may be a header, `{"cassette": 1, "description": ..., "source": ..., ...}`;
+- a line with a `"harness"` key is a replay directive (`{"harness": "abort"}`);
+- every other line is one raw stream event as the API's SSE `data:` field carries it.
+
+Each line is checked against `cassette.schema.json` (shipped in this package) as it is
+read: strict on the envelope (event `type`, integer `index`, required keys), free on
+the payloads (`input`, `partial_json`, block and delta kinds). An unusable cassette
+raises `CassetteError` (`PATH:LINE: reason`). Reading never holds more than one line,
+so memory does not grow with the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import orjson
+from jsonschema import Draft202012Validator
+
+from harness.errors import CassetteError
+
+__all__ = [
+    "FORMAT_VERSION",
+    "Cassette",
+    "CassetteLine",
+    "expand_paths",
+    "read_cassette",
+    "write_cassette",
+]
+
+FORMAT_VERSION: Final = 1
+SOURCES: Final = ("synthetic", "recorded", "imported")
+
+LineKind = Literal["event", "directive"]
+
+
+@dataclass(frozen=True, slots=True)
+class CassetteLine:
+    """One event or directive line of a cassette, with its 1-based line number."""
+
+    number: int
+    kind: LineKind
+    data: dict[str, Any]
+
+
+@cache
+def _validators() -> dict[str, Draft202012Validator]:
+    definitions = schema()["$defs"]
+    return {
+        name: Draft202012Validator({"$ref": f"#/$defs/{name}", "$defs": definitions})
+        for name in ("header", "event", "directive")
+    }
+
+
+def schema() -> dict[str, Any]:
+    """The cassette line JSON Schema shipped with the package."""
+    loaded: dict[str, Any] = json.loads(
+        resources.files("harness").joinpath("cassette.schema.json").read_text()
+    )
+    return loaded
+
+
+def _schema_reason(kind: str, data: dict[str, Any]) -> str | None:
+    validator = _validators()[kind]
+    if validator.is_valid(data):
+        return None
+    error = min(validator.iter_errors(data), key=lambda e: (-len(e.absolute_path), e.message))
+    where = "".join(f"[{part!r}]" for part in error.absolute_path)
+    location = f"{where}: " if where else ""
+    return f"{kind} line does not match the cassette schema: {location}{error.message}"
+
+
+def _classify(data: dict[str, Any]) -> str:
+    if "cassette" in data:
+        return "header"
+    if "harness" in data:
+        return "directive"
+    return "event"
+
+
+class Cassette:
+    """A cassette file: its header (read at once) and its lines (read lazily, once per call)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self.header: dict[str, Any] | None = None
+        for number, data in self._objects():
+            if _classify(data) == "header":
+                self._check(number, "header", data)
+                self.header = data
+            break
+
+    @property
+    def description(self) -> str:
+        return str((self.header or {}).get("description", ""))
+
+    def lines(self) -> Iterator[CassetteLine]:
+        """Event and directive lines in file order; raises `CassetteError` at the first bad one."""
+        seen_event = False
+        number = 0
+        for position, (number, data) in enumerate(self._objects()):
+            kind = _classify(data)
+            if kind == "header":
+                if position:
+                    raise CassetteError(
+                        self.path, number, "a cassette header may only be on line 1"
+                    )
+                continue
+            self._check(number, kind, data)
+            seen_event = seen_event or kind == "event"
+            yield CassetteLine(number, "event" if kind == "event" else "directive", data)
+        if not seen_event:
+            raise CassetteError(self.path, max(number, 1), "cassette holds no stream events")
+
+    def events(self) -> Iterator[dict[str, Any]]:
+        """The raw stream events alone, directives passed over."""
+        for line in self.lines():
+            if line.kind == "event":
+                yield line.data
+
+    def validate(self) -> int:
+        """Check every line; return the number of event lines."""
+        return sum(1 for line in self.lines() if line.kind == "event")
+
+    def _objects(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        try:
+            handle = open(self.path, "rb")  # noqa: SIM115 - closed in the finally below
+        except OSError as error:
+            raise CassetteError(self.path, 1, f"cannot read: {error.strerror or error}") from None
+        try:
+            for number, raw in enumerate(handle, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    data = orjson.loads(raw)
+                except orjson.JSONDecodeError as error:
+                    raise CassetteError(self.path, number, f"not valid JSON: {error}") from None
+                if not isinstance(data, dict):
+                    kind = type(data).__name__ if data is not None else "null"
+                    raise CassetteError(self.path, number, f"expected a JSON object, got {kind}")
+                yield number, data
+        except OSError as error:
+            raise CassetteError(self.path, 1, f"cannot read: {error.strerror or error}") from None
+        finally:
+            handle.close()
+
+    def _check(self, number: int, kind: str, data: dict[str, Any]) -> None:
+        reason = _schema_reason(kind, data)
+        if reason is not None:
+            if kind == "header" and data.get("cassette") != FORMAT_VERSION:
+                reason = (
+                    f"cassette format version {data.get('cassette')!r} is not supported "
+                    f"(this harness reads version {FORMAT_VERSION})"
+                )
+            raise CassetteError(self.path, number, reason)
+
+
+def read_cassette(path: str | os.PathLike[str]) -> Cassette:
+    """Open a cassette: the header is read and checked now, the lines when iterated."""
+    return Cassette(path)
+
+
+def expand_paths(paths: Sequence[str]) -> list[str]:
+    """Files as given; a folder means every `*.jsonl` below it, recursively, sorted."""
+    expanded: list[str] = []
+    for path in paths:
+        if os.path.isdir(path):
+            expanded.extend(sorted(str(found) for found in Path(path).rglob("*.jsonl")))
+        else:
+            expanded.append(path)
+    return expanded
+
+
+def make_header(description: str, source: str = "synthetic", **metadata: Any) -> dict[str, Any]:
+    """A version-1 header line."""
+    if source not in SOURCES:
+        raise ValueError(f"source must be one of {', '.join(SOURCES)}, not {source!r}")
+    return {"cassette": FORMAT_VERSION, "description": description, "source": source, **metadata}
+
+
+def write_cassette(
+    path: str | os.PathLike[str],
+    lines: Iterable[dict[str, Any]],
+    *,
+    header: dict[str, Any] | None = None,
+    overwrite: bool = True,
+) -> None:
+    """Write a cassette atomically: a temporary file in the same folder, then a rename.
+
+    If writing fails or is interrupted (the `lines` iterable may be a live stream), the
+    temporary file is removed and whatever was at `path` stays as it was. With
+    `overwrite=False` an existing `path` raises `FileExistsError`, checked at the rename.
+    """
+    target = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(target))
+    if not overwrite and os.path.exists(target):
+        raise FileExistsError(target)
+    fd, temporary = tempfile.mkstemp(prefix=".", suffix=".jsonl.tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            if header is not None:
+                handle.write(orjson.dumps(header) + b"\n")
+            for line in lines:
+                handle.write(orjson.dumps(line) + b"\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        if overwrite:
+            os.replace(temporary, target)
+        else:
+            os.link(temporary, target)
+            os.unlink(temporary)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise

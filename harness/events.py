@@ -1,0 +1,71 @@
+"""The three internal events the adapter emits, and their JSON form.
+
+Nothing outside the adapter sees an SDK event name: an agent loop consumes only these.
+Each kind stands for something the consumer can act on at once: `text` can be shown,
+`tool_call` is a complete, executable call, `done` means the provider closed cleanly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, TypeAlias
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A complete tool call: its input was parsed once, at the block's stop."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class TextEvent:
+    """A piece of assistant text, exactly as the provider sent it."""
+
+    text: str
+    type: ClassVar[Literal["text"]] = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEvent:
+    """A tool call whose block has stopped and whose input is a JSON object."""
+
+    call: ToolCall
+    type: ClassVar[Literal["tool_call"]] = "tool_call"
+
+
+@dataclass(frozen=True, slots=True)
+class DoneEvent:
+    """The provider closed the stream cleanly; whether the answer is usable is the loop's call."""
+
+    type: ClassVar[Literal["done"]] = "done"
+
+
+ModelEvent: TypeAlias = TextEvent | ToolCallEvent | DoneEvent
+
+
+def event_to_json(event: ModelEvent) -> dict[str, Any]:
+    """The JSON form of an event (replay output, snapshots)."""
+    if isinstance(event, TextEvent):
+        return {"type": "text", "text": event.text}
+    if isinstance(event, ToolCallEvent):
+        call = event.call
+        return {
+            "type": "tool_call",
+            "call": {"id": call.id, "name": call.name, "input": call.input},
+        }
+    return {"type": "done"}
+
+
+def event_from_json(data: dict[str, Any]) -> ModelEvent:
+    """Inverse of `event_to_json`; raises `ValueError` for anything else."""
+    kind = data.get("type")
+    if kind == "text" and isinstance(data.get("text"), str):
+        return TextEvent(data["text"])
+    if kind == "tool_call" and isinstance(call := data.get("call"), dict):
+        return ToolCallEvent(ToolCall(id=call["id"], name=call["name"], input=call["input"]))
+    if kind == "done":
+        return DoneEvent()
+    raise ValueError(f"not an internal event: {data!r}")

@@ -1,0 +1,155 @@
+"""Replay a cassette through the adapter, feeding it the SDK's own event objects.
+
+The raw lines become SDK objects exactly as `anthropic.Stream` builds them for a live
+stream: `ping` is skipped, an `error` event raises the SDK's `APIStatusError` (built by
+the SDK's own `make_status_error`, on a 200 response, as mid-stream), and every other
+event goes through the SDK's `construct_type` with `RawMessageStreamEvent`. The SDK is
+imported on first use, never by `import harness`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from harness.adapter import ato_model_events, to_model_events
+from harness.cassette import Cassette
+from harness.errors import StreamProtocolError
+from harness.events import ModelEvent, event_to_json
+
+if TYPE_CHECKING:
+    from anthropic import APIStatusError
+
+__all__ = [
+    "Outcome",
+    "areplay",
+    "failure_to_json",
+    "replay",
+    "replay_outcome",
+    "sdk_events",
+]
+
+API_URL = "https://api.anthropic.com/v1/messages"
+
+DirectiveHandler = Callable[[dict[str, Any]], None]
+
+
+def _ignore_directive(directive: dict[str, Any]) -> None:
+    """Plain replay has no abort signal nor consumer to hang on: directives pass."""
+
+
+def _sdk_builders() -> tuple[Callable[[dict[str, Any]], Any], Callable[[dict[str, Any]], Any]]:
+    """(build an event object, build the APIStatusError for an `error` event), SDK's way."""
+    import httpx2
+    from anthropic import Anthropic
+    from anthropic._models import construct_type
+    from anthropic.types import RawMessageStreamEvent
+
+    # The client is never sent anything: it only lends the SDK's own error factory.
+    client = Anthropic(api_key="replay-only", base_url=API_URL.removesuffix("/v1/messages"))
+
+    response = httpx2.Response(
+        200,
+        headers={"content-type": "text/event-stream"},
+        request=httpx2.Request("POST", API_URL),
+    )
+
+    def build(data: dict[str, Any]) -> Any:
+        return construct_type(type_=RawMessageStreamEvent, value=data)
+
+    def api_error(body: dict[str, Any]) -> Any:
+        return client._make_status_error(f"{body}", body=body, response=response)
+
+    return build, api_error
+
+
+def sdk_events(
+    cassette: Cassette, on_directive: DirectiveHandler = _ignore_directive
+) -> Iterator[Any]:
+    """The cassette's events as the SDK's stream yields them; raises `APIStatusError` at `error`."""
+    build, api_error = _sdk_builders()
+    for line in cassette.lines():
+        data = line.data
+        if line.kind == "directive":
+            on_directive(data)
+            continue
+        kind = data["type"]
+        if kind == "ping":
+            continue
+        if kind == "error":
+            raise api_error(data)
+        yield build(data)
+
+
+def replay(path: str | os.PathLike[str] | Cassette) -> Iterator[ModelEvent]:
+    """Internal events of a cassette, lazily; raises as the live stream would."""
+    cassette = path if isinstance(path, Cassette) else Cassette(path)
+    return to_model_events(sdk_events(cassette))
+
+
+async def _async_sdk_events(cassette: Cassette) -> AsyncIterator[Any]:
+    for event in sdk_events(cassette):
+        yield event
+
+
+def areplay(path: str | os.PathLike[str] | Cassette) -> AsyncIterator[ModelEvent]:
+    """The async driver's view of the same cassette (`ato_model_events`)."""
+    cassette = path if isinstance(path, Cassette) else Cassette(path)
+    return ato_model_events(_async_sdk_events(cassette))
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What a stream came to: the events yielded, then the error that ended it (or None)."""
+
+    events: list[ModelEvent] = field(default_factory=list)
+    error: StreamProtocolError | APIStatusError | None = None
+
+    @property
+    def completed(self) -> bool:
+        return self.error is None
+
+    def to_json_lines(self) -> list[dict[str, Any]]:
+        """The JSON form of §5: events, then the failure line if any."""
+        lines = [event_to_json(event) for event in self.events]
+        if self.error is not None:
+            lines.append(failure_to_json(self.error))
+        return lines
+
+
+def replay_outcome(path: str | os.PathLike[str] | Cassette) -> Outcome:
+    """Replay to the end and collect the outcome; a `CassetteError` still raises."""
+    outcome = Outcome()
+    try:
+        for event in replay(path):
+            outcome.events.append(event)
+    except StreamProtocolError as error:
+        outcome.error = error
+    except Exception as error:
+        if not _is_api_status_error(error):
+            raise
+        outcome.error = error  # type: ignore[assignment]
+    return outcome
+
+
+def _is_api_status_error(error: BaseException) -> bool:
+    from anthropic import APIStatusError
+
+    return isinstance(error, APIStatusError)
+
+
+def failure_to_json(error: BaseException) -> dict[str, Any]:
+    """`protocol_error` or `api_error` line of §5 for an error that ended a stream."""
+    if isinstance(error, StreamProtocolError):
+        return {"type": "protocol_error", "code": error.code, "message": str(error)}
+    body = getattr(error, "body", None)
+    details = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(details, dict):
+        details = {}
+    return {
+        "type": "api_error",
+        "error_type": str(details.get("type", type(error).__name__)),
+        "message": str(details.get("message", error)),
+    }
