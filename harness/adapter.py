@@ -62,6 +62,7 @@ class _ToolBlock:
     start_input: object
     json: str = ""
     received_json_delta: bool = False
+    non_string_delta: bool = False
 
 
 class StreamAdapter:
@@ -148,7 +149,11 @@ class StreamAdapter:
         if kind == "input_json_delta":
             tool = self._tools.get(index)
             if tool is not None:
-                tool.json += delta.partial_json
+                piece = delta.partial_json
+                if isinstance(piece, str):
+                    tool.json += piece
+                else:  # a broken provider's `null` or number: the input cannot be parsed
+                    tool.non_string_delta = True
                 tool.received_json_delta = True
             elif not _is_server_tool(self._block_kinds.get(index, "")):
                 raise StreamProtocolError("orphan_json_delta", index=index)
@@ -161,10 +166,12 @@ class StreamAdapter:
         if tool is None:
             return []
         value = tool.start_input
+        if tool.non_string_delta:
+            raise StreamProtocolError("invalid_tool_json", index=index)
         if tool.received_json_delta and tool.json:
             try:
                 value = json.loads(tool.json)
-            except ValueError:
+            except (ValueError, RecursionError):
                 raise StreamProtocolError("invalid_tool_json", index=index) from None
         call = ToolCall(tool.id, tool.name, tool_input(value, index))
         self._tool_calls += 1
@@ -182,7 +189,7 @@ class StreamAdapter:
         reason = self._stop_reason
         if reason is None:
             raise StreamProtocolError("missing_stop_reason")
-        if reason not in COMPLETE_STOP_REASONS:
+        if not isinstance(reason, str) or reason not in COMPLETE_STOP_REASONS:
             raise StreamProtocolError("unsupported_stop_reason", stop_reason=reason)
         if reason == "end_turn" and self._tool_calls:
             raise StreamProtocolError("end_turn_with_tool_calls", count=self._tool_calls)
