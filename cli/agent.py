@@ -1,0 +1,95 @@
+"""`harness agent`: replay a recorded session through the agent loop and print the transcript."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any, NoReturn
+
+import click
+
+from harness.errors import CassetteError
+
+EXIT_COMPLETE, EXIT_STOPPED, EXIT_UNUSABLE = 0, 1, 2
+
+EXAMPLES = """\b
+Examples:
+  harness agent cassettes/sessions/read-notes --root cassettes/sessions/read-notes/files
+  harness agent cassettes/sessions/read-notes --root cassettes/sessions/read-notes/files \\
+      --format json
+
+Exit status: 0 the conversation completed; 1 a turn failed (protocol or API error,
+an empty turn), it was aborted, or max_turns was reached; 2 the session is unusable
+(bad session.json or cassette, or the loop and the recording disagree)."""
+
+
+@click.command(epilog=EXAMPLES)
+@click.argument("session_dir", metavar="SESSION_DIR")
+@click.option(
+    "--root",
+    required=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="Folder the tools work in (the read tool refuses paths outside it).",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help='text: a readable transcript; json: {"stop_reason", "messages"} (Messages API shape).',
+)
+def agent(session_dir: str, root: str, output_format: str) -> None:
+    """Replay a session folder offline, running its tools for real under --root."""
+    from harness.agent.loop import AgentFailed
+    from harness.agent.messages import messages_to_api, render_transcript
+    from harness.agent.session import ReplayError, SessionError, load_session, replay_session
+
+    try:
+        session = load_session(session_dir)
+        result, _ = asyncio.run(replay_session(session, root))
+    except (SessionError, CassetteError, ReplayError) as error:
+        _unusable(error)
+    except AgentFailed as failed:
+        if isinstance(failed.error, ReplayError | CassetteError):
+            _unusable(failed.error)
+        failure = _failure(failed.error)
+        if output_format == "json":
+            header = {"stop_reason": "error", "error": failure, "turn": failed.turn}
+            _print_json({**header, "messages": messages_to_api(failed.messages)})
+        else:
+            click.echo("\n".join(render_transcript(failed.messages)))
+            click.echo(f"error       turn {failed.turn}: {failure['message']}")
+        sys.exit(EXIT_STOPPED)
+    if output_format == "json":
+        report: dict[str, Any] = {"stop_reason": result.stop_reason}
+        if result.checkpoint is not None:
+            report["checkpoint"] = str(result.checkpoint)
+        _print_json({**report, "turns": result.turns, "messages": messages_to_api(result.messages)})
+    else:
+        click.echo("\n".join(render_transcript(result.messages)))
+        where = f" at checkpoint {result.checkpoint}" if result.checkpoint else ""
+        click.echo(f"stop_reason {result.stop_reason}{where} (turn {result.turns})")
+    sys.exit(EXIT_COMPLETE if result.stop_reason == "complete" else EXIT_STOPPED)
+
+
+def _unusable(error: Exception) -> NoReturn:
+    click.echo(str(error), err=True)
+    sys.exit(EXIT_UNUSABLE)
+
+
+def _failure(error: Exception) -> dict[str, Any]:
+    """The §5 failure line for a protocol or API error; a `turn_error` for anything else."""
+    from anthropic import APIStatusError
+
+    from harness.errors import StreamProtocolError
+    from harness.replay import failure_to_json
+
+    if isinstance(error, StreamProtocolError | APIStatusError):
+        return failure_to_json(error)
+    return {"type": "turn_error", "message": f"{type(error).__name__}: {error}"}
+
+
+def _print_json(data: dict[str, Any]) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))

@@ -1,0 +1,131 @@
+"""The model client seam: a request in, internal `ModelEvent`s out.
+
+`ModelClient` is all the agent loop knows of a model. `AnthropicModelClient` is the one
+place that talks to the SDK: it maps the loop's messages and tool definitions to the
+Messages API parameters, streams, and runs the strict adapter over the SDK's events.
+It answers the abort signal: the moment the signal is set it stops waiting for the next
+event and closes the SDK stream (and with it the HTTP response).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from harness.adapter import ato_model_events
+from harness.agent.messages import Message, messages_to_api
+from harness.agent.signal import AbortSignal
+from harness.agent.tools import ToolDefinition
+from harness.events import ModelEvent
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+
+__all__ = ["AnthropicModelClient", "ModelClient", "ModelRequest", "request_params"]
+
+DEFAULT_MODEL = "claude-sonnet-4-5-20250929"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One model turn: the system prompt, the conversation so far, the tools, the signal."""
+
+    system: str
+    messages: Sequence[Message]
+    tools: Sequence[ToolDefinition]
+    signal: AbortSignal | None = None
+
+
+class ModelClient(Protocol):
+    """Streams one turn as internal events; raises `StreamProtocolError` on a broken stream."""
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]: ...
+
+
+def request_params(request: ModelRequest, *, model: str, max_tokens: int) -> dict[str, Any]:
+    """The `messages.create` keyword arguments for a request (without `stream`)."""
+    params: dict[str, Any] = {
+        "model": model,
+        "max_tokens": max_tokens,
+        "messages": messages_to_api(request.messages),
+    }
+    if request.system:
+        params["system"] = request.system
+    if request.tools:
+        params["tools"] = [tool.to_api() for tool in request.tools]
+    return params
+
+
+class AnthropicModelClient:
+    """`ModelClient` over `AsyncAnthropic` (created from the environment when not given)."""
+
+    def __init__(
+        self,
+        client: AsyncAnthropic | None = None,
+        *,
+        model: str = DEFAULT_MODEL,
+        max_tokens: int = 4096,
+    ) -> None:
+        self._client = client
+        self.model = model
+        self.max_tokens = max_tokens
+
+    def _sdk(self) -> AsyncAnthropic:
+        if self._client is None:
+            from anthropic import AsyncAnthropic
+
+            self._client = AsyncAnthropic()
+        return self._client
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        params = request_params(request, model=self.model, max_tokens=self.max_tokens)
+        sdk_stream = await self._sdk().messages.create(**params, stream=True)
+        try:
+            async for event in ato_model_events(_until_aborted(sdk_stream, request.signal)):
+                yield event
+        finally:
+            await sdk_stream.close()
+
+
+async def _until_aborted(events: Any, signal: AbortSignal | None) -> AsyncIterator[Any]:
+    """The SDK's events until the stream ends or the signal is set, whichever comes first.
+
+    Each wait for the next event races the signal, so an abort is answered even while
+    the provider is silent; the event being waited for is then cancelled. On abort the
+    iteration simply stops: the loop sees the signal at its next checkpoint.
+    """
+    iterator = aiter(events)
+    if signal is None:
+        async for event in iterator:
+            yield event
+        return
+    loop = asyncio.get_running_loop()
+    aborted: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not aborted.done():
+            aborted.set_result(None)
+
+    unsubscribe = signal.on_abort(wake)
+    pending: asyncio.Future[Any] | None = None
+    try:
+        while not signal.aborted:
+            pending = asyncio.ensure_future(anext(iterator))
+            await asyncio.wait({pending, aborted}, return_when=asyncio.FIRST_COMPLETED)
+            if not pending.done():
+                return
+            try:
+                event = pending.result()
+            except StopAsyncIteration:
+                return
+            yield event
+    finally:
+        unsubscribe()
+        aborted.cancel()
+        if pending is not None and not pending.done():
+            pending.cancel()
+            await asyncio.wait({pending})
+        if pending is not None and not pending.cancelled():
+            pending.exception()  # retrieved: a late failure of a cancelled read is moot

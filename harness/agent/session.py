@@ -1,0 +1,202 @@
+"""Session replay: a whole multi-turn conversation, offline, from a folder of cassettes.
+
+A session folder holds `session.json` (`{"system", "prompt", "tools", "max_turns"}`) and
+one cassette per model turn, `turn-01.jsonl`, `turn-02.jsonl`, ... `ReplayModelClient`
+serves the turns in order through the real adapter, fed with the SDK's own event
+objects, and keeps every request it receives so a test can assert what the loop sent
+back. Two replay directives act on the loop:
+
+- `{"harness": "abort"}` sets the abort signal when replay reaches that line;
+- `{"harness": "hang"}` makes the stream wait, deaf to the signal, until the task
+  consuming it is cancelled: a non-cooperative stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.adapter import ato_model_events
+from harness.agent.client import ModelRequest
+from harness.agent.loop import AgentResult, run_agent
+from harness.agent.signal import AbortController
+from harness.agent.tools import TOOL_FACTORIES
+from harness.cassette import Cassette
+from harness.events import ModelEvent
+
+__all__ = [
+    "ReplayError",
+    "ReplayModelClient",
+    "Session",
+    "SessionError",
+    "load_session",
+    "replay_session",
+]
+
+SESSION_FILE = "session.json"
+TURN_NAME = re.compile(r"turn-(\d+)\.jsonl")
+SESSION_KEYS = {"system": str, "prompt": str, "tools": list, "max_turns": int}
+
+
+class SessionError(ValueError):
+    """A session folder cannot be used: `PATH: reason`."""
+
+
+class ReplayError(Exception):
+    """The loop and the recorded session disagree (too many turns asked, turns unplayed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    folder: Path
+    system: str
+    prompt: str
+    tools: tuple[str, ...]
+    max_turns: int
+    turns: tuple[Path, ...]
+
+
+def load_session(folder: str | os.PathLike[str]) -> Session:
+    """Read and check a session folder; its turn cassettes are validated line by line.
+
+    Raises `SessionError` for the folder and `session.json`, `CassetteError` for a turn.
+    """
+    root = Path(folder)
+    config_path = root / SESSION_FILE
+    config = _read_config(config_path)
+    turns = _turn_files(root)
+    for turn in turns:
+        Cassette(turn).validate()
+    tools = tuple(config.get("tools", []))
+    for name in tools:
+        if not isinstance(name, str) or name not in TOOL_FACTORIES:
+            known = ", ".join(sorted(TOOL_FACTORIES))
+            raise SessionError(f"{config_path}: unknown tool {name!r} (known: {known})")
+    max_turns = config.get("max_turns", len(turns))
+    if max_turns < 1:
+        raise SessionError(f"{config_path}: max_turns must be at least 1")
+    return Session(root, config.get("system", ""), config["prompt"], tools, max_turns, turns)
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise SessionError(f"{path}: cannot read: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise SessionError(f"{path}: not UTF-8 text") from None
+    try:
+        config = json.loads(text)
+    except ValueError as error:
+        raise SessionError(f"{path}: not valid JSON: {error}") from None
+    if not isinstance(config, dict):
+        raise SessionError(f"{path}: expected a JSON object")
+    for key, value in config.items():
+        kind = SESSION_KEYS.get(key)
+        if kind is None:
+            raise SessionError(f"{path}: unknown key {key!r} (keys: {', '.join(SESSION_KEYS)})")
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise SessionError(f"{path}: {key!r} must be a {kind.__name__}")
+    if "prompt" not in config:
+        raise SessionError(f"{path}: 'prompt' is required")
+    return config
+
+
+def _turn_files(root: Path) -> tuple[Path, ...]:
+    """`turn-NN.jsonl` files in name order, numbered 1, 2, 3... without a gap."""
+    found = sorted(root.glob("turn-*.jsonl"))
+    if not found:
+        raise SessionError(f"{root}: no turn-NN.jsonl cassettes")
+    for expected, path in enumerate(found, start=1):
+        match = TURN_NAME.fullmatch(path.name)
+        if match is None or int(match.group(1)) != expected:
+            raise SessionError(f"{path}: expected turn number {expected} here (turn-NN.jsonl)")
+    return tuple(found)
+
+
+class ReplayModelClient:
+    """A `ModelClient` serving recorded turns in order, recording the requests it gets."""
+
+    def __init__(
+        self,
+        turns: Sequence[str | os.PathLike[str]],
+        controller: AbortController | None = None,
+    ) -> None:
+        self.turns = [Path(turn) for turn in turns]
+        self.controller = controller
+        self.requests: list[ModelRequest] = []
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        self.requests.append(request)
+        number = len(self.requests)
+        if number > len(self.turns):
+            raise ReplayError(
+                f"the loop asked for turn {number}, but the session has "
+                f"{len(self.turns)} recorded turn(s)"
+            )
+        return ato_model_events(self._sdk_stream(self.turns[number - 1]))
+
+    def check_finished(self) -> None:
+        """Raise `ReplayError` if some recorded turns were never asked for."""
+        unplayed = self.turns[len(self.requests) :]
+        if unplayed:
+            names = ", ".join(path.name for path in unplayed)
+            raise ReplayError(f"{len(unplayed)} recorded turn(s) left unplayed: {names}")
+
+    async def _sdk_stream(self, path: Path) -> AsyncIterator[Any]:
+        """The turn's SDK event objects, one per loop iteration, acting on directives."""
+        from harness.replay import sdk_events
+
+        hang = False
+
+        def on_directive(directive: dict[str, Any]) -> None:
+            nonlocal hang
+            name = directive["harness"]
+            if name == "hang":
+                hang = True
+            elif name == "abort":
+                if self.controller is None:
+                    raise ReplayError(f"{path}: an abort directive needs a controller")
+                self.controller.abort(f"{path}: abort directive")
+            else:
+                raise ReplayError(f"{path}: directive {name!r} is not supported by agent replay")
+
+        events: Iterator[Any] = sdk_events(Cassette(path), on_directive)
+        while True:
+            event = next(events, None)
+            if hang:
+                await asyncio.Event().wait()  # deaf to the signal; only cancellation ends it
+            if event is None:
+                return
+            await asyncio.sleep(0)  # a real stream yields to the event loop between events
+            yield event
+
+
+async def replay_session(
+    session: Session, root: str | os.PathLike[str]
+) -> tuple[AgentResult, ReplayModelClient]:
+    """Run the loop over a session with real tools under `root`.
+
+    Raises `AgentFailed` when a turn fails, `ReplayError` (directly or as the cause of
+    `AgentFailed`) when the loop and the recording disagree.
+    """
+    controller = AbortController()
+    client = ReplayModelClient(session.turns, controller)
+    tools = [TOOL_FACTORIES[name](root) for name in session.tools]
+    result = await run_agent(
+        client,
+        prompt=session.prompt,
+        tools=tools,
+        system=session.system,
+        max_turns=session.max_turns,
+        signal=controller.signal,
+    )
+    if result.stop_reason != "aborted":
+        client.check_finished()
+    return result, client

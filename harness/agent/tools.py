@@ -1,0 +1,114 @@
+"""Tools the agent loop runs, and their definitions (name, description, JSON Schema).
+
+The adapter only checks that a tool's input is a JSON object; the fields are the tool's
+business: `execute` starts with `string_field(input, "path")`. A tool reports its own
+failures by raising `ToolError`, which the loop turns into an `is_error` tool result.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from harness.agent.signal import AbortSignal
+
+__all__ = ["TOOL_FACTORIES", "ReadTool", "Tool", "ToolDefinition", "ToolError", "string_field"]
+
+#: A file larger than this is refused rather than sent to the model whole.
+MAX_READ_BYTES = 256 * 1024
+
+
+class ToolError(Exception):
+    """A tool could not do what the call asked; the message goes back to the model."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDefinition:
+    """What the model is told about a tool: the API's `tools` entry."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+    def to_api(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
+
+
+class Tool(Protocol):
+    """A tool: its definition, and `execute` returning the text result or raising `ToolError`."""
+
+    @property
+    def definition(self) -> ToolDefinition: ...
+
+    async def execute(self, input: Mapping[str, Any], signal: AbortSignal | None) -> str: ...
+
+
+def string_field(input: Mapping[str, Any], name: str) -> str:
+    """The field `name` of a tool input, which must be a non-empty string."""
+    value = input.get(name)
+    if not isinstance(value, str):
+        found = "missing" if name not in input else f"a {type(value).__name__}"
+        raise ToolError(f"input field {name!r} must be a string, got {found}")
+    if not value:
+        raise ToolError(f"input field {name!r} must not be empty")
+    return value
+
+
+READ_DEFINITION = ToolDefinition(
+    name="read",
+    description=(
+        "Read a UTF-8 text file. `path` is relative to the workspace root; "
+        "paths outside the root are refused."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path relative to the workspace root"}
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    },
+)
+
+
+class ReadTool:
+    """`read`: the text of a file below `root`; symlinks are resolved before the root check."""
+
+    definition = READ_DEFINITION
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root).resolve()
+
+    async def execute(self, input: Mapping[str, Any], signal: AbortSignal | None) -> str:
+        path = string_field(input, "path")
+        target = (self.root / path).resolve()
+        if not target.is_relative_to(self.root):
+            raise ToolError(f"{path}: outside the workspace root, refused")
+        if not target.exists():
+            raise ToolError(f"{path}: no such file")
+        if not target.is_file():
+            raise ToolError(f"{path}: not a regular file")
+        size = target.stat().st_size
+        if size > MAX_READ_BYTES:
+            raise ToolError(f"{path}: {size} bytes, larger than the {MAX_READ_BYTES}-byte limit")
+        try:
+            data = target.read_bytes()
+        except OSError as error:
+            raise ToolError(f"{path}: cannot read: {error.strerror or error}") from None
+        if b"\x00" in data:
+            raise ToolError(f"{path}: binary content, not a text file")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ToolError(f"{path}: not UTF-8 text") from None
+
+
+#: Tool name (as `session.json` lists it) -> constructor taking the workspace root.
+TOOL_FACTORIES: Mapping[str, type[ReadTool]] = {"read": ReadTool}
