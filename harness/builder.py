@@ -29,6 +29,8 @@ from harness.cassette import make_header, write_cassette
 __all__ = ["StreamBuilder", "split_json"]
 
 DEFAULT_MODEL = "claude-sonnet-4-5-20250929"
+
+
 def split_json(text: str, pieces: int | Sequence[int]) -> list[str]:
     """Cut `text` into `pieces` near-equal parts, or at the given character offsets."""
     if isinstance(pieces, int):

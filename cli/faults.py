@@ -1,0 +1,87 @@
+"""`harness faults`: derive broken variants of a good cassette, or list the catalogue."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+
+from harness.cassette import Cassette, make_header, write_cassette
+from harness.errors import CassetteError
+from harness.faults import CATALOGUE, derive_variants
+
+EXAMPLES = """\b
+Examples:
+  harness faults --list
+  harness faults cassettes/interleaved.jsonl --out /tmp/broken
+  harness replay /tmp/broken/          # each ends in the code its header expects
+
+Each variant is written as DIR/<good stem>.<fault>.jsonl; its header names the fault
+("fault") and the outcome it must replay to ("expect"). Directive lines of the good
+cassette are not carried over. Exit status: 0 written or listed; 2 the cassette is
+unusable or does not replay to done."""
+
+
+EXPECT_WIDTH = max(len(fault.expect) for fault in CATALOGUE)
+
+
+def _list_catalogue() -> None:
+    width = max(len(fault.name) for fault in CATALOGUE)
+    for fault in CATALOGUE:
+        click.echo(f"{fault.name:<{width}}  {fault.expect:<{EXPECT_WIDTH}}  {fault.description}")
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(message, err=True)
+    sys.exit(2)
+
+
+@click.command(epilog=EXAMPLES)
+@click.argument("good", required=False, metavar="GOOD.jsonl")
+@click.option(
+    "--out", "out_dir", metavar="DIR", help="Folder for the variants (created if missing)."
+)
+@click.option("--list", "list_only", is_flag=True, help="Print the fault catalogue and exit.")
+def faults(good: str | None, out_dir: str | None, list_only: bool) -> None:
+    """Write one broken variant of a good cassette per applicable fault."""
+    if list_only:
+        _list_catalogue()
+        return
+    if good is None or out_dir is None:
+        _fail("harness faults: give GOOD.jsonl and --out DIR, or --list")
+    from harness.coverage import outcome_code
+    from harness.replay import replay_outcome
+
+    try:
+        cassette = Cassette(good)
+        code = outcome_code(replay_outcome(cassette))
+        events = list(cassette.events())
+    except CassetteError as error:
+        _fail(str(error))
+    if code != "done":
+        _fail(f"{good}: does not complete (it ends in {code}); faults need a good stream")
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as error:
+        _fail(f"--out {out_dir}: cannot create folder: {error.strerror or error}")
+    stem = Path(good).stem
+    model = (cassette.header or {}).get("model")
+    for variant in derive_variants(events):
+        fault = variant.fault
+        header = make_header(
+            f"{fault.description} (fault {fault.name}, derived from {good})",
+            "synthetic",
+            fault=fault.name,
+            expect=variant.expected_code,
+            derived_from=good,
+            **({"model": model} if isinstance(model, str) else {}),
+        )
+        path = os.path.join(out_dir, f"{stem}.{fault.name}.jsonl")
+        try:
+            write_cassette(path, variant.events, header=header)
+        except OSError as error:
+            _fail(f"{path}: cannot write: {error.strerror or error}")
+        click.echo(f"{variant.expected_code:<{EXPECT_WIDTH}}  {path}")

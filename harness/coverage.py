@@ -1,0 +1,74 @@
+"""Which outcomes a set of cassettes reaches: the error table's codes against the cassettes.
+
+Each cassette is replayed to its end and filed under its outcome code (see `outcome_code`):
+a code of the error table, `api_error:<type>`, or `done` for one that completes. The
+report says which rows of the error table no cassette reaches, so a cassette library can
+be kept complete (CI runs `harness coverage cassettes/`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from harness.errors import ERROR_TABLE, CassetteError, StreamProtocolError
+from harness.replay import Outcome, failure_to_json, replay_outcome
+
+__all__ = ["DONE", "CoverageReport", "measure_coverage", "outcome_code"]
+
+DONE = "done"
+
+
+def outcome_code(outcome: Outcome) -> str:
+    """`done`, the protocol error's code, or `api_error:<error.type>`."""
+    if outcome.error is None:
+        return DONE
+    if isinstance(outcome.error, StreamProtocolError):
+        return outcome.error.code
+    return f"api_error:{failure_to_json(outcome.error)['error_type']}"
+
+
+@dataclass(slots=True)
+class CoverageReport:
+    """Cassette paths by outcome code, in the order given, and the unusable cassettes."""
+
+    reached: dict[str, list[str]] = field(default_factory=dict)
+    unusable: list[CassetteError] = field(default_factory=list)
+
+    @property
+    def missing(self) -> list[str]:
+        """Rows of the error table that no cassette reaches, in table order."""
+        return [code for code in ERROR_TABLE if not self.reached.get(code)]
+
+    def rows(self) -> list[tuple[str, list[str]]]:
+        """The table: every error-table code, then `done`, then any API error types reached."""
+        extra = sorted(code for code in self.reached if code not in ERROR_TABLE and code != DONE)
+        return [(code, self.reached.get(code, [])) for code in [*ERROR_TABLE, DONE, *extra]]
+
+    def render(self) -> list[str]:
+        """Readable lines: one row a code with its count and cassettes, then a summary."""
+        rows = self.rows()
+        width = max(len(code) for code, _ in rows)
+        lines = []
+        for code, paths in rows:
+            listed = ", ".join(paths) if paths else "-- reached by none"
+            lines.append(f"{code:<{width}}  {len(paths):>3}  {listed}")
+        covered = len(ERROR_TABLE) - len(self.missing)
+        summary = f"{covered} of {len(ERROR_TABLE)} error codes reached"
+        if self.missing:
+            summary += f"; not reached: {', '.join(self.missing)}"
+        lines.append(summary)
+        return lines
+
+
+def measure_coverage(paths: Iterable[str]) -> CoverageReport:
+    """Replay every cassette and file it under its outcome; unusable ones are collected."""
+    report = CoverageReport()
+    for path in paths:
+        try:
+            code = outcome_code(replay_outcome(path))
+        except CassetteError as error:
+            report.unusable.append(error)
+            continue
+        report.reached.setdefault(code, []).append(path)
+    return report
