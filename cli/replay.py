@@ -34,16 +34,17 @@ def readable(line: dict[str, Any]) -> str:
     return f"api_error   {line['error_type']}: {line['message']}"
 
 
-def _outcome_lines(cassette: Cassette) -> Iterator[dict[str, Any]]:
+def _outcome_lines(cassette: Cassette, wire: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """JSON lines of a replay, streamed: events as they come, then the failure if any."""
     from anthropic import APIStatusError
 
     from harness.errors import StreamProtocolError
     from harness.events import event_to_json
-    from harness.replay import failure_to_json, replay
+    from harness.replay import failure_to_json
+    from harness.wire import replay_events
 
     try:
-        for event in replay(cassette):
+        for event in replay_events(cassette, **wire):
             yield event_to_json(event)
     except (StreamProtocolError, APIStatusError) as error:
         yield failure_to_json(error)
@@ -58,6 +59,8 @@ Examples:
   harness replay cassettes/interleaved.jsonl
   harness replay --format json cassettes/errors/orphan_json_delta.jsonl
   harness replay cassettes/            # every *.jsonl below, sorted
+  harness replay --via sdk --chunk-size 7 cassettes/   # through a real SDK client
+  harness replay --realtime recorded.jsonl            # at the recorded pace
 
 Exit status: 0 every stream ended in done; 1 a stream ended in a protocol or API
 error; 2 a cassette is unusable (PATH:LINE: reason on stderr)."""
@@ -73,8 +76,45 @@ error; 2 a cassette is unusable (PATH:LINE: reason on stderr)."""
     show_default=True,
     help="text: one readable line an event; json: one JSON object a line.",
 )
-def replay(paths: tuple[str, ...], output_format: str) -> None:
+@click.option(
+    "--via",
+    type=click.Choice(["direct", "sdk"]),
+    default="direct",
+    show_default=True,
+    help="direct: build the SDK's event objects from the lines; sdk: send the lines as SSE "
+    "bytes through a real Anthropic client (in-process, no socket).",
+)
+@click.option(
+    "--chunk-size",
+    type=click.IntRange(min=1),
+    help="With --via sdk: cut the byte stream into chunks of N bytes (with --chunk-seed: "
+    "random lengths 1..N).",
+)
+@click.option(
+    "--chunk-seed",
+    type=int,
+    help="With --via sdk: random chunk lengths (1..--chunk-size, default 16) from this seed.",
+)
+@click.option(
+    "--realtime",
+    is_flag=True,
+    help='Sleep until each recorded arrival offset ({"harness": "at"} lines).',
+)
+def replay(
+    paths: tuple[str, ...],
+    output_format: str,
+    via: str,
+    chunk_size: int | None,
+    chunk_seed: int | None,
+    realtime: bool,
+) -> None:
     """Replay cassettes (files, or folders of *.jsonl) through the adapter."""
+    if via != "sdk" and (chunk_size is not None or chunk_seed is not None):
+        option = "--chunk-size" if chunk_size is not None else "--chunk-seed"
+        raise click.UsageError(f"{option} needs --via sdk (only the SDK path reads bytes)")
+    from harness.wire import Chunking
+
+    wire = {"via": via, "chunking": Chunking(chunk_size, chunk_seed), "realtime": realtime}
     files = expand_paths(paths)
     several = len(files) > 1
     out: IO[str] = sys.stdout
@@ -84,7 +124,7 @@ def replay(paths: tuple[str, ...], output_format: str) -> None:
             out.write(f"== {path}\n")
         try:
             cassette = Cassette(path)
-            for line in _outcome_lines(cassette):
+            for line in _outcome_lines(cassette, wire):
                 if line["type"] in ("protocol_error", "api_error"):
                     status = max(status, EXIT_STREAM_FAILED)
                 if output_format == "json":
