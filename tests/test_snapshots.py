@@ -1,0 +1,22 @@
+"""Every cassette under `cassettes/` replays to its reviewed snapshot: adding one adds a test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from harness.cassette import expand_paths
+from harness.replay import replay_outcome
+from harness.snapshot import OutcomeSnapshotExtension
+
+LIBRARY = Path(__file__).resolve().parent.parent / "cassettes"
+CASSETTES = [Path(path) for path in expand_paths([str(LIBRARY)])]
+
+
+@pytest.mark.parametrize(
+    "cassette", CASSETTES, ids=[path.relative_to(LIBRARY).as_posix() for path in CASSETTES]
+)
+def test_cassette_replays_as_snapshotted(cassette: Path, snapshot: SnapshotAssertion) -> None:
+    assert replay_outcome(cassette) == snapshot(extension_class=OutcomeSnapshotExtension)
