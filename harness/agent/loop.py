@@ -113,15 +113,24 @@ async def run_agent(
     max_turns: int = 10,
     signal: AbortSignal | None = None,
     approve: Approve | None = None,
+    on_message: Callable[[Message], object] | None = None,
 ) -> AgentResult:
     """Run the conversation from `prompt` until the model answers without a call.
 
+    `on_message` sees each message as it is committed (to show or persist the transcript).
     Raises `AgentFailed` when a turn's stream fails (a `StreamProtocolError`, an API
     error, an `EmptyTurnError`); the partial turn is never committed.
     """
     if max_turns < 1:
         raise ValueError("max_turns must be at least 1")
-    messages = [Message.user_text(prompt)]
+    messages: list[Message] = []
+
+    def commit(message: Message) -> None:
+        messages.append(message)
+        if on_message is not None:
+            on_message(message)
+
+    commit(Message.user_text(prompt))
     definitions = tuple(tool.definition for tool in tools)
     by_name = {tool.definition.name: tool for tool in tools}
     turns = 0
@@ -141,11 +150,11 @@ async def run_agent(
         text = "".join(turn.text)
         content: list[ContentBlock] = [TextBlock(text)] if text else []
         content.extend(ToolUseBlock.from_call(call) for call in turn.calls)
-        messages.append(Message("assistant", tuple(content)))
+        commit(Message("assistant", tuple(content)))
         if not turn.calls:
             return AgentResult(messages, "complete", turns)
         results, stopped_at = await _run_calls(turn.calls, by_name, signal, approve)
-        messages.append(Message("user", tuple(results)))
+        commit(Message("user", tuple(results)))
         if stopped_at is not None:
             return AgentResult(messages, "aborted", turns, stopped_at)
 

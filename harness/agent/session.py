@@ -17,6 +17,7 @@ import asyncio
 import json
 import os
 import re
+import tempfile
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from harness.agent.client import ModelRequest
 from harness.agent.loop import AgentResult, run_agent
 from harness.agent.signal import AbortController
 from harness.agent.tools import TOOL_FACTORIES
+from harness.builder import StreamBuilder
 from harness.cassette import Cassette
 from harness.events import ModelEvent
 
@@ -37,6 +39,7 @@ __all__ = [
     "SessionError",
     "load_session",
     "replay_session",
+    "write_session",
 ]
 
 SESSION_FILE = "session.json"
@@ -82,6 +85,37 @@ def load_session(folder: str | os.PathLike[str]) -> Session:
     if max_turns < 1:
         raise SessionError(f"{config_path}: max_turns must be at least 1")
     return Session(root, config.get("system", ""), config["prompt"], tools, max_turns, turns)
+
+
+def write_session(
+    folder: str | os.PathLike[str],
+    turns: Sequence[tuple[str, StreamBuilder]],
+    *,
+    prompt: str,
+    system: str = "",
+    tools: Sequence[str] = ("read",),
+    max_turns: int | None = None,
+) -> Path:
+    """Write a session folder: `session.json`, then one cassette per (description, turn)."""
+    root = Path(folder)
+    root.mkdir(parents=True, exist_ok=True)
+    config = {
+        "system": system,
+        "prompt": prompt,
+        "tools": list(tools),
+        "max_turns": len(turns) if max_turns is None else max_turns,
+    }
+    fd, temporary = tempfile.mkstemp(prefix=".session.", suffix=".tmp", dir=root)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+        os.replace(temporary, root / SESSION_FILE)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    for number, (description, builder) in enumerate(turns, start=1):
+        builder.write(root / f"turn-{number:02d}.jsonl", description)
+    return root
 
 
 def _read_config(path: Path) -> dict[str, Any]:
