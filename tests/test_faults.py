@@ -1,0 +1,196 @@
+"""Every derived variant of every good stream replays to exactly the code its fault names."""
+
+from __future__ import annotations
+
+import copy
+import json
+from functools import cache
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from harness_cli.main import cli
+
+from harness.builder import StreamBuilder
+from harness.cassette import Cassette, expand_paths, write_cassette
+from harness.coverage import outcome_code
+from harness.errors import CassetteError
+from harness.events import DoneEvent, ModelEvent
+from harness.faults import CATALOGUE, derive_variants, fault_named
+from harness.replay import Outcome, replay_outcome
+
+CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
+
+Events = list[dict[str, Any]]
+
+#: Good streams of shapes the library may lack, so every fault is exercised whatever it holds.
+BUILT: dict[str, Events] = {
+    "built:text_only": StreamBuilder().ping().text(0, "Hello", ", world").stop().events(),
+    "built:zero_arg_tool": (
+        StreamBuilder().tool_start(0, "now").json_delta(0, "").block_stop(0).stop("tool_use")
+    ).events(),
+    "built:thinking_text_tool_text": (
+        StreamBuilder()
+        .thinking(0, "Which file?")
+        .text(1, "Reading.")
+        .tool(2, "read", {"path": "a.md", "lines": [1, 2]}, pieces=5)
+        .text(3, "Done.")
+        .stop("tool_use")
+    ).events(),
+}
+
+
+def _good_streams() -> dict[str, Events]:
+    """The library's cassettes that replay to done, by relative path, and the built ones."""
+    streams: dict[str, Events] = {}
+    for path in expand_paths([str(CASSETTES)]):
+        try:
+            if replay_outcome(path).completed:
+                streams[Path(path).relative_to(CASSETTES).as_posix()] = list(
+                    Cassette(path).events()
+                )
+        except CassetteError:
+            continue  # reported by the cassette library's own tests
+    return {**streams, **BUILT}
+
+
+GOOD = _good_streams()
+
+
+@cache
+def _good_events(name: str) -> list[ModelEvent]:
+    """What the good stream yields before `done`."""
+    with TemporaryDirectory() as folder:
+        return [e for e in _replay(GOOD[name], Path(folder)).events if e != DoneEvent()]
+
+
+CASES = [
+    pytest.param(name, index, id=f"{name}:{variant.fault.name}")
+    for name, events in GOOD.items()
+    for index, variant in enumerate(derive_variants(events))
+]
+
+
+def _replay(events: Events, tmp_path: Path) -> Outcome:
+    path = tmp_path / "stream.jsonl"
+    write_cassette(path, events)
+    return replay_outcome(path)
+
+
+def _is_subsequence(part: list[Any], whole: list[Any]) -> bool:
+    remaining = iter(whole)
+    return all(item in remaining for item in part)
+
+
+@pytest.mark.parametrize(("name", "index"), CASES)
+def test_variant_replays_to_exactly_its_expected_code(
+    name: str, index: int, tmp_path: Path
+) -> None:
+    variant = derive_variants(GOOD[name])[index]
+    outcome = _replay(variant.events, tmp_path)
+    assert outcome_code(outcome) == variant.expected_code
+    assert _is_subsequence(outcome.events, _good_events(name)), "a fault changed earlier events"
+
+
+def test_every_good_stream_yields_the_tool_faults_only_when_it_has_a_tool() -> None:
+    tool_faults = {
+        "repeat_tool_start",
+        "tool_input_null",
+        "drop_tool_stop",
+        "end_turn_despite_tools",
+    }
+    text_only = {variant.fault.name for variant in derive_variants(BUILT["built:text_only"])}
+    with_tool = {variant.fault.name for variant in derive_variants(BUILT["built:zero_arg_tool"])}
+    assert not text_only & tool_faults
+    assert tool_faults <= with_tool
+
+
+def test_truncation_needs_some_json_so_a_zero_argument_tool_is_not_truncated() -> None:
+    names = {variant.fault.name for variant in derive_variants(BUILT["built:zero_arg_tool"])}
+    assert "truncate_tool_json" not in names
+    assert "cut_connection_in_tool" in names
+
+
+def test_the_catalogue_reaches_every_code_of_the_error_table() -> None:
+    from harness.errors import ERROR_TABLE
+
+    assert {fault.expect for fault in CATALOGUE} >= set(ERROR_TABLE)
+    assert len({fault.name for fault in CATALOGUE}) == len(CATALOGUE)
+
+
+def test_deriving_leaves_the_good_stream_untouched() -> None:
+    good = BUILT["built:thinking_text_tool_text"]
+    before = copy.deepcopy(good)
+    for variant in derive_variants(good):
+        for event in variant.events:
+            event["mutated"] = True
+    assert good == before
+
+
+def test_a_cut_connection_is_the_stream_ending_early() -> None:
+    good = BUILT["built:thinking_text_tool_text"]
+    for name in ("cut_connection", "cut_connection_in_tool"):
+        cut = fault_named(name).derive(good)
+        assert cut is not None
+        assert cut == good[: len(cut)]
+        assert 1 <= len(cut) < len(good)
+
+
+def test_fault_named_rejects_an_unknown_name() -> None:
+    with pytest.raises(KeyError):
+        fault_named("no_such_fault")
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+def test_list_prints_every_fault_with_its_expected_code() -> None:
+    result = CliRunner().invoke(cli, ["faults", "--list"])
+    assert result.exit_code == 0
+    rows = [line.split() for line in result.output.splitlines()]
+    assert [(row[0], row[1]) for row in rows] == [(f.name, f.expect) for f in CATALOGUE]
+
+
+def test_out_writes_one_cassette_per_variant_naming_fault_and_expectation(tmp_path: Path) -> None:
+    good = tmp_path / "good.jsonl"
+    StreamBuilder().text(0, "Reading.").tool(1, "read", {"path": "a.md"}).stop("tool_use").write(
+        good, "a text block and a tool call"
+    )
+    out = tmp_path / "broken"
+    result = CliRunner().invoke(cli, ["faults", str(good), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    written = sorted(out.glob("*.jsonl"))
+    expected = derive_variants(list(Cassette(good).events()))
+    assert len(written) == len(expected) == len(result.output.splitlines())
+    for variant in expected:
+        path = out / f"good.{variant.fault.name}.jsonl"
+        header = Cassette(path).header
+        assert header is not None
+        assert (header["fault"], header["expect"]) == (variant.fault.name, variant.expected_code)
+        assert outcome_code(replay_outcome(path)) == variant.expected_code
+
+
+def test_a_cassette_that_does_not_complete_is_refused(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.jsonl"
+    write_cassette(broken, StreamBuilder().text(0, "cut").events())
+    result = CliRunner().invoke(cli, ["faults", str(broken), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert f"{broken}: does not complete (it ends in missing_message_stop)" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_unusable_cassette_is_named_with_its_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"type": "message_start", "message": {}}) + "\nnot json\n")
+    result = CliRunner().invoke(cli, ["faults", str(bad), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"{bad}:2: not valid JSON")
+    assert "Traceback" not in result.output
+
+
+def test_without_a_cassette_or_out_folder_it_says_what_to_give() -> None:
+    result = CliRunner().invoke(cli, ["faults"])
+    assert result.exit_code == 2
+    assert "give GOOD.jsonl and --out DIR, or --list" in result.output
