@@ -44,7 +44,13 @@ __all__ = [
 
 SESSION_FILE = "session.json"
 TURN_NAME = re.compile(r"turn-(\d+)\.jsonl")
-SESSION_KEYS = {"system": str, "prompt": str, "tools": list, "max_turns": int}
+#: key -> (Python type, how an error message names it)
+SESSION_KEYS: dict[str, tuple[type, str]] = {
+    "system": (str, "a string"),
+    "prompt": (str, "a string"),
+    "tools": (list, "a list of tool names"),
+    "max_turns": (int, "an integer"),
+}
 
 
 class SessionError(ValueError):
@@ -132,11 +138,12 @@ def _read_config(path: Path) -> dict[str, Any]:
     if not isinstance(config, dict):
         raise SessionError(f"{path}: expected a JSON object")
     for key, value in config.items():
-        kind = SESSION_KEYS.get(key)
-        if kind is None:
+        expected = SESSION_KEYS.get(key)
+        if expected is None:
             raise SessionError(f"{path}: unknown key {key!r} (keys: {', '.join(SESSION_KEYS)})")
+        kind, described = expected
         if not isinstance(value, kind) or isinstance(value, bool):
-            raise SessionError(f"{path}: {key!r} must be a {kind.__name__}")
+            raise SessionError(f"{path}: {key!r} must be {described}")
     if "prompt" not in config:
         raise SessionError(f"{path}: 'prompt' is required")
     return config

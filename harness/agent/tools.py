@@ -54,11 +54,22 @@ def string_field(input: Mapping[str, Any], name: str) -> str:
     """The field `name` of a tool input, which must be a non-empty string."""
     value = input.get(name)
     if not isinstance(value, str):
-        found = "missing" if name not in input else f"a {type(value).__name__}"
+        found = _json_kind(value) if name in input else "nothing"
         raise ToolError(f"input field {name!r} must be a string, got {found}")
     if not value:
         raise ToolError(f"input field {name!r} must not be empty")
     return value
+
+
+def _json_kind(value: object) -> str:
+    """The JSON name of a parsed value's type, for error messages the model can act on."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "an array" if isinstance(value, list) else "an object"
 
 
 READ_DEFINITION = ToolDefinition(
