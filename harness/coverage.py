@@ -46,13 +46,14 @@ class CoverageReport:
         return [(code, self.reached.get(code, [])) for code in [*ERROR_TABLE, DONE, *extra]]
 
     def render(self) -> list[str]:
-        """Readable lines: one row a code with its count and cassettes, then a summary."""
+        """Readable lines: a row a code with its count and cassettes (one a line), a summary."""
         rows = self.rows()
         width = max(len(code) for code, _ in rows)
-        lines = []
+        lines = [f"{'outcome':<{width}}  {'n':>3}  cassettes"]
         for code, paths in rows:
-            listed = ", ".join(paths) if paths else "-- reached by none"
-            lines.append(f"{code:<{width}}  {len(paths):>3}  {listed}")
+            first, *more = paths or ["-- reached by none"]
+            lines.append(f"{code:<{width}}  {len(paths):>3}  {first}")
+            lines.extend(f"{'':<{width}}       {path}" for path in more)
         covered = len(ERROR_TABLE) - len(self.missing)
         summary = f"{covered} of {len(ERROR_TABLE)} error codes reached"
         if self.missing:

@@ -1,0 +1,100 @@
+"""`harness diff`: outcomes compared, not raw lines; exit 0 same, 1 different, 2 unusable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+from harness_cli.main import cli
+
+from harness.builder import StreamBuilder
+from harness.cassette import write_cassette
+from harness.diff import diff_outcomes
+from harness.faults import fault_named
+
+
+def _write(path: Path, builder: StreamBuilder) -> str:
+    write_cassette(path, builder.events())
+    return str(path)
+
+
+def _stream(*, tool_id: str = "toolu_a", text: tuple[str, ...] = ("Hi", " there")) -> StreamBuilder:
+    return (
+        StreamBuilder()
+        .text(0, *text)
+        .tool(1, "read", {"path": "a.md"}, id=tool_id)
+        .stop("tool_use")
+    )
+
+
+def test_streams_differing_only_in_pings_and_json_chunking_have_the_same_outcome(
+    tmp_path: Path,
+) -> None:
+    a = _write(tmp_path / "a.jsonl", _stream())
+    b = _write(
+        tmp_path / "b.jsonl",
+        StreamBuilder()
+        .ping()
+        .text(0, "Hi", " there")
+        .ping()
+        .tool(1, "read", {"path": "a.md"}, id="toolu_a", pieces=4)
+        .stop("tool_use"),
+    )
+    result = diff_outcomes(a, b)
+    assert result.same
+    assert (result.a_code, result.b_code) == ("done", "done")
+    cli_result = CliRunner().invoke(cli, ["diff", a, b])
+    assert cli_result.exit_code == 0
+    assert cli_result.output == "same outcome: 4 lines, ending in done\n"
+
+
+def test_a_changed_text_chunk_shows_as_a_unified_diff_and_exits_one(tmp_path: Path) -> None:
+    a = _write(tmp_path / "a.jsonl", _stream())
+    b = _write(tmp_path / "b.jsonl", _stream(text=("Hi there",)))
+    result = CliRunner().invoke(cli, ["diff", a, b])
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert lines[1:3] == [f"--- {a}", f"+++ {b}"]
+    assert '-{"type": "text", "text": "Hi"}' in lines
+    assert '-{"type": "text", "text": " there"}' in lines
+    assert '+{"type": "text", "text": "Hi there"}' in lines
+
+
+def test_a_broken_re_recording_names_both_endings(tmp_path: Path) -> None:
+    a = _write(tmp_path / "a.jsonl", _stream())
+    broken = fault_named("truncate_tool_json").derive(_stream().events())
+    assert broken is not None
+    write_cassette(tmp_path / "b.jsonl", broken)
+    b = str(tmp_path / "b.jsonl")
+    result = CliRunner().invoke(cli, ["diff", a, b])
+    assert result.exit_code == 1
+    assert result.output.splitlines()[0] == (
+        f"outcomes differ: {a} ends in done, {b} in invalid_tool_json"
+    )
+    assert any(line.startswith('+{"type": "protocol_error"') for line in result.output.splitlines())
+
+
+def test_new_tool_ids_differ_unless_ids_are_ignored(tmp_path: Path) -> None:
+    a = _write(tmp_path / "a.jsonl", _stream(tool_id="toolu_first"))
+    b = _write(tmp_path / "b.jsonl", _stream(tool_id="toolu_rerecorded"))
+    assert not diff_outcomes(a, b).same
+    assert diff_outcomes(a, b, ignore_ids=True).same
+    assert CliRunner().invoke(cli, ["diff", "--ignore-ids", a, b]).exit_code == 0
+
+
+def test_ignoring_ids_still_sees_calls_swap_order(tmp_path: Path) -> None:
+    def two_calls(first: str, second: str) -> StreamBuilder:
+        return StreamBuilder().tool(0, "read", {"path": first}).tool(1, "read", {"path": second})
+
+    a = _write(tmp_path / "a.jsonl", two_calls("a.md", "b.md").stop("tool_use"))
+    b = _write(tmp_path / "b.jsonl", two_calls("b.md", "a.md").stop("tool_use"))
+    assert not diff_outcomes(a, b, ignore_ids=True).same
+
+
+def test_an_unusable_cassette_exits_two_with_its_line(tmp_path: Path) -> None:
+    a = _write(tmp_path / "a.jsonl", _stream())
+    missing = str(tmp_path / "missing.jsonl")
+    result = CliRunner().invoke(cli, ["diff", a, missing])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"{missing}:1: cannot read")
+    assert "Traceback" not in result.output
