@@ -1,0 +1,333 @@
+"""The pytest plugin: replay cassettes, and the fault catalogue, through your own adapter.
+
+Registered through the `pytest11` entry point, so `import harness` never loads pytest,
+and kept cheap to load (every pytest run in an environment that has the package loads
+it): the harness's own modules and the SDK are imported inside the fixtures.
+
+    @pytest.mark.cassette("interleaved")          # cassettes/interleaved.jsonl beside the test
+    def test_calls_come_in_stop_order(replay):
+        assert replay.error is None
+
+Configuration, later wins: fixture < marker < command line. The cassette folder is the
+`harness_cassette_dir` fixture (default `cassettes/` beside the test module), then the
+marker's `dir=`, then `--harness-cassette-dir`; the record mode is the
+`harness_record_mode` fixture (default `none`), then the marker's `record=`, then
+`--harness-record`. The adapter is the `harness_adapter` fixture, which reads the ini
+option `harness_adapter = pkg.module:function` (default `harness.to_model_events`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, NoReturn
+
+import pytest
+
+if TYPE_CHECKING:
+    from syrupy.assertion import SnapshotAssertion
+
+    from harness.events import ModelEvent
+    from harness.fault_check import FaultCase
+    from harness.replay import Outcome
+
+__all__ = ["Adapter", "CassetteMark", "adapter_outcome", "load_adapter"]
+
+#: An adapter: the SDK's raw stream events in, internal events out (as `to_model_events`).
+Adapter = Callable[[Iterable[Any]], Iterable["ModelEvent"]]
+
+RECORD_MODES: Final = ("none", "missing", "all")
+MARKER_KEYWORDS: Final = ("dir", "record", "request")
+API_KEY_VARIABLE: Final = "ANTHROPIC_API_KEY"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("harness", "stream-harness: replay cassettes through a stream adapter")
+    group.addoption(
+        "--harness-cassette-dir",
+        action="store",
+        dest="harness_cassette_dir",
+        default=None,
+        metavar="DIR",
+        help="folder where @pytest.mark.cassette names are looked up; overrides the marker's "
+        "dir= and the harness_cassette_dir fixture (default: cassettes/ beside the test module)",
+    )
+    group.addoption(
+        "--harness-record",
+        action="store",
+        dest="harness_record",
+        choices=RECORD_MODES,
+        default=None,
+        help="none (default): replay only; missing: record the cassettes that do not exist; "
+        f"all: re-record every cassette. Recording is live and needs {API_KEY_VARIABLE}; "
+        "without it such tests are skipped",
+    )
+    parser.addini(
+        "harness_adapter",
+        "adapter the replay fixture and the fault catalogue run, as pkg.module:function "
+        "(default: harness.to_model_events)",
+        default="",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "cassette(name_or_path, *, dir=None, record=None, request=None): the cassette the "
+        "replay fixture replays; a name is looked up in the cassette folder, .jsonl added",
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test that asks for `fault_variant` runs once per row of the fault catalogue."""
+    if "fault_variant" not in metafunc.fixturenames:
+        return
+    from harness.faults import CATALOGUE
+
+    names = [fault.name for fault in CATALOGUE]
+    metafunc.parametrize("fault_variant", names, ids=names, indirect=True)
+
+
+@dataclass(frozen=True, slots=True)
+class CassetteMark:
+    """The arguments of a test's `@pytest.mark.cassette(...)`, checked."""
+
+    name: str
+    dir: str | None = None
+    record: str | None = None
+    request: dict[str, Any] | None = None
+
+
+def _fail(message: str) -> NoReturn:
+    """Fail the test with one line, no traceback into the plugin."""
+    __tracebackhide__ = True
+    pytest.fail(message, pytrace=False)
+
+
+def cassette_mark(node: pytest.Item) -> CassetteMark:
+    """The closest `cassette` marker of a test; a misuse fails the test with one clear line."""
+    marker = node.get_closest_marker("cassette")
+    where = node.nodeid
+    if marker is None:
+        _fail(f"{where}: the replay fixture needs @pytest.mark.cassette('name-or-path')")
+    if len(marker.args) != 1 or not isinstance(marker.args[0], str | os.PathLike):
+        _fail(f"{where}: @pytest.mark.cassette takes one cassette name or path")
+    unknown = sorted(set(marker.kwargs) - set(MARKER_KEYWORDS))
+    if unknown:
+        _fail(
+            f"{where}: @pytest.mark.cassette got unknown keyword(s) {', '.join(unknown)} "
+            f"(known: {', '.join(MARKER_KEYWORDS)})"
+        )
+    record = marker.kwargs.get("record")
+    if record is not None and record not in RECORD_MODES:
+        _fail(f"{where}: @pytest.mark.cassette record={record!r} is not one of {RECORD_MODES}")
+    request = marker.kwargs.get("request")
+    if request is not None and not isinstance(request, dict):
+        _fail(
+            f"{where}: @pytest.mark.cassette request= must be a dict of messages.create arguments"
+        )
+    folder = marker.kwargs.get("dir")
+    return CassetteMark(
+        name=os.fspath(marker.args[0]),
+        dir=None if folder is None else os.fspath(folder),
+        record=record,
+        request=request,
+    )
+
+
+def cassette_path(name: str, folder: Path) -> Path:
+    """An absolute `name` as it is; anything else inside `folder`; `.jsonl` added if no suffix."""
+    path = Path(name)
+    if not path.suffix:
+        path = path.with_suffix(".jsonl")
+    return path if path.is_absolute() else folder / path
+
+
+def load_adapter(spec: str) -> Adapter:
+    """Import `pkg.module:function`; raises `ValueError` with a one-line reason."""
+    module_name, colon, attribute = spec.partition(":")
+    if not colon or not module_name or not attribute:
+        raise ValueError(f"harness_adapter = {spec!r} is not of the form pkg.module:function")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ValueError(
+            f"harness_adapter = {spec!r}: cannot import {module_name}: {error}"
+        ) from None
+    adapter = getattr(module, attribute, None)
+    if not callable(adapter):
+        raise ValueError(f"harness_adapter = {spec!r}: {module_name} has no function {attribute}")
+    loaded: Adapter = adapter
+    return loaded
+
+
+def adapter_outcome(adapter: Adapter, path: str | os.PathLike[str]) -> Outcome:
+    """Replay a cassette's SDK event objects through `adapter`, to the end.
+
+    A `StreamProtocolError`, or the SDK's `APIStatusError` for an `error` event, ends the
+    stream and becomes `.error`; any other exception is the adapter's bug and propagates.
+    """
+    from harness.cassette import Cassette
+    from harness.errors import StreamProtocolError
+    from harness.replay import Outcome, sdk_events
+
+    outcome = Outcome()
+    try:
+        for event in adapter(sdk_events(Cassette(path))):
+            outcome.events.append(event)
+    except StreamProtocolError as error:
+        outcome.error = error
+    except Exception as error:
+        from anthropic import APIStatusError
+
+        if not isinstance(error, APIStatusError):
+            raise
+        outcome.error = error
+    return outcome
+
+
+@pytest.fixture
+def harness_cassette_dir(request: pytest.FixtureRequest) -> Path:
+    """Folder of cassette names: `cassettes/` beside the test module. Override it in a conftest."""
+    return request.path.parent / "cassettes"
+
+
+@pytest.fixture
+def harness_record_mode() -> str:
+    """Record mode when neither the marker nor the command line sets one. Override to change."""
+    return "none"
+
+
+@pytest.fixture
+def harness_adapter(request: pytest.FixtureRequest) -> Adapter:
+    """The adapter under test: the ini option `harness_adapter`, else the harness's own."""
+    spec = str(request.config.getini("harness_adapter")).strip()
+    if not spec:
+        from harness.adapter import to_model_events
+
+        return to_model_events
+    try:
+        return load_adapter(spec)
+    except ValueError as error:
+        _fail(str(error))
+
+
+@pytest.fixture
+def harness_cassette(
+    request: pytest.FixtureRequest, harness_cassette_dir: Path, harness_record_mode: str
+) -> Path:
+    """The marked cassette's path, recorded first if the record mode asks for it."""
+    mark = cassette_mark(request.node)
+    config = request.config
+    option_dir: str | None = config.getoption("harness_cassette_dir")
+    if option_dir is not None:
+        folder = config.invocation_params.dir / option_dir
+    elif mark.dir is not None:
+        folder = request.path.parent / mark.dir
+    else:
+        folder = Path(harness_cassette_dir)
+    path = cassette_path(mark.name, folder)
+    mode: str = config.getoption("harness_record") or mark.record or harness_record_mode
+    if mode not in RECORD_MODES:
+        _fail(f"harness_record_mode fixture gave {mode!r}, not one of {RECORD_MODES}")
+    if mode == "all" or (mode == "missing" and not path.exists()):
+        _record(path, mode, mark, request.node.nodeid)
+    elif not path.exists():
+        _fail(
+            f"cassette not found: {path} (record it with --harness-record=missing "
+            f"and {API_KEY_VARIABLE} set)"
+        )
+    return path
+
+
+def _record(path: Path, mode: str, mark: CassetteMark, where: str) -> None:
+    """Record `path` live, or skip the test saying why it cannot be."""
+    __tracebackhide__ = True
+    if not os.environ.get(API_KEY_VARIABLE):
+        pytest.skip(f"--harness-record={mode} records {path} live and needs {API_KEY_VARIABLE}")
+    if mark.request is None:
+        _fail(
+            f"{where}: --harness-record={mode} needs the request to send: "
+            "@pytest.mark.cassette(..., request={'model': ..., 'max_tokens': ..., 'messages': ...})"
+        )
+    try:
+        recording = importlib.import_module("harness.record")
+    except ImportError:
+        pytest.skip("live recording needs harness.record, which this harness version lacks")
+    record_cassette = getattr(recording, "record_cassette", None)
+    if record_cassette is None:
+        pytest.skip("live recording needs harness.record.record_cassette, which is missing")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record_cassette(path, mark.request)
+
+
+@pytest.fixture
+def replay(harness_cassette: Path, harness_adapter: Adapter) -> Outcome:
+    """The marked cassette replayed through `harness_adapter`: `.events` and `.error`.
+
+    `.error` is the `StreamProtocolError`, or the SDK's `APIStatusError` for a cassette's
+    `error` event, or None; an unusable cassette fails the test with `PATH:LINE: reason`.
+    """
+    from harness.errors import CassetteError
+
+    try:
+        return adapter_outcome(harness_adapter, harness_cassette)
+    except CassetteError as error:
+        unusable = str(error)
+    _fail(unusable)
+
+
+@pytest.fixture
+def fault_variant(
+    request: pytest.FixtureRequest,
+    harness_cassette: Path,
+    harness_adapter: Adapter,
+    tmp_path: Path,
+) -> FaultCase:
+    """One catalogue row's broken variant of the marked (good) cassette, run through the adapter.
+
+    The test is parametrised over the catalogue, one id a fault; a row that does not apply
+    to the cassette is skipped. `fault_variant.assert_caught()` fails with a readable report.
+    """
+    from harness.errors import CassetteError
+    from harness.fault_check import run_fault
+    from harness.faults import fault_named
+    from harness.replay import replay_outcome
+
+    fault = fault_named(request.param)
+    case = None
+    try:
+        reference = replay_outcome(harness_cassette).error
+        if reference is None:
+            case = run_fault(harness_adapter, harness_cassette, fault, tmp_path)
+    except CassetteError as error:
+        problem: str | None = str(error)
+    else:
+        problem = None
+        if reference is not None:
+            problem = (
+                f"the fault catalogue derives variants from a good stream, but "
+                f"{harness_cassette} ends in an error: {reference}"
+            )
+    if problem is not None:
+        _fail(problem)
+    if case is None:
+        pytest.skip(f"fault {fault.name} does not apply to {harness_cassette.name}")
+    return case
+
+
+@pytest.fixture
+def snapshot_outcome(request: pytest.FixtureRequest) -> SnapshotAssertion:
+    """syrupy's `snapshot` storing an outcome as a readable `.jsonl` file, the error last.
+
+    `assert replay == snapshot_outcome`; `pytest --snapshot-update` writes the file.
+    """
+    try:
+        from harness.snapshot import OutcomeSnapshotExtension
+    except ImportError:
+        _fail("the snapshot_outcome fixture needs syrupy: pip install 'stream-harness[pytest]'")
+    snapshot: SnapshotAssertion = request.getfixturevalue("snapshot")
+    return snapshot.use_extension(OutcomeSnapshotExtension)
