@@ -1,0 +1,107 @@
+"""`harness record`: parse options, call `harness.record`, report in one line."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from harness.record import RecordError, api_key_from_environment, build_request, record
+
+EXAMPLES = """\b
+Examples:
+  export ANTHROPIC_API_KEY=...      # opt-in: a live, billed API call
+  harness record --model claude-sonnet-4-5 --prompt "Read notes/a.md" \\
+      --tool read=schemas/read.json --out cassettes/recorded/read.jsonl
+  harness record --request request.json --out rec.jsonl --vcr rec.vcr.yaml
+  harness record --base-url http://127.0.0.1:8080 --prompt hi --model m --out rec.jsonl
+
+The cassette keeps the header (source, SDK version, model, the request without
+credentials, UTC time) and every raw event in arrival order, each after an
+{"harness": "at", "ms": N} line (its arrival offset, for `harness replay --realtime`).
+Exit status: 0 written; 1 the request or the stream failed (nothing written);
+2 no ANTHROPIC_API_KEY, bad options, or --out exists without --force."""
+
+
+@click.command(epilog=EXAMPLES)
+@click.option("--out", required=True, metavar="PATH", help="The cassette to write (*.jsonl).")
+@click.option("--model", help="Model name (overrides the request file's).")
+@click.option("--prompt", help="The user message.")
+@click.option("--system", help="The system prompt.")
+@click.option("--max-tokens", type=click.IntRange(min=1), help="Default 1024.")
+@click.option(
+    "--tool",
+    "tools",
+    multiple=True,
+    metavar="NAME=SCHEMA.json",
+    help="A tool the model may call; the file holds its input JSON Schema. Repeatable.",
+)
+@click.option(
+    "--request",
+    "request_file",
+    metavar="FILE.json",
+    help="A Messages request body; the options above override its fields.",
+)
+@click.option(
+    "--base-url",
+    envvar="ANTHROPIC_BASE_URL",
+    show_envvar=True,
+    help="API base URL (a proxy, or a fake server in tests).",
+)
+@click.option(
+    "--vcr",
+    "vcr_path",
+    metavar="PATH",
+    help="Also save the HTTP exchange as a vcrpy cassette (.yaml, or .json), credentials removed.",
+)
+@click.option("--description", help="The cassette header's description.")
+@click.option("--force", is_flag=True, help="Replace --out (and --vcr) if they exist.")
+def record_command(
+    out: str,
+    model: str | None,
+    prompt: str | None,
+    system: str | None,
+    max_tokens: int | None,
+    tools: tuple[str, ...],
+    request_file: str | None,
+    base_url: str | None,
+    vcr_path: str | None,
+    description: str | None,
+    force: bool,
+) -> None:
+    """Record a live Messages stream into a cassette (needs ANTHROPIC_API_KEY; billed)."""
+
+    shown: list[str] = []
+
+    def show(text: str) -> None:
+        shown.append(text)
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+    try:
+        api_key = api_key_from_environment()
+        request = build_request(
+            request_file=request_file,
+            model=model,
+            prompt=prompt,
+            system=system,
+            max_tokens=max_tokens,
+            tools=tools,
+        )
+        count = record(
+            request,
+            out,
+            api_key=api_key,
+            base_url=base_url,
+            force=force,
+            vcr_path=vcr_path,
+            description=description,
+            show=show,
+        )
+    except RecordError as error:
+        click.echo(f"{chr(10) if shown else ''}harness record: {error}", err=True)
+        sys.exit(error.exit_code)
+    if shown:
+        click.echo("", err=True)
+    written = f" and {vcr_path}" if vcr_path else ""
+    click.echo(f"wrote {out}{written}: {count} events")

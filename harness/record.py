@@ -1,0 +1,296 @@
+"""Record a live Messages stream into a cassette: opt-in, and never with a credential.
+
+The request is built from options or a request file, sent with the Anthropic SDK
+(`stream=True`, no retries), and the raw SSE events are read as the API sent them
+(`anthropic.Stream.raw_events`, before any parsing). The cassette holds a header
+(`source: recorded`, SDK version, model, the request without credentials, UTC time) and
+every event in arrival order, each preceded by a directive `{"harness": "at", "ms": N}`:
+its arrival offset in milliseconds from the request, which plain replay passes over and
+`harness replay --realtime` sleeps to. Nothing is written unless the whole stream
+arrived: a refused request or a dropped connection leaves every file as it was.
+
+With a vcr path, the HTTP exchange is also saved as a vcrpy cassette, headers that can
+carry a credential removed from request and response (see `is_secret_header`). vcrpy
+reads the whole response body before the SDK sees it, so with it the offsets all fall
+near the stream's end and the text appears at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final
+
+from harness.cassette import make_header, write_cassette
+from harness.wire import AT_DIRECTIVE
+
+if TYPE_CHECKING:
+    from anthropic import Anthropic
+
+__all__ = [
+    "RecordError",
+    "api_key_from_environment",
+    "build_request",
+    "is_secret_header",
+    "record",
+    "redact_request",
+]
+
+#: Header names (lower case) dropped from a vcr cassette, besides `*-key` and `*-token`.
+SECRET_HEADERS: Final = frozenset(
+    {"authorization", "x-api-key", "anthropic-organization-id", "request-id", "cookie"}
+    | {"set-cookie", "proxy-authorization"}
+)
+#: Parameters of `messages.create` that are not fields of the request body.
+NOT_BODY_FIELDS: Final = frozenset(
+    {"extra_headers", "extra_query", "extra_body", "timeout", "stream"}
+)
+DEFAULT_MAX_TOKENS: Final = 1024
+EXIT_FAILED, EXIT_USAGE = 1, 2
+
+
+class RecordError(Exception):
+    """A recording could not be made; nothing was written. `exit_code` is 1 or 2."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_FAILED) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def is_secret_header(name: str) -> bool:
+    """Whether a header may carry a credential or an account identifier."""
+    lowered = name.lower()
+    return lowered in SECRET_HEADERS or lowered.endswith(("-key", "-token"))
+
+
+def redact_request(request: dict[str, Any]) -> dict[str, Any]:
+    """The request as a cassette may keep it: credential-like top-level fields removed."""
+    return {
+        key: value
+        for key, value in request.items()
+        if key not in ("stream", "extra_headers") and not is_secret_header(key.replace("_", "-"))
+    }
+
+
+def _load_json(path: str, what: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except OSError as error:
+        raise RecordError(f"{path}: cannot read {what}: {error.strerror}", EXIT_USAGE) from None
+    except json.JSONDecodeError as error:
+        raise RecordError(f"{path}:{error.lineno}: {what} is not JSON: {error.msg}", 2) from None
+
+
+def build_request(
+    *,
+    request_file: str | None = None,
+    model: str | None = None,
+    prompt: str | None = None,
+    system: str | None = None,
+    max_tokens: int | None = None,
+    tools: Sequence[str] = (),
+) -> dict[str, Any]:
+    """A Messages request body: the request file if given, then each option given over it.
+
+    `tools` are `NAME=SCHEMA.json` specs; the file holds the tool's input JSON Schema.
+    """
+    request: dict[str, Any] = {}
+    if request_file is not None:
+        loaded = _load_json(request_file, "the request")
+        if not isinstance(loaded, dict):
+            raise RecordError(f"{request_file}: the request must be a JSON object", EXIT_USAGE)
+        request.update(loaded)
+    if model is not None:
+        request["model"] = model
+    if system is not None:
+        request["system"] = system
+    if prompt is not None:
+        request["messages"] = [{"role": "user", "content": prompt}]
+    if max_tokens is not None or "max_tokens" not in request:
+        request["max_tokens"] = max_tokens or DEFAULT_MAX_TOKENS
+    for spec in tools:
+        name, separator, schema_path = spec.partition("=")
+        if not separator or not name or not schema_path:
+            raise RecordError(f"--tool {spec!r}: expected NAME=SCHEMA.json", EXIT_USAGE)
+        schema = _load_json(schema_path, "the tool schema")
+        if not isinstance(schema, dict):
+            raise RecordError(f"{schema_path}: a tool schema must be a JSON object", EXIT_USAGE)
+        request.setdefault("tools", []).append({"name": name, "input_schema": schema})
+    request.pop("stream", None)
+    for required, option in (("model", "--model"), ("messages", "--prompt")):
+        if required not in request:
+            raise RecordError(f"the request has no {required}: give {option} or --request")
+    return request
+
+
+def api_key_from_environment() -> str:
+    """`ANTHROPIC_API_KEY`, the opt-in to a live recording; `RecordError` (exit 2) without it."""
+    key = os.environ.get("ANTHROPIC_API_KEY")
+    if not key:
+        raise RecordError(
+            "ANTHROPIC_API_KEY is not set: recording calls the live API (and is billed); "
+            "set it to opt in",
+            EXIT_USAGE,
+        )
+    return key
+
+
+def _exists(path: str) -> RecordError:
+    return RecordError(f"{path}: already exists (use --force to replace it)", EXIT_USAGE)
+
+
+def _refuse_existing(path: str | None, force: bool) -> None:
+    if path is not None and os.path.exists(path) and not force:
+        raise _exists(path)
+
+
+class _AtomicVcrPersister:
+    """vcrpy persister that never plays an old cassette and saves only a finished recording."""
+
+    def __init__(self) -> None:
+        self.finished = False
+
+    def load_cassette(self, cassette_path: str, serializer: Any) -> Any:
+        from vcr.persisters.filesystem import CassetteNotFoundError
+
+        raise CassetteNotFoundError()
+
+    def save_cassette(self, cassette_path: str, cassette_dict: Any, serializer: Any) -> None:
+        from vcr.serialize import serialize
+
+        if not self.finished:
+            return
+        data = serialize(cassette_dict, serializer)
+        folder = os.path.dirname(os.path.abspath(cassette_path))
+        fd, temporary = tempfile.mkstemp(prefix=".", suffix=".vcr.tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(data)
+            os.replace(temporary, cassette_path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+            raise
+
+
+def _drop_secret_request_headers(request: Any) -> Any:
+    for name in [name for name in request.headers if is_secret_header(name)]:
+        del request.headers[name]
+    return request
+
+
+def _drop_secret_response_headers(response: dict[str, Any]) -> dict[str, Any]:
+    headers = response.get("headers", {})
+    response["headers"] = {k: v for k, v in headers.items() if not is_secret_header(k)}
+    return response
+
+
+def _vcr_context(vcr_path: str | None, persister: _AtomicVcrPersister) -> Any:
+    if vcr_path is None:
+        return contextlib.nullcontext()
+    import vcr
+
+    recorder = vcr.VCR(
+        serializer="json" if vcr_path.endswith(".json") else "yaml",
+        record_mode="all",
+        decode_compressed_response=True,
+        filter_headers=sorted(SECRET_HEADERS),
+        before_record_request=_drop_secret_request_headers,
+        before_record_response=_drop_secret_response_headers,
+    )
+    recorder.register_persister(persister)
+    return recorder.use_cassette(vcr_path)
+
+
+def _sdk_arguments(client: Anthropic, request: dict[str, Any]) -> dict[str, Any]:
+    """Fields `messages.create` names go as arguments, any other in `extra_body`, as given."""
+    named = set(inspect.signature(client.messages.create).parameters) - NOT_BODY_FIELDS
+    arguments = {key: value for key, value in request.items() if key in named}
+    extra = {key: value for key, value in request.items() if key not in named}
+    return {**arguments, "extra_body": extra} if extra else arguments
+
+
+def _stream_lines(
+    client: Anthropic, request: dict[str, Any], show: Callable[[str], None], seen: list[int]
+) -> Iterator[dict[str, Any]]:
+    """`at` directives and raw events, as they arrive; `seen[0]` counts the events."""
+    from anthropic import Stream
+
+    start = time.monotonic()
+    with client.messages.create(**_sdk_arguments(client, request), stream=True) as stream:
+        for sse in Stream.raw_events(stream.response):
+            if not sse.data:
+                continue
+            event = json.loads(sse.data)
+            if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+                raise RecordError(f"event {seen[0] + 1} is not a JSON object with a type")
+            yield {"harness": AT_DIRECTIVE, "ms": round((time.monotonic() - start) * 1000)}
+            yield event
+            seen[0] += 1
+            delta = event.get("delta")
+            if isinstance(delta, dict) and delta.get("type") == "text_delta":
+                show(str(delta.get("text", "")))
+
+
+def record(
+    request: dict[str, Any],
+    out: str,
+    *,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    force: bool = False,
+    vcr_path: str | None = None,
+    description: str | None = None,
+    show: Callable[[str], None] = lambda text: None,
+) -> int:
+    """Stream `request` live and write the cassette at `out`; return the number of events.
+
+    Raises `RecordError` (nothing written) without a key, on an existing file without
+    `force`, on an API error status, or when the connection fails or drops mid-stream.
+    """
+    key = api_key or api_key_from_environment()
+    _refuse_existing(out, force)
+    _refuse_existing(vcr_path, force)
+    import anthropic
+
+    header = make_header(
+        description or f"Recorded from {request['model']}",
+        "recorded",
+        sdk_version=anthropic.__version__,
+        model=str(request["model"]),
+        request=redact_request(request),
+        recorded_at=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+    )
+    import httpx2
+
+    client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0)
+    persister = _AtomicVcrPersister()
+    seen = [0]
+    try:
+        with _vcr_context(vcr_path, persister):
+            lines = list(_stream_lines(client, request, show, seen))
+            persister.finished = True
+        write_cassette(out, lines, header=header, overwrite=force)
+    except FileExistsError:
+        raise RecordError(
+            f"{out}: already exists (use --force to replace it)", EXIT_USAGE
+        ) from None
+    except anthropic.APIStatusError as error:
+        raise RecordError(f"the API refused the request: {error.status_code} {error}") from None
+    except (anthropic.APIConnectionError, httpx2.TransportError) as error:
+        cause = error.__cause__ or error
+        raise RecordError(
+            f"connection failed or dropped after {seen[0]} events ({cause}); nothing written"
+        ) from None
+    except OSError as error:
+        raise RecordError(f"{out}: cannot write: {error.strerror or error}") from None
+    finally:
+        client.close()
+    return seen[0]

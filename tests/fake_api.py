@@ -1,0 +1,132 @@
+"""A fake Messages API on 127.0.0.1 for offline recording tests.
+
+`FakeMessagesAPI(events)` serves `POST /v1/messages` as the API does: status 200, an SSE
+body with a `Content-Length`, and the response headers that can carry account data
+(`request-id`, `anthropic-organization-id`, a cookie, a `*-token` header), so tests can
+check that none of them is kept. `drop_after=N` sends N events and half of the next,
+then closes the connection. `GET /status` answers plain JSON, an exchange that is not a
+Messages stream. Used as a context manager: a thread serves on a free port until exit.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Self
+
+from harness.wire import encode_event
+
+__all__ = ["FakeMessagesAPI", "ReceivedRequest"]
+
+ACCOUNT_HEADERS = {
+    "request-id": "req_011CFakeRequestIdentifier",
+    "anthropic-organization-id": "0f9a1d2e-fake-org-id",
+    "set-cookie": "__cf_bm=fake-cookie-value; Path=/; HttpOnly",
+    "x-session-token": "fake-session-token-value",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ReceivedRequest:
+    """One request the fake API received: method, path, headers (lower-cased names), body."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+class FakeMessagesAPI:
+    """Serves one stream of raw events to every `POST /v1/messages`."""
+
+    def __init__(self, events: list[dict[str, Any]], *, drop_after: int | None = None) -> None:
+        self.events = events
+        self.drop_after = drop_after
+        self.received: list[ReceivedRequest] = []
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def body(self) -> tuple[bytes, int]:
+        """The SSE body, and how many of its bytes are sent before a drop (all without one)."""
+        pieces = [encode_event(event) for event in self.events]
+        body = b"".join(pieces)
+        if self.drop_after is None:
+            return body, len(body)
+        sent = sum(len(piece) for piece in pieces[: self.drop_after])
+        return body, sent + len(pieces[self.drop_after]) // 2
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _receive(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                api.received.append(
+                    ReceivedRequest(
+                        self.command,
+                        self.path,
+                        {name.lower(): value for name, value in self.headers.items()},
+                        self.rfile.read(length),
+                    )
+                )
+
+            def do_GET(self) -> None:
+                self._receive()
+                payload = b'{"status": "ok"}'
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def do_POST(self) -> None:
+                self._receive()
+                if self.path.split("?")[0] != "/v1/messages":
+                    self.send_error(404)
+                    return
+                body, sent = api.body()
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream; charset=utf-8")
+                self.send_header("content-length", str(len(body)))
+                for name, value in ACCOUNT_HEADERS.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(body[:sent])
+                self.wfile.flush()
+                if sent < len(body):
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                """Quiet: the tests read `received`, not a log."""
+
+        return Handler
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
