@@ -1,0 +1,170 @@
+"""The cassette codec: lazy JSONL reading, optional header, the schema, the atomic writer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.builder import StreamBuilder
+from harness.cassette import Cassette, make_header, write_cassette
+from harness.errors import CassetteError
+
+LIBRARY = Path(__file__).resolve().parent.parent / "cassettes"
+EVENTS = StreamBuilder().text(0, "Hi").stop().events()
+
+
+def write_lines(path: Path, lines: list[Any]) -> Path:
+    path.write_text(
+        "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines)
+    )
+    return path
+
+
+def test_blank_lines_are_ignored_and_line_numbers_stay_true(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "c.jsonl", ["", EVENTS[0], "   ", "\t", EVENTS[1], "", "[]"])
+    cassette = Cassette(path)
+    lines = cassette.lines()
+    assert [next(lines).number, next(lines).number] == [2, 5]
+    with pytest.raises(CassetteError) as caught:
+        next(lines)
+    assert str(caught.value) == f"{path}:7: expected a JSON object, got list"
+
+
+def test_header_is_optional(tmp_path: Path) -> None:
+    plain = Cassette(write_lines(tmp_path / "plain.jsonl", EVENTS))
+    assert plain.header is None
+    assert list(plain.events()) == EVENTS
+
+
+def test_header_on_line_1_is_metadata_not_an_event(tmp_path: Path) -> None:
+    header = make_header("shows a greeting", model="claude-sonnet-4-5-20250929")
+    cassette = Cassette(write_lines(tmp_path / "c.jsonl", [header, *EVENTS]))
+    assert cassette.header == header
+    assert cassette.description == "shows a greeting"
+    assert list(cassette.events()) == EVENTS
+
+
+def test_an_unknown_format_version_says_which_one_is_read(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "c.jsonl", [{"cassette": 2}, *EVENTS])
+    with pytest.raises(CassetteError) as caught:
+        Cassette(path)
+    assert str(caught.value) == (
+        f"{path}:1: cassette format version 2 is not supported (this harness reads version 1)"
+    )
+
+
+def test_directives_are_lines_but_not_events(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "c.jsonl", [EVENTS[0], {"harness": "abort"}, *EVENTS[1:]])
+    cassette = Cassette(path)
+    assert [line.kind for line in cassette.lines()].count("directive") == 1
+    assert list(cassette.events()) == EVENTS
+
+
+def test_reading_is_lazy_line_by_line(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "c.jsonl", [*EVENTS[:2], "{not json", *EVENTS[2:]])
+    events = Cassette(path).events()
+    assert [next(events), next(events)] == EVENTS[:2]  # the broken line 3 is not read yet
+    with pytest.raises(CassetteError, match=r":3: not valid JSON"):
+        next(events)
+
+
+def test_payloads_stay_free_for_broken_providers(tmp_path: Path) -> None:
+    builder = (
+        StreamBuilder()
+        .block_start(0, {"type": "tool_use", "id": "t", "name": "read", "input": None})
+        .delta(0, {"type": "input_json_delta", "partial_json": 42})
+        .delta(0, {"type": "delta_kind_from_the_future"})
+        .block_start(1, {"type": "block_kind_from_the_future"})
+    )
+    assert Cassette(write_lines(tmp_path / "c.jsonl", builder.events())).validate() == 5
+
+
+@pytest.mark.parametrize(
+    ("event", "reason"),
+    [
+        (
+            {"type": "content_block_delta", "index": "0", "delta": {"type": "text_delta"}},
+            "'0' is not",
+        ),
+        ({"type": "content_block_delta", "index": 0}, "'delta' is a required property"),
+        ({"type": "message_start"}, "'message' is a required property"),
+        ({"type": "error", "error": {"type": "overloaded_error"}}, "'message' is a required"),
+    ],
+)
+def test_the_envelope_is_strict(tmp_path: Path, event: dict[str, Any], reason: str) -> None:
+    path = write_lines(tmp_path / "c.jsonl", [EVENTS[0], event])
+    with pytest.raises(CassetteError) as caught:
+        Cassette(path).validate()
+    assert str(caught.value).startswith(f"{path}:2: event line does not match the cassette schema")
+    assert reason in str(caught.value)
+
+
+# -- the writer --------------------------------------------------------------------------------
+
+
+def test_written_cassette_reads_back(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    write_cassette(path, EVENTS, header=make_header("round trip"))
+    cassette = Cassette(path)
+    assert cassette.description == "round trip"
+    assert list(cassette.events()) == EVENTS
+
+
+def test_writer_leaves_an_existing_file_untouched_when_the_lines_fail_midway(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "good.jsonl"
+    write_cassette(path, EVENTS, header=make_header("the good one"))
+    before = path.read_bytes()
+
+    def interrupted() -> Iterator[dict[str, Any]]:
+        yield EVENTS[0]
+        yield EVENTS[1]
+        raise ConnectionError("stream dropped")
+
+    with pytest.raises(ConnectionError):
+        write_cassette(path, interrupted(), header=make_header("the half one"))
+    assert path.read_bytes() == before
+    assert sorted(tmp_path.iterdir()) == [path]  # no temporary file left behind
+
+
+def test_writer_without_overwrite_refuses_an_existing_file(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b"precious\n")
+    with pytest.raises(FileExistsError):
+        write_cassette(path, EVENTS, overwrite=False)
+    assert path.read_bytes() == b"precious\n"
+    assert sorted(tmp_path.iterdir()) == [path]
+
+
+# -- what stays light --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        pytest.param("import harness", id="import-harness"),
+        pytest.param(
+            f"from harness_cli.main import main; main(['validate', {str(LIBRARY)!r}])",
+            id="harness-validate",
+        ),
+        pytest.param("from harness_cli.main import main; main(['--help'])", id="harness-help"),
+    ],
+)
+def test_anthropic_is_not_imported(code: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    imported = [line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines()]
+    assert any(name.startswith("harness") for name in imported)  # the probe did run
+    assert not [name for name in imported if name.split(".")[0] == "anthropic"]
