@@ -10,7 +10,7 @@ event and closes the SDK stream (and with it the HTTP response).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -79,22 +79,28 @@ class AnthropicModelClient:
             self._client = AsyncAnthropic()
         return self._client
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
         params = request_params(request, model=self.model, max_tokens=self.max_tokens)
         sdk_stream = await self._sdk().messages.create(**params, stream=True)
         try:
             async for event in ato_model_events(_until_aborted(sdk_stream, request.signal)):
                 yield event
+        except _StreamAborted:
+            return  # cut short: no end-of-stream checks, no done; the loop sees the signal
         finally:
             await sdk_stream.close()
+
+
+class _StreamAborted(Exception):
+    """Raised from inside the adapter's input so that the adapter is never finished."""
 
 
 async def _until_aborted(events: Any, signal: AbortSignal | None) -> AsyncIterator[Any]:
     """The SDK's events until the stream ends or the signal is set, whichever comes first.
 
     Each wait for the next event races the signal, so an abort is answered even while
-    the provider is silent; the event being waited for is then cancelled. On abort the
-    iteration simply stops: the loop sees the signal at its next checkpoint.
+    the provider is silent; the event being waited for is then cancelled. On abort it
+    raises `_StreamAborted`: a cut-short stream must not meet the end-of-stream rules.
     """
     iterator = aiter(events)
     if signal is None:
@@ -111,11 +117,13 @@ async def _until_aborted(events: Any, signal: AbortSignal | None) -> AsyncIterat
     unsubscribe = signal.on_abort(wake)
     pending: asyncio.Future[Any] | None = None
     try:
-        while not signal.aborted:
+        while True:
+            if signal.aborted:
+                raise _StreamAborted
             pending = asyncio.ensure_future(anext(iterator))
             await asyncio.wait({pending, aborted}, return_when=asyncio.FIRST_COMPLETED)
             if not pending.done():
-                return
+                raise _StreamAborted
             try:
                 event = pending.result()
             except StopAsyncIteration:
