@@ -12,6 +12,8 @@ import click
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "replay": ("replay", "replay", "Replay cassettes through the adapter and print the events."),
     "validate": ("replay", "validate", "Check cassettes against the schema, without replaying."),
+    "record": ("record", "record_command", "Record a live stream (opt-in: ANTHROPIC_API_KEY)."),
+    "import": ("import_", "import_command", "Convert vcrpy cassettes of Anthropic streams."),
     "faults": ("faults", "faults", "Derive broken variants of a good cassette, one per fault."),
     "coverage": ("coverage", "coverage", "Table of error codes against the cassettes reaching them."),
     "diff": ("diff", "diff", "Compare two cassettes' outcomes; exit 1 when they differ."),
