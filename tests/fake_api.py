@@ -4,7 +4,7 @@
 body with a `Content-Length`, and the response headers that can carry account data
 (`request-id`, `anthropic-organization-id`, a cookie, a `*-token` header), so tests can
 check that none of them is kept. `drop_after=N` sends N events and half of the next,
-then closes the connection. `GET /status` answers plain JSON, an exchange that is not a
+then closes the connection; `pace=S` waits S seconds between events. `GET /status` answers plain JSON, an exchange that is not a
 Messages stream. Used as a context manager: a thread serves on a free port until exit.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -46,9 +47,12 @@ class ReceivedRequest:
 class FakeMessagesAPI:
     """Serves one stream of raw events to every `POST /v1/messages`."""
 
-    def __init__(self, events: list[dict[str, Any]], *, drop_after: int | None = None) -> None:
+    def __init__(
+        self, events: list[dict[str, Any]], *, drop_after: int | None = None, pace: float = 0.0
+    ) -> None:
         self.events = events
         self.drop_after = drop_after
+        self.pace = pace
         self.received: list[ReceivedRequest] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -59,14 +63,14 @@ class FakeMessagesAPI:
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}"
 
-    def body(self) -> tuple[bytes, int]:
-        """The SSE body, and how many of its bytes are sent before a drop (all without one)."""
+    def pieces(self) -> tuple[int, list[bytes]]:
+        """The SSE body's length, and the pieces sent (one an event; half of one at a drop)."""
         pieces = [encode_event(event) for event in self.events]
-        body = b"".join(pieces)
+        length = sum(map(len, pieces))
         if self.drop_after is None:
-            return body, len(body)
-        sent = sum(len(piece) for piece in pieces[: self.drop_after])
-        return body, sent + len(pieces[self.drop_after]) // 2
+            return length, pieces
+        cut = pieces[self.drop_after]
+        return length, [*pieces[: self.drop_after], cut[: len(cut) // 2]]
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         api = self
@@ -99,16 +103,19 @@ class FakeMessagesAPI:
                 if self.path.split("?")[0] != "/v1/messages":
                     self.send_error(404)
                     return
-                body, sent = api.body()
+                length, pieces = api.pieces()
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream; charset=utf-8")
-                self.send_header("content-length", str(len(body)))
+                self.send_header("content-length", str(length))
                 for name, value in ACCOUNT_HEADERS.items():
                     self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(body[:sent])
-                self.wfile.flush()
-                if sent < len(body):
+                for number, piece in enumerate(pieces):
+                    if number and api.pace:
+                        time.sleep(api.pace)
+                    self.wfile.write(piece)
+                    self.wfile.flush()
+                if api.drop_after is not None:
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
 

@@ -106,6 +106,17 @@ def test_every_event_follows_its_arrival_offset_in_milliseconds(
 
 
 @pytest.mark.usefixtures("keyed")
+def test_offsets_measure_when_each_event_arrived(tmp_path: Path) -> None:
+    out = tmp_path / "rec.jsonl"
+    with FakeMessagesAPI(SERVED.events(), pace=0.02) as api:
+        assert _record(api.base_url, out).exit_code == 0
+    offsets = [line.data["ms"] for line in Cassette(out).lines() if line.kind == "directive"]
+    # The server sleeps 20 ms between events: the last cannot arrive sooner than that.
+    assert offsets == sorted(offsets)
+    assert offsets[-1] >= 20 * (len(offsets) - 1)
+
+
+@pytest.mark.usefixtures("keyed")
 @pytest.mark.parametrize("vcr_name", ["rec.vcr.yaml", "rec.vcr.json"])
 def test_dummy_key_and_account_headers_appear_in_no_written_file(
     api: FakeMessagesAPI, tmp_path: Path, vcr_name: str
