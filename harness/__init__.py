@@ -2,6 +2,10 @@
 
 `import harness` is cheap: names are loaded on first use, and the Anthropic SDK only when
 something needs its objects (replay, record), never by this import.
+
+The function `replay` is not re-exported here: `harness.replay` is its module, and Python
+sets that attribute to the module once it is imported, so `from harness import replay` would
+give the function or the module depending on import order. Use `harness.replay.replay`.
 """
 
 from __future__ import annotations
@@ -27,7 +31,6 @@ _EXPORTS = {
     "read_cassette": "harness.cassette",
     "write_cassette": "harness.cassette",
     "Outcome": "harness.replay",
-    "replay": "harness.replay",
     "areplay": "harness.replay",
     "replay_outcome": "harness.replay",
 }
@@ -48,7 +51,6 @@ __all__ = [
     "areplay",
     "ato_model_events",
     "read_cassette",
-    "replay",
     "replay_outcome",
     "to_model_events",
     "write_cassette",
@@ -59,7 +61,7 @@ if TYPE_CHECKING:
     from harness.cassette import Cassette, read_cassette, write_cassette
     from harness.errors import ERROR_TABLE, CassetteError, StreamProtocolError
     from harness.events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent
-    from harness.replay import Outcome, areplay, replay, replay_outcome
+    from harness.replay import Outcome, areplay, replay_outcome
 
 
 def __getattr__(name: str) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -168,3 +169,27 @@ def test_anthropic_is_not_imported(code: str) -> None:
     imported = [line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines()]
     assert any(name.startswith("harness") for name in imported)  # the probe did run
     assert not [name for name in imported if name.split(".")[0] == "anthropic"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "TextEvent",
+        "ToolCall",
+        "ToolCallEvent",
+        "DoneEvent",
+        "ModelEvent",
+        "to_model_events",
+        "ato_model_events",
+        "StreamProtocolError",
+        "Cassette",
+        "read_cassette",
+        "write_cassette",
+    ],
+)
+def test_public_names_are_importable_from_harness_even_after_their_modules(name: str) -> None:
+    import harness.adapter
+    import harness.cassette
+    import harness.replay  # a loaded submodule must not shadow a public name
+
+    assert not isinstance(getattr(harness, name), types.ModuleType)

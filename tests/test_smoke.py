@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness import DoneEvent, TextEvent, ToolCall, ToolCallEvent, replay
+from harness import DoneEvent, TextEvent, ToolCall, ToolCallEvent
+from harness.replay import replay
 
 CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
 
