@@ -247,21 +247,29 @@ def _record(path: Path, mode: str, mark: CassetteMark, where: str) -> None:
     """Record `path` live, or skip the test saying why it cannot be."""
     __tracebackhide__ = True
     if not os.environ.get(API_KEY_VARIABLE):
-        pytest.skip(f"--harness-record={mode} records {path} live and needs {API_KEY_VARIABLE}")
+        pytest.skip(
+            f"record mode {mode}: recording {path} live needs {API_KEY_VARIABLE}, which is not set"
+        )
     if mark.request is None:
         _fail(
-            f"{where}: --harness-record={mode} needs the request to send: "
+            f"{where}: record mode {mode} needs the request to send: "
             "@pytest.mark.cassette(..., request={'model': ..., 'max_tokens': ..., 'messages': ...})"
         )
-    try:
-        recording = importlib.import_module("harness.record")
-    except ImportError:
-        pytest.skip("live recording needs harness.record, which this harness version lacks")
-    record_cassette = getattr(recording, "record_cassette", None)
-    if record_cassette is None:
-        pytest.skip("live recording needs harness.record.record_cassette, which is missing")
+    from harness.record import RecordError, record
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    record_cassette(path, mark.request)
+    try:
+        record(
+            dict(mark.request),
+            os.fspath(path),
+            force=mode == "all",
+            description=f"Recorded by {where} (record mode {mode})",
+        )
+    except RecordError as error:
+        failure = f"{where}: recording {path} failed: {error}"
+    else:
+        return
+    _fail(failure)
 
 
 @pytest.fixture

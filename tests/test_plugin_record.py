@@ -1,0 +1,153 @@
+"""`--harness-record none|missing|all`: replay-only by default, live recording only with a key.
+
+Recording is exercised offline against the fake Messages API on 127.0.0.1 (a dummy key
+and `ANTHROPIC_BASE_URL`), never the real one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fake_api import FakeMessagesAPI
+
+from harness.builder import StreamBuilder
+from harness.cassette import Cassette
+
+INI = "[pytest]\naddopts = --strict-markers -p no:cacheprovider\nfilterwarnings = error\n"
+REQUEST = {
+    "model": "claude-harness-test",
+    "max_tokens": 64,
+    "messages": [{"role": "user", "content": "Say hi"}],
+}
+
+INNER_TESTS = f"""
+import pytest
+from harness import TextEvent
+
+REQUEST = {REQUEST!r}
+
+@pytest.mark.cassette("kept", request=REQUEST)
+def test_kept(replay):
+    assert replay.events[0] == TextEvent("old")
+
+@pytest.mark.cassette("new", request=REQUEST)
+def test_new(replay):
+    assert replay.events[0] == TextEvent("recorded")
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """`cassettes/kept.jsonl` exists and says "old"; `cassettes/new.jsonl` does not exist."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    pytester.makeini(INI)
+    (pytester.path / "cassettes").mkdir()
+    StreamBuilder().text(0, "old").stop().write(pytester.path / "cassettes/kept.jsonl", "old")
+    pytester.makepyfile(test_inner=INNER_TESTS)
+    return pytester
+
+
+@pytest.fixture
+def live(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeMessagesAPI]:
+    """A fake API serving a "recorded" stream, a dummy key and the base URL pointing at it."""
+    with FakeMessagesAPI(StreamBuilder().text(0, "recorded").stop().events()) as api:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-dummy-plugin-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)
+        yield api
+
+
+def test_default_none_replays_and_a_missing_cassette_fails(project: pytest.Pytester) -> None:
+    result = project.runpytest()
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*cassette not found: */cassettes/new.jsonl (record it with *"])
+
+
+def test_missing_without_key_skips_only_the_absent_cassette(project: pytest.Pytester) -> None:
+    result = project.runpytest("--harness-record=missing", "-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        ["SKIPPED*record mode missing: recording */new.jsonl live needs ANTHROPIC_API_KEY, *"]
+    )
+    assert not (project.path / "cassettes/new.jsonl").exists()
+
+
+def test_all_without_key_skips_even_existing_cassettes(project: pytest.Pytester) -> None:
+    result = project.runpytest("--harness-record=all", "-rs")
+    result.assert_outcomes(skipped=2)
+    assert Cassette(project.path / "cassettes/kept.jsonl").description == "old"
+
+
+def test_missing_records_the_absent_cassette_and_keeps_the_other(
+    project: pytest.Pytester, live: FakeMessagesAPI
+) -> None:
+    project.runpytest("--harness-record=missing").assert_outcomes(passed=2)
+    recorded = Cassette(project.path / "cassettes/new.jsonl")
+    assert recorded.header is not None
+    assert recorded.header["source"] == "recorded"
+    assert recorded.header["request"] == REQUEST
+    assert Cassette(project.path / "cassettes/kept.jsonl").description == "old"
+    assert [request.json()["messages"] for request in live.received] == [REQUEST["messages"]]
+
+
+def test_all_rerecords_every_cassette(project: pytest.Pytester, live: FakeMessagesAPI) -> None:
+    (project.path / "test_inner.py").write_text(
+        INNER_TESTS.replace('TextEvent("old")', 'TextEvent("recorded")')
+    )
+    project.runpytest("--harness-record=all").assert_outcomes(passed=2)
+    assert len(live.received) == 2
+    assert "sk-ant-dummy-plugin-key" not in (project.path / "cassettes/kept.jsonl").read_text()
+
+
+def test_marker_record_beats_fixture_and_command_line_beats_marker(
+    project: pytest.Pytester,
+) -> None:
+    project.makeconftest(
+        """
+        import pytest
+
+        @pytest.fixture
+        def harness_record_mode():
+            return "all"
+        """
+    )
+    project.makepyfile(
+        test_inner="""
+        import pytest
+
+        @pytest.mark.cassette("kept")
+        def test_fixture_mode(replay):
+            pass
+
+        @pytest.mark.cassette("kept", record="none")
+        def test_marker_mode(replay):
+            pass
+        """
+    )
+    project.runpytest().assert_outcomes(passed=1, skipped=1)
+    project.runpytest("--harness-record=none").assert_outcomes(passed=2)
+    project.runpytest("--harness-record=all").assert_outcomes(skipped=2)
+
+
+def test_recording_without_a_request_says_how_to_give_one(
+    project: pytest.Pytester, live: FakeMessagesAPI
+) -> None:
+    project.makepyfile(
+        test_inner="""
+        import pytest
+
+        @pytest.mark.cassette("new")
+        def test_new(replay):
+            pass
+        """
+    )
+    result = project.runpytest("--harness-record=missing")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*record mode missing needs the request to send: *request=*"])
+    assert live.received == []
+
+
+def test_unknown_record_mode_is_a_usage_error(project: pytest.Pytester) -> None:
+    result = project.runpytest("--harness-record=sometimes")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--harness-record: invalid choice: 'sometimes'*"])
