@@ -4,8 +4,9 @@
 body with a `Content-Length`, and the response headers that can carry account data
 (`request-id`, `anthropic-organization-id`, a cookie, a `*-token` header), so tests can
 check that none of them is kept. `drop_after=N` sends N events and half of the next,
-then closes the connection; `pace=S` waits S seconds between events. `GET /status` answers plain JSON, an exchange that is not a
-Messages stream. Used as a context manager: a thread serves on a free port until exit.
+then closes the connection; `pace=S` waits S seconds between events. `GET /status`
+answers plain JSON, an exchange that is not a Messages stream. Used as a context
+manager: a thread serves on a free port until exit.
 """
 
 from __future__ import annotations
