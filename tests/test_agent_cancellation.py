@@ -124,6 +124,16 @@ def test_abort_after_a_non_cooperative_stream_completes_prevents_the_assistant_c
     assert result.messages == [Message.user_text("p")]
 
 
+def test_a_stream_failing_after_the_abort_counts_as_aborted_not_failed() -> None:
+    controller = AbortController()
+    # A client that drops its connection on abort, and then breaks off mid-message.
+    error = StreamProtocolError("missing_message_stop")
+    client = ScriptedModelClient([TextEvent("half"), controller.abort, error])
+    result = asyncio.run(run_agent(client, prompt="p", signal=controller.signal))
+    assert (result.stop_reason, result.checkpoint) == ("aborted", Checkpoint.BEFORE_COMMIT)
+    assert result.messages == [Message.user_text("p")]
+
+
 def test_checkpoint_4_abort_at_the_assistant_commit_answers_every_call_as_not_executed() -> None:
     controller = AbortController()
 

@@ -7,8 +7,8 @@ One turn, and where the abort signal is looked at (the chapter's diagram):
     async for event in client.stream(request):
       (2) AFTER_EVENT     aborted? -> return aborted (the event is not absorbed)
     stream ended
-      (3) BEFORE_COMMIT   aborted? -> return aborted (a stream that finished anyway
-                          is not committed)
+      (3) BEFORE_COMMIT   aborted? -> return aborted (a stream that finished anyway,
+                          or failed once the signal was set, is not committed)
     commit the assistant message (no text and no call -> EmptyTurnError)
     for call in calls:
       (4) BEFORE_TOOL     aborted? -> this call and the rest: "aborted before execution"
@@ -144,6 +144,8 @@ async def run_agent(
         try:
             turn = await _stream_turn(client, request)
         except Exception as error:
+            if _aborted(signal):  # a stream broken by the abort itself: still an abort
+                return AgentResult(messages, "aborted", turns, Checkpoint.BEFORE_COMMIT)
             raise AgentFailed(error, messages, turns) from error
         if isinstance(turn, Checkpoint):
             return AgentResult(messages, "aborted", turns, turn)
