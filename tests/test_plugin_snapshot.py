@@ -1,0 +1,89 @@
+"""The `snapshot_outcome` fixture: syrupy storing an outcome as a readable `.jsonl` file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.builder import StreamBuilder
+
+INI = "[pytest]\naddopts = --strict-markers -p no:cacheprovider\nfilterwarnings = error\n"
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeini(INI)
+    folder = pytester.path / "cassettes"
+    folder.mkdir()
+    StreamBuilder().text(0, "Hi", " you").stop().write(folder / "good.jsonl", "good")
+    (
+        StreamBuilder()
+        .text(0, "Reading")
+        .tool_start(1, "read", id="toolu_01")
+        .json_delta(1, '{"path": ')
+        .block_stop(1)
+        .stop("tool_use")
+        .write(folder / "broken.jsonl", "tool JSON cut short")
+    )
+    pytester.makepyfile(
+        test_inner="""
+        import pytest
+
+        @pytest.mark.cassette("good")
+        def test_good(replay, snapshot_outcome):
+            assert replay == snapshot_outcome
+
+        @pytest.mark.cassette("broken")
+        def test_broken(replay, snapshot_outcome):
+            assert replay == snapshot_outcome
+        """
+    )
+    return pytester
+
+
+def snapshot_lines(project: pytest.Pytester, test: str) -> list[dict[str, object]]:
+    text = (project.path / "__snapshots__" / "test_inner" / f"{test}.jsonl").read_text()
+    assert text.endswith("\n")
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_update_writes_one_readable_jsonl_file_a_test(project: pytest.Pytester) -> None:
+    project.runpytest("--snapshot-update").assert_outcomes(passed=2)
+    assert snapshot_lines(project, "test_good") == [
+        {"type": "text", "text": "Hi"},
+        {"type": "text", "text": " you"},
+        {"type": "done"},
+    ]
+    assert snapshot_lines(project, "test_broken") == [
+        {"type": "text", "text": "Reading"},
+        {
+            "type": "protocol_error",
+            "code": "invalid_tool_json",
+            "message": "Anthropic stream protocol error: "
+            "tool_use block 1 had invalid input_json_delta JSON",
+        },
+    ]
+
+
+def test_stored_snapshot_passes_and_a_changed_stream_fails(project: pytest.Pytester) -> None:
+    project.runpytest("--snapshot-update").assert_outcomes(passed=2)
+    project.runpytest().assert_outcomes(passed=2)
+    StreamBuilder().text(0, "Hi", " there").stop().write(
+        project.path / "cassettes/good.jsonl", "changed"
+    )
+    result = project.runpytest()
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["FAILED test_inner.py::test_good*"])
+    result.stdout.fnmatch_lines(
+        [
+            'E         - {"type": "text", "text": " you"}',
+            'E         + {"type": "text", "text": " there"}',
+        ]
+    )
+
+
+def test_missing_snapshot_fails_until_updated(project: pytest.Pytester) -> None:
+    result = project.runpytest()
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*Snapshot 'test_good' does not exist!*"])
