@@ -11,7 +11,7 @@ import click
 
 from harness.errors import CassetteError
 
-EXIT_COMPLETE, EXIT_STOPPED, EXIT_UNUSABLE = 0, 1, 2
+EXIT_COMPLETE, EXIT_STOPPED, EXIT_UNUSABLE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 EXAMPLES = """\b
 Examples:
@@ -51,6 +51,9 @@ def agent(session_dir: str, root: str, output_format: str) -> None:
         result, _ = asyncio.run(replay_session(session, root))
     except (SessionError, CassetteError, ReplayError) as error:
         _unusable(error)
+    except KeyboardInterrupt:  # e.g. a session whose stream hangs (the hang directive)
+        click.echo("interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     except AgentFailed as failed:
         if isinstance(failed.error, ReplayError | CassetteError):
             _unusable(failed.error)
