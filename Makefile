@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint unit wheel-check clean
+.PHONY: demo test lint unit coverage wheel-check clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,17 +16,20 @@ demo: $(STAMP)
 	$(BIN)/harness replay cassettes/interleaved.jsonl
 
 lint: $(STAMP)
-	$(BIN)/ruff check harness cli tests
-	$(BIN)/ruff format --check harness cli tests
+	$(BIN)/ruff check harness cli tests cassettes
+	$(BIN)/ruff format --check harness cli tests cassettes
 	$(BIN)/mypy
 
 unit: $(STAMP)
 	$(BIN)/pytest
 
+coverage: $(STAMP)
+	$(BIN)/harness coverage cassettes/
+
 wheel-check: $(STAMP)
 	./.ci/wheel-check
 
-test: lint unit wheel-check
+test: lint unit coverage wheel-check
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .pytest_cache .ruff_cache
