@@ -57,15 +57,3 @@ def event_to_json(event: ModelEvent) -> dict[str, Any]:
             "call": {"id": call.id, "name": call.name, "input": call.input},
         }
     return {"type": "done"}
-
-
-def event_from_json(data: dict[str, Any]) -> ModelEvent:
-    """Inverse of `event_to_json`; raises `ValueError` for anything else."""
-    kind = data.get("type")
-    if kind == "text" and isinstance(data.get("text"), str):
-        return TextEvent(data["text"])
-    if kind == "tool_call" and isinstance(call := data.get("call"), dict):
-        return ToolCallEvent(ToolCall(id=call["id"], name=call["name"], input=call["input"]))
-    if kind == "done":
-        return DoneEvent()
-    raise ValueError(f"not an internal event: {data!r}")
