@@ -83,6 +83,8 @@ def test_api_error_event_surfaces_as_the_sdks_api_status_error(built: dict[str, 
 
     outcome = outcome_via_sdk(built["api_error_mid_stream"], Chunking(size=5))
     assert isinstance(outcome.error, APIStatusError)
+    async_outcome = asyncio.run(aoutcome_via_sdk(built["api_error_mid_stream"]))
+    assert isinstance(async_outcome.error, APIStatusError)
     assert outcome.to_json_lines()[-1] == {
         "type": "api_error",
         "error_type": "overloaded_error",
@@ -144,8 +146,9 @@ def test_realtime_sleeps_until_each_recorded_offset(built: dict[str, Path]) -> N
     pacer({"harness": "at", "ms": 60_000})
     pacer({"harness": "abort"})
     assert len(waits) == 1 and 59 < waits[0] <= 60
-    events = list(replay_events(built["with_at_directives"], via="sdk", realtime=True))
-    assert events == list(replay_events(built["with_at_directives"]))
+    plain = list(replay_events(built["with_at_directives"]))
+    assert list(replay_events(built["with_at_directives"], via="sdk", realtime=True)) == plain
+    assert list(replay_events(built["with_at_directives"], realtime=True)) == plain
 
 
 def test_cli_via_sdk_prints_what_direct_replay_prints(built: dict[str, Path]) -> None:
