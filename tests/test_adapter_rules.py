@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from anthropic._models import construct_type
 from anthropic.types import RawMessageStreamEvent
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness import (
     DoneEvent,
@@ -18,7 +21,7 @@ from harness import (
     ToolCallEvent,
     to_model_events,
 )
-from harness.builder import StreamBuilder
+from harness.builder import StreamBuilder, split_json
 
 PREFIX = "Anthropic stream protocol error: "
 
@@ -416,3 +419,30 @@ def test_machine_stays_failed_after_an_error() -> None:
     with pytest.raises(StreamProtocolError) as at_finish:
         adapter.finish()
     assert at_finish.value is caught.value
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(deadline=None)  # a slow machine must not fail a correct adapter
+@given(
+    tool_input=st.dictionaries(st.text(), JSON_VALUES, max_size=4),
+    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=6),
+    ensure_ascii=st.booleans(),
+)
+def test_any_split_of_the_input_json_gives_the_same_call(
+    tool_input: dict[str, Any], cuts: list[int], ensure_ascii: bool
+) -> None:
+    text = json.dumps(tool_input, ensure_ascii=ensure_ascii)
+    offsets = sorted({cut for cut in cuts if cut <= len(text)})
+    builder = StreamBuilder().tool_start(0, "any", id="t0").json_delta(0, "")
+    for piece in split_json(text, offsets):
+        builder.json_delta(0, piece)
+    assert adapt(builder.block_stop(0).stop("tool_use")) == [
+        ToolCallEvent(ToolCall("t0", "any", tool_input)),
+        DoneEvent(),
+    ]

@@ -237,3 +237,17 @@ def test_validate_accepts_the_whole_library_without_replaying_it() -> None:
     assert result.exit_code == 0, result.stderr
     checked = [line.split(": ok, ")[0] for line in result.stdout.splitlines()]
     assert checked == sorted(str(path) for path in LIBRARY.rglob("*.jsonl"))
+
+
+def test_default_output_heads_each_of_several_cassettes_with_its_path() -> None:
+    first, second = str(LIBRARY / "zero_argument_tool.jsonl"), str(LIBRARY / "text_only.jsonl")
+    lines = run("replay", first, second).stdout.splitlines()
+    assert [line for line in lines if line.startswith("== ")] == [f"== {first}", f"== {second}"]
+    assert lines.index(f"== {second}") == lines.index("done") + 1
+
+
+@pytest.mark.parametrize("command", ["replay", "validate"])
+def test_a_folder_without_cassettes_gives_exit_2(tmp_path: Path, command: str) -> None:
+    result = run(command, str(tmp_path))
+    assert result.exit_code == 2
+    assert result.stderr == f"{tmp_path}: no *.jsonl cassettes found\n"
