@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness.errors import StreamProtocolError
@@ -60,7 +60,8 @@ class _ToolBlock:
     id: str
     name: str
     start_input: object
-    json: str = ""
+    #: the `partial_json` pieces, joined once at the stop (`+=` on a str is quadratic here)
+    json: list[str] = field(default_factory=list)
     received_json_delta: bool = False
     non_string_delta: bool = False
 
@@ -151,7 +152,7 @@ class StreamAdapter:
             if tool is not None:
                 piece = delta.partial_json
                 if isinstance(piece, str):
-                    tool.json += piece
+                    tool.json.append(piece)
                 else:  # a broken provider's `null` or number: the input cannot be parsed
                     tool.non_string_delta = True
                 tool.received_json_delta = True
@@ -168,9 +169,10 @@ class StreamAdapter:
         value = tool.start_input
         if tool.non_string_delta:
             raise StreamProtocolError("invalid_tool_json", index=index)
-        if tool.received_json_delta and tool.json:
+        text = "".join(tool.json)
+        if tool.received_json_delta and text:
             try:
-                value = json.loads(tool.json)
+                value = json.loads(text)
             except (ValueError, RecursionError):
                 raise StreamProtocolError("invalid_tool_json", index=index) from None
         call = ToolCall(tool.id, tool.name, tool_input(value, index))

@@ -2,11 +2,14 @@
 
 Each shape is generated lazily, a few thousand events at a time (a fresh builder per
 chunk), so a stream of 10^6 events never sits in memory whole:
-- `text`: one long answer, a single text block of small `text_delta`s;
+- `text`: one long answer, a single text block of `text_delta`s of a few words (~16
+  characters, as the API sends them);
 - `tool`: many tool blocks, each the API's empty first delta and ten small pieces;
 - `mixed`: a text block with 90% of the deltas, then tool blocks of up to 1000 small
-  `input_json_delta`s holding the other 10% (10^5 events: 90k text + 10k tool deltas);
-- `one_block`: a single tool block of N small deltas (the SDK's worst case).
+  `input_json_delta`s holding the other 10% (10^5 deltas: 90k text + 10k tool);
+- `one_block`: a single tool block of N small deltas.
+A tool's input is structured, as edits or rows are: `{"path": ..., "edits": [{"line":
+1, "text": "..."}, ...]}`, cut into pieces of about 8 characters.
 """
 
 from __future__ import annotations
@@ -28,7 +31,14 @@ SHAPES: Final[dict[str, str]] = {
 }
 
 CHUNK: Final = 4096
-WORDS: Final = ("The ", "stream ", "arrives ", "in ", "small ", "pieces, ", "one ", "delta ")
+PHRASES: Final = (
+    "The stream arrives ",
+    "in small pieces, ",
+    "a few words ",
+    "at a time; ",
+    "each one is ",
+    "shown at once.\n",
+)
 TOOL_PIECES: Final = 10
 BLOCK_DELTAS: Final = 1000
 
@@ -46,17 +56,20 @@ def _chunked(count: int, step: Step) -> Iterator[dict[str, Any]]:
 
 def _text_block(index: int, deltas: int) -> Iterator[dict[str, Any]]:
     yield from StreamBuilder(start=False).block_start(index, {"type": "text", "text": ""}).events()
-    yield from _chunked(deltas, lambda b, n: b.text_delta(index, WORDS[n % len(WORDS)]))
+    yield from _chunked(deltas, lambda b, n: b.text_delta(index, PHRASES[n % len(PHRASES)]))
     yield from StreamBuilder(start=False).block_stop(index).events()
 
 
 def _tool_input(number: int, size: int) -> str:
-    return json.dumps({"path": f"src/pkg/module_{number:07d}.py", "content": "x" * size})
+    """A structured input of about `size` characters of JSON."""
+    edit_size = len(json.dumps({"line": 1, "text": "word"})) + 2
+    edits = [{"line": line, "text": "word"} for line in range(max(1, size // edit_size))]
+    return json.dumps({"path": f"src/pkg/module_{number:07d}.py", "edits": edits})
 
 
 def _tool_block(index: int, deltas: int) -> Iterator[dict[str, Any]]:
     """A tool block: the API's empty first delta, then `deltas - 1` pieces of ~8 chars."""
-    pieces = split_json(_tool_input(index, max(0, 8 * (deltas - 1) - 40)), max(1, deltas - 1))
+    pieces = split_json(_tool_input(index, 8 * (deltas - 1)), max(1, deltas - 1))
     yield from StreamBuilder(start=False).tool_start(index, "write").events()
     yield from _chunked(1, lambda b, _: b.json_delta(index, ""))
     yield from _chunked(len(pieces), lambda b, n: b.json_delta(index, pieces[n]))
@@ -82,7 +95,7 @@ def synthetic_events(shape: str, size: int) -> Iterator[dict[str, Any]]:
         yield from _text_block(0, body)
         stop_reason = "end_turn"
     elif shape == "tool":
-        yield from _tool_blocks(0, body * (TOOL_PIECES + 1) // (TOOL_PIECES + 3), TOOL_PIECES + 1)
+        yield from _tool_blocks(0, body, TOOL_PIECES + 1)
         stop_reason = "tool_use"
     elif shape == "mixed":
         text_deltas = body * 9 // 10
