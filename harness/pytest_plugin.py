@@ -139,10 +139,11 @@ def cassette_mark(node: pytest.Item) -> CassetteMark:
 
 
 def cassette_path(name: str, folder: Path) -> Path:
-    """An absolute `name` as it is; anything else inside `folder`; `.jsonl` added if no suffix."""
-    path = Path(name)
-    if not path.suffix:
-        path = path.with_suffix(".jsonl")
+    """An absolute `name` as it is, anything else inside `folder`; `.jsonl` added if missing.
+
+    Only `.jsonl` counts as the extension: `faults` writes names like `good.truncate_tool_json`.
+    """
+    path = Path(name if name.endswith(".jsonl") else f"{name}.jsonl")
     return path if path.is_absolute() else folder / path
 
 

@@ -21,6 +21,8 @@ def write_cassettes(folder: Path) -> None:
         folder / "no_stop.jsonl", "message_stop missing"
     )
     StreamBuilder().text(0, "Hel").error().write(folder / "overloaded.jsonl", "API error")
+    (folder / "variants").mkdir()
+    StreamBuilder().text(0, "v2").stop().write(folder / "variants/hello.v2.jsonl", "dotted name")
 
 
 @pytest.fixture
@@ -54,6 +56,10 @@ def test_marked_cassettes_replay_to_their_events_and_errors(project: pytest.Pyte
             assert isinstance(replay.error, anthropic.APIStatusError)
             assert replay.error.body["error"]["type"] == "overloaded_error"
 
+        @pytest.mark.cassette("variants/hello.v2")
+        def test_dotted_name_in_a_subfolder_gets_jsonl_added(replay):
+            assert replay.events == [TextEvent("v2"), DoneEvent()]
+
         @pytest.mark.cassette("hello")
         class TestOnAClass:
             def test_method_inherits_the_marker(self, replay):
@@ -65,7 +71,7 @@ def test_marked_cassettes_replay_to_their_events_and_errors(project: pytest.Pyte
         """
     )
     result = project.runpytest("-v")
-    result.assert_outcomes(passed=5)
+    result.assert_outcomes(passed=6)
 
 
 def test_absolute_path_is_used_as_given(project: pytest.Pytester, tmp_path: Path) -> None:
