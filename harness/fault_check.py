@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from harness.events import ModelEvent
     from harness.faults import Fault
 
-__all__ = ["FaultCase", "failure_code", "run_fault"]
+__all__ = ["Adapter", "FaultCase", "failure_code", "run_fault"]
 
+#: An adapter: the SDK's raw stream events in, internal events out (as `to_model_events`).
 Adapter = Callable[[Iterable[Any]], Iterable["ModelEvent"]]
 
 

@@ -20,24 +20,20 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import pytest
 
+from harness.fault_check import Adapter, FaultCase
+
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
 
-    from harness.events import ModelEvent
-    from harness.fault_check import FaultCase
     from harness.replay import Outcome
 
-__all__ = ["Adapter", "CassetteMark", "adapter_outcome", "load_adapter"]
-
-#: An adapter: the SDK's raw stream events in, internal events out (as `to_model_events`).
-Adapter = Callable[[Iterable[Any]], Iterable["ModelEvent"]]
+__all__ = ["Adapter", "CassetteMark", "FaultCase", "adapter_outcome", "load_adapter"]
 
 RECORD_MODES: Final = ("none", "missing", "all")
 MARKER_KEYWORDS: Final = ("dir", "record", "request")
