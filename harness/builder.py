@@ -14,6 +14,11 @@ way the API does (a tool block opens with an empty `partial_json`); low-level ca
 (`block_start`, `tool_start`, `json_delta`, `text_delta`, `block_stop`, `message_delta`,
 `message_stop`, `ping`, `error`, `raw`) place single events, for interleaving and for
 deliberately broken streams. `message_start` is added first unless `start=False`.
+`interleave` merges blocks built apart, event by event, in a chosen order:
+
+    a = StreamBuilder(start=False).tool(1, "read", {"path": "a.md"})
+    b = StreamBuilder(start=False).tool(3, "read", {"path": "b.md"})
+    StreamBuilder().interleave([a, b], order=[0, 0, 1, 1, 1, 0, 0, 1]).stop("tool_use")
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+from collections import deque
 from collections.abc import Sequence
 from typing import Any, Self
 
@@ -175,6 +181,21 @@ class StreamBuilder:
         for part in ["", *split_json(json.dumps(input), pieces)]:
             self.json_delta(index, part)
         return self.block_stop(index)
+
+    def interleave(self, blocks: Sequence[StreamBuilder], order: Sequence[int]) -> Self:
+        """Merge blocks built apart (`StreamBuilder(start=False)`), one event at a time.
+
+        `order[k]` is the position in `blocks` of the block whose next event comes k-th;
+        each block keeps its own order, and events `order` leaves out follow, block by block.
+        """
+        queues = [deque(block.events()) for block in blocks]
+        self._output_tokens += sum(block._output_tokens - 1 for block in blocks)
+        for which in order:
+            if queues[which]:
+                self.raw(queues[which].popleft())
+        for queue in queues:
+            self._events.extend(queue)
+        return self
 
     def stop(self, stop_reason: str | None = "end_turn") -> Self:
         """End the message: `message_delta` with the stop reason, then `message_stop`."""
