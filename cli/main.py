@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "coverage": ("coverage", "coverage", "Table of error codes against the cassettes reaching them."),
     "diff": ("diff", "diff", "Compare two cassettes' outcomes; exit 1 when they differ."),
     "agent": ("agent", "agent", "Replay a recorded session through the agent loop, tools run."),
+    "bench": ("bench", "bench", "Benchmark the adapter and replay against the SDK's own code."),
 }
 
 

@@ -15,8 +15,12 @@ from harness.errors import CassetteError
 EXIT_OK, EXIT_STREAM_FAILED, EXIT_UNUSABLE = 0, 1, 2
 
 
-def _dump(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False)
+#: made once: `json.dumps(data, ensure_ascii=False)` builds a new encoder at every call
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+
+def _dump(data: Any) -> str:
+    return _ENCODER.encode(data)
 
 
 def readable(line: dict[str, Any]) -> str:

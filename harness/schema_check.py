@@ -208,6 +208,14 @@ class _Compiler:
 
     def kw_required(self, value: Any, node: dict[str, Any]) -> Check:
         keys = tuple(value)
+        if len(keys) == 1:
+            (key,) = keys
+            return lambda instance: not isinstance(instance, dict) or key in instance
+        if len(keys) == 2:
+            first, second = keys
+            return lambda instance: (
+                not isinstance(instance, dict) or (first in instance and second in instance)
+            )
         return lambda instance: not isinstance(instance, dict) or all(k in instance for k in keys)
 
     def kw_properties(self, value: Any, node: dict[str, Any]) -> Check:

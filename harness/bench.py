@@ -1,0 +1,401 @@
+"""The performance benchmark: `python -m harness.bench` or `harness bench`.
+
+Measures in one run, side by side, on synthetic streams of 10^3 to 10^6 events
+(`harness.synthetic`):
+(a) the adapter (`StreamAdapter.feed`) over prebuilt SDK event objects against the
+    SDK's own accumulator (`anthropic.lib.streaming._messages.accumulate_event`, what
+    `client.messages.stream()` runs at every event) on the same objects;
+(b) `harness replay --format json` end to end, in a subprocess writing to /dev/null,
+    against the floor: a bare subprocess that reads the file, parses each line with
+    orjson and builds the SDK's event objects with the SDK's own `construct_type`;
+(c) the peak memory (`ru_maxrss`) of both subprocesses at each size;
+(d) start-up: `harness --help` and `harness replay` of a small cassette against a bare
+    `python -c "import anthropic"` (median of several runs).
+In-process times are CPU time and subprocess ratios use user+sys CPU time, so that
+other work on a shared machine does not move the ratios; wall times are printed too.
+Figures are printed, never asserted: the targets table says which are met.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Final
+
+from harness.adapter import StreamAdapter
+from harness.cassette import make_header, write_cassette
+from harness.synthetic import SHAPES, synthetic_events
+
+__all__ = ["Options", "main", "run"]
+
+SIZES: Final = (10**3, 10**4, 10**5, 10**6)
+SIZE_SHAPES: Final = ("text", "tool", "mixed")
+BATCH: Final = 10_000
+ADAPTER_PASSES: Final = 3
+MIXED_TARGET_SIZE: Final = 10**5
+
+FLOOR_SCRIPT: Final = """\
+import sys
+import orjson
+from anthropic._models import construct_type
+from anthropic.types import RawMessageStreamEvent
+with open(sys.argv[1], "rb") as handle:
+    for raw in handle:
+        if raw.strip():
+            data = orjson.loads(raw)
+            if "cassette" in data or "harness" in data or data["type"] in ("ping", "error"):
+                continue
+            construct_type(type_=RawMessageStreamEvent, value=data)
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """What to measure: delta counts, shapes, the one block's deltas, start-up runs, and
+    the seconds the SDK accumulator may take at one size (estimated from the last)."""
+
+    sizes: tuple[int, ...]
+    shapes: tuple[str, ...]
+    one_block: int
+    runs: int
+    sdk_budget: float
+
+    @classmethod
+    def make(cls, *, quick: bool = False, sizes: tuple[int, ...] | None = None) -> Options:
+        """The full run, or the quick smoke run (one shape, small sizes, one run each)."""
+        options = cls(SIZES, SIZE_SHAPES, 8000, 5, 60.0)
+        if quick:
+            options = cls((300, 1000), ("mixed",), 300, 1, 5.0)
+        return options if sizes is None else dataclasses.replace(options, sizes=sizes)
+
+
+@dataclass(frozen=True, slots=True)
+class Child:
+    """One subprocess: wall and CPU seconds, peak resident memory, exit status."""
+
+    wall: float
+    cpu: float
+    peak_mb: float
+    status: int
+
+
+@dataclass(slots=True)
+class Results:
+    """Every figure the targets are judged on, filled in as the run goes."""
+
+    adapter_ns: dict[tuple[str, int], float] = field(default_factory=dict)
+    sdk_ratio: dict[tuple[str, int], float] = field(default_factory=dict)
+    replay: dict[tuple[str, int], tuple[Child, Child]] = field(default_factory=dict)
+    start: dict[str, float] = field(default_factory=dict)
+
+
+def run_child(argv: Sequence[str]) -> Child:
+    """Run `argv` with output to /dev/null; measure it with `wait4`."""
+    begin = time.perf_counter()
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - begin
+    process.returncode = os.waitstatus_to_exitcode(status)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Child(wall, cpu, usage.ru_maxrss / 1024, process.returncode)
+
+
+def harness_argv() -> list[str]:
+    """The installed `harness` script next to this interpreter, else the same via `-c`."""
+    script = Path(sys.executable).with_name("harness")
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", "from harness_cli.main import main; main()"]
+
+
+def _batches(shape: str, size: int) -> Iterator[list[Any]]:
+    """The SDK's event objects for a synthetic stream, `BATCH` at a time (ping skipped)."""
+    from harness.construct import event_builder
+
+    build = event_builder()
+    batch: list[Any] = []
+    for data in synthetic_events(shape, size):
+        batch.append(build(data))
+        if len(batch) == BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def adapter_vs_sdk(shape: str, size: int, with_sdk: bool) -> tuple[int, float, float | None]:
+    """(events, adapter CPU seconds, SDK accumulator CPU seconds or None) on one stream.
+
+    Both see the same objects, batch by batch. The adapter, which takes milliseconds,
+    makes `ADAPTER_PASSES` passes (one machine each) and the best counts; the SDK one.
+    """
+    from anthropic.lib.streaming._messages import accumulate_event
+
+    adapters = [StreamAdapter() for _ in range(ADAPTER_PASSES)]
+    ours = [0.0] * ADAPTER_PASSES
+    snapshot: Any = None
+    buffers: dict[int, bytes] = {}
+    theirs = 0.0
+    events = 0
+    for batch in _batches(shape, size):
+        events += len(batch)
+        for number, adapter in enumerate(adapters):
+            begin = time.process_time()
+            for event in batch:
+                adapter.feed(event)
+            ours[number] += time.process_time() - begin
+        if with_sdk:
+            begin = time.process_time()
+            for event in batch:
+                snapshot = accumulate_event(
+                    event=event, current_snapshot=snapshot, json_bufs=buffers
+                )
+            theirs += time.process_time() - begin
+    for number, adapter in enumerate(adapters):
+        begin = time.process_time()
+        adapter.finish()
+        ours[number] += time.process_time() - begin
+    return events, min(ours), theirs if with_sdk else None
+
+
+class Report:
+    """Aligned tables written as the run goes."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+
+    def line(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def table(self, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+        widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+        for row in [header, *rows]:
+            cells = [
+                cell.rjust(width) if i else cell.ljust(width)
+                for i, (cell, width) in enumerate(zip(row, widths, strict=True))
+            ]
+            self.line("  " + "  ".join(cells).rstrip())
+
+
+def _events(size: int) -> str:
+    return f"{size:,}"
+
+
+def section_adapter(options: Options, report: Report, results: Results) -> None:
+    report.line("(a) adapter (StreamAdapter.feed) vs the SDK's accumulate_event, same objects")
+    rows: list[list[str]] = []
+    plan = [(shape, size) for shape in options.shapes for size in options.sizes]
+    plan.append(("one_block", options.one_block))
+    last_sdk: dict[str, tuple[int, float]] = {}
+    adapter_vs_sdk("mixed", 100, True)  # warm-up: the SDK's pydantic schemas build on first use
+    for shape, size in plan:
+        previous = last_sdk.get(shape)
+        estimate = 0.0 if previous is None else previous[1] * (size / previous[0]) ** 2
+        with_sdk = estimate <= options.sdk_budget
+        events, ours, theirs = adapter_vs_sdk(shape, size, with_sdk)
+        results.adapter_ns[(shape, size)] = ours / events * 1e9
+        sdk_cell, ratio_cell = f"skipped (est. {estimate:.0f} s)", "-"
+        if theirs is not None:
+            last_sdk[shape] = (size, theirs)
+            results.sdk_ratio[(shape, size)] = theirs / ours
+            sdk_cell, ratio_cell = f"{theirs:.3f}", f"{theirs / ours:,.0f}x"
+        rows.append(
+            [
+                shape,
+                _events(events),
+                f"{ours:.3f}",
+                f"{ours / events * 1e9:,.0f}",
+                sdk_cell,
+                ratio_cell,
+            ]
+        )
+    header = ["shape", "events", "adapter s", "adapter ns/event", "SDK s", "SDK/adapter"]
+    report.table(header, rows)
+    report.line()
+
+
+def section_replay(options: Options, report: Report, results: Results, folder: Path) -> None:
+    report.line("(b, c) harness replay --format json vs floor (read + orjson + construct_type)")
+    rows: list[list[str]] = []
+    for shape in options.shapes:
+        for size in options.sizes:
+            path = folder / f"{shape}-{size}.jsonl"
+            about = make_header(f"benchmark: {SHAPES[shape]}, {size} deltas")
+            write_cassette(path, synthetic_events(shape, size), header=about)
+            replay = run_child([*harness_argv(), "replay", "--format", "json", str(path)])
+            floor = run_child([sys.executable, "-c", FLOOR_SCRIPT, str(path)])
+            path.unlink()
+            if replay.status or floor.status:
+                raise RuntimeError(f"{path}: replay exit {replay.status}, floor {floor.status}")
+            results.replay[(shape, size)] = (replay, floor)
+            rows.append(
+                [
+                    shape,
+                    _events(size),
+                    f"{replay.cpu:.2f}",
+                    f"{replay.wall:.2f}",
+                    f"{floor.cpu:.2f}",
+                    f"{floor.wall:.2f}",
+                    f"{replay.cpu / floor.cpu:.2f}x",
+                    f"{replay.peak_mb:.0f}",
+                    f"{floor.peak_mb:.0f}",
+                ]
+            )
+    header = [
+        "shape",
+        "deltas",
+        "replay cpu s",
+        "wall s",
+        "floor cpu s",
+        "wall s",
+        "replay/floor",
+        "replay MB",
+        "floor MB",
+    ]
+    report.table(header, rows)
+    report.line()
+
+
+def section_start(options: Options, report: Report, results: Results, folder: Path) -> None:
+    report.line(f"(d) start-up, wall seconds, median of {options.runs}")
+    small = folder / "small.jsonl"
+    write_cassette(small, synthetic_events("mixed", 20), header=make_header("benchmark: small"))
+    commands = {
+        'python -c "import anthropic"': [sys.executable, "-c", "import anthropic"],
+        "harness --help": [*harness_argv(), "--help"],
+        "harness replay (21 deltas)": [*harness_argv(), "replay", str(small)],
+    }
+    rows = []
+    for name, argv in commands.items():
+        runs = [run_child(argv) for _ in range(options.runs)]
+        results.start[name] = statistics.median(child.wall for child in runs)
+        cpu = statistics.median(child.cpu for child in runs)
+        rows.append([name, f"{results.start[name]:.3f}", f"{cpu:.3f}"])
+    report.table(["command", "wall s", "cpu s"], rows)
+    report.line()
+
+
+def targets(options: Options, results: Results) -> list[list[str]]:
+    """One row per target of the issue: what, measured figure, met or not."""
+    rows: list[list[str]] = []
+
+    def add(name: str, measured: str, met: bool | None) -> None:
+        rows.append([name, measured, "n/a" if met is None else "yes" if met else "NO"])
+
+    mixed_size = max((s for s in options.sizes if s <= MIXED_TARGET_SIZE), default=0)
+    ratio = results.sdk_ratio.get(("mixed", mixed_size))
+    add(
+        f"adapter >= 50x SDK, mixed {mixed_size:,}",
+        f"{ratio:,.0f}x" if ratio else "not run",
+        ratio >= 50 if ratio else None,
+    )
+    ratio = results.sdk_ratio.get(("one_block", options.one_block))
+    add(
+        f"adapter >= 500x SDK, one block of {options.one_block:,}",
+        f"{ratio:,.0f}x" if ratio else "not run",
+        ratio >= 500 if ratio else None,
+    )
+    for shape in options.shapes:
+        costs = [results.adapter_ns[(shape, size)] for size in options.sizes]
+        spread = max(costs) / min(costs)
+        add(
+            f"adapter ns/event flat, {shape} (max/min <= 1.5)",
+            " / ".join(f"{cost:,.0f}" for cost in costs) + f" ({spread:.2f}x)",
+            spread <= 1.5,
+        )
+    largest = max(options.sizes)
+    worst = max(
+        (results.replay[(shape, largest)] for shape in options.shapes),
+        key=lambda pair: pair[0].cpu / pair[1].cpu,
+    )
+    add(
+        f"replay <= 1.3x floor at {largest:,} (worst shape, CPU)",
+        f"{worst[0].cpu / worst[1].cpu:.2f}x",
+        worst[0].cpu / worst[1].cpu <= 1.3,
+    )
+    peaks = [
+        results.replay[(shape, size)][0].peak_mb
+        for shape in options.shapes
+        for size in options.sizes
+    ]
+    top = max(results.replay[(shape, largest)][0].peak_mb for shape in options.shapes)
+    add(
+        f"replay peak memory at {largest:,} < 150 MB (flat)",
+        f"{top:.0f} MB (all sizes {min(peaks):.0f}-{max(peaks):.0f})",
+        top < 150,
+    )
+    bare = results.start['python -c "import anthropic"']
+    help_ratio = results.start["harness --help"] / bare
+    add("harness --help <= 0.15x import anthropic", f"{help_ratio:.2f}x", help_ratio <= 0.15)
+    small_ratio = results.start["harness replay (21 deltas)"] / bare
+    add("small replay <= 1.15x import anthropic", f"{small_ratio:.2f}x", small_ratio <= 1.15)
+    return rows
+
+
+def run(options: Options, out: IO[str]) -> Results:
+    """Measure everything, print the tables and the targets; return the figures."""
+    import anthropic
+
+    report = Report(out)
+    report.line(
+        f"stream-harness benchmark: Python {sys.version.split()[0]}, "
+        f"anthropic {anthropic.__version__}, {os.cpu_count()} CPUs"
+    )
+    report.line()
+    results = Results()
+    with tempfile.TemporaryDirectory(prefix="harness-bench-") as temporary:
+        folder = Path(temporary)
+        section_adapter(options, report, results)
+        section_replay(options, report, results, folder)
+        section_start(options, report, results, folder)
+    report.line("Targets")
+    report.table(["target", "measured", "met"], targets(options, results))
+    return results
+
+
+def parse_sizes(text: str) -> tuple[int, ...]:
+    """`"1e3,1e4"` -> `(1000, 10000)`; `ValueError` with a one-line reason otherwise."""
+    try:
+        sizes = tuple(int(float(part)) for part in text.split(","))
+    except (ValueError, OverflowError):
+        raise ValueError(f"not a comma-separated list of numbers: {text!r}") from None
+    if min(sizes) < 10:
+        raise ValueError(f"every size must be at least 10: {text!r}")
+    return sizes
+
+
+def _sizes_argument(text: str) -> tuple[int, ...]:
+    try:
+        return parse_sizes(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m harness.bench [--quick] [--sizes 1e3,1e4,...]`."""
+    parser = argparse.ArgumentParser(
+        prog="python -m harness.bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--quick", action="store_true", help="smoke run: small, one shape")
+    parser.add_argument(
+        "--sizes", type=_sizes_argument, help="comma-separated delta counts, e.g. 1e3,1e5"
+    )
+    arguments = parser.parse_args(argv)
+    run(Options.make(quick=arguments.quick, sizes=arguments.sizes), sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
