@@ -313,7 +313,7 @@ CATALOGUE: tuple[Fault, ...] = (
     Fault(
         "truncate_tool_json",
         "invalid_tool_json",
-        "the first tool's JSON cut in half; its block still stops",
+        "the JSON of the first tool that has any cut in half; its block still stops",
         truncate_tool_json,
     ),
     Fault(
