@@ -52,7 +52,7 @@ def faults(good: str | None, out_dir: str | None, list_only: bool) -> None:
         return
     if good is None or out_dir is None:
         _fail("harness faults: give GOOD.jsonl and --out DIR, or --list")
-    from harness.coverage import outcome_code
+    from harness.coverage import DONE, outcome_code
     from harness.replay import replay_outcome
 
     try:
@@ -61,7 +61,7 @@ def faults(good: str | None, out_dir: str | None, list_only: bool) -> None:
         events = list(cassette.events())
     except CassetteError as error:
         _fail(str(error))
-    if code != "done":
+    if code != DONE:
         _fail(f"{good}: does not complete (it ends in {code}); faults need a good stream")
     try:
         os.makedirs(out_dir, exist_ok=True)
