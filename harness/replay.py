@@ -46,15 +46,18 @@ def _ignore_directive(directive: dict[str, Any]) -> None:
 def _sdk_builders() -> tuple[Callable[[dict[str, Any]], Any], Callable[[dict[str, Any]], Any]]:
     """(build an event object, build the APIStatusError for an `error` event), SDK's way.
 
-    Made once: the client's construction loads the CA bundle (~0.1 s), every replay reuses it.
+    Made once: the client's construction loads the CA bundle (~0.1 s), every replay reuses
+    it, and only a cassette with an `error` event makes it.
     """
     import httpx2
     from anthropic import Anthropic
 
     from harness.construct import event_builder
 
-    # The client is never sent anything: it only lends the SDK's own error factory.
-    client = Anthropic(api_key="replay-only", base_url=API_URL.removesuffix("/v1/messages"))
+    @cache
+    def client() -> Anthropic:
+        # Never sent anything: it only lends the SDK's own error factory.
+        return Anthropic(api_key="replay-only", base_url=API_URL.removesuffix("/v1/messages"))
 
     response = httpx2.Response(
         200,
@@ -65,7 +68,7 @@ def _sdk_builders() -> tuple[Callable[[dict[str, Any]], Any], Callable[[dict[str
     build = event_builder()  # equal to the SDK's construct_type(RawMessageStreamEvent), faster
 
     def api_error(body: dict[str, Any]) -> Any:
-        return client._make_status_error(f"{body}", body=body, response=response)
+        return client()._make_status_error(f"{body}", body=body, response=response)
 
     return build, api_error
 
