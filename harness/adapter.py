@@ -82,7 +82,8 @@ class StreamAdapter:
 
     def feed(self, event: Any) -> list[ModelEvent]:
         """Take one raw stream event; return the internal events it completes."""
-        self._check_usable()
+        if self._error is not None or self._finished:
+            self._check_usable()
         try:
             return self._feed(event)
         except StreamProtocolError as error:
@@ -108,6 +109,8 @@ class StreamAdapter:
 
     def _feed(self, event: Any) -> list[ModelEvent]:
         kind: str = event.type
+        if kind == "content_block_delta" and self._started and not self._stopped:
+            return self._block_delta(event.index, event.delta)  # almost every event: first
         if kind == "ping":
             return []
         if self._stopped:
@@ -119,8 +122,6 @@ class StreamAdapter:
             return []
         if kind == "content_block_start":
             return self._block_start(event.index, event.content_block)
-        if kind == "content_block_delta":
-            return self._block_delta(event.index, event.delta)
         if kind == "content_block_stop":
             return self._block_stop(event.index)
         if kind == "message_delta":

@@ -196,6 +196,23 @@ def sdk_estimate(runs: Sequence[tuple[int, float]], size: int) -> float:
     return float(last_seconds * (size / last_size) ** exponent)
 
 
+def adapter_vs_sdk_alone(shape: str, size: int, with_sdk: bool) -> tuple[int, float, float | None]:
+    """`adapter_vs_sdk` in a fresh process, after a warm-up (pydantic builds its schemas
+    on first use). The SDK's text accumulation (`text += delta`, a new string each time)
+    costs more or less with the allocator's history: glibc serves a string from mmap,
+    page-faulted anew, until a freed one of that size raises its threshold. A fresh
+    process for each case keeps the figures from depending on the order of the run."""
+    code = (
+        "import json\n"
+        "from harness.bench import adapter_vs_sdk\n"
+        "adapter_vs_sdk('mixed', 100, True)\n"
+        f"print(json.dumps(adapter_vs_sdk({shape!r}, {size}, {with_sdk})))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    events, ours, theirs = json.loads(done.stdout)
+    return events, ours, theirs
+
+
 class Report:
     """Aligned tables written as the run goes."""
 
@@ -226,11 +243,10 @@ def section_adapter(options: Options, report: Report, results: Results) -> None:
     plan = [(shape, size) for shape in options.shapes for size in options.sizes]
     plan.append(("one_block", options.one_block))
     sdk_runs: dict[str, list[tuple[int, float]]] = {}
-    adapter_vs_sdk("mixed", 100, True)  # warm-up: the SDK's pydantic schemas build on first use
     for shape, size in plan:
         estimate = sdk_estimate(sdk_runs.get(shape, []), size)
         with_sdk = estimate <= options.sdk_budget
-        events, ours, theirs = adapter_vs_sdk(shape, size, with_sdk)
+        events, ours, theirs = adapter_vs_sdk_alone(shape, size, with_sdk)
         results.adapter_ns[(shape, size)] = ours / events * 1e9
         sdk_cell, ratio_cell = f"skipped (est. {estimate:.0f} s)", "-"
         if theirs is not None:
