@@ -4,7 +4,8 @@ Measures in one run, side by side, on synthetic streams of 10^3 to 10^6 events
 (`harness.synthetic`):
 (a) the adapter (`StreamAdapter.feed`) over prebuilt SDK event objects against the
     SDK's own accumulator (`anthropic.lib.streaming._messages.accumulate_event`, what
-    `client.messages.stream()` runs at every event) on the same objects;
+    `client.messages.stream()` runs at every event) on the same stream's objects, each
+    in a fresh process (`measure_alone` says why);
 (b) `harness replay --format json` end to end, in a subprocess writing to /dev/null,
     against the floor: a bare subprocess that reads the file, parses each line with
     orjson and builds the SDK's event objects with the SDK's own `construct_type`;
@@ -41,7 +42,9 @@ __all__ = ["Options", "main", "run"]
 
 SIZES: Final = (10**3, 10**4, 10**5, 10**6)
 SIZE_SHAPES: Final = ("text", "tool", "mixed")
-BATCH: Final = 10_000
+#: events built at a time: few enough to stay in the CPU's cache while the adapter's
+#: passes go over them, as in replay, where each event is fed as soon as it is built
+BATCH: Final = 1000
 #: fewest passes of the adapter over a stream (more for small ones: 10^5 events at least)
 ADAPTER_PASSES: Final = 5
 MIXED_TARGET_SIZE: Final = 10**5
@@ -132,7 +135,7 @@ def harness_argv() -> list[str]:
 
 
 def _batches(shape: str, size: int) -> Iterator[list[Any]]:
-    """The SDK's event objects for a synthetic stream, `BATCH` at a time (ping skipped)."""
+    """The SDK's event objects for a synthetic stream, `BATCH` at a time."""
     from harness.construct import event_builder
 
     build = event_builder()
@@ -146,20 +149,12 @@ def _batches(shape: str, size: int) -> Iterator[list[Any]]:
         yield batch
 
 
-def adapter_vs_sdk(shape: str, size: int, with_sdk: bool) -> tuple[int, float, float | None]:
-    """(events, adapter CPU seconds, SDK accumulator CPU seconds or None) on one stream.
-
-    Both see the same objects, batch by batch. The adapter, which takes milliseconds,
-    makes several passes (one machine each) and the median counts; the SDK makes one.
-    """
-    from anthropic.lib.streaming._messages import accumulate_event
-
+def time_adapter(shape: str, size: int) -> tuple[int, float]:
+    """(events, adapter CPU seconds) on one stream. The adapter takes milliseconds, so
+    it makes several passes (one machine each, batch by batch) and the median counts."""
     passes = max(ADAPTER_PASSES, min(100, 100_000 // size))
     adapters = [StreamAdapter() for _ in range(passes)]
-    ours = [0.0] * passes
-    snapshot: Any = None
-    buffers: dict[int, bytes] = {}
-    theirs = 0.0
+    seconds = [0.0] * passes
     events = 0
     for batch in _batches(shape, size):
         events += len(batch)
@@ -167,19 +162,29 @@ def adapter_vs_sdk(shape: str, size: int, with_sdk: bool) -> tuple[int, float, f
             begin = time.process_time()
             for event in batch:
                 adapter.feed(event)
-            ours[number] += time.process_time() - begin
-        if with_sdk:
-            begin = time.process_time()
-            for event in batch:
-                snapshot = accumulate_event(
-                    event=event, current_snapshot=snapshot, json_bufs=buffers
-                )
-            theirs += time.process_time() - begin
+            seconds[number] += time.process_time() - begin
     for number, adapter in enumerate(adapters):
         begin = time.process_time()
         adapter.finish()
-        ours[number] += time.process_time() - begin
-    return events, statistics.median(ours), theirs if with_sdk else None
+        seconds[number] += time.process_time() - begin
+    return events, statistics.median(seconds)
+
+
+def time_sdk(shape: str, size: int) -> tuple[int, float]:
+    """(events, CPU seconds of the SDK's `accumulate_event`) on the same stream."""
+    from anthropic.lib.streaming._messages import accumulate_event
+
+    snapshot: Any = None
+    buffers: dict[int, bytes] = {}
+    seconds = 0.0
+    events = 0
+    for batch in _batches(shape, size):
+        events += len(batch)
+        begin = time.process_time()
+        for event in batch:
+            snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=buffers)
+        seconds += time.process_time() - begin
+    return events, seconds
 
 
 def sdk_estimate(runs: Sequence[tuple[int, float]], size: int) -> float:
@@ -196,21 +201,22 @@ def sdk_estimate(runs: Sequence[tuple[int, float]], size: int) -> float:
     return float(last_seconds * (size / last_size) ** exponent)
 
 
-def adapter_vs_sdk_alone(shape: str, size: int, with_sdk: bool) -> tuple[int, float, float | None]:
-    """`adapter_vs_sdk` in a fresh process, after a warm-up (pydantic builds its schemas
-    on first use). The SDK's text accumulation (`text += delta`, a new string each time)
-    costs more or less with the allocator's history: glibc serves a string from mmap,
-    page-faulted anew, until a freed one of that size raises its threshold. A fresh
-    process for each case keeps the figures from depending on the order of the run."""
+def measure_alone(what: str, shape: str, size: int) -> tuple[int, float]:
+    """`time_adapter` or `time_sdk` in a fresh process, after a warm-up (pydantic builds
+    its schemas on first use). Apart, neither pays for the other's garbage: the SDK's
+    snapshot keeps every tool input it parsed, which the collector walks again and again.
+    Fresh, the SDK's text accumulation (`text += delta`, a new string each time) does not
+    depend on the order of the run: glibc serves a big string from mmap, page-faulted
+    anew, until freeing one of that size has raised its threshold."""
     code = (
         "import json\n"
-        "from harness.bench import adapter_vs_sdk\n"
-        "adapter_vs_sdk('mixed', 100, True)\n"
-        f"print(json.dumps(adapter_vs_sdk({shape!r}, {size}, {with_sdk})))"
+        f"from harness.bench import time_{what} as measure\n"
+        "measure('mixed', 100)\n"
+        f"print(json.dumps(measure({shape!r}, {size})))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    events, ours, theirs = json.loads(done.stdout)
-    return events, ours, theirs
+    events, seconds = json.loads(done.stdout)
+    return events, seconds
 
 
 class Report:
@@ -238,7 +244,7 @@ def _events(size: int) -> str:
 
 
 def section_adapter(options: Options, report: Report, results: Results) -> None:
-    report.line("(a) adapter (StreamAdapter.feed) vs the SDK's accumulate_event, same objects")
+    report.line("(a) adapter (StreamAdapter.feed) vs the SDK's accumulate_event, same events")
     rows: list[list[str]] = []
     plan = [(shape, size) for shape in options.shapes for size in options.sizes]
     plan.append(("one_block", options.one_block))
@@ -246,7 +252,8 @@ def section_adapter(options: Options, report: Report, results: Results) -> None:
     for shape, size in plan:
         estimate = sdk_estimate(sdk_runs.get(shape, []), size)
         with_sdk = estimate <= options.sdk_budget
-        events, ours, theirs = adapter_vs_sdk_alone(shape, size, with_sdk)
+        events, ours = measure_alone("adapter", shape, size)
+        theirs = measure_alone("sdk", shape, size)[1] if with_sdk else None
         results.adapter_ns[(shape, size)] = ours / events * 1e9
         sdk_cell, ratio_cell = f"skipped (est. {estimate:.0f} s)", "-"
         if theirs is not None:
