@@ -5,7 +5,7 @@ Measures in one run, side by side, on synthetic streams of 10^3 to 10^6 events
 (a) the adapter (`StreamAdapter.feed`) over prebuilt SDK event objects against the
     SDK's own accumulator (`anthropic.lib.streaming._messages.accumulate_event`, what
     `client.messages.stream()` runs at every event) on the same stream's objects, each
-    in a fresh process (`measure_alone` says why);
+    in a fresh process (`harness.measure.measure_alone` says why);
 (b) `harness replay --format json` end to end, in a subprocess writing to /dev/null,
     against the floor: a bare subprocess that reads the file, parses each line with
     orjson and builds the SDK's event objects with the SDK's own `construct_type`;
@@ -21,88 +21,53 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
-import math
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, Final
 
-from harness.adapter import StreamAdapter
 from harness.cassette import make_header, write_cassette
+from harness.measure import (
+    FLOOR_SCRIPT,
+    Child,
+    harness_argv,
+    measure_alone,
+    run_child,
+    sdk_estimate,
+)
 from harness.synthetic import SHAPES, synthetic_events
 
 __all__ = ["Options", "main", "run"]
 
 SIZES: Final = (10**3, 10**4, 10**5, 10**6)
 SIZE_SHAPES: Final = ("text", "tool", "mixed")
-#: events built at a time: few enough to stay in the CPU's cache while the adapter's
-#: passes go over them, as in replay, where each event is fed as soon as it is built
-BATCH: Final = 1000
-#: fewest passes of the adapter over a stream (more for small ones: 10^5 events at least)
-ADAPTER_PASSES: Final = 5
 MIXED_TARGET_SIZE: Final = 10**5
-
-FLOOR_SCRIPT: Final = """\
-import sys
-import orjson
-from anthropic._models import construct_type
-from anthropic.types import RawMessageStreamEvent
-with open(sys.argv[1], "rb") as handle:
-    for raw in handle:
-        if raw.strip():
-            data = orjson.loads(raw)
-            if "cassette" in data or "harness" in data or data["type"] in ("ping", "error"):
-                continue
-            construct_type(type_=RawMessageStreamEvent, value=data)
-"""
-
-
-LAUNCHER_SCRIPT: Final = """\
-import json, os, subprocess, sys, time
-begin = time.perf_counter()
-child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-_, status, usage = os.wait4(child.pid, 0)
-wall = time.perf_counter() - begin
-cpu = usage.ru_utime + usage.ru_stime
-print(json.dumps([wall, cpu, usage.ru_maxrss, os.waitstatus_to_exitcode(status)]))
-"""
 
 
 @dataclass(frozen=True, slots=True)
 class Options:
-    """What to measure: delta counts, shapes, the one block's deltas, start-up runs, and
-    the seconds the SDK accumulator may take at one size (estimated from the last)."""
+    """What to measure: delta counts, shapes, the one block's deltas, start-up runs,
+    rounds of adapter runs (the median counts), and the seconds the SDK accumulator may
+    take at one size (estimated from the sizes before)."""
 
     sizes: tuple[int, ...]
     shapes: tuple[str, ...]
     one_block: int
     runs: int
+    rounds: int
     sdk_budget: float
 
     @classmethod
     def make(cls, *, quick: bool = False, sizes: tuple[int, ...] | None = None) -> Options:
         """The full run, or the quick smoke run (one shape, small sizes, one run each)."""
-        options = cls(SIZES, SIZE_SHAPES, 8000, 5, 60.0)
+        options = cls(SIZES, SIZE_SHAPES, 8000, runs=5, rounds=3, sdk_budget=60.0)
         if quick:
-            options = cls((300, 1000), ("mixed",), 300, 1, 5.0)
+            options = cls((300, 1000), ("mixed",), 300, runs=1, rounds=1, sdk_budget=5.0)
         return options if sizes is None else dataclasses.replace(options, sizes=sizes)
-
-
-@dataclass(frozen=True, slots=True)
-class Child:
-    """One subprocess: wall and CPU seconds, peak resident memory, exit status."""
-
-    wall: float
-    cpu: float
-    peak_mb: float
-    status: int
 
 
 @dataclass(slots=True)
@@ -113,110 +78,6 @@ class Results:
     sdk_ratio: dict[tuple[str, int], float] = field(default_factory=dict)
     replay: dict[tuple[str, int], tuple[Child, Child]] = field(default_factory=dict)
     start: dict[str, float] = field(default_factory=dict)
-
-
-def run_child(argv: Sequence[str]) -> Child:
-    """Run `argv` with output to /dev/null, started and measured (`wait4`) by a small
-    launcher: Linux counts the memory of the process that forks into a child's peak, so
-    this benchmark, which holds SDK objects, must not start the children itself."""
-    launched = subprocess.run(
-        [sys.executable, "-c", LAUNCHER_SCRIPT, *argv], capture_output=True, text=True, check=True
-    )
-    wall, cpu, peak_kb, status = json.loads(launched.stdout)
-    return Child(wall, cpu, peak_kb / 1024, status)
-
-
-def harness_argv() -> list[str]:
-    """The installed `harness` script next to this interpreter, else the same via `-c`."""
-    script = Path(sys.executable).with_name("harness")
-    if script.exists():
-        return [str(script)]
-    return [sys.executable, "-c", "from harness_cli.main import main; main()"]
-
-
-def _batches(shape: str, size: int) -> Iterator[list[Any]]:
-    """The SDK's event objects for a synthetic stream, `BATCH` at a time."""
-    from harness.construct import event_builder
-
-    build = event_builder()
-    batch: list[Any] = []
-    for data in synthetic_events(shape, size):
-        batch.append(build(data))
-        if len(batch) == BATCH:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def time_adapter(shape: str, size: int) -> tuple[int, float]:
-    """(events, adapter CPU seconds) on one stream. The adapter takes milliseconds, so
-    it makes several passes (one machine each, batch by batch) and the median counts."""
-    passes = max(ADAPTER_PASSES, min(100, 100_000 // size))
-    adapters = [StreamAdapter() for _ in range(passes)]
-    seconds = [0.0] * passes
-    events = 0
-    for batch in _batches(shape, size):
-        events += len(batch)
-        for number, adapter in enumerate(adapters):
-            begin = time.process_time()
-            for event in batch:
-                adapter.feed(event)
-            seconds[number] += time.process_time() - begin
-    for number, adapter in enumerate(adapters):
-        begin = time.process_time()
-        adapter.finish()
-        seconds[number] += time.process_time() - begin
-    return events, statistics.median(seconds)
-
-
-def time_sdk(shape: str, size: int) -> tuple[int, float]:
-    """(events, CPU seconds of the SDK's `accumulate_event`) on the same stream."""
-    from anthropic.lib.streaming._messages import accumulate_event
-
-    snapshot: Any = None
-    buffers: dict[int, bytes] = {}
-    seconds = 0.0
-    events = 0
-    for batch in _batches(shape, size):
-        events += len(batch)
-        begin = time.process_time()
-        for event in batch:
-            snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=buffers)
-        seconds += time.process_time() - begin
-    return events, seconds
-
-
-def sdk_estimate(runs: Sequence[tuple[int, float]], size: int) -> float:
-    """Seconds the SDK accumulator would take at `size`, from its (size, seconds) so far:
-    the growth seen between the last two sizes (between linear and quadratic), else
-    quadratic (its cost grows with the square of a block's deltas)."""
-    if not runs:
-        return 0.0
-    exponent = 2.0
-    if len(runs) >= 2 and runs[-1][0] > runs[-2][0] and min(runs[-1][1], runs[-2][1]) > 0:
-        growth = math.log(runs[-1][1] / runs[-2][1]) / math.log(runs[-1][0] / runs[-2][0])
-        exponent = min(2.0, max(1.0, growth))
-    last_size, last_seconds = runs[-1]
-    return float(last_seconds * (size / last_size) ** exponent)
-
-
-def measure_alone(what: str, shape: str, size: int) -> tuple[int, float]:
-    """`time_adapter` or `time_sdk` in a fresh process, after a warm-up (pydantic builds
-    its schemas on first use). Apart, neither pays for the other's garbage: the SDK's
-    snapshot keeps every tool input it parsed, which the collector walks again and again.
-    Fresh, the SDK's text accumulation (`text += delta`, a new string each time) does not
-    depend on the order of the run: glibc serves a big string from mmap, page-faulted
-    anew, until freeing one of that size has raised its threshold."""
-    code = (
-        "import json\n"
-        f"from harness.bench import time_{what} as measure\n"
-        "measure('mixed', 100)\n"
-        f"print(json.dumps(measure({shape!r}, {size})))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    events, seconds = json.loads(done.stdout)
-    return events, seconds
 
 
 class Report:
@@ -248,11 +109,16 @@ def section_adapter(options: Options, report: Report, results: Results) -> None:
     rows: list[list[str]] = []
     plan = [(shape, size) for shape in options.shapes for size in options.sizes]
     plan.append(("one_block", options.one_block))
+    adapter: dict[tuple[str, int], list[tuple[int, float]]] = {}
+    for _ in range(options.rounds):  # interleaved: a busy spell falls on every size alike
+        for case in plan:
+            adapter.setdefault(case, []).append(measure_alone("adapter", *case))
     sdk_runs: dict[str, list[tuple[int, float]]] = {}
     for shape, size in plan:
         estimate = sdk_estimate(sdk_runs.get(shape, []), size)
         with_sdk = estimate <= options.sdk_budget
-        events, ours = measure_alone("adapter", shape, size)
+        events = adapter[(shape, size)][0][0]
+        ours = statistics.median(seconds for _, seconds in adapter[(shape, size)])
         theirs = measure_alone("sdk", shape, size)[1] if with_sdk else None
         results.adapter_ns[(shape, size)] = ours / events * 1e9
         sdk_cell, ratio_cell = f"skipped (est. {estimate:.0f} s)", "-"
