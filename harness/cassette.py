@@ -207,6 +207,19 @@ def make_header(description: str, source: str = "synthetic", **metadata: Any) ->
     return {"cassette": FORMAT_VERSION, "description": description, "source": source, **metadata}
 
 
+def _file_mode(target: str) -> int:
+    """The mode a plain `open(target, "w")` would give: the old file's, else 0o666 less umask.
+
+    `mkstemp` creates 0o600 files; a cassette is data meant to be shared and committed.
+    """
+    try:
+        return os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def write_cassette(
     path: str | os.PathLike[str],
     lines: Iterable[dict[str, Any]],
@@ -226,6 +239,7 @@ def write_cassette(
         raise FileExistsError(target)
     fd, temporary = tempfile.mkstemp(prefix=".", suffix=".jsonl.tmp", dir=folder)
     try:
+        os.fchmod(fd, _file_mode(target))
         with os.fdopen(fd, "wb") as handle:
             if header is not None:
                 handle.write(orjson.dumps(header) + b"\n")

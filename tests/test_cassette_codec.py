@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import types
@@ -133,6 +134,20 @@ def test_writer_leaves_an_existing_file_untouched_when_the_lines_fail_midway(
         write_cassette(path, interrupted(), header=make_header("the half one"))
     assert path.read_bytes() == before
     assert sorted(tmp_path.iterdir()) == [path]  # no temporary file left behind
+
+
+def test_written_cassette_gets_the_mode_a_plain_open_would_give(tmp_path: Path) -> None:
+    fresh = tmp_path / "fresh.jsonl"
+    write_cassette(fresh, EVENTS)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert fresh.stat().st_mode & 0o777 == 0o666 & ~umask
+
+    shared = tmp_path / "shared.jsonl"
+    shared.write_bytes(b"")
+    shared.chmod(0o640)
+    write_cassette(shared, EVENTS)
+    assert shared.stat().st_mode & 0o777 == 0o640
 
 
 def test_writer_without_overwrite_refuses_an_existing_file(tmp_path: Path) -> None:
