@@ -15,7 +15,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "record": ("record", "record_command", "Record a live stream (opt-in: ANTHROPIC_API_KEY)."),
     "import": ("import_", "import_command", "Convert vcrpy cassettes of Anthropic streams."),
     "faults": ("faults", "faults", "Derive broken variants of a good cassette, one per fault."),
-    "coverage": ("coverage", "coverage", "Table of error codes against the cassettes reaching them."),
+    "coverage": ("coverage", "coverage", "Table of error codes and the cassettes that reach them."),
     "diff": ("diff", "diff", "Compare two cassettes' outcomes; exit 1 when they differ."),
     "agent": ("agent", "agent", "Replay a recorded session through the agent loop, tools run."),
     "bench": ("bench", "bench", "Benchmark the adapter and replay against the SDK's own code."),
