@@ -29,7 +29,8 @@ coverage: $(STAMP)
 wheel-check: $(STAMP)
 	./.ci/wheel-check
 
-test: lint unit coverage wheel-check
+# The suite runs last, so that its summary is the run's closing line.
+test: lint coverage wheel-check unit
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .pytest_cache .ruff_cache
