@@ -163,7 +163,7 @@ class Cassette:
                 try:
                     data = orjson.loads(raw)
                 except orjson.JSONDecodeError as error:
-                    raise CassetteError(self.path, number, f"not valid JSON: {error}") from None
+                    raise CassetteError(self.path, number, _json_reason(raw, error)) from None
                 if not isinstance(data, dict):
                     kind = type(data).__name__ if data is not None else "null"
                     raise CassetteError(self.path, number, f"expected a JSON object, got {kind}")
@@ -182,6 +182,16 @@ class Cassette:
                     f"(this harness reads version {FORMAT_VERSION})"
                 )
             raise CassetteError(self.path, number, reason)
+
+
+def _json_reason(raw: bytes, error: ValueError) -> str:
+    """Why a line did not parse, binary content told apart from broken JSON."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as undecodable:
+        at = undecodable.start
+        return f"not UTF-8 text (byte 0x{raw[at]:02x} at column {at + 1})"
+    return f"not valid JSON: {error}"
 
 
 def read_cassette(path: str | os.PathLike[str]) -> Cassette:

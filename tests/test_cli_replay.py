@@ -198,7 +198,10 @@ HEADER = json.dumps({"cassette": 1, "description": "late header"})
         ),
         pytest.param(b"", 1, "cassette holds no stream events", id="empty-file"),
         pytest.param(
-            b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe", 1, "not valid JSON", id="binary-garbage"
+            b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe",
+            1,
+            "not UTF-8 text (byte 0x89 at column 1)",
+            id="binary-garbage",
         ),
         pytest.param(
             "\n".join([*GOOD_LINES[:2], HEADER, *GOOD_LINES[2:]]).encode(),
