@@ -10,7 +10,7 @@ from harness.bench import Options, parse_sizes, run
 
 EXAMPLES = """\b
 Examples:
-  harness bench                    # 10^3 to 10^6 deltas: several minutes
+  harness bench                    # 10^3 to 10^6 deltas: about 10 minutes
   harness bench --quick            # smoke run: small sizes, one shape, one run each
   harness bench --sizes 1e3,1e5    # chosen sizes (delta counts)
 
