@@ -168,22 +168,9 @@ def adapter_outcome(adapter: Adapter, path: str | os.PathLike[str]) -> Outcome:
     stream and becomes `.error`; any other exception is the adapter's bug and propagates.
     """
     from harness.cassette import Cassette
-    from harness.errors import StreamProtocolError
-    from harness.replay import Outcome, sdk_events
+    from harness.replay import collect, sdk_events
 
-    outcome = Outcome()
-    try:
-        for event in adapter(sdk_events(Cassette(path))):
-            outcome.events.append(event)
-    except StreamProtocolError as error:
-        outcome.error = error
-    except Exception as error:
-        from anthropic import APIStatusError
-
-        if not isinstance(error, APIStatusError):
-            raise
-        outcome.error = error
-    return outcome
+    return collect(adapter(sdk_events(Cassette(path))))
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ imported on first use, never by `import harness`.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -26,8 +26,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Outcome",
+    "acollect",
     "areplay",
+    "collect",
     "failure_to_json",
+    "is_stream_failure",
     "replay",
     "replay_outcome",
     "sdk_events",
@@ -91,10 +94,12 @@ def sdk_events(
         yield build(data)
 
 
-def replay(path: str | os.PathLike[str] | Cassette) -> Iterator[ModelEvent]:
+def replay(
+    path: str | os.PathLike[str] | Cassette, on_directive: DirectiveHandler = _ignore_directive
+) -> Iterator[ModelEvent]:
     """Internal events of a cassette, lazily; raises as the live stream would."""
     cassette = path if isinstance(path, Cassette) else Cassette(path)
-    return to_model_events(sdk_events(cassette))
+    return to_model_events(sdk_events(cassette, on_directive))
 
 
 async def _async_sdk_events(cassette: Cassette) -> AsyncIterator[Any]:
@@ -127,25 +132,44 @@ class Outcome:
         return lines
 
 
-def replay_outcome(path: str | os.PathLike[str] | Cassette) -> Outcome:
-    """Replay to the end and collect the outcome; a `CassetteError` still raises."""
+def is_stream_failure(error: BaseException) -> bool:
+    """Whether `error` is how a stream ends badly: the adapter's error, or the SDK's API error."""
+    if isinstance(error, StreamProtocolError):
+        return True
+    from anthropic import APIStatusError
+
+    return isinstance(error, APIStatusError)
+
+
+def collect(events: Iterable[ModelEvent]) -> Outcome:
+    """Run `events` to the end into an `Outcome`; any error but a stream failure propagates."""
     outcome = Outcome()
     try:
-        for event in replay(path):
+        for event in events:
             outcome.events.append(event)
-    except StreamProtocolError as error:
-        outcome.error = error
     except Exception as error:
-        if not _is_api_status_error(error):
+        if not is_stream_failure(error):
             raise
         outcome.error = error  # type: ignore[assignment]
     return outcome
 
 
-def _is_api_status_error(error: BaseException) -> bool:
-    from anthropic import APIStatusError
+async def acollect(events: AsyncIterable[ModelEvent]) -> Outcome:
+    """`collect` for an async stream of internal events."""
+    outcome = Outcome()
+    try:
+        async for event in events:
+            outcome.events.append(event)
+    except Exception as error:
+        if not is_stream_failure(error):
+            raise
+        outcome.error = error  # type: ignore[assignment]
+    return outcome
 
-    return isinstance(error, APIStatusError)
+
+def replay_outcome(path: str | os.PathLike[str] | Cassette) -> Outcome:
+    """Replay to the end and collect the outcome; a `CassetteError` still raises."""
+    return collect(replay(path))
 
 
 def failure_to_json(error: BaseException) -> dict[str, Any]:

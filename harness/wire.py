@@ -26,9 +26,8 @@ import orjson
 
 from harness.adapter import ato_model_events, to_model_events
 from harness.cassette import Cassette
-from harness.errors import StreamProtocolError
 from harness.events import ModelEvent
-from harness.replay import Outcome, sdk_events
+from harness.replay import Outcome, acollect, collect, replay
 
 if TYPE_CHECKING:
     from anthropic import Anthropic, AsyncAnthropic
@@ -261,42 +260,22 @@ def areplay_via_sdk(
     return ato_model_events(async_sdk_stream(path, chunking))
 
 
-def _record_failure(outcome: Outcome, error: Exception) -> None:
-    from anthropic import APIStatusError
-
-    if not isinstance(error, StreamProtocolError | APIStatusError):
-        raise error
-    outcome.error = error
-
-
 def outcome_via_sdk(
     path: str | os.PathLike[str] | Cassette, chunking: Chunking = Chunking()
 ) -> Outcome:
     """Replay through the sync SDK client to the end; a `CassetteError` still raises."""
-    outcome = Outcome()
     stream = sdk_stream(path, chunking)
     with contextlib.closing(stream):
-        try:
-            for event in to_model_events(stream):
-                outcome.events.append(event)
-        except Exception as error:
-            _record_failure(outcome, error)
-    return outcome
+        return collect(to_model_events(stream))
 
 
 async def aoutcome_via_sdk(
     path: str | os.PathLike[str] | Cassette, chunking: Chunking = Chunking()
 ) -> Outcome:
     """Replay through the async SDK client to the end."""
-    outcome = Outcome()
     stream = async_sdk_stream(path, chunking)
     async with contextlib.aclosing(stream):
-        try:
-            async for event in ato_model_events(stream):
-                outcome.events.append(event)
-        except Exception as error:
-            _record_failure(outcome, error)
-    return outcome
+        return await acollect(ato_model_events(stream))
 
 
 def replay_events(
@@ -318,4 +297,4 @@ def replay_events(
         raise ValueError(f"via must be direct or sdk, not {via!r}")
     if chunking != Chunking():
         raise ValueError("chunking applies to the sdk path only")
-    return to_model_events(sdk_events(_open(path), on_directive))
+    return replay(path, on_directive)
