@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from harness.errors import ERROR_TABLE, CassetteError, StreamProtocolError
-from harness.replay import Outcome, failure_to_json, replay_outcome
+from harness.errors import ERROR_TABLE, CassetteError
+from harness.replay import Outcome, failure_code, replay_outcome
 
 __all__ = ["DONE", "CoverageReport", "measure_coverage", "outcome_code"]
 
@@ -23,9 +23,9 @@ def outcome_code(outcome: Outcome) -> str:
     """`done`, the protocol error's code, or `api_error:<error.type>`."""
     if outcome.error is None:
         return DONE
-    if isinstance(outcome.error, StreamProtocolError):
-        return outcome.error.code
-    return f"api_error:{failure_to_json(outcome.error)['error_type']}"
+    code = failure_code(outcome.error)
+    assert code is not None, "an Outcome's error is always a stream failure"
+    return code
 
 
 @dataclass(slots=True)

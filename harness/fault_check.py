@@ -20,24 +20,10 @@ if TYPE_CHECKING:
     from harness.events import ModelEvent
     from harness.faults import Fault
 
-__all__ = ["Adapter", "FaultCase", "failure_code", "run_fault"]
+__all__ = ["Adapter", "FaultCase", "run_fault"]
 
 #: An adapter: the SDK's raw stream events in, internal events out (as `to_model_events`).
 Adapter = Callable[[Iterable[Any]], Iterable["ModelEvent"]]
-
-
-def failure_code(error: BaseException) -> str | None:
-    """The catalogue's name for an error: a §3 code, `api_error:<type>`, or None for a crash."""
-    from harness.errors import StreamProtocolError
-    from harness.replay import failure_to_json
-
-    if isinstance(error, StreamProtocolError):
-        return error.code
-    from anthropic import APIStatusError
-
-    if isinstance(error, APIStatusError):
-        return f"api_error:{failure_to_json(error)['error_type']}"
-    return None
 
 
 @dataclass(slots=True, repr=False)
@@ -56,6 +42,8 @@ class FaultCase:
     @property
     def code(self) -> str | None:
         """What the adapter's outcome came to, in the catalogue's terms (None: no such code)."""
+        from harness.replay import failure_code
+
         return None if self.error is None else failure_code(self.error)
 
     @property

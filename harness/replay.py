@@ -29,6 +29,7 @@ __all__ = [
     "acollect",
     "areplay",
     "collect",
+    "failure_code",
     "failure_to_json",
     "is_stream_failure",
     "replay",
@@ -170,6 +171,15 @@ async def acollect(events: AsyncIterable[ModelEvent]) -> Outcome:
 def replay_outcome(path: str | os.PathLike[str] | Cassette) -> Outcome:
     """Replay to the end and collect the outcome; a `CassetteError` still raises."""
     return collect(replay(path))
+
+
+def failure_code(error: BaseException) -> str | None:
+    """A stream failure's name: its §3 code, or `api_error:<type>`; None for anything else."""
+    if isinstance(error, StreamProtocolError):
+        return error.code
+    if is_stream_failure(error):
+        return f"api_error:{failure_to_json(error)['error_type']}"
+    return None
 
 
 def failure_to_json(error: BaseException) -> dict[str, Any]:
