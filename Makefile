@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint unit coverage wheel-check clean
+.PHONY: demo test quick lint unit coverage wheel-check bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,12 +16,19 @@ demo: $(STAMP)
 	$(BIN)/harness replay cassettes/interleaved.jsonl
 
 lint: $(STAMP)
-	$(BIN)/ruff check harness cli tests cassettes
-	$(BIN)/ruff format --check harness cli tests cassettes
+	$(BIN)/ruff check harness cli tests cassettes bench examples
+	$(BIN)/ruff format --check harness cli tests cassettes bench examples
 	$(BIN)/mypy
 
 unit: $(STAMP)
 	$(BIN)/pytest
+
+# The inner loop: everything but the slow tests, in under a minute.
+quick: $(STAMP)
+	$(BIN)/pytest -m "not slow"
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
 
 coverage: $(STAMP)
 	$(BIN)/harness coverage cassettes/

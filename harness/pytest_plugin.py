@@ -5,8 +5,8 @@ and kept cheap to load (every pytest run in an environment that has the package 
 it): the harness's own modules and the SDK are imported inside the fixtures.
 
     @pytest.mark.cassette("interleaved")          # cassettes/interleaved.jsonl beside the test
-    def test_calls_come_in_stop_order(replay):
-        assert replay.error is None
+    def test_calls_come_in_stop_order(harness_replay):
+        assert harness_replay.error is None
 
 Configuration, later wins: fixture < marker < command line. The cassette folder is the
 `harness_cassette_dir` fixture (default `cassettes/` beside the test module), then the
@@ -20,22 +20,24 @@ from __future__ import annotations
 
 import importlib
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import pytest
 
-from harness.fault_check import Adapter, FaultCase
+from harness._exceptions import InputError
+from harness._fault_check import Adapter, FaultCase
+from harness._modes import RecordMode
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
 
-    from harness.replay import Outcome
+    from harness._replay import Outcome
 
 __all__ = ["Adapter", "CassetteMark", "FaultCase", "adapter_outcome", "load_adapter"]
 
-RECORD_MODES: Final = ("none", "missing", "all")
 MARKER_KEYWORDS: Final = ("dir", "record", "request")
 API_KEY_VARIABLE: Final = "ANTHROPIC_API_KEY"
 
@@ -55,15 +57,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--harness-record",
         action="store",
         dest="harness_record",
-        choices=RECORD_MODES,
+        choices=RecordMode.choices(),
         default=None,
-        help="none (default): replay only; missing: record the cassettes that do not exist; "
+        help="none (default): replay only; missing (alias once): record the cassettes that do "
+        "not exist; "
         f"all: re-record every cassette. Recording is live and needs {API_KEY_VARIABLE}; "
         "without it such tests are skipped",
     )
     parser.addini(
         "harness_adapter",
-        "adapter the replay fixture and the fault catalogue run, as pkg.module:function "
+        "adapter the harness_replay fixture and the fault catalogue run, as pkg.module:function "
         "(default: harness.to_model_events)",
         default="",
     )
@@ -73,7 +76,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "cassette(name_or_path, *, dir=None, record=None, request=None): the cassette the "
-        "replay fixture replays; a name is looked up in the cassette folder, .jsonl added",
+        "harness_replay fixture replays; a name is looked up in the cassette folder, .jsonl added",
     )
 
 
@@ -93,7 +96,7 @@ class CassetteMark:
 
     name: str
     dir: str | None = None
-    record: str | None = None
+    record: RecordMode | None = None
     request: dict[str, Any] | None = None
 
 
@@ -103,12 +106,21 @@ def _fail(message: str) -> NoReturn:
     pytest.fail(message, pytrace=False)
 
 
+def _record_mode(value: object, where: str) -> RecordMode:
+    """The record mode named `value`, or the test fails with one line naming the choices."""
+    try:
+        return RecordMode.parse(str(value))
+    except InputError as error:
+        problem = f"{where}: {error}"
+    _fail(problem)
+
+
 def cassette_mark(node: pytest.Item) -> CassetteMark:
     """The closest `cassette` marker of a test; a misuse fails the test with one clear line."""
     marker = node.get_closest_marker("cassette")
     where = node.nodeid
     if marker is None:
-        _fail(f"{where}: the replay fixture needs @pytest.mark.cassette('name-or-path')")
+        _fail(f"{where}: the harness_replay fixture needs @pytest.mark.cassette('name-or-path')")
     if len(marker.args) != 1 or not isinstance(marker.args[0], str | os.PathLike):
         _fail(f"{where}: @pytest.mark.cassette takes one cassette name or path")
     unknown = sorted(set(marker.kwargs) - set(MARKER_KEYWORDS))
@@ -118,8 +130,8 @@ def cassette_mark(node: pytest.Item) -> CassetteMark:
             f"(known: {', '.join(MARKER_KEYWORDS)})"
         )
     record = marker.kwargs.get("record")
-    if record is not None and record not in RECORD_MODES:
-        _fail(f"{where}: @pytest.mark.cassette record={record!r} is not one of {RECORD_MODES}")
+    if record is not None:
+        record = _record_mode(record, f"{where}: @pytest.mark.cassette")
     request = marker.kwargs.get("request")
     if request is not None and not isinstance(request, dict):
         _fail(
@@ -167,8 +179,8 @@ def adapter_outcome(adapter: Adapter, path: str | os.PathLike[str]) -> Outcome:
     A `StreamProtocolError`, or the SDK's `APIStatusError` for an `error` event, ends the
     stream and becomes `.error`; any other exception is the adapter's bug and propagates.
     """
-    from harness.cassette import Cassette
-    from harness.replay import collect, sdk_events
+    from harness._cassette import Cassette
+    from harness._replay import collect, sdk_events
 
     return collect(adapter(sdk_events(Cassette(path))))
 
@@ -180,7 +192,7 @@ def harness_cassette_dir(request: pytest.FixtureRequest) -> Path:
 
 
 @pytest.fixture
-def harness_record_mode() -> str:
+def harness_record_mode() -> str | RecordMode:
     """Record mode when neither the marker nor the command line sets one. Override to change."""
     return "none"
 
@@ -190,7 +202,7 @@ def harness_adapter(request: pytest.FixtureRequest) -> Adapter:
     """The adapter under test: the ini option `harness_adapter`, else the harness's own."""
     spec = str(request.config.getini("harness_adapter")).strip()
     if not spec:
-        from harness.adapter import to_model_events
+        from harness._adapter import to_model_events
 
         return to_model_events
     try:
@@ -201,7 +213,9 @@ def harness_adapter(request: pytest.FixtureRequest) -> Adapter:
 
 @pytest.fixture
 def harness_cassette(
-    request: pytest.FixtureRequest, harness_cassette_dir: Path, harness_record_mode: str
+    request: pytest.FixtureRequest,
+    harness_cassette_dir: Path,
+    harness_record_mode: str | RecordMode,
 ) -> Path:
     """The marked cassette's path, recorded first if the record mode asks for it."""
     mark = cassette_mark(request.node)
@@ -214,10 +228,9 @@ def harness_cassette(
     else:
         folder = Path(harness_cassette_dir)
     path = cassette_path(mark.name, folder)
-    mode: str = config.getoption("harness_record") or mark.record or harness_record_mode
-    if mode not in RECORD_MODES:
-        _fail(f"harness_record_mode fixture gave {mode!r}, not one of {RECORD_MODES}")
-    if mode == "all" or (mode == "missing" and not path.exists()):
+    chosen = config.getoption("harness_record") or mark.record or harness_record_mode
+    mode = _record_mode(chosen, "harness_record_mode fixture")
+    if mode is RecordMode.ALL or (mode is RecordMode.MISSING and not path.exists()):
         _record(path, mode, mark, request.node.nodeid)
     elif not path.exists():
         _fail(
@@ -227,7 +240,7 @@ def harness_cassette(
     return path
 
 
-def _record(path: Path, mode: str, mark: CassetteMark, where: str) -> None:
+def _record(path: Path, mode: RecordMode, mark: CassetteMark, where: str) -> None:
     """Record `path` live, or skip the test saying why it cannot be."""
     __tracebackhide__ = True
     if not os.environ.get(API_KEY_VARIABLE):
@@ -239,14 +252,15 @@ def _record(path: Path, mode: str, mark: CassetteMark, where: str) -> None:
             f"{where}: record mode {mode} needs the request to send: "
             "@pytest.mark.cassette(..., request={'model': ..., 'max_tokens': ..., 'messages': ...})"
         )
-    from harness.record import RecordError, record
+    from harness._exceptions import RecordError
+    from harness._record import record
 
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         record(
             dict(mark.request),
             os.fspath(path),
-            force=mode == "all",
+            force=mode is RecordMode.ALL,
             description=f"Recorded by {where} (record mode {mode})",
         )
     except RecordError as error:
@@ -257,19 +271,30 @@ def _record(path: Path, mode: str, mark: CassetteMark, where: str) -> None:
 
 
 @pytest.fixture
-def replay(harness_cassette: Path, harness_adapter: Adapter) -> Outcome:
+def harness_replay(harness_cassette: Path, harness_adapter: Adapter) -> Outcome:
     """The marked cassette replayed through `harness_adapter`: `.events` and `.error`.
 
     `.error` is the `StreamProtocolError`, or the SDK's `APIStatusError` for a cassette's
     `error` event, or None; an unusable cassette fails the test with `PATH:LINE: reason`.
     """
-    from harness.errors import CassetteError
+    from harness._exceptions import CassetteError
 
     try:
         return adapter_outcome(harness_adapter, harness_cassette)
     except CassetteError as error:
         unusable = str(error)
     _fail(unusable)
+
+
+@pytest.fixture
+def replay(harness_replay: Outcome) -> Outcome:
+    """Deprecated name of `harness_replay` (it collided with users' own fixtures)."""
+    warnings.warn(
+        "the replay fixture is deprecated and will be removed in 0.3: use harness_replay",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return harness_replay
 
 
 @pytest.fixture
@@ -284,10 +309,10 @@ def fault_variant(
     The test is parametrised over the catalogue, one id a fault; a row that does not apply
     to the cassette is skipped. `fault_variant.assert_caught()` fails with a readable report.
     """
-    from harness.errors import CassetteError
-    from harness.fault_check import run_fault
+    from harness._exceptions import CassetteError
+    from harness._fault_check import run_fault
+    from harness._replay import replay_outcome
     from harness.faults import fault_named
-    from harness.replay import replay_outcome
 
     fault = fault_named(request.param)
     case = None

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from syrupy.extensions.base import AbstractSyrupyExtension
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from harness.replay import Outcome
+from harness._replay import Outcome
 
 if TYPE_CHECKING:
     from syrupy.location import PyTestLocation

@@ -1,4 +1,6 @@
-"""Shared test configuration: `pytester` runs pytest inside pytest for the plugin's tests."""
+"""Shared test configuration: the project's paths, and `pytester` for the plugin's tests."""
+
+from pathlib import Path
 
 # pytester runs in-process and unloads every module first imported during an inner run;
 # loading what the plugin imports lazily now keeps one copy of each class across runs
@@ -6,9 +8,17 @@
 import anthropic  # noqa: F401
 import hypothesis  # noqa: F401
 
-import harness.fault_check
+import harness._fault_check
+import harness._replay
 import harness.faults
-import harness.replay
 import harness.snapshot  # noqa: F401
 
 pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parent.parent
+#: the cassette library: happy paths at the top, one cassette per error code in errors/
+LIBRARY = ROOT / "cassettes"
+#: the recorded agent sessions
+SESSIONS = LIBRARY / "sessions"
+EXAMPLES = ROOT / "examples"
+LENIENT_EXAMPLE = EXAMPLES / "lenient_adapter"

@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
 
-from harness.wire import encode_event
+from harness._sse import encode_event
 
 __all__ = ["FakeMessagesAPI", "ReceivedRequest"]
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
+import traceback
 from typing import Any
 
 import pytest
 from anthropic._models import construct_type
 from anthropic.types import RawMessageStreamEvent
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from harness import (
     DoneEvent,
@@ -415,10 +415,27 @@ def test_machine_stays_failed_after_an_error() -> None:
     for event in rest:
         with pytest.raises(StreamProtocolError) as again:
             adapter.feed(event)
-        assert again.value is caught.value
+        assert again.value is not caught.value
+        assert again.value.__cause__ is caught.value
+        assert str(again.value) == str(caught.value)
     with pytest.raises(StreamProtocolError) as at_finish:
         adapter.finish()
-    assert at_finish.value is caught.value
+    assert at_finish.value.__cause__ is caught.value
+    assert at_finish.value.code == caught.value.code
+
+
+def test_a_failed_machine_raises_errors_whose_tracebacks_do_not_grow() -> None:
+    adapter = StreamAdapter()
+    first, orphan, *_ = sdk(StreamBuilder().json_delta(0, "{}").text(1, "Hi").stop())
+    adapter.feed(first)
+    with pytest.raises(StreamProtocolError):
+        adapter.feed(orphan)
+    depths = []
+    for _ in range(3):
+        with pytest.raises(StreamProtocolError) as again:
+            adapter.finish()
+        depths.append(len(traceback.extract_tb(again.value.__traceback__)))
+    assert depths[0] == depths[1] == depths[2]
 
 
 JSON_VALUES = st.recursive(

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import SESSIONS
 
+from harness import DoneEvent, StreamProtocolError, TextEvent, ToolCall, ToolCallEvent
 from harness.agent.loop import NOT_EXECUTED, AgentFailed, AgentResult, Checkpoint, run_agent
 from harness.agent.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from harness.agent.scripted import ScriptedModelClient, Step
@@ -16,10 +18,7 @@ from harness.agent.session import ReplayModelClient, load_session, replay_sessio
 from harness.agent.signal import AbortController, AbortSignal
 from harness.agent.tools import ToolDefinition
 from harness.builder import StreamBuilder
-from harness.errors import StreamProtocolError
-from harness.events import DoneEvent, TextEvent, ToolCall, ToolCallEvent
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "cassettes" / "sessions"
 FIRST = ToolCall("toolu_1", "note", {"n": 1})
 SECOND = ToolCall("toolu_2", "note", {"n": 2})
 TWO_CALLS: list[Step] = [
@@ -103,7 +102,7 @@ def test_checkpoint_2_abort_mid_stream_stops_pulling_and_commits_nothing() -> No
 
 
 def test_checkpoint_2_abort_directive_in_a_session_keeps_the_earlier_turns() -> None:
-    example = EXAMPLES / "aborted-answer"
+    example = SESSIONS / "aborted-answer"
     result, client = asyncio.run(replay_session(load_session(example), example / "files"))
     assert (result.stop_reason, result.checkpoint, result.turns) == (
         "aborted",

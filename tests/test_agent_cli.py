@@ -8,12 +8,11 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from harness_cli.main import cli
+from conftest import SESSIONS
 
 from harness.agent.session import write_session
 from harness.builder import StreamBuilder
-
-SESSIONS = Path(__file__).resolve().parent.parent / "cassettes" / "sessions"
+from harness_cli.main import cli
 
 
 def run(*args: str | Path) -> Result:

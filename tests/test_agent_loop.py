@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from harness import DoneEvent, TextEvent, ToolCall, ToolCallEvent
 from harness.agent.loop import AgentFailed, EmptyTurnError, run_agent
 from harness.agent.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from harness.agent.scripted import ScriptedModelClient, Step
@@ -16,7 +17,6 @@ from harness.agent.session import ReplayModelClient, write_session
 from harness.agent.signal import AbortSignal
 from harness.agent.tools import ReadTool, ToolDefinition
 from harness.builder import StreamBuilder
-from harness.events import DoneEvent, TextEvent, ToolCall, ToolCallEvent
 
 READ_A = ToolCall("toolu_a", "read", {"path": "a.txt"})
 READ_B = ToolCall("toolu_b", "read", {"path": "b.txt"})

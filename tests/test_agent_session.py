@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import SESSIONS
 
+from harness import CassetteError
 from harness.agent.loop import AgentFailed, run_agent
 from harness.agent.messages import ToolResultBlock
 from harness.agent.session import (
@@ -21,10 +23,8 @@ from harness.agent.session import (
 )
 from harness.agent.signal import AbortController
 from harness.builder import StreamBuilder
-from harness.errors import CassetteError
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "cassettes" / "sessions"
-EXAMPLE_NAMES = sorted(path.parent.name for path in EXAMPLES.glob("*/session.json"))
+EXAMPLE_NAMES = sorted(path.parent.name for path in SESSIONS.glob("*/session.json"))
 
 
 def answer(text: str = "Done.") -> StreamBuilder:
@@ -49,8 +49,8 @@ def test_at_least_two_example_sessions_ship() -> None:
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_every_example_session_loads_and_replays_with_all_turns_played(name: str) -> None:
-    session = load_session(EXAMPLES / name)
-    result, client = asyncio.run(replay_session(session, EXAMPLES / name / "files"))
+    session = load_session(SESSIONS / name)
+    result, client = asyncio.run(replay_session(session, SESSIONS / name / "files"))
     assert result.stop_reason in ("complete", "aborted")
     assert len(client.requests) == result.turns
     if result.stop_reason == "complete":

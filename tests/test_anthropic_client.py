@@ -12,14 +12,13 @@ from typing import Any
 import httpx2
 import pytest
 
+from harness import ModelEvent, StreamProtocolError, TextEvent
 from harness.agent.client import AnthropicModelClient, ModelRequest
 from harness.agent.loop import AgentFailed, Checkpoint, run_agent
 from harness.agent.messages import Message, TextBlock
 from harness.agent.signal import AbortController
 from harness.agent.tools import ReadTool
 from harness.builder import StreamBuilder
-from harness.errors import StreamProtocolError
-from harness.events import ModelEvent, TextEvent
 
 MODEL = "claude-test-model"
 

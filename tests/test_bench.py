@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from harness_cli.main import cli
 
-from harness import replay_outcome
-from harness.bench import parse_sizes
-from harness.cassette import make_header, write_cassette
-from harness.synthetic import SHAPES, synthetic_events
+from bench.run import parse_sizes
+from bench.synthetic import SHAPES, synthetic_events
+from harness import make_header, replay_outcome, write_cassette
+from harness_cli.main import cli
 
 TARGET_ROWS = (
     "adapter >= 50x SDK, mixed 1,000",
@@ -28,6 +27,7 @@ TARGET_ROWS = (
 )
 
 
+@pytest.mark.slow
 def test_quick_run_prints_every_section_and_every_target_with_a_figure() -> None:
     result = CliRunner().invoke(cli, ["bench", "--quick"])
     assert result.exit_code == 0, result.output

@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from harness import Cassette, DoneEvent, TextEvent, ToolCall, ToolCallEvent, replay_events
 from harness.builder import StreamBuilder, split_json
-from harness.cassette import Cassette
-from harness.events import DoneEvent, TextEvent, ToolCall, ToolCallEvent
-from harness.replay import replay
 
 
 @pytest.mark.parametrize(
@@ -72,7 +70,7 @@ def test_an_interleaved_stream_written_as_a_cassette_replays_in_stop_order(
         "source": "synthetic",
         "model": StreamBuilder().model,
     }
-    assert list(replay(path)) == [
+    assert list(replay_events(path)) == [
         TextEvent("Reading."),
         ToolCallEvent(ToolCall("toolu_b", "read", {"path": "b.md"})),
         ToolCallEvent(ToolCall("toolu_a", "read", {"path": "a.md"})),

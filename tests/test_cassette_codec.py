@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import LIBRARY
 
+from harness import Cassette, CassetteError, make_header, write_cassette
 from harness.builder import StreamBuilder
-from harness.cassette import Cassette, make_header, write_cassette
-from harness.errors import CassetteError
 
-LIBRARY = Path(__file__).resolve().parent.parent / "cassettes"
 EVENTS = StreamBuilder().text(0, "Hi").stop().events()
 
 
@@ -203,8 +202,8 @@ def test_anthropic_is_not_imported(code: str) -> None:
     ],
 )
 def test_public_names_are_importable_from_harness_even_after_their_modules(name: str) -> None:
-    import harness.adapter
-    import harness.cassette
-    import harness.replay  # a loaded submodule must not shadow a public name
+    import harness._adapter
+    import harness._cassette
+    import harness._replay  # a loaded submodule must not shadow a public name
 
     assert not isinstance(getattr(harness, name), types.ModuleType)

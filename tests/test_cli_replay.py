@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from harness_cli.main import cli
+from conftest import LIBRARY
 
 from harness.builder import StreamBuilder
+from harness_cli.main import cli
 
-LIBRARY = Path(__file__).resolve().parent.parent / "cassettes"
 ERRORS = LIBRARY / "errors"
 PREFIX = "Anthropic stream protocol error: "
 

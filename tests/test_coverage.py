@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from click.testing import CliRunner
-from harness_cli.main import cli
 
+from harness import ERROR_TABLE, write_cassette
+from harness._coverage import DONE, measure_coverage
 from harness.builder import StreamBuilder
-from harness.cassette import write_cassette
-from harness.coverage import DONE, measure_coverage
-from harness.errors import ERROR_TABLE
 from harness.faults import derive_variants
+from harness_cli.main import cli
 
 GOOD = StreamBuilder().text(0, "Reading.").tool(1, "read", {"path": "a.md"}).stop("tool_use")
 

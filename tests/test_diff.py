@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from click.testing import CliRunner
-from harness_cli.main import cli
 
+from harness import write_cassette
+from harness._diff import diff_outcomes
 from harness.builder import StreamBuilder
-from harness.cassette import write_cassette
-from harness.diff import diff_outcomes
 from harness.faults import fault_named
+from harness_cli.main import cli
 
 
 def _write(path: Path, builder: StreamBuilder) -> str:

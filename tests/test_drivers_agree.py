@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 from anthropic import APIStatusError
+from conftest import LIBRARY
 
-from harness.cassette import expand_paths
-from harness.errors import StreamProtocolError
-from harness.replay import Outcome, areplay, replay_outcome
+from harness import StreamProtocolError, expand_paths
+from harness._replay import Outcome, areplay, replay_outcome
 
-LIBRARY = Path(__file__).resolve().parent.parent / "cassettes"
 CASSETTES = [Path(path) for path in expand_paths([str(LIBRARY)])]
 
 

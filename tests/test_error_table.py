@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+from conftest import LIBRARY
 
-from harness.cassette import expand_paths
-from harness.errors import ERROR_TABLE, PROTOCOL_ERROR_PREFIX, StreamProtocolError
-from harness.replay import replay_outcome
-
-LIBRARY = Path(__file__).resolve().parent.parent / "cassettes"
+from harness import (
+    ERROR_TABLE,
+    PROTOCOL_ERROR_PREFIX,
+    StreamProtocolError,
+    expand_paths,
+    replay_outcome,
+)
 
 #: What each placeholder of §3 stands for: indexes, a count, a stop reason, an event type.
 PLACEHOLDERS = {

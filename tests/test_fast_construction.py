@@ -15,11 +15,11 @@ import pydantic
 import pytest
 from anthropic._models import construct_type
 from anthropic.types import RawMessageStreamEvent
+from conftest import LIBRARY
 
-from harness.construct import event_builder
-from harness.synthetic import SHAPES, synthetic_events
+from bench.synthetic import SHAPES, synthetic_events
+from harness._construct import event_builder
 
-CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
 SKIPPED = ("ping", "error")  # never built: replay skips `ping` and raises at `error`
 
 
@@ -60,7 +60,7 @@ def event_lines(path: Path) -> list[dict[str, Any]]:
     ]
 
 
-CASSETTE_FILES = sorted(CASSETTES.rglob("*.jsonl"))
+CASSETTE_FILES = sorted(LIBRARY.rglob("*.jsonl"))
 
 
 def test_every_cassette_is_checked() -> None:
@@ -68,7 +68,7 @@ def test_every_cassette_is_checked() -> None:
 
 
 @pytest.mark.parametrize(
-    "path", CASSETTE_FILES, ids=[str(p.relative_to(CASSETTES)) for p in CASSETTE_FILES]
+    "path", CASSETTE_FILES, ids=[str(p.relative_to(LIBRARY)) for p in CASSETTE_FILES]
 )
 def test_every_event_of_every_cassette_equals_the_sdk_construction(path: Path) -> None:
     build = event_builder()

@@ -11,17 +11,22 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from harness_cli.main import cli
+from conftest import LIBRARY
 
+from harness import (
+    Cassette,
+    CassetteError,
+    DoneEvent,
+    ModelEvent,
+    Outcome,
+    expand_paths,
+    replay_outcome,
+    write_cassette,
+)
+from harness._coverage import outcome_code
 from harness.builder import StreamBuilder
-from harness.cassette import Cassette, expand_paths, write_cassette
-from harness.coverage import outcome_code
-from harness.errors import CassetteError
-from harness.events import DoneEvent, ModelEvent
 from harness.faults import CATALOGUE, derive_variants, fault_named
-from harness.replay import Outcome, replay_outcome
-
-CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
+from harness_cli.main import cli
 
 Events = list[dict[str, Any]]
 
@@ -45,12 +50,10 @@ BUILT: dict[str, Events] = {
 def _good_streams() -> dict[str, Events]:
     """The library's cassettes that replay to done, by relative path, and the built ones."""
     streams: dict[str, Events] = {}
-    for path in expand_paths([str(CASSETTES)]):
+    for path in expand_paths([str(LIBRARY)]):
         try:
             if replay_outcome(path).completed:
-                streams[Path(path).relative_to(CASSETTES).as_posix()] = list(
-                    Cassette(path).events()
-                )
+                streams[Path(path).relative_to(LIBRARY).as_posix()] = list(Cassette(path).events())
         except CassetteError:
             continue  # reported by the cassette library's own tests
     return {**streams, **BUILT}
@@ -114,7 +117,7 @@ def test_truncation_needs_some_json_so_a_zero_argument_tool_is_not_truncated() -
 
 
 def test_the_catalogue_reaches_every_code_of_the_error_table() -> None:
-    from harness.errors import ERROR_TABLE
+    from harness._exceptions import ERROR_TABLE
 
     assert {fault.expect for fault in CATALOGUE} >= set(ERROR_TABLE)
     assert len({fault.name for fault in CATALOGUE}) == len(CATALOGUE)

@@ -7,8 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-LIBRARY = Path(__file__).resolve().parent.parent / "cassettes"
+from conftest import LIBRARY
 
 
 def library_files(folder: Path) -> set[str]:

@@ -10,11 +10,10 @@ import pytest
 import vcr
 from click.testing import CliRunner
 from fake_api import ACCOUNT_HEADERS, FakeMessagesAPI
-from harness_cli.main import cli
 
+from harness import Cassette, replay_outcome
 from harness.builder import StreamBuilder
-from harness.cassette import Cassette
-from harness.replay import replay_outcome
+from harness_cli.main import cli
 
 DUMMY_KEY = "sk-ant-api03-DUMMY-import-test-key-9876543210"
 SERVED = (

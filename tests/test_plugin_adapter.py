@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
+from conftest import LENIENT_EXAMPLE
 
 from harness.builder import StreamBuilder
 from harness.faults import CATALOGUE
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "lenient_adapter"
 INI = "[pytest]\naddopts = --strict-markers -p no:cacheprovider\nfilterwarnings = error\n"
 
 SHOUTING_ADAPTER = """
@@ -26,8 +25,8 @@ import pytest
 from harness import TextEvent
 
 @pytest.mark.cassette("hello")
-def test_text(replay):
-    assert replay.events[0] == TextEvent(EXPECTED)
+def test_text(harness_replay):
+    assert harness_replay.events[0] == TextEvent(EXPECTED)
 """
 
 
@@ -176,7 +175,7 @@ def test_catalogue_needs_a_cassette_that_completes(project: pytest.Pytester) -> 
 def test_lenient_example_fails_exactly_the_rows_it_does_not_handle(
     pytester: pytest.Pytester,
 ) -> None:
-    shutil.copytree(EXAMPLE, pytester.path, dirs_exist_ok=True)
+    shutil.copytree(LENIENT_EXAMPLE, pytester.path, dirs_exist_ok=True)
     result = pytester.runpytest()
     failed = sorted(
         line.split("[")[1].split("]")[0] for line in result.outlines if line.startswith("FAILED")

@@ -18,12 +18,12 @@ import pytest
 from harness import TextEvent
 
 @pytest.mark.cassette("greeting")
-def test_by_default(replay):
-    assert replay.events[0] == TextEvent(EXPECTED["default"])
+def test_by_default(harness_replay):
+    assert harness_replay.events[0] == TextEvent(EXPECTED["default"])
 
 @pytest.mark.cassette("greeting", dir="from_marker")
-def test_marker_dir(replay):
-    assert replay.events[0] == TextEvent(EXPECTED["marker"])
+def test_marker_dir(harness_replay):
+    assert harness_replay.events[0] == TextEvent(EXPECTED["marker"])
 """
 
 
@@ -83,7 +83,7 @@ def test_missing_cassette_names_the_path_it_looked_for(project: pytest.Pytester)
         import pytest
 
         @pytest.mark.cassette("absent")
-        def test_absent(replay):
+        def test_absent(harness_replay):
             pass
         """
     )

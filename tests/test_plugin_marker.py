@@ -1,4 +1,4 @@
-"""The `cassette` marker and the `replay` fixture, run inside pytest with `pytester`."""
+"""The `cassette` marker and the `harness_replay` fixture, run inside pytest with `pytester`."""
 
 from __future__ import annotations
 
@@ -40,34 +40,34 @@ def test_marked_cassettes_replay_to_their_events_and_errors(project: pytest.Pyte
         from harness import DoneEvent, StreamProtocolError, TextEvent
 
         @pytest.mark.cassette("hello")
-        def test_by_name(replay):
-            assert replay.events == [TextEvent("Hello"), TextEvent(" there"), DoneEvent()]
-            assert replay.error is None
+        def test_by_name(harness_replay):
+            assert harness_replay.events == [TextEvent("Hello"), TextEvent(" there"), DoneEvent()]
+            assert harness_replay.error is None
 
         @pytest.mark.cassette("no_stop.jsonl")
-        def test_protocol_error_is_the_outcome(replay):
-            assert replay.events == [TextEvent("Hello")]
-            assert isinstance(replay.error, StreamProtocolError)
-            assert replay.error.code == "missing_message_stop"
+        def test_protocol_error_is_the_outcome(harness_replay):
+            assert harness_replay.events == [TextEvent("Hello")]
+            assert isinstance(harness_replay.error, StreamProtocolError)
+            assert harness_replay.error.code == "missing_message_stop"
 
         @pytest.mark.cassette("overloaded")
-        def test_api_error_event_is_the_outcome(replay):
-            assert replay.events == [TextEvent("Hel")]
-            assert isinstance(replay.error, anthropic.APIStatusError)
-            assert replay.error.body["error"]["type"] == "overloaded_error"
+        def test_api_error_event_is_the_outcome(harness_replay):
+            assert harness_replay.events == [TextEvent("Hel")]
+            assert isinstance(harness_replay.error, anthropic.APIStatusError)
+            assert harness_replay.error.body["error"]["type"] == "overloaded_error"
 
         @pytest.mark.cassette("variants/hello.v2")
-        def test_dotted_name_in_a_subfolder_gets_jsonl_added(replay):
-            assert replay.events == [TextEvent("v2"), DoneEvent()]
+        def test_dotted_name_in_a_subfolder_gets_jsonl_added(harness_replay):
+            assert harness_replay.events == [TextEvent("v2"), DoneEvent()]
 
         @pytest.mark.cassette("hello")
         class TestOnAClass:
-            def test_method_inherits_the_marker(self, replay):
-                assert replay.error is None
+            def test_method_inherits_the_marker(self, harness_replay):
+                assert harness_replay.error is None
 
             @pytest.mark.cassette("no_stop")
-            def test_closest_marker_wins(self, replay):
-                assert replay.error.code == "missing_message_stop"
+            def test_closest_marker_wins(self, harness_replay):
+                assert harness_replay.error.code == "missing_message_stop"
         """
     )
     result = project.runpytest("-v")
@@ -84,8 +84,8 @@ def test_absolute_path_is_used_as_given(project: pytest.Pytester, tmp_path: Path
         from harness import TextEvent
 
         @pytest.mark.cassette({str(elsewhere)!r})
-        def test_absolute(replay):
-            assert replay.events[0] == TextEvent("far away")
+        def test_absolute(harness_replay):
+            assert harness_replay.events[0] == TextEvent("far away")
         """
     )
     project.runpytest().assert_outcomes(passed=1)
@@ -97,23 +97,23 @@ def test_misuse_fails_the_test_with_one_clear_line(project: pytest.Pytester) -> 
         test_inner="""
         import pytest
 
-        def test_no_marker(replay):
+        def test_no_marker(harness_replay):
             pass
 
         @pytest.mark.cassette("hello", folder="x")
-        def test_unknown_keyword(replay):
+        def test_unknown_keyword(harness_replay):
             pass
 
         @pytest.mark.cassette("hello", "other")
-        def test_two_names(replay):
+        def test_two_names(harness_replay):
             pass
 
         @pytest.mark.cassette("hello", record="sometimes")
-        def test_bad_record_mode(replay):
+        def test_bad_record_mode(harness_replay):
             pass
 
         @pytest.mark.cassette("garbage")
-        def test_unusable_cassette(replay):
+        def test_unusable_cassette(harness_replay):
             pass
         """
     )
@@ -121,10 +121,12 @@ def test_misuse_fails_the_test_with_one_clear_line(project: pytest.Pytester) -> 
     result.assert_outcomes(errors=5)
     result.stdout.fnmatch_lines_random(
         [
-            "*test_no_marker*the replay fixture needs @pytest.mark.cassette('name-or-path')",
+            "*test_no_marker*the harness_replay fixture needs "
+            "@pytest.mark.cassette('name-or-path')",
             "*test_unknown_keyword*unknown keyword(s) folder (known: dir, record, request)",
             "*test_two_names*@pytest.mark.cassette takes one cassette name or path",
-            "*test_bad_record_mode*record='sometimes' is not one of ('none', 'missing', 'all')",
+            "*test_bad_record_mode*record mode 'sometimes' is not one of "
+            "none, missing (alias once), all",
             "*/cassettes/garbage.jsonl:1: not valid JSON: *",
         ]
     )

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pytest
 from fake_api import FakeMessagesAPI
 
+from harness import Cassette
 from harness.builder import StreamBuilder
-from harness.cassette import Cassette
 
 INI = "[pytest]\naddopts = --strict-markers -p no:cacheprovider\nfilterwarnings = error\n"
 REQUEST = {
@@ -28,12 +28,12 @@ from harness import TextEvent
 REQUEST = {REQUEST!r}
 
 @pytest.mark.cassette("kept", request=REQUEST)
-def test_kept(replay):
-    assert replay.events[0] == TextEvent("old")
+def test_kept(harness_replay):
+    assert harness_replay.events[0] == TextEvent("old")
 
 @pytest.mark.cassette("new", request=REQUEST)
-def test_new(replay):
-    assert replay.events[0] == TextEvent("recorded")
+def test_new(harness_replay):
+    assert harness_replay.events[0] == TextEvent("recorded")
 """
 
 
@@ -116,11 +116,11 @@ def test_marker_record_beats_fixture_and_command_line_beats_marker(
         import pytest
 
         @pytest.mark.cassette("kept")
-        def test_fixture_mode(replay):
+        def test_fixture_mode(harness_replay):
             pass
 
         @pytest.mark.cassette("kept", record="none")
-        def test_marker_mode(replay):
+        def test_marker_mode(harness_replay):
             pass
         """
     )
@@ -137,7 +137,7 @@ def test_recording_without_a_request_says_how_to_give_one(
         import pytest
 
         @pytest.mark.cassette("new")
-        def test_new(replay):
+        def test_new(harness_replay):
             pass
         """
     )

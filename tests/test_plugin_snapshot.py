@@ -31,12 +31,12 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
         import pytest
 
         @pytest.mark.cassette("good")
-        def test_good(replay, snapshot_outcome):
-            assert replay == snapshot_outcome
+        def test_good(harness_replay, snapshot_outcome):
+            assert harness_replay == snapshot_outcome
 
         @pytest.mark.cassette("broken")
-        def test_broken(replay, snapshot_outcome):
-            assert replay == snapshot_outcome
+        def test_broken(harness_replay, snapshot_outcome):
+            assert harness_replay == snapshot_outcome
         """
     )
     return pytester

@@ -19,16 +19,27 @@ from random import Random
 from tempfile import TemporaryDirectory
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from harness.adapter import ato_model_events, to_model_events
+from harness import (
+    ERROR_TABLE,
+    DoneEvent,
+    ModelEvent,
+    StreamProtocolError,
+    TextEvent,
+    ToolCall,
+    ToolCallEvent,
+    ato_model_events,
+    replay_outcome,
+    to_model_events,
+    write_cassette,
+)
 from harness.builder import StreamBuilder
-from harness.cassette import write_cassette
-from harness.errors import ERROR_TABLE, StreamProtocolError
-from harness.events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent
 from harness.faults import CATALOGUE, fault_named
-from harness.replay import replay_outcome
+
+#: thousands of generated streams: left out of the inner loop (`-m 'not slow'`)
+pytestmark = pytest.mark.slow
 
 Events = list[dict[str, Any]]
 
@@ -280,7 +291,7 @@ def _overloaded(stream: Generated) -> Generated:
 @_settings(EXAMPLES["wire"])
 @given(broken_streams() | clean_streams().map(_overloaded), st.integers(0, 2**16))
 def test_the_sdk_wire_path_agrees_with_direct_replay(stream: Generated, seed: int) -> None:
-    from harness.wire import Chunking, outcome_via_sdk
+    from harness._wire import Chunking, outcome_via_sdk
 
     with TemporaryDirectory() as folder:
         path = Path(folder) / "stream.jsonl"

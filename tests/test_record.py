@@ -11,13 +11,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 from fake_api import ACCOUNT_HEADERS, FakeMessagesAPI
-from harness_cli.main import cli
 
+from harness import Cassette, outcome_via_sdk, replay_outcome
+from harness._redact import is_secret_name as is_secret_header
 from harness.builder import StreamBuilder
-from harness.cassette import Cassette
-from harness.record import is_secret_header
-from harness.replay import replay_outcome
-from harness.wire import outcome_via_sdk
+from harness_cli.main import cli
 
 DUMMY_KEY = "sk-ant-api03-DUMMY-offline-test-key-0123456789"
 SERVED = (

@@ -7,19 +7,17 @@ would be a bug; `False` is exact too, because `not` and `if` are built from it.
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from conftest import LIBRARY
+from hypothesis import given, settings, strategies as st
 from jsonschema import Draft202012Validator
 
-from harness.cassette import schema
-from harness.schema_check import compile_check
+from harness._cassette import schema
+from harness._schema_check import compile_check
 
-CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
 KINDS = ("header", "event", "directive")
 DEFINITIONS = schema()["$defs"]
 EVENT_TYPES = DEFINITIONS["event"]["properties"]["type"]["enum"]
@@ -75,7 +73,7 @@ def test_a_verdict_always_agrees_with_the_validator(line: Any) -> None:
 
 def cassette_lines() -> list[tuple[str, Any]]:
     found = []
-    for path in sorted(CASSETTES.rglob("*.jsonl")):
+    for path in sorted(LIBRARY.rglob("*.jsonl")):
         for raw in path.read_bytes().splitlines():
             if raw.strip():
                 found.append((path.name, orjson.loads(raw)))

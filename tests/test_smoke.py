@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from conftest import LIBRARY
 
-from harness import DoneEvent, TextEvent, ToolCall, ToolCallEvent
-from harness.replay import replay
-
-CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
+from harness import DoneEvent, TextEvent, ToolCall, ToolCallEvent, replay_events
 
 
 def test_interleaved_demo_cassette_yields_calls_in_stop_order() -> None:
-    events = list(replay(CASSETTES / "interleaved.jsonl"))
+    events = list(replay_events(LIBRARY / "interleaved.jsonl"))
     assert events == [
         TextEvent("I'll read both files"),
         TextEvent(" at once."),

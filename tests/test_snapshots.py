@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import LIBRARY
 from syrupy.assertion import SnapshotAssertion
 
-from harness.cassette import expand_paths
-from harness.replay import replay_outcome
+from harness import expand_paths, replay_outcome
 from harness.snapshot import OutcomeSnapshotExtension
 
-LIBRARY = Path(__file__).resolve().parent.parent / "cassettes"
 CASSETTES = [Path(path) for path in expand_paths([str(LIBRARY)])]
 
 

@@ -9,23 +9,23 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from harness_cli.main import cli
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from conftest import LIBRARY
+from hypothesis import given, settings, strategies as st
 
-from harness.builder import StreamBuilder
-from harness.replay import Outcome, replay_outcome
-from harness.wire import (
+from harness import (
     Chunking,
+    Outcome,
     RealtimePacer,
     aoutcome_via_sdk,
-    encode_event,
     outcome_via_sdk,
     replay_events,
+    replay_outcome,
 )
+from harness._sse import encode_event
+from harness.builder import StreamBuilder
+from harness_cli.main import cli
 
-CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
-SHIPPED = sorted(CASSETTES.rglob("*.jsonl"))
+SHIPPED = sorted(LIBRARY.rglob("*.jsonl"))
 
 
 def _built_streams() -> dict[str, StreamBuilder]:
@@ -60,7 +60,7 @@ def _lines(outcome: Outcome) -> list[dict[str, Any]]:
     return outcome.to_json_lines()
 
 
-@pytest.mark.parametrize("path", SHIPPED, ids=[str(p.relative_to(CASSETTES)) for p in SHIPPED])
+@pytest.mark.parametrize("path", SHIPPED, ids=[str(p.relative_to(LIBRARY)) for p in SHIPPED])
 def test_every_shipped_cassette_replays_the_same_through_the_sdk(path: Path) -> None:
     expected = _lines(replay_outcome(path))
     assert _lines(outcome_via_sdk(path)) == expected

@@ -7,14 +7,13 @@ the adapter does not handle fail, each with a short report saying what was expec
 
 import pytest
 
-from harness import DoneEvent, Outcome, TextEvent, ToolCall, ToolCallEvent
-from harness.fault_check import FaultCase
+from harness import DoneEvent, FaultCase, Outcome, TextEvent, ToolCall, ToolCallEvent
 
 
 @pytest.mark.cassette("weather")
-def test_the_good_stream_gives_text_then_the_tool_call(replay: Outcome) -> None:
-    assert replay.error is None
-    assert replay.events == [
+def test_the_good_stream_gives_text_then_the_tool_call(harness_replay: Outcome) -> None:
+    assert harness_replay.error is None
+    assert harness_replay.events == [
         TextEvent("Let me check "),
         TextEvent("the weather."),
         ToolCallEvent(

@@ -14,11 +14,11 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from harness.adapter import ato_model_events
+from harness._adapter import ato_model_events
+from harness._events import ModelEvent
 from harness.agent.messages import Message, messages_to_api
 from harness.agent.signal import AbortSignal
 from harness.agent.tools import ToolDefinition
-from harness.events import ModelEvent
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic

@@ -32,11 +32,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
 
+from harness._events import DoneEvent, TextEvent, ToolCall, ToolCallEvent
+from harness._exceptions import AgentFailed, EmptyTurnError, ToolError
 from harness.agent.client import ModelClient, ModelRequest
 from harness.agent.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from harness.agent.signal import AbortSignal
-from harness.agent.tools import Tool, ToolError
-from harness.events import DoneEvent, TextEvent, ToolCall, ToolCallEvent
+from harness.agent.tools import Tool
 
 __all__ = [
     "DENIED",
@@ -77,20 +78,6 @@ class AgentResult:
     stop_reason: StopReason
     turns: int
     checkpoint: Checkpoint | None = None
-
-
-class EmptyTurnError(Exception):
-    """The model's turn cannot be committed: no text and no call, or no `done` at the end."""
-
-
-class AgentFailed(Exception):
-    """The run failed in a model turn; `messages` keeps what was committed before it."""
-
-    def __init__(self, error: Exception, messages: list[Message], turn: int) -> None:
-        super().__init__(f"turn {turn}: {error}")
-        self.error = error
-        self.messages = messages
-        self.turn = turn
 
 
 @dataclass(slots=True)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from harness.events import ToolCall
+from harness._events import ToolCall
 
 __all__ = [
     "ContentBlock",

@@ -13,8 +13,8 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TypeAlias
 
+from harness._events import ModelEvent
 from harness.agent.client import ModelRequest
-from harness.events import ModelEvent
 
 __all__ = ["ScriptedModelClient", "Step"]
 

@@ -17,20 +17,21 @@ import asyncio
 import json
 import os
 import re
-import tempfile
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.adapter import ato_model_events
+from harness._adapter import ato_model_events
+from harness._cassette import Cassette
+from harness._events import ModelEvent
+from harness._exceptions import ReplayError, SessionError
+from harness._files import atomic_write
 from harness.agent.client import ModelRequest
 from harness.agent.loop import AgentResult, run_agent
 from harness.agent.signal import AbortController
 from harness.agent.tools import TOOL_FACTORIES
 from harness.builder import StreamBuilder
-from harness.cassette import Cassette
-from harness.events import ModelEvent
 
 __all__ = [
     "ReplayError",
@@ -51,14 +52,6 @@ SESSION_KEYS: dict[str, tuple[type, str]] = {
     "tools": (list, "a list of tool names"),
     "max_turns": (int, "an integer"),
 }
-
-
-class SessionError(ValueError):
-    """A session folder cannot be used: `PATH: reason`."""
-
-
-class ReplayError(Exception):
-    """The loop and the recorded session disagree (too many turns asked, turns unplayed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,14 +104,8 @@ def write_session(
         "tools": list(tools),
         "max_turns": len(turns) if max_turns is None else max_turns,
     }
-    fd, temporary = tempfile.mkstemp(prefix=".session.", suffix=".tmp", dir=root)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
-        os.replace(temporary, root / SESSION_FILE)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with atomic_write(root / SESSION_FILE) as handle:
+        handle.write((json.dumps(config, indent=2, ensure_ascii=False) + "\n").encode())
     for number, (description, builder) in enumerate(turns, start=1):
         builder.write(root / f"turn-{number:02d}.jsonl", description)
     return root
@@ -192,7 +179,7 @@ class ReplayModelClient:
 
     async def _sdk_stream(self, path: Path) -> AsyncIterator[Any]:
         """The turn's SDK event objects, one per loop iteration, acting on directives."""
-        from harness.replay import sdk_events
+        from harness._replay import sdk_events
 
         hang = False
 

@@ -13,16 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from harness._exceptions import ToolError
 from harness.agent.signal import AbortSignal
 
 __all__ = ["TOOL_FACTORIES", "ReadTool", "Tool", "ToolDefinition", "ToolError", "string_field"]
 
 #: A file larger than this is refused rather than sent to the model whole.
 MAX_READ_BYTES = 256 * 1024
-
-
-class ToolError(Exception):
-    """A tool could not do what the call asked; the message goes back to the model."""
 
 
 @dataclass(frozen=True, slots=True)

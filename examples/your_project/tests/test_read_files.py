@@ -10,12 +10,12 @@ def read_paths(outcome: Outcome) -> list[str]:
 
 
 @pytest.mark.cassette("interleaved")
-def test_both_files_are_read(replay: Outcome) -> None:
-    assert replay.error is None
-    assert read_paths(replay) == ["notes/a.md", "notes/b.md"]
+def test_both_files_are_read(harness_replay: Outcome) -> None:
+    assert harness_replay.error is None
+    assert read_paths(harness_replay) == ["notes/a.md", "notes/b.md"]
 
 
 @pytest.mark.cassette("broken/interleaved.truncate_tool_json")
-def test_both_files_are_read_from_a_stream_with_cut_tool_json(replay: Outcome) -> None:
-    assert replay.error is None
-    assert read_paths(replay) == ["notes/a.md", "notes/b.md"]
+def test_both_files_are_read_from_a_stream_with_cut_tool_json(harness_replay: Outcome) -> None:
+    assert harness_replay.error is None
+    assert read_paths(harness_replay) == ["notes/a.md", "notes/b.md"]

@@ -6,7 +6,9 @@ import sys
 
 import click
 
-from harness.vcr_import import VcrImportError, import_vcr, vcr_files
+from harness._exceptions import CassetteImportError
+from harness._import_vcr import import_vcr, vcr_files
+from harness_cli.exit import Exit
 
 EXAMPLES = """\b
 Examples:
@@ -28,14 +30,14 @@ def import_command(paths: tuple[str, ...], out_dir: str, force: bool) -> None:
     files = vcr_files(paths)
     if not files:
         click.echo(f"{', '.join(paths)}: no vcrpy cassettes found", err=True)
-        sys.exit(2)
+        sys.exit(Exit.UNUSABLE)
     written = 0
     for path in files:
         try:
             report = import_vcr(path, out_dir, force=force)
-        except VcrImportError as error:
+        except CassetteImportError as error:
             click.echo(str(error), err=True)
-            sys.exit(2)
+            sys.exit(Exit.UNUSABLE)
         for target, count in report.written:
             click.echo(f"wrote {target}: {count} events")
         for reason in report.skipped:
@@ -43,4 +45,4 @@ def import_command(paths: tuple[str, ...], out_dir: str, force: bool) -> None:
         written += len(report.written)
     if not written:
         click.echo("no streamed /v1/messages interaction found", err=True)
-        sys.exit(1)
+        sys.exit(Exit.FAILED)

@@ -9,9 +9,10 @@ from typing import NoReturn
 
 import click
 
-from harness.cassette import Cassette, make_header, write_cassette
-from harness.errors import CassetteError
+from harness._cassette import Cassette, make_header, write_cassette
+from harness._exceptions import CassetteError
 from harness.faults import CATALOGUE, derive_variants
+from harness_cli.exit import Exit
 
 EXAMPLES = """\b
 Examples:
@@ -36,7 +37,7 @@ def _list_catalogue() -> None:
 
 def _fail(message: str) -> NoReturn:
     click.echo(message, err=True)
-    sys.exit(2)
+    sys.exit(Exit.UNUSABLE)
 
 
 @click.command(epilog=EXAMPLES)
@@ -52,8 +53,8 @@ def faults(good: str | None, out_dir: str | None, list_only: bool) -> None:
         return
     if good is None or out_dir is None:
         _fail("harness faults: give GOOD.jsonl and --out DIR, or --list")
-    from harness.coverage import DONE, outcome_code
-    from harness.replay import replay_outcome
+    from harness._coverage import DONE, outcome_code
+    from harness._replay import replay_outcome
 
     try:
         cassette = Cassette(good)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness.events import ModelEvent
+    from harness._events import ModelEvent
     from harness.faults import Fault
 
 __all__ = ["Adapter", "FaultCase", "run_fault"]
@@ -42,7 +42,7 @@ class FaultCase:
     @property
     def code(self) -> str | None:
         """What the adapter's outcome came to, in the catalogue's terms (None: no such code)."""
-        from harness.replay import failure_code
+        from harness._replay import failure_code
 
         return None if self.error is None else failure_code(self.error)
 
@@ -52,7 +52,7 @@ class FaultCase:
 
     def report(self) -> str:
         """A few readable lines: the fault, what was expected, what came out, how to replay."""
-        from harness.events import event_to_json
+        from harness._events import event_to_json
 
         if self.error is None:
             got = "the stream completed, as if nothing were wrong"
@@ -85,8 +85,8 @@ def run_fault(
 
     None when the fault does not apply to this cassette (no tool block: no tool faults).
     """
-    from harness.cassette import Cassette, make_header, write_cassette
-    from harness.replay import sdk_events
+    from harness._cassette import Cassette, make_header, write_cassette
+    from harness._replay import sdk_events
 
     broken = fault.derive(list(Cassette(good).events()))
     if broken is None:

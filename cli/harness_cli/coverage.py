@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from harness.cassette import expand_paths
+from harness._cassette import expand_paths
+from harness_cli.exit import Exit
 
 EXAMPLES = """\b
 Examples:
@@ -22,15 +23,15 @@ reached by none; 2 a cassette is unusable (PATH:LINE: reason on stderr)."""
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 def coverage(paths: tuple[str, ...]) -> None:
     """Table of the error codes against the cassettes that reach them."""
-    from harness.coverage import measure_coverage
+    from harness._coverage import measure_coverage
 
     files = expand_paths(paths)
     if not files:
         click.echo(f"{', '.join(paths)}: no *.jsonl cassettes found", err=True)
-        sys.exit(2)
+        sys.exit(Exit.UNUSABLE)
     report = measure_coverage(files)
     for line in report.render():
         click.echo(line)
     for error in report.unusable:
         click.echo(str(error), err=True)
-    sys.exit(2 if report.unusable else 1 if report.missing else 0)
+    sys.exit(Exit.UNUSABLE if report.unusable else Exit.FAILED if report.missing else Exit.OK)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from harness.errors import ERROR_TABLE, CassetteError
-from harness.replay import Outcome, failure_code, replay_outcome
+from harness._exceptions import ERROR_TABLE, CassetteError
+from harness._replay import Outcome, failure_code, replay_outcome
 
 __all__ = ["DONE", "CoverageReport", "measure_coverage", "outcome_code"]
 

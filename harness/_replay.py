@@ -4,22 +4,21 @@ The raw lines become SDK objects exactly as `anthropic.Stream` builds them for a
 stream: `ping` is skipped, an `error` event raises the SDK's `APIStatusError` (built by
 the SDK's own `make_status_error`, on a 200 response, as mid-stream), and every other
 event becomes what the SDK's `construct_type` with `RawMessageStreamEvent` makes of it
-(built faster, and equal: see `harness.construct`). The SDK is
+(built faster, and equal: see `harness._construct`). The SDK is
 imported on first use, never by `import harness`.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from harness.adapter import ato_model_events, to_model_events
-from harness.cassette import Cassette
-from harness.errors import StreamProtocolError
-from harness.events import ModelEvent, event_to_json
+from harness._adapter import ato_model_events, to_model_events
+from harness._cassette import Cassette, CassetteSource, DirectiveHandler, pass_over, read_cassette
+from harness._events import ModelEvent, event_to_json
+from harness._exceptions import StreamProtocolError
 
 if TYPE_CHECKING:
     from anthropic import APIStatusError
@@ -39,12 +38,6 @@ __all__ = [
 
 API_URL = "https://api.anthropic.com/v1/messages"
 
-DirectiveHandler = Callable[[dict[str, Any]], None]
-
-
-def _ignore_directive(directive: dict[str, Any]) -> None:
-    """Plain replay has no abort signal nor consumer to hang on: directives pass."""
-
 
 @cache
 def _sdk_builders() -> tuple[Callable[[dict[str, Any]], Any], Callable[[dict[str, Any]], Any]]:
@@ -56,7 +49,7 @@ def _sdk_builders() -> tuple[Callable[[dict[str, Any]], Any], Callable[[dict[str
     import httpx2
     from anthropic import Anthropic
 
-    from harness.construct import event_builder
+    from harness._construct import event_builder
 
     @cache
     def client() -> Anthropic:
@@ -77,9 +70,7 @@ def _sdk_builders() -> tuple[Callable[[dict[str, Any]], Any], Callable[[dict[str
     return build, api_error
 
 
-def sdk_events(
-    cassette: Cassette, on_directive: DirectiveHandler = _ignore_directive
-) -> Iterator[Any]:
+def sdk_events(cassette: Cassette, on_directive: DirectiveHandler = pass_over) -> Iterator[Any]:
     """The cassette's events as the SDK's stream yields them; raises `APIStatusError` at `error`."""
     build, api_error = _sdk_builders()
     for line in cassette.lines():
@@ -96,10 +87,10 @@ def sdk_events(
 
 
 def replay(
-    path: str | os.PathLike[str] | Cassette, on_directive: DirectiveHandler = _ignore_directive
+    source: CassetteSource, on_directive: DirectiveHandler = pass_over
 ) -> Iterator[ModelEvent]:
     """Internal events of a cassette, lazily; raises as the live stream would."""
-    cassette = path if isinstance(path, Cassette) else Cassette(path)
+    cassette = read_cassette(source)
     return to_model_events(sdk_events(cassette, on_directive))
 
 
@@ -108,9 +99,9 @@ async def _async_sdk_events(cassette: Cassette) -> AsyncIterator[Any]:
         yield event
 
 
-def areplay(path: str | os.PathLike[str] | Cassette) -> AsyncIterator[ModelEvent]:
+def areplay(source: CassetteSource) -> AsyncIterator[ModelEvent]:
     """The async driver's view of the same cassette (`ato_model_events`)."""
-    cassette = path if isinstance(path, Cassette) else Cassette(path)
+    cassette = read_cassette(source)
     return ato_model_events(_async_sdk_events(cassette))
 
 
@@ -168,9 +159,9 @@ async def acollect(events: AsyncIterable[ModelEvent]) -> Outcome:
     return outcome
 
 
-def replay_outcome(path: str | os.PathLike[str] | Cassette) -> Outcome:
+def replay_outcome(source: CassetteSource) -> Outcome:
     """Replay to the end and collect the outcome; a `CassetteError` still raises."""
-    return collect(replay(path))
+    return collect(replay(source))
 
 
 def failure_code(error: BaseException) -> str | None:

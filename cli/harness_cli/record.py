@@ -1,4 +1,4 @@
-"""`harness record`: parse options, call `harness.record`, report in one line."""
+"""`harness record`: parse options, call `harness._record`, report in one line."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ import sys
 
 import click
 
-from harness.record import RecordError, api_key_from_environment, build_request, record
+from harness._exceptions import InputError, RecordError
+from harness._record import api_key_from_environment, build_request, record
+from harness_cli.exit import Exit
 
 EXAMPLES = """\b
 Examples:
@@ -98,9 +100,9 @@ def record_command(
             description=description,
             show=show,
         )
-    except RecordError as error:
+    except (InputError, RecordError) as error:
         click.echo(f"{chr(10) if shown else ''}harness record: {error}", err=True)
-        sys.exit(error.exit_code)
+        sys.exit(Exit.UNUSABLE if isinstance(error, InputError) else Exit.FAILED)
     if shown:
         click.echo("", err=True)
     written = f" and {vcr_path}" if vcr_path else ""

@@ -9,11 +9,9 @@ from typing import IO, Any
 
 import click
 
-from harness.cassette import Cassette, expand_paths
-from harness.errors import CassetteError
-
-EXIT_OK, EXIT_STREAM_FAILED, EXIT_UNUSABLE = 0, 1, 2
-
+from harness._cassette import Cassette, expand_paths
+from harness._exceptions import CassetteError
+from harness_cli.exit import Exit
 
 #: made once: `json.dumps(data, ensure_ascii=False)` builds a new encoder at every call
 _ENCODER = json.JSONEncoder(ensure_ascii=False)
@@ -42,10 +40,10 @@ def _outcome_lines(cassette: Cassette, wire: dict[str, Any]) -> Iterator[dict[st
     """JSON lines of a replay, streamed: events as they come, then the failure if any."""
     from anthropic import APIStatusError
 
-    from harness.errors import StreamProtocolError
-    from harness.events import event_to_json
-    from harness.replay import failure_to_json
-    from harness.wire import replay_events
+    from harness._events import event_to_json
+    from harness._exceptions import StreamProtocolError
+    from harness._replay import failure_to_json
+    from harness._wire import replay_events
 
     try:
         for event in replay_events(cassette, **wire):
@@ -116,13 +114,13 @@ def replay(
     if via != "sdk" and (chunk_size is not None or chunk_seed is not None):
         option = "--chunk-size" if chunk_size is not None else "--chunk-seed"
         raise click.UsageError(f"{option} needs --via sdk (only the SDK path reads bytes)")
-    from harness.wire import Chunking
+    from harness._wire import Chunking
 
     wire = {"via": via, "chunking": Chunking(chunk_size, chunk_seed), "realtime": realtime}
     files = expand_paths(paths)
     several = len(files) > 1
     out: IO[str] = sys.stdout
-    status = EXIT_OK
+    status = Exit.OK
     for path in files:
         if several and output_format == "text":
             out.write(f"== {path}\n")
@@ -130,7 +128,7 @@ def replay(
             cassette = Cassette(path)
             for line in _outcome_lines(cassette, wire):
                 if line["type"] in ("protocol_error", "api_error"):
-                    status = max(status, EXIT_STREAM_FAILED)
+                    status = max(status, Exit.FAILED)
                 if output_format == "json":
                     if several:
                         line = {**line, "cassette": path}
@@ -140,10 +138,10 @@ def replay(
         except CassetteError as error:
             out.flush()
             _report_unusable(error)
-            status = EXIT_UNUSABLE
+            status = Exit.UNUSABLE
     if not files:
         click.echo(f"{', '.join(paths)}: no *.jsonl cassettes found", err=True)
-        status = EXIT_UNUSABLE
+        status = Exit.UNUSABLE
     sys.exit(status)
 
 
@@ -160,16 +158,16 @@ Exit status: 0 every cassette matches the schema; 2 otherwise (PATH:LINE: reason
 def validate(paths: tuple[str, ...]) -> None:
     """Check cassettes against the cassette schema (no replay, no SDK import)."""
     files = expand_paths(paths)
-    status = EXIT_OK
+    status = Exit.OK
     for path in files:
         try:
             count = Cassette(path).validate()
         except CassetteError as error:
             _report_unusable(error)
-            status = EXIT_UNUSABLE
+            status = Exit.UNUSABLE
         else:
             click.echo(f"{path}: ok, {count} events")
     if not files:
         click.echo(f"{', '.join(paths)}: no *.jsonl cassettes found", err=True)
-        status = EXIT_UNUSABLE
+        status = Exit.UNUSABLE
     sys.exit(status)

@@ -4,7 +4,7 @@ Many projects already keep HTTP cassettes of their Anthropic SDK calls. Each int
 that is a `POST .../v1/messages` answered 200 with a `text/event-stream` body becomes a
 cassette (`source: imported`) holding that body's events, in order; every other
 interaction is listed with the reason it was skipped. Only the events, the request
-body (credential-like fields removed, `harness.record.redact_request`), the SDK version
+body (credential-like fields removed, `harness._redact`), the SDK version
 from `x-stainless-package-version` and the response `date` are kept: no header is copied.
 """
 
@@ -20,16 +20,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from harness.cassette import make_header, write_cassette
-from harness.record import redact_request
+from harness._cassette import make_header, write_cassette
+from harness._exceptions import CassetteImportError
+from harness._redact import redact_request
+from harness._sse import events_from_body
 
-__all__ = ["ImportReport", "VcrImportError", "import_vcr", "vcr_files"]
+__all__ = ["ImportReport", "import_vcr", "vcr_files"]
 
 VCR_SUFFIXES = (".yaml", ".yml", ".json")
-
-
-class VcrImportError(ValueError):
-    """A vcr cassette cannot be read, or an output file exists: `PATH: reason`."""
 
 
 @dataclass(slots=True)
@@ -88,13 +86,13 @@ def _read(path: str) -> Iterator[_Interaction]:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        raise VcrImportError(f"{path}: cannot read: {error}") from None
+        raise CassetteImportError(f"{path}: cannot read: {error}") from None
     serializer = jsonserializer if text.lstrip().startswith("{") else yamlserializer
     try:
         requests, responses, *_ = deserialize(text, serializer)
     except Exception as error:
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise VcrImportError(f"{path}: not a vcrpy cassette: {reason}") from None
+        raise CassetteImportError(f"{path}: not a vcrpy cassette: {reason}") from None
     for number, (request, response) in enumerate(zip(requests, responses, strict=True), 1):
         headers = _first_values(response.get("headers"))
         body = (response.get("body") or {}).get("string") or b""
@@ -108,22 +106,6 @@ def _read(path: str) -> Iterator[_Interaction]:
             response_headers=headers,
             response_body=_decompressed(body, headers.get("content-encoding", "")),
         )
-
-
-def _events(body: bytes) -> list[dict[str, Any]]:
-    """The SSE body's events, decoded by the SDK's own SSE reader."""
-    import httpx2
-    from anthropic import Stream
-
-    events: list[dict[str, Any]] = []
-    for sse in Stream.raw_events(httpx2.Response(200, content=body)):
-        if not sse.data:
-            continue
-        event = json.loads(sse.data)
-        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-            raise ValueError(f"event {len(events) + 1} is not a JSON object with a type")
-        events.append(event)
-    return events
 
 
 def _header(path: str, interaction: _Interaction, events: list[dict[str, Any]]) -> dict[str, Any]:
@@ -176,7 +158,7 @@ def import_vcr(path: str, out_dir: str, *, force: bool = False) -> ImportReport:
         events: list[dict[str, Any]] = []
         if reason is None:
             try:
-                events = _events(interaction.response_body)
+                events = events_from_body(interaction.response_body)
             except ValueError as error:
                 reason = f"unreadable stream: {error}"
         if reason is None and not events:
@@ -190,6 +172,8 @@ def import_vcr(path: str, out_dir: str, *, force: bool = False) -> ImportReport:
                 target, events, header=_header(path, interaction, events), overwrite=force
             )
         except FileExistsError:
-            raise VcrImportError(f"{target}: already exists (use --force to replace it)") from None
+            raise CassetteImportError(
+                f"{target}: already exists (use --force to replace it)"
+            ) from None
         report.written.append((target, len(events)))
     return report

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from harness.adapter import StreamAdapter
-from harness.synthetic import synthetic_events
+from bench.synthetic import synthetic_events
+from harness._adapter import StreamAdapter
 
 __all__ = [
     "FLOOR_SCRIPT",
@@ -97,7 +97,7 @@ def harness_argv() -> list[str]:
 
 def _batches(shape: str, size: int) -> Iterator[list[Any]]:
     """The SDK's event objects for a synthetic stream, `BATCH` at a time."""
-    from harness.construct import event_builder
+    from harness._construct import event_builder
 
     build = event_builder()
     batch: list[Any] = []
@@ -171,7 +171,7 @@ def measure_alone(what: str, shape: str, size: int) -> tuple[int, float]:
     anew, until freeing one of that size has raised its threshold."""
     code = (
         "import json\n"
-        f"from harness.measure import time_{what} as measure\n"
+        f"from bench.measure import time_{what} as measure\n"
         "measure('mixed', 100)\n"
         f"print(json.dumps(measure({shape!r}, {size})))"
     )

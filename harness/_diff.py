@@ -14,8 +14,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from harness.coverage import outcome_code
-from harness.replay import Outcome, replay_outcome
+from harness._coverage import outcome_code
+from harness._replay import Outcome, replay_outcome
 
 __all__ = ["OutcomeDiff", "diff_outcomes", "outcome_lines"]
 

@@ -21,8 +21,9 @@ State:
 Events are dispatched on their `type` strings, never on `isinstance`: the SDK builds an
 event of a type it does not know leniently, as an object of some other class.
 
-Any violation raises `StreamProtocolError`; the machine then stays failed and raises
-the same error again on every later call, as h11 does.
+Any violation raises `StreamProtocolError`; the machine then stays failed, as h11's
+does: every later call raises a new `StreamProtocolError` of the same code, chained
+from the first (`__cause__`).
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.errors import StreamProtocolError
-from harness.events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent
+from harness._events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent
+from harness._exceptions import StreamProtocolError
 
 __all__ = ["StreamAdapter", "ato_model_events", "to_model_events", "tool_input"]
 
@@ -103,7 +104,10 @@ class StreamAdapter:
 
     def _check_usable(self) -> None:
         if self._error is not None:
-            raise self._error
+            # A new error each time, chained from the first: re-raising the same object
+            # would grow its traceback at every call.
+            first = self._error
+            raise StreamProtocolError(first.code, **first.fields) from first
         if self._finished:
             raise RuntimeError("StreamAdapter.finish() was already called")
 

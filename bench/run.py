@@ -1,11 +1,11 @@
-"""The performance benchmark: `python -m harness.bench` or `harness bench`.
+"""The performance benchmark: `python -m bench`, `make bench` or `harness bench`, from a checkout.
 
 Measures in one run, side by side, on synthetic streams of 10^3 to 10^6 events
-(`harness.synthetic`):
+(`bench.synthetic`):
 (a) the adapter (`StreamAdapter.feed`) over prebuilt SDK event objects against the
     SDK's own accumulator (`anthropic.lib.streaming._messages.accumulate_event`, what
     `client.messages.stream()` runs at every event) on the same stream's objects, each
-    in a fresh process (`harness.measure.measure_alone` says why);
+    in a fresh process (`bench.measure.measure_alone` says why);
 (b) `harness replay --format json` end to end, in a subprocess writing to /dev/null,
     against the floor: a bare subprocess that reads the file, parses each line with
     orjson and builds the SDK's event objects with the SDK's own `construct_type`;
@@ -30,8 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Final
 
-from harness.cassette import make_header, write_cassette
-from harness.measure import (
+from bench.measure import (
     FLOOR_SCRIPT,
     Child,
     harness_argv,
@@ -39,7 +38,8 @@ from harness.measure import (
     run_child,
     sdk_estimate,
 )
-from harness.synthetic import SHAPES, synthetic_events
+from bench.synthetic import SHAPES, synthetic_events
+from harness._cassette import make_header, write_cassette
 
 __all__ = ["Options", "main", "run"]
 
@@ -302,9 +302,9 @@ def _sizes_argument(text: str) -> tuple[int, ...]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m harness.bench [--quick] [--sizes 1e3,1e4,...]`."""
+    """`python -m bench [--quick] [--sizes 1e3,1e4,...]`."""
     parser = argparse.ArgumentParser(
-        prog="python -m harness.bench",
+        prog="python -m bench",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

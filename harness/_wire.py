@@ -14,7 +14,6 @@ recording keeps) when a `RealtimePacer` is given: it sleeps until that offset.
 from __future__ import annotations
 
 import contextlib
-import os
 import random
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterable, Iterator
@@ -22,24 +21,32 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import httpx2
-import orjson
 
-from harness.adapter import ato_model_events, to_model_events
-from harness.cassette import Cassette
-from harness.events import ModelEvent
-from harness.replay import Outcome, acollect, collect, replay
+from harness._adapter import ato_model_events, to_model_events
+from harness._cassette import (
+    AT_DIRECTIVE,
+    Cassette,
+    CassetteSource,
+    DirectiveHandler,
+    pass_over,
+    read_cassette,
+)
+from harness._events import ModelEvent
+from harness._exceptions import InputError
+from harness._modes import Via
+from harness._replay import Outcome, acollect, areplay, collect, replay
+from harness._sse import encode_event
 
 if TYPE_CHECKING:
     from anthropic import Anthropic, AsyncAnthropic
 
 __all__ = [
-    "AT_DIRECTIVE",
     "Chunking",
     "RealtimePacer",
     "aoutcome_via_sdk",
+    "areplay_events",
     "areplay_via_sdk",
     "async_sdk_stream",
-    "encode_event",
     "outcome_via_sdk",
     "replay_events",
     "replay_via_sdk",
@@ -47,17 +54,9 @@ __all__ = [
     "sse_bytes",
 ]
 
-#: The directive a recording writes before each event: `{"harness": "at", "ms": N}`.
-AT_DIRECTIVE: Final = "at"
 #: Largest chunk drawn when only `--chunk-seed` is given.
 DEFAULT_SEEDED_MAX: Final = 16
 BASE_URL: Final = "https://api.anthropic.com"
-
-DirectiveHandler = Callable[[dict[str, Any]], None]
-
-
-def _pass_over(directive: dict[str, Any]) -> None:
-    """Without `--realtime` a directive changes nothing on the wire."""
 
 
 class RealtimePacer:
@@ -116,13 +115,7 @@ class Chunking:
             yield bytes(buffer)
 
 
-def encode_event(event: dict[str, Any]) -> bytes:
-    """One event as the API's SSE framing carries it, closing blank line included."""
-    kind = str(event["type"]).encode()
-    return b"event: " + kind + b"\ndata: " + orjson.dumps(event) + b"\n\n"
-
-
-def sse_bytes(cassette: Cassette, on_directive: DirectiveHandler = _pass_over) -> Iterator[bytes]:
+def sse_bytes(cassette: Cassette, on_directive: DirectiveHandler = pass_over) -> Iterator[bytes]:
     """The cassette's events as SSE bytes, one piece an event; directives go to `on_directive`."""
     for line in cassette.lines():
         if line.kind == "directive":
@@ -152,7 +145,7 @@ class CassetteTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         self,
         cassette: Cassette,
         chunking: Chunking = Chunking(),
-        on_directive: DirectiveHandler = _pass_over,
+        on_directive: DirectiveHandler = pass_over,
     ) -> None:
         self.cassette = cassette
         self.chunking = chunking
@@ -212,17 +205,13 @@ def _async_client(transport: CassetteTransport) -> AsyncAnthropic:
     )
 
 
-def _open(path: str | os.PathLike[str] | Cassette) -> Cassette:
-    return path if isinstance(path, Cassette) else Cassette(path)
-
-
 def sdk_stream(
-    path: str | os.PathLike[str] | Cassette,
+    source: CassetteSource,
     chunking: Chunking = Chunking(),
-    on_directive: DirectiveHandler = _pass_over,
+    on_directive: DirectiveHandler = pass_over,
 ) -> Generator[Any, None, None]:
     """The SDK's own stream of `RawMessageStreamEvent`s for the cassette, sync client."""
-    cassette = _open(path)
+    cassette = read_cassette(source)
     client = _client(CassetteTransport(cassette, chunking, on_directive))
     try:
         yield from client.messages.create(**_request())
@@ -231,10 +220,10 @@ def sdk_stream(
 
 
 async def async_sdk_stream(
-    path: str | os.PathLike[str] | Cassette, chunking: Chunking = Chunking()
+    source: CassetteSource, chunking: Chunking = Chunking()
 ) -> AsyncGenerator[Any, None]:
     """The same stream read by `AsyncAnthropic`."""
-    cassette = _open(path)
+    cassette = read_cassette(source)
     client = _async_client(CassetteTransport(cassette, chunking))
     try:
         stream = await client.messages.create(**_request())
@@ -245,56 +234,60 @@ async def async_sdk_stream(
 
 
 def replay_via_sdk(
-    path: str | os.PathLike[str] | Cassette,
+    source: CassetteSource,
     chunking: Chunking = Chunking(),
-    on_directive: DirectiveHandler = _pass_over,
+    on_directive: DirectiveHandler = pass_over,
 ) -> Iterator[ModelEvent]:
     """Internal events of the cassette, read through the SDK's wire path."""
-    return to_model_events(sdk_stream(path, chunking, on_directive))
+    return to_model_events(sdk_stream(source, chunking, on_directive))
 
 
 def areplay_via_sdk(
-    path: str | os.PathLike[str] | Cassette, chunking: Chunking = Chunking()
+    source: CassetteSource, chunking: Chunking = Chunking()
 ) -> AsyncIterator[ModelEvent]:
     """The async driver over `AsyncAnthropic`'s stream."""
-    return ato_model_events(async_sdk_stream(path, chunking))
+    return ato_model_events(async_sdk_stream(source, chunking))
 
 
-def outcome_via_sdk(
-    path: str | os.PathLike[str] | Cassette, chunking: Chunking = Chunking()
-) -> Outcome:
+def outcome_via_sdk(source: CassetteSource, chunking: Chunking = Chunking()) -> Outcome:
     """Replay through the sync SDK client to the end; a `CassetteError` still raises."""
-    stream = sdk_stream(path, chunking)
+    stream = sdk_stream(source, chunking)
     with contextlib.closing(stream):
         return collect(to_model_events(stream))
 
 
-async def aoutcome_via_sdk(
-    path: str | os.PathLike[str] | Cassette, chunking: Chunking = Chunking()
-) -> Outcome:
+async def aoutcome_via_sdk(source: CassetteSource, chunking: Chunking = Chunking()) -> Outcome:
     """Replay through the async SDK client to the end."""
-    stream = async_sdk_stream(path, chunking)
+    stream = async_sdk_stream(source, chunking)
     async with contextlib.aclosing(stream):
         return await acollect(ato_model_events(stream))
 
 
 def replay_events(
-    path: str | os.PathLike[str] | Cassette,
+    source: CassetteSource,
     *,
-    via: str = "direct",
+    via: str | Via = Via.DIRECT,
     chunking: Chunking = Chunking(),
     realtime: bool = False,
 ) -> Iterator[ModelEvent]:
-    """The one entry point `harness replay` needs: `via` is `direct` or `sdk`.
+    """A cassette's internal events, lazily: the one replay entry point.
 
-    `direct` builds the SDK's event objects from the lines (`harness.replay`); `sdk` sends
-    the bytes through a real client. `realtime` sleeps until each `at` directive's offset.
+    `via="direct"` builds the SDK's event objects from the lines; `via="sdk"` sends the
+    bytes through a real client, cut as `chunking` says. `realtime` sleeps until each
+    `at` directive's offset. Raises as the live stream would.
     """
-    on_directive: DirectiveHandler = RealtimePacer() if realtime else _pass_over
-    if via == "sdk":
-        return replay_via_sdk(path, chunking, on_directive)
-    if via != "direct":
-        raise ValueError(f"via must be direct or sdk, not {via!r}")
+    on_directive: DirectiveHandler = RealtimePacer() if realtime else pass_over
+    if Via.parse(via) is Via.SDK:
+        return replay_via_sdk(source, chunking, on_directive)
     if chunking != Chunking():
-        raise ValueError("chunking applies to the sdk path only")
-    return replay(path, on_directive)
+        raise InputError("chunking applies to via='sdk' only")
+    return replay(source, on_directive)
+
+
+def areplay_events(
+    source: CassetteSource, *, via: str | Via = Via.DIRECT
+) -> AsyncIterator[ModelEvent]:
+    """The async driver's view of the same cassette (`ato_model_events`)."""
+    if Via.parse(via) is Via.SDK:
+        return areplay_via_sdk(source)
+    return areplay(source)

@@ -9,9 +9,8 @@ from typing import Any, NoReturn
 
 import click
 
-from harness.errors import CassetteError
-
-EXIT_COMPLETE, EXIT_STOPPED, EXIT_UNUSABLE, EXIT_INTERRUPTED = 0, 1, 2, 130
+from harness._exceptions import CassetteError
+from harness_cli.exit import Exit
 
 EXAMPLES = """\b
 Examples:
@@ -53,7 +52,7 @@ def agent(session_dir: str, root: str, output_format: str) -> None:
         _unusable(error)
     except KeyboardInterrupt:  # e.g. a session whose stream hangs (the hang directive)
         click.echo("interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(Exit.INTERRUPTED)
     except AgentFailed as failed:
         if isinstance(failed.error, ReplayError | CassetteError):
             _unusable(failed.error)
@@ -64,7 +63,7 @@ def agent(session_dir: str, root: str, output_format: str) -> None:
         else:
             click.echo("\n".join(render_transcript(failed.messages)))
             click.echo(f"error       turn {failed.turn}: {failure['message']}")
-        sys.exit(EXIT_STOPPED)
+        sys.exit(Exit.FAILED)
     if output_format == "json":
         report: dict[str, Any] = {"stop_reason": result.stop_reason}
         if result.checkpoint is not None:
@@ -74,20 +73,20 @@ def agent(session_dir: str, root: str, output_format: str) -> None:
         click.echo("\n".join(render_transcript(result.messages)))
         where = f" at checkpoint {result.checkpoint}" if result.checkpoint else ""
         click.echo(f"stop_reason {result.stop_reason}{where} (turn {result.turns})")
-    sys.exit(EXIT_COMPLETE if result.stop_reason == "complete" else EXIT_STOPPED)
+    sys.exit(Exit.OK if result.stop_reason == "complete" else Exit.FAILED)
 
 
 def _unusable(error: Exception) -> NoReturn:
     click.echo(str(error), err=True)
-    sys.exit(EXIT_UNUSABLE)
+    sys.exit(Exit.UNUSABLE)
 
 
 def _failure(error: Exception) -> dict[str, Any]:
     """The §5 failure line for a protocol or API error; a `turn_error` for anything else."""
     from anthropic import APIStatusError
 
-    from harness.errors import StreamProtocolError
-    from harness.replay import failure_to_json
+    from harness._exceptions import StreamProtocolError
+    from harness._replay import failure_to_json
 
     if isinstance(error, StreamProtocolError | APIStatusError):
         return failure_to_json(error)

@@ -14,30 +14,33 @@ so memory does not grow with the file.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 import orjson
 
-from harness.errors import CassetteError
-from harness.schema_check import Check, compile_check
+from harness._exceptions import CassetteError
+from harness._files import atomic_write
+from harness._schema_check import Check, compile_check
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
 __all__ = [
+    "AT_DIRECTIVE",
     "FORMAT_VERSION",
     "Cassette",
     "CassetteLine",
+    "CassetteSource",
+    "DirectiveHandler",
     "expand_paths",
+    "pass_over",
     "read_cassette",
     "write_cassette",
 ]
@@ -46,6 +49,16 @@ FORMAT_VERSION: Final = 1
 SOURCES: Final = ("synthetic", "recorded", "imported")
 
 LineKind = Literal["event", "directive"]
+
+#: The directive a recording writes before each event: `{"harness": "at", "ms": N}`.
+AT_DIRECTIVE: Final = "at"
+
+#: Called with each directive line's object as replay reaches it.
+DirectiveHandler = Callable[[dict[str, Any]], None]
+
+
+def pass_over(directive: dict[str, Any]) -> None:
+    """The default directive handler: plain replay changes nothing for a directive."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,9 +207,14 @@ def _json_reason(raw: bytes, error: ValueError) -> str:
     return f"not valid JSON: {error}"
 
 
-def read_cassette(path: str | os.PathLike[str]) -> Cassette:
-    """Open a cassette: the header is read and checked now, the lines when iterated."""
-    return Cassette(path)
+#: What every function taking a cassette accepts: a path, or a `Cassette` already open.
+CassetteSource: TypeAlias = "str | os.PathLike[str] | Cassette"
+
+
+def read_cassette(source: CassetteSource) -> Cassette:
+    """Open a cassette (a `Cassette` is returned as it is): the header is read and checked
+    now, the lines when iterated."""
+    return source if isinstance(source, Cassette) else Cassette(source)
 
 
 def expand_paths(paths: Sequence[str]) -> list[str]:
@@ -217,19 +235,6 @@ def make_header(description: str, source: str = "synthetic", **metadata: Any) ->
     return {"cassette": FORMAT_VERSION, "description": description, "source": source, **metadata}
 
 
-def _file_mode(target: str) -> int:
-    """The mode a plain `open(target, "w")` would give: the old file's, else 0o666 less umask.
-
-    `mkstemp` creates 0o600 files; a cassette is data meant to be shared and committed.
-    """
-    try:
-        return os.stat(target).st_mode & 0o7777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
 def write_cassette(
     path: str | os.PathLike[str],
     lines: Iterable[dict[str, Any]],
@@ -243,26 +248,8 @@ def write_cassette(
     temporary file is removed and whatever was at `path` stays as it was. With
     `overwrite=False` an existing `path` raises `FileExistsError`, checked at the rename.
     """
-    target = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(target))
-    if not overwrite and os.path.exists(target):
-        raise FileExistsError(target)
-    fd, temporary = tempfile.mkstemp(prefix=".", suffix=".jsonl.tmp", dir=folder)
-    try:
-        os.fchmod(fd, _file_mode(target))
-        with os.fdopen(fd, "wb") as handle:
-            if header is not None:
-                handle.write(orjson.dumps(header) + b"\n")
-            for line in lines:
-                handle.write(orjson.dumps(line) + b"\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        if overwrite:
-            os.replace(temporary, target)
-        else:
-            os.link(temporary, target)
-            os.unlink(temporary)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
+    with atomic_write(path, overwrite=overwrite) as handle:
+        if header is not None:
+            handle.write(orjson.dumps(header) + b"\n")
+        for line in lines:
+            handle.write(orjson.dumps(line) + b"\n")

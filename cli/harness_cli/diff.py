@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from harness.errors import CassetteError
+from harness._exceptions import CassetteError
+from harness_cli.exit import Exit
 
 EXAMPLES = """\b
 Examples:
@@ -27,17 +28,17 @@ unusable (PATH:LINE: reason on stderr)."""
 )
 def diff(a: str, b: str, ignore_ids: bool) -> None:
     """Compare two cassettes' outcomes; print a unified diff when they differ."""
-    from harness.diff import diff_outcomes
+    from harness._diff import diff_outcomes
 
     try:
         result = diff_outcomes(a, b, ignore_ids=ignore_ids)
     except CassetteError as error:
         click.echo(str(error), err=True)
-        sys.exit(2)
+        sys.exit(Exit.UNUSABLE)
     if result.same:
         click.echo(f"same outcome: {len(result.a)} lines, ending in {result.a_code}")
-        sys.exit(0)
+        sys.exit(Exit.OK)
     click.echo(f"outcomes differ: {a} ends in {result.a_code}, {b} in {result.b_code}")
     for line in result.diff:
         click.echo(line)
-    sys.exit(1)
+    sys.exit(Exit.FAILED)

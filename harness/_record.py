@@ -10,7 +10,7 @@ its arrival offset in milliseconds from the request, which plain replay passes o
 arrived: a refused request or a dropped connection leaves every file as it was.
 
 With a vcr path, the HTTP exchange is also saved as a vcrpy cassette, headers that can
-carry a credential removed from request and response (see `is_secret_header`). vcrpy
+carry a credential removed from request and response (`harness._redact`). vcrpy
 reads the whole response body before the SDK sees it, so with it the offsets all fall
 near the stream's end and the text appears at once.
 """
@@ -21,61 +21,31 @@ import contextlib
 import inspect
 import json
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
-from harness.cassette import make_header, write_cassette
-from harness.wire import AT_DIRECTIVE
+from harness._cassette import AT_DIRECTIVE, make_header, write_cassette
+from harness._exceptions import InputError, RecordError
+from harness._files import atomic_write
+from harness._redact import is_secret_name, redact_request
+from harness._sse import SSEFormatError, events_from_response
 
 if TYPE_CHECKING:
     from anthropic import Anthropic
 
 __all__ = [
-    "RecordError",
     "api_key_from_environment",
     "build_request",
-    "is_secret_header",
     "record",
-    "redact_request",
 ]
 
-#: Header names (lower case) dropped from a vcr cassette, besides `*-key` and `*-token`.
-SECRET_HEADERS: Final = frozenset(
-    {"authorization", "x-api-key", "anthropic-organization-id", "request-id", "cookie"}
-    | {"set-cookie", "proxy-authorization"}
-)
 #: Parameters of `messages.create` that are not fields of the request body.
 NOT_BODY_FIELDS: Final = frozenset(
     {"extra_headers", "extra_query", "extra_body", "timeout", "stream"}
 )
 DEFAULT_MAX_TOKENS: Final = 1024
-EXIT_FAILED, EXIT_USAGE = 1, 2
-
-
-class RecordError(Exception):
-    """A recording could not be made; nothing was written. `exit_code` is 1 or 2."""
-
-    def __init__(self, message: str, exit_code: int = EXIT_FAILED) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-
-
-def is_secret_header(name: str) -> bool:
-    """Whether a header may carry a credential or an account identifier."""
-    lowered = name.lower()
-    return lowered in SECRET_HEADERS or lowered.endswith(("-key", "-token"))
-
-
-def redact_request(request: dict[str, Any]) -> dict[str, Any]:
-    """The request as a cassette may keep it: credential-like top-level fields removed."""
-    return {
-        key: value
-        for key, value in request.items()
-        if key not in ("stream", "extra_headers") and not is_secret_header(key.replace("_", "-"))
-    }
 
 
 def _load_json(path: str, what: str) -> Any:
@@ -83,9 +53,9 @@ def _load_json(path: str, what: str) -> Any:
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)
     except OSError as error:
-        raise RecordError(f"{path}: cannot read {what}: {error.strerror}", EXIT_USAGE) from None
+        raise InputError(f"{path}: cannot read {what}: {error.strerror}") from None
     except json.JSONDecodeError as error:
-        raise RecordError(f"{path}:{error.lineno}: {what} is not JSON: {error.msg}", 2) from None
+        raise InputError(f"{path}:{error.lineno}: {what} is not JSON: {error.msg}") from None
 
 
 def build_request(
@@ -105,7 +75,7 @@ def build_request(
     if request_file is not None:
         loaded = _load_json(request_file, "the request")
         if not isinstance(loaded, dict):
-            raise RecordError(f"{request_file}: the request must be a JSON object", EXIT_USAGE)
+            raise InputError(f"{request_file}: the request must be a JSON object")
         request.update(loaded)
     if model is not None:
         request["model"] = model
@@ -118,32 +88,31 @@ def build_request(
     for spec in tools:
         name, separator, schema_path = spec.partition("=")
         if not separator or not name or not schema_path:
-            raise RecordError(f"--tool {spec!r}: expected NAME=SCHEMA.json", EXIT_USAGE)
+            raise InputError(f"--tool {spec!r}: expected NAME=SCHEMA.json")
         schema = _load_json(schema_path, "the tool schema")
         if not isinstance(schema, dict):
-            raise RecordError(f"{schema_path}: a tool schema must be a JSON object", EXIT_USAGE)
+            raise InputError(f"{schema_path}: a tool schema must be a JSON object")
         request.setdefault("tools", []).append({"name": name, "input_schema": schema})
     request.pop("stream", None)
     for required, option in (("model", "--model"), ("messages", "--prompt")):
         if required not in request:
-            raise RecordError(f"the request has no {required}: give {option} or --request")
+            raise InputError(f"the request has no {required}: give {option} or --request")
     return request
 
 
 def api_key_from_environment() -> str:
-    """`ANTHROPIC_API_KEY`, the opt-in to a live recording; `RecordError` (exit 2) without it."""
+    """`ANTHROPIC_API_KEY`, the opt-in to a live recording; `InputError` without it."""
     key = os.environ.get("ANTHROPIC_API_KEY")
     if not key:
-        raise RecordError(
+        raise InputError(
             "ANTHROPIC_API_KEY is not set: recording calls the live API (and is billed); "
-            "set it to opt in",
-            EXIT_USAGE,
+            "set it to opt in"
         )
     return key
 
 
-def _exists(path: str) -> RecordError:
-    return RecordError(f"{path}: already exists (use --force to replace it)", EXIT_USAGE)
+def _exists(path: str) -> InputError:
+    return InputError(f"{path}: already exists (use --force to replace it)")
 
 
 def _refuse_existing(path: str | None, force: bool) -> None:
@@ -168,27 +137,19 @@ class _AtomicVcrPersister:
         if not self.finished:
             return
         data = serialize(cassette_dict, serializer)
-        folder = os.path.dirname(os.path.abspath(cassette_path))
-        fd, temporary = tempfile.mkstemp(prefix=".", suffix=".vcr.tmp", dir=folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(data)
-            os.replace(temporary, cassette_path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temporary)
-            raise
+        with atomic_write(cassette_path) as handle:
+            handle.write(data.encode("utf-8"))
 
 
 def _drop_secret_request_headers(request: Any) -> Any:
-    for name in [name for name in request.headers if is_secret_header(name)]:
+    for name in [name for name in request.headers if is_secret_name(name)]:
         del request.headers[name]
     return request
 
 
 def _drop_secret_response_headers(response: dict[str, Any]) -> dict[str, Any]:
     headers = response.get("headers", {})
-    response["headers"] = {k: v for k, v in headers.items() if not is_secret_header(k)}
+    response["headers"] = {k: v for k, v in headers.items() if not is_secret_name(k)}
     return response
 
 
@@ -201,7 +162,6 @@ def _vcr_context(vcr_path: str | None, persister: _AtomicVcrPersister) -> Any:
         serializer="json" if vcr_path.endswith(".json") else "yaml",
         record_mode="all",
         decode_compressed_response=True,
-        filter_headers=sorted(SECRET_HEADERS),
         before_record_request=_drop_secret_request_headers,
         before_record_response=_drop_secret_response_headers,
     )
@@ -221,16 +181,9 @@ def _stream_lines(
     client: Anthropic, request: dict[str, Any], show: Callable[[str], None], seen: list[int]
 ) -> Iterator[dict[str, Any]]:
     """`at` directives and raw events, as they arrive; `seen[0]` counts the events."""
-    from anthropic import Stream
-
     start = time.monotonic()
     with client.messages.create(**_sdk_arguments(client, request), stream=True) as stream:
-        for sse in Stream.raw_events(stream.response):
-            if not sse.data:
-                continue
-            event = json.loads(sse.data)
-            if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-                raise RecordError(f"event {seen[0] + 1} is not a JSON object with a type")
+        for event in events_from_response(stream.response):
             yield {"harness": AT_DIRECTIVE, "ms": round((time.monotonic() - start) * 1000)}
             yield event
             seen[0] += 1
@@ -252,8 +205,9 @@ def record(
 ) -> int:
     """Stream `request` live and write the cassette at `out`; return the number of events.
 
-    Raises `RecordError` (nothing written) without a key, on an existing file without
-    `force`, on an API error status, or when the connection fails or drops mid-stream.
+    Raises `InputError` without a key or on an existing file without `force`, and
+    `RecordError` on an API error status, a body that is not a stream of events, or a
+    connection that fails or drops mid-stream; either way nothing is written.
     """
     key = api_key or api_key_from_environment()
     _refuse_existing(out, force)
@@ -279,8 +233,10 @@ def record(
             persister.finished = True
         write_cassette(out, lines, header=header, overwrite=force)
     except FileExistsError:
+        raise _exists(out) from None
+    except SSEFormatError as error:
         raise RecordError(
-            f"{out}: already exists (use --force to replace it)", EXIT_USAGE
+            f"the response is not a stream of events: {error}; nothing written"
         ) from None
     except anthropic.APIStatusError as error:
         raise RecordError(f"the API refused the request: {error.status_code} {error}") from None

@@ -1,0 +1,15 @@
+"""Exit statuses of every `harness` command: the one place they are defined.
+
+0 all good; 1 a stream failed (or, for `diff` and `coverage`, the answer is "no");
+2 input the harness cannot use (a bad cassette, option, request, missing key) or an
+internal failure; 130 interrupted (Ctrl-C).
+"""
+
+from enum import IntEnum
+
+
+class Exit(IntEnum):
+    OK = 0
+    FAILED = 1
+    UNUSABLE = 2
+    INTERRUPTED = 130

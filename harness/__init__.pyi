@@ -1,0 +1,87 @@
+# The public API of `harness`, the one list: `harness/__init__.py` loads each name from
+# here on first use (lazy_loader.attach_stub), and type checkers read it. In a stub,
+# `import X as X` is what marks a re-export.
+
+from . import (
+    agent as agent,
+    builder as builder,
+    faults as faults,
+    snapshot as snapshot,
+)
+from ._adapter import (
+    StreamAdapter as StreamAdapter,
+    ato_model_events as ato_model_events,
+    to_model_events as to_model_events,
+)
+from ._cassette import (
+    AT_DIRECTIVE as AT_DIRECTIVE,
+    FORMAT_VERSION as FORMAT_VERSION,
+    Cassette as Cassette,
+    CassetteLine as CassetteLine,
+    CassetteSource as CassetteSource,
+    DirectiveHandler as DirectiveHandler,
+    expand_paths as expand_paths,
+    make_header as make_header,
+    read_cassette as read_cassette,
+    write_cassette as write_cassette,
+)
+from ._events import (
+    DoneEvent as DoneEvent,
+    ModelEvent as ModelEvent,
+    TextEvent as TextEvent,
+    ToolCall as ToolCall,
+    ToolCallEvent as ToolCallEvent,
+    event_to_json as event_to_json,
+)
+from ._exceptions import (
+    ERROR_TABLE as ERROR_TABLE,
+    PROTOCOL_ERROR_PREFIX as PROTOCOL_ERROR_PREFIX,
+    AgentError as AgentError,
+    AgentFailed as AgentFailed,
+    CassetteError as CassetteError,
+    CassetteImportError as CassetteImportError,
+    EmptyTurnError as EmptyTurnError,
+    HarnessError as HarnessError,
+    InputError as InputError,
+    RecordError as RecordError,
+    ReplayError as ReplayError,
+    SessionError as SessionError,
+    StreamProtocolError as StreamProtocolError,
+    ToolError as ToolError,
+)
+from ._fault_check import (
+    Adapter as Adapter,
+    FaultCase as FaultCase,
+)
+from ._import_vcr import (
+    ImportReport as ImportReport,
+    import_vcr as import_vcr,
+)
+from ._modes import (
+    RecordMode as RecordMode,
+    Via as Via,
+)
+from ._record import (
+    build_request as build_request,
+    record as record,
+)
+from ._replay import (
+    Outcome as Outcome,
+    acollect as acollect,
+    collect as collect,
+    failure_code as failure_code,
+    failure_to_json as failure_to_json,
+    is_stream_failure as is_stream_failure,
+    replay_outcome as replay_outcome,
+)
+from ._version import (
+    __version__ as __version__,
+)
+from ._wire import (
+    Chunking as Chunking,
+    RealtimePacer as RealtimePacer,
+    aoutcome_via_sdk as aoutcome_via_sdk,
+    areplay_events as areplay_events,
+    outcome_via_sdk as outcome_via_sdk,
+    replay_events as replay_events,
+)

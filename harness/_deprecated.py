@@ -1,0 +1,76 @@
+"""Names of 0.1 that still work for one release, each with a `DeprecationWarning`.
+
+Modules that became internal in 0.2 (`harness.replay` is now `harness._replay`, ...) are
+found under their old names by a meta path finder; top-level names that were renamed
+are answered by the package's `__getattr__`. Both say what to use instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import Any, Final
+
+#: old module (under `harness.`) -> the module that holds its names now
+MODULES: Final = {
+    "adapter": "_adapter",
+    "cassette": "_cassette",
+    "errors": "_exceptions",
+    "events": "_events",
+    "fault_check": "_fault_check",
+    "record": "_record",
+    "replay": "_replay",
+    "vcr_import": "_import_vcr",
+    "wire": "_wire",
+}
+#: old top-level name -> its new name
+NAMES: Final = {"areplay": "areplay_events"}
+
+
+def _warn(old: str, new: str) -> None:
+    message = f"{old} is deprecated and will be removed in 0.3: use {new}"
+    warnings.warn(message, DeprecationWarning, stacklevel=3)
+
+
+class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds `harness.<old>` and answers with the new module itself."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        package, _, name = fullname.partition(".")
+        if package != "harness" or name not in MODULES:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        old = spec.name
+        _warn(old, "the same names from `harness` (the module is internal now)")
+        return importlib.import_module(f"harness.{MODULES[old.partition('.')[2]]}")
+
+    def exec_module(self, module: ModuleType) -> None:
+        """The module was executed under its new name already."""
+
+
+def wrap(
+    package: str,
+    getattr_: Callable[[str], Any],
+    dir_: Callable[[], list[str]],
+    all_: list[str],
+) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
+    """The package's `__getattr__`, answering the old names too; installs the finder."""
+    if not any(isinstance(finder, _Alias) for finder in sys.meta_path):
+        sys.meta_path.append(_Alias())
+
+    def __getattr__(name: str) -> Any:
+        if name in NAMES:
+            _warn(f"{package}.{name}", f"{package}.{NAMES[name]}")
+            return getattr_(NAMES[name])
+        return getattr_(name)
+
+    return __getattr__, dir_, all_

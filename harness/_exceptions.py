@@ -1,0 +1,135 @@
+"""Every error the harness raises, in one hierarchy, and the adapter's error table as data.
+
+    HarnessError                  base of everything the harness raises on purpose
+    ├── StreamProtocolError       the stream broke the protocol (the adapter); `.code`
+    │                             is a key of ERROR_TABLE, `str()` starts with the prefix
+    ├── InputError (ValueError)   input the harness cannot use, reported as `WHERE: reason`
+    │   ├── CassetteError         a cassette file: `PATH:LINE: reason`
+    │   ├── CassetteImportError   a recording to import (vcrpy, HAR): `PATH: reason`
+    │   └── SessionError          an agent session folder: `PATH: reason`
+    ├── RecordError               a live recording failed; nothing was written
+    ├── ReplayError               the code under test and the recording disagree
+    │   (a request the cassettes cannot answer, turns left unplayed)
+    └── AgentError                the agent loop's own failures
+        ├── EmptyTurnError        a model turn with nothing to commit
+        ├── AgentFailed           a run failed in a model turn (the cause is `.error`)
+        └── ToolError             a tool could not do what a call asked
+
+Exit codes are the command line's business (`harness_cli.exit.Exit`), never carried here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from harness.agent.messages import Message
+
+__all__ = [
+    "ERROR_TABLE",
+    "PROTOCOL_ERROR_PREFIX",
+    "AgentError",
+    "AgentFailed",
+    "CassetteError",
+    "CassetteImportError",
+    "EmptyTurnError",
+    "HarnessError",
+    "InputError",
+    "RecordError",
+    "ReplayError",
+    "SessionError",
+    "StreamProtocolError",
+    "ToolError",
+]
+
+PROTOCOL_ERROR_PREFIX: Final = "Anthropic stream protocol error: "
+
+#: code -> message template (after the prefix). Tests, snapshots and the docs follow it.
+ERROR_TABLE: Final[dict[str, str]] = {
+    "orphan_json_delta": "input_json_delta arrived without an open tool_use block at index {index}",
+    "duplicate_tool_start": "duplicate tool_use start for block {index}",
+    "invalid_tool_json": "tool_use block {index} had invalid input_json_delta JSON",
+    "non_object_tool_input": "tool_use block {index} returned non-object input",
+    "unclosed_tool_blocks": "stream ended with unclosed tool_use block(s): {indexes}",
+    "missing_message_stop": "stream ended before message_stop",
+    "missing_stop_reason": "message_delta did not provide a stop_reason",
+    "unsupported_stop_reason": "stop_reason {stop_reason} is not supported",
+    "end_turn_with_tool_calls": "stop_reason end_turn arrived with {count} tool call(s)",
+    "tool_use_without_tool_calls": "stop_reason tool_use arrived without a tool call",
+    "missing_message_start": "stream began with {event_type} instead of message_start",
+    "event_after_message_stop": "{event_type} arrived after message_stop",
+}
+
+
+class HarnessError(Exception):
+    """Base of every error the harness raises on purpose."""
+
+
+class StreamProtocolError(HarnessError):
+    """The provider's stream broke the protocol; `code` is a key of `ERROR_TABLE`."""
+
+    def __init__(self, code: str, **fields: object) -> None:
+        self.code = code
+        self.fields = fields
+        self.detail = ERROR_TABLE[code].format(**fields)
+        super().__init__(PROTOCOL_ERROR_PREFIX + self.detail)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild_protocol_error, (self.code, self.fields))
+
+
+def _rebuild_protocol_error(code: str, fields: dict[str, object]) -> StreamProtocolError:
+    return StreamProtocolError(code, **fields)
+
+
+class InputError(HarnessError, ValueError):
+    """Input the harness cannot use: a bad file, option, request or missing key."""
+
+
+class CassetteError(InputError):
+    """A cassette cannot be used: unreadable, not JSON Lines, or off the schema."""
+
+    def __init__(self, path: str, line: int, reason: str) -> None:
+        self.path = path
+        self.line = line
+        self.reason = reason
+        super().__init__(f"{path}:{line}: {reason}")
+
+
+class CassetteImportError(InputError):
+    """A recording cannot be imported, or an output file exists: `PATH: reason`."""
+
+
+class SessionError(InputError):
+    """A session folder cannot be used: `PATH: reason`."""
+
+
+class RecordError(HarnessError):
+    """A live recording could not be made; nothing was written."""
+
+
+class ReplayError(HarnessError):
+    """The code under test and the recording disagree: a request no cassette answers,
+    recorded turns left unplayed."""
+
+
+class AgentError(HarnessError):
+    """Base of the agent loop's errors."""
+
+
+class EmptyTurnError(AgentError):
+    """The model's turn cannot be committed: no text and no call, or no `done` at the end."""
+
+
+class AgentFailed(AgentError):
+    """The run failed in a model turn; `messages` keeps what was committed before it."""
+
+    def __init__(self, error: Exception, messages: list[Message], turn: int) -> None:
+        super().__init__(f"turn {turn}: {error}")
+        self.error = error
+        self.messages = messages
+        self.turn = turn
+
+
+class ToolError(AgentError):
+    """A tool could not do what the call asked; the message goes back to the model."""
