@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
 
     from harness._replay import Outcome
+    from harness.snapshot import OutcomeOrValueSnapshot
 
 __all__ = ["Adapter", "CassetteMark", "FaultCase", "adapter_outcome", "load_adapter"]
 
@@ -337,14 +339,37 @@ def fault_variant(
 
 
 @pytest.fixture
-def snapshot_outcome(request: pytest.FixtureRequest) -> SnapshotAssertion:
-    """syrupy's `snapshot` storing an outcome as a readable `.jsonl` file, the error last.
+def snapshot_outcome(request: pytest.FixtureRequest) -> OutcomeOrValueSnapshot:
+    """syrupy's `snapshot` storing an outcome as a readable `.jsonl` file, the error last,
+    and any JSON-serialisable value (what your own code returned) as an indented `.json`.
 
-    `assert replay == snapshot_outcome`; `pytest --snapshot-update` writes the file.
+    `assert harness_replay == snapshot_outcome`, `assert summarize(client) == snapshot_outcome`;
+    `pytest --snapshot-update` writes the file.
     """
     try:
-        from harness.snapshot import OutcomeSnapshotExtension
+        from harness.snapshot import OutcomeOrValueSnapshot
     except ImportError:
         _fail("the snapshot_outcome fixture needs syrupy: pip install 'stream-harness[pytest]'")
     snapshot: SnapshotAssertion = request.getfixturevalue("snapshot")
-    return snapshot.use_extension(OutcomeSnapshotExtension)
+    return OutcomeOrValueSnapshot(snapshot)
+
+
+def pytest_assertrepr_compare(
+    config: pytest.Config, op: str, left: object, right: object
+) -> list[str] | None:
+    """The snapshot diff for `assert value == snapshot_outcome`, as syrupy shows its own."""
+    module = sys.modules.get("harness.snapshot")  # not loaded: no such comparison was made
+    if module is None:
+        return None
+    snapshot_side = module.OutcomeOrValueSnapshot
+    if not isinstance(left, snapshot_side) and not isinstance(right, snapshot_side):
+        return None
+    import syrupy
+
+    shown = [side.last if isinstance(side, snapshot_side) else side for side in (left, right)]
+    explained: list[str] | None = syrupy.pytest_assertrepr_compare(config, op, *shown)
+    return explained
+    for side in (right, left):
+        if isinstance(side, module.OutcomeOrValueSnapshot):
+            return [f"{left!r} {op} {right!r}", *side.diff()]
+    return None

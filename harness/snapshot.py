@@ -1,12 +1,17 @@
-"""A syrupy extension that stores a replay `Outcome` as a readable JSONL snapshot.
+"""syrupy extensions that store a replay `Outcome`, or any JSON value, as a readable file.
 
-One snapshot file per test (so one per cassette in a parametrised suite), one JSON
-object a line: the internal events in their §1 JSON form, then, for a failed stream, the
-failure line (`protocol_error` with its code and full message, or `api_error` with the
-error type and message). Reviewers read these files like code, so they are never a blob.
+An `Outcome` is one snapshot file per test (so one per cassette in a parametrised
+suite), one JSON object a line: the internal events in their §1 JSON form, then, for a
+failed stream, the failure line (`protocol_error` with its code and full message, or
+`api_error` with the error type and message). Anything else the code under test returned
+(a summary string, a dict, a list) is stored as indented JSON in `<test name>.json`.
+Reviewers read these files like code, so they are never a blob.
 
     def test_replay(snapshot):
         assert replay_outcome(path) == snapshot(extension_class=OutcomeSnapshotExtension)
+
+`OutcomeOrValueSnapshot` (the plugin's `snapshot_outcome` fixture) picks the extension
+by the value compared: an `Outcome` goes to the `.jsonl` file, anything else to `.json`.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from harness._replay import Outcome
 
 if TYPE_CHECKING:
+    from syrupy.assertion import SnapshotAssertion
     from syrupy.location import PyTestLocation
     from syrupy.types import (
         PropertyFilter,
@@ -34,7 +40,13 @@ if TYPE_CHECKING:
 #: Characters no file name may hold; `/` (a cassette's folder in a test id) becomes `__`.
 _FORBIDDEN = frozenset('\\?*:|"<>')
 
-__all__ = ["OutcomeSnapshotExtension", "outcome_to_jsonl"]
+__all__ = [
+    "JSONValueSnapshotExtension",
+    "OutcomeOrValueSnapshot",
+    "OutcomeSnapshotExtension",
+    "outcome_to_jsonl",
+    "value_to_json",
+]
 
 
 def outcome_to_jsonl(outcome: Outcome) -> str:
@@ -42,25 +54,24 @@ def outcome_to_jsonl(outcome: Outcome) -> str:
     return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in outcome.to_json_lines())
 
 
-class OutcomeSnapshotExtension(SingleFileSnapshotExtension):
-    """Stores an `Outcome` (from `replay_outcome`) as `<test name>.jsonl`, one line an event."""
+def value_to_json(value: object) -> str:
+    """The snapshot text of a JSON value: indented, keys in their order, newline-ended.
 
-    file_extension = "jsonl"
+    Raises `TypeError` naming the type when `value` is not JSON-serialisable.
+    """
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+    except (TypeError, ValueError) as error:
+        raise TypeError(
+            f"a snapshot stores an Outcome or a JSON-serialisable value, "
+            f"not {type(value).__name__}: {error}"
+        ) from None
+
+
+class _ReadableFileExtension(SingleFileSnapshotExtension):
+    """One text file a test, named after the test id kept readable."""
+
     _write_mode = WriteMode.TEXT
-
-    def serialize(
-        self,
-        data: SerializableData,
-        *,
-        exclude: PropertyFilter | None = None,
-        include: PropertyFilter | None = None,
-        matcher: PropertyMatcher | None = None,
-    ) -> SerializedData:
-        if not isinstance(data, Outcome):
-            raise TypeError(
-                f"OutcomeSnapshotExtension stores a harness Outcome, not {type(data).__name__}"
-            )
-        return outcome_to_jsonl(data)
 
     @classmethod
     def get_snapshot_name(cls, *, test_location: PyTestLocation, index: SnapshotIndex = 0) -> str:
@@ -81,7 +92,68 @@ class OutcomeSnapshotExtension(SingleFileSnapshotExtension):
         location = Path(snapshot_location)
         if location.parent != Path(cls.dirname(test_location=test_location)):
             return False
+        if not location.name.endswith(f".{cls.file_extension}"):
+            return False  # `.json` and `.jsonl` files of one test belong to two extensions
         stem = location.name.removesuffix(f".{cls.file_extension}")
         name = cls.get_snapshot_name(test_location=test_location)
         # A second assertion in one test is stored as `<name>.1` (or `<name>[index]`).
         return stem == name or stem.startswith((f"{name}.", f"{name}["))
+
+
+class OutcomeSnapshotExtension(_ReadableFileExtension):
+    """Stores an `Outcome` (from `replay_outcome`) as `<test name>.jsonl`, one line an event."""
+
+    file_extension = "jsonl"
+
+    def serialize(
+        self,
+        data: SerializableData,
+        *,
+        exclude: PropertyFilter | None = None,
+        include: PropertyFilter | None = None,
+        matcher: PropertyMatcher | None = None,
+    ) -> SerializedData:
+        if not isinstance(data, Outcome):
+            raise TypeError(
+                f"OutcomeSnapshotExtension stores a harness Outcome, not {type(data).__name__}"
+            )
+        return outcome_to_jsonl(data)
+
+
+class JSONValueSnapshotExtension(_ReadableFileExtension):
+    """Stores any JSON-serialisable value as `<test name>.json`, indented."""
+
+    file_extension = "json"
+
+    def serialize(
+        self,
+        data: SerializableData,
+        *,
+        exclude: PropertyFilter | None = None,
+        include: PropertyFilter | None = None,
+        matcher: PropertyMatcher | None = None,
+    ) -> SerializedData:
+        return value_to_json(data)
+
+
+class OutcomeOrValueSnapshot:
+    """`assert value == snapshot_outcome`: an `Outcome` as `.jsonl`, anything else as `.json`.
+
+    Holds one syrupy assertion per extension, so each keeps its own index when a test
+    compares several values.
+    """
+
+    def __init__(self, snapshot: SnapshotAssertion) -> None:
+        self._outcome = snapshot.use_extension(OutcomeSnapshotExtension)
+        self._value = snapshot.use_extension(JSONValueSnapshotExtension)
+        #: the assertion of the last comparison, whose diff pytest's report shows
+        self.last: SnapshotAssertion | None = None
+
+    def __eq__(self, other: object) -> bool:
+        self.last = self._outcome if isinstance(other, Outcome) else self._value
+        return self.last == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self.last) if self.last is not None else "<snapshot_outcome>"

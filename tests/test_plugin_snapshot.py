@@ -87,3 +87,61 @@ def test_missing_snapshot_fails_until_updated(project: pytest.Pytester) -> None:
     result = project.runpytest()
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(["*Snapshot 'test_good' does not exist!*"])
+
+
+VALUE_TESTS = """
+import pytest
+
+@pytest.mark.cassette("good")
+def test_summary(harness_replay, snapshot_outcome):
+    text = "".join(event.text for event in harness_replay.events if event.type == "text")
+    assert text == snapshot_outcome
+    assert {"summary": text, "calls": []} == snapshot_outcome
+
+@pytest.mark.cassette("good")
+def test_outcome_and_value(harness_replay, snapshot_outcome):
+    assert harness_replay == snapshot_outcome
+    assert "Hi you" == snapshot_outcome
+"""
+
+
+def test_any_json_value_is_stored_as_readable_json_beside_outcomes(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(test_inner=VALUE_TESTS)
+    project.runpytest("--snapshot-update").assert_outcomes(passed=2)
+    folder = project.path / "__snapshots__" / "test_inner"
+    assert (folder / "test_summary.json").read_text() == '"Hi you"\n'
+    assert json.loads((folder / "test_summary.1.json").read_text()) == {
+        "summary": "Hi you",
+        "calls": [],
+    }
+    assert "\n  " in (folder / "test_summary.1.json").read_text()  # indented, not one blob
+    assert (folder / "test_outcome_and_value.json").read_text() == '"Hi you"\n'
+    assert snapshot_lines(project, "test_outcome_and_value")[-1] == {"type": "done"}
+    project.runpytest().assert_outcomes(passed=2)
+
+
+def test_a_changed_value_fails_with_a_diff_of_the_json(project: pytest.Pytester) -> None:
+    project.makepyfile(test_inner=VALUE_TESTS)
+    project.runpytest("--snapshot-update").assert_outcomes(passed=2)
+    StreamBuilder().text(0, "Hi", " there").stop().write(
+        project.path / "cassettes/good.jsonl", "changed"
+    )
+    result = project.runpytest("-k", "test_summary")
+    result.assert_outcomes(failed=1, deselected=1)
+    result.stdout.fnmatch_lines(['E         - "Hi you"', 'E         + "Hi there"'])
+
+
+def test_a_value_that_is_not_json_fails_naming_its_type(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_inner="""
+        def test_set(snapshot_outcome):
+            assert {1, 2} == snapshot_outcome
+        """
+    )
+    result = project.runpytest("--snapshot-update")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*TypeError: a snapshot stores an Outcome or a JSON-serialisable value, not set*"]
+    )
