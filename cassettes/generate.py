@@ -141,6 +141,56 @@ def parallel_tools() -> StreamBuilder:
 
 
 @cassette(
+    "two_tools.jsonl",
+    "A realistic answer calling two tools, as the live API streams it: text block 0 in "
+    "several deltas with a ping, then tool_use blocks 1 and 2 one after the other "
+    "(indexes 0..n-1, the API's empty first delta, JSON in small pieces), stop_reason "
+    "tool_use. client.messages.stream() and its accumulator read it, unlike interleaved.",
+)
+def two_tools() -> StreamBuilder:
+    message: dict[str, object] = {
+        "id": "msg_01Dq7HvLm3XwRt9KpNcYbZgE",
+        "type": "message",
+        "role": "assistant",
+        "model": MODEL,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": 618,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": 3,
+        },
+    }
+    return (
+        StreamBuilder(model=MODEL, start=False)
+        .raw({"type": "message_start", "message": message})
+        .block_start(0, {"type": "text", "text": ""})
+        .ping()
+        .text_delta(0, "I'll check the weather")
+        .text_delta(0, " and the local time")
+        .text_delta(0, " in Lisbon.")
+        .block_stop(0)
+        .tool(
+            1,
+            "get_weather",
+            {"city": "Lisbon", "unit": "celsius"},
+            pieces=[8, 12],
+            id="toolu_01Vb6TnQx2LcWm8RzHkJpYaD",
+        )
+        .tool(
+            2,
+            "get_time",
+            {"timezone": "Europe/Lisbon"},
+            pieces=[6, 9],
+            id="toolu_01Ke4WrMb7YtQp3NxJcLvGhS",
+        )
+        .stop("tool_use")
+    )
+
+
+@cassette(
     "thinking.jsonl",
     "Extended thinking: a thinking block (thinking_delta, signature_delta) and a "
     "redacted_thinking block yield nothing; the text block after them is the answer.",

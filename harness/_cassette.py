@@ -40,6 +40,7 @@ __all__ = [
     "CassetteSource",
     "DirectiveHandler",
     "expand_paths",
+    "live_api_warnings",
     "pass_over",
     "read_cassette",
     "write_cassette",
@@ -195,6 +196,35 @@ class Cassette:
                     f"(this harness reads version {FORMAT_VERSION})"
                 )
             raise CassetteError(self.path, number, reason)
+
+
+_NUMBERING: Final = (
+    "the live API numbers blocks 0..n-1 in order, and messages.stream() relies on it"
+)
+
+
+def live_api_warnings(cassette: Cassette) -> Iterator[tuple[int, str]]:
+    """`(line, reason)` for each place the cassette holds what the live API would not send.
+
+    Legal for the schema, and often on purpose (the seed's `interleaved.jsonl` numbers its
+    blocks 0, 1, 3), but the SDK's own accumulator (`messages.stream()`) assumes the
+    API's numbering, blocks 0..n-1 in order, and fails on anything else.
+    """
+    expected, opened = 0, set[int]()
+    for line in cassette.lines():
+        kind = line.data.get("type")
+        if kind == "message_start":
+            expected, opened = 0, set()
+        elif kind == "content_block_start":
+            index = line.data["index"]
+            if index > expected:
+                yield line.number, f"block index {index} skips {expected}: {_NUMBERING}"
+            elif index in opened:
+                yield line.number, f"block index {index} opened again: {_NUMBERING}"
+            elif index < expected:
+                yield line.number, f"block index {index} out of order: {_NUMBERING}"
+            opened.add(index)
+            expected = max(expected, index) + 1
 
 
 def _json_reason(raw: bytes, error: ValueError) -> str:

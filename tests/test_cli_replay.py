@@ -254,3 +254,39 @@ def test_a_folder_without_cassettes_gives_exit_2(tmp_path: Path, command: str) -
     result = run(command, str(tmp_path))
     assert result.exit_code == 2
     assert result.stderr == f"{tmp_path}: no *.jsonl cassettes found\n"
+
+
+def test_validate_warns_at_the_line_of_a_block_index_gap_and_exits_0() -> None:
+    result = run("validate", str(LIBRARY / "interleaved.jsonl"))
+    assert result.exit_code == 0
+    assert result.stdout == f"{LIBRARY / 'interleaved.jsonl'}: ok, 16 events\n"
+    assert result.stderr == (
+        f"{LIBRARY / 'interleaved.jsonl'}:10: warning: block index 3 skips 2: the live API "
+        "numbers blocks 0..n-1 in order, and messages.stream() relies on it\n"
+    )
+
+
+def test_validate_warns_about_a_block_opened_again_or_out_of_order(tmp_path: Path) -> None:
+    path = tmp_path / "reused.jsonl"
+    (
+        StreamBuilder()
+        .text(0, "a")
+        .text(2, "b")
+        .text(1, "c")
+        .text(1, "d")
+        .stop()
+        .write(path, "indexes 0, 2, 1, 1")
+    )
+    result = run("validate", str(path))
+    assert result.exit_code == 0
+    assert [line.split(": warning: ")[1].split(":")[0] for line in result.stderr.splitlines()] == [
+        "block index 2 skips 1",
+        "block index 1 out of order",
+        "block index 1 opened again",
+    ]
+
+
+def test_validate_is_silent_about_the_realistic_library_cassettes() -> None:
+    paths = [str(LIBRARY / name) for name in ("two_tools.jsonl", "parallel_tools.jsonl")]
+    result = run("validate", *paths)
+    assert (result.exit_code, result.stderr) == (0, "")

@@ -9,7 +9,7 @@ from typing import IO, Any
 
 import click
 
-from harness._cassette import Cassette, expand_paths
+from harness._cassette import Cassette, expand_paths, live_api_warnings
 from harness._exceptions import CassetteError
 from harness_cli.exit import Exit
 
@@ -150,7 +150,9 @@ Examples:
   harness validate cassettes/
   harness validate my-recording.jsonl
 
-Exit status: 0 every cassette matches the schema; 2 otherwise (PATH:LINE: reason)."""
+Exit status: 0 every cassette matches the schema (a line the live API would not send,
+such as a block index gap, is a warning: PATH:LINE: warning: reason); 2 otherwise
+(PATH:LINE: reason)."""
 
 
 @click.command(epilog=VALIDATE_EXAMPLES)
@@ -161,11 +163,15 @@ def validate(paths: tuple[str, ...]) -> None:
     status = Exit.OK
     for path in files:
         try:
-            count = Cassette(path).validate()
+            cassette = Cassette(path)
+            count = cassette.validate()
+            warnings = list(live_api_warnings(cassette))
         except CassetteError as error:
             _report_unusable(error)
             status = Exit.UNUSABLE
         else:
+            for number, reason in warnings:
+                click.echo(f"{path}:{number}: warning: {reason}", err=True)
             click.echo(f"{path}: ok, {count} events")
     if not files:
         click.echo(f"{', '.join(paths)}: no *.jsonl cassettes found", err=True)
