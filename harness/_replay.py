@@ -165,11 +165,16 @@ def replay_outcome(source: CassetteSource) -> Outcome:
 
 
 def failure_code(error: BaseException) -> str | None:
-    """A stream failure's name: its §3 code, or `api_error:<type>`; None for anything else."""
+    """A stream failure's name: its §3 code, `api_error:<type>`, or for a connection that
+    dropped or timed out mid-stream `transport_error:<httpx2 exception>`; None otherwise."""
     if isinstance(error, StreamProtocolError):
         return error.code
     if is_stream_failure(error):
         return f"api_error:{failure_to_json(error)['error_type']}"
+    import httpx2
+
+    if isinstance(error, httpx2.TransportError):
+        return f"transport_error:{type(error).__name__}"
     return None
 
 

@@ -9,6 +9,16 @@ A cut connection is represented by the stream simply ending after some event, wh
 what the adapter sees when the server closes the connection mid-stream without an error
 event: with no tool block open at the cut it must give `missing_message_stop`; inside a
 tool block, `unclosed_tool_blocks` (open blocks are checked first at the end).
+
+The HTTP-level and wire-level rows (`wire=True`) hold directive lines the cassette format
+documents, which only an HTTP transport can act on, so they are replayed through a real
+SDK client (`harness.cassette_client`), never by building event objects directly:
+`http_529` answers with an HTTP error instead of a stream; `http_429_then_ok` is a
+two-response session (a 429 the SDK retries after `retry-after-ms`, then the good
+stream: the expected outcome is `done`); `cut_mid_event` drops the connection half-way
+through an event's bytes, which the SDK raises as `httpx2.RemoteProtocolError`; `stall`
+sends no byte for longer than a client's read timeout, so `httpx2.ReadTimeout` fires.
+Their codes: `api_error:<error.type>`, `done`, and `transport_error:<exception name>`.
 """
 
 from __future__ import annotations
@@ -19,9 +29,24 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CATALOGUE", "Fault", "Variant", "derive_variants", "fault_named"]
+__all__ = [
+    "CATALOGUE",
+    "DONE",
+    "STALL_MS",
+    "Fault",
+    "Variant",
+    "derive_variants",
+    "fault_named",
+]
 
+#: Raw events, and for the wire rows directive lines among them: one response's lines.
 Events = list[dict[str, Any]]
+
+#: The outcome of a stream that completes (a row the SDK's retries recover from).
+DONE = "done"
+#: How long `stall` sends nothing: longer than any read timeout a test would set, and
+#: than the SDK's own default (600 s), so a client timeout always fires first.
+STALL_MS = 601_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +57,10 @@ class Fault:
     expect: str
     description: str
     derive: Callable[[Events], Events | None] = field(repr=False, compare=False)
+    #: responses answered before the derived one (a session: `http_429_then_ok`)
+    before: tuple[Events, ...] = field(default=(), repr=False, compare=False)
+    #: True when the variant holds HTTP or connection directives: replay it through a client
+    wire: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +70,11 @@ class Variant:
     fault: Fault
     expected_code: str
     events: Events
+
+    @property
+    def responses(self) -> list[Events]:
+        """Every response of the variant, in the order a client is answered: one, or a session."""
+        return [*self.fault.before, self.events]
 
 
 # -- reading a stream -----------------------------------------------------------------------
@@ -279,6 +313,62 @@ def cut_connection_in_tool(events: Events) -> Events | None:
     return _cut_where(events, inside_tool=True)
 
 
+def _http_error(status: int, error_type: str, message: str, **headers: str) -> dict[str, Any]:
+    """An `http_error` directive: the API's error JSON with the given status and headers."""
+    return {
+        "harness": "http_error",
+        "status": status,
+        "headers": {"request-id": "req_01HarnessFaultCatalogue", **headers},
+        "body": {"type": "error", "error": {"type": error_type, "message": message}},
+    }
+
+
+#: The SDK honours `x-should-retry: false` first: the 529 reaches the code at once,
+#: whatever its `max_retries`.
+HTTP_529 = _http_error(529, "overloaded_error", "Overloaded", **{"x-should-retry": "false"})
+#: A retry-after of 1 ms, which the SDK obeys (0 would fall back to its 0.5-8 s backoff).
+HTTP_429 = _http_error(
+    429,
+    "rate_limit_error",
+    "Number of request tokens has exceeded your per-minute rate limit",
+    **{"retry-after-ms": "1", "x-should-retry": "true"},
+)
+
+
+def http_529(events: Events) -> Events | None:
+    return [copy.deepcopy(HTTP_529)]
+
+
+def http_429_then_ok(events: Events) -> Events | None:
+    return copy.deepcopy(events)
+
+
+def _middle(events: Events) -> int | None:
+    """The position of the middle-most event strictly between message_start and message_stop."""
+    starts, stops = _positions(events, "message_start"), _positions(events, "message_stop")
+    if not starts or not stops or stops[0] - starts[0] < 2:
+        return None
+    return (starts[0] + 1 + stops[0]) // 2
+
+
+def cut_mid_event(events: Events) -> Events | None:
+    """The connection drops half-way through the middle event's bytes; nothing follows."""
+    at = _middle(events)
+    if at is None:
+        return None
+    from harness._sse import encode_event
+
+    half = len(encode_event(events[at])) // 2
+    return [*copy.deepcopy(events[:at]), {"harness": "cut", "after_bytes": half}, events[at]]
+
+
+def stall(events: Events) -> Events | None:
+    at = _middle(events)
+    if at is None:
+        return None
+    return [*copy.deepcopy(events[:at]), {"harness": "stall", "ms": STALL_MS}, *events[at:]]
+
+
 CATALOGUE: tuple[Fault, ...] = (
     Fault(
         "drop_message_start",
@@ -375,6 +465,36 @@ CATALOGUE: tuple[Fault, ...] = (
         "unclosed_tool_blocks",
         "the stream ends mid-way, inside a tool block",
         cut_connection_in_tool,
+    ),
+    Fault(
+        "http_529",
+        "api_error:overloaded_error",
+        "an HTTP 529 overloaded answer instead of a stream (x-should-retry: false)",
+        http_529,
+        wire=True,
+    ),
+    Fault(
+        "http_429_then_ok",
+        DONE,
+        "a session: an HTTP 429 with retry-after-ms 1, then the good stream; "
+        "the SDK's own retry must recover",
+        http_429_then_ok,
+        before=([HTTP_429],),
+        wire=True,
+    ),
+    Fault(
+        "cut_mid_event",
+        "transport_error:RemoteProtocolError",
+        "the connection drops half-way through the middle event's bytes",
+        cut_mid_event,
+        wire=True,
+    ),
+    Fault(
+        "stall",
+        "transport_error:ReadTimeout",
+        f"no byte for {STALL_MS} ms before the middle event, longer than the client's timeout",
+        stall,
+        wire=True,
     ),
 )
 

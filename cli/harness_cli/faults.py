@@ -21,8 +21,11 @@ Examples:
   harness replay /tmp/broken/          # each ends in the code its header expects
 
 Each variant is written as DIR/<good stem>.<fault>.jsonl; its header names the fault
-("fault") and the outcome it must replay to ("expect"). Directive lines of the good
-cassette are not carried over. Exit status: 0 written or listed; 2 the cassette is
+("fault") and the outcome it must replay to ("expect"); a session row (http_429_then_ok)
+is a folder DIR/<good stem>.<fault>/ of turn-NN.jsonl, one response a turn. The
+HTTP-level and wire-level rows (http_529, http_429_then_ok, cut_mid_event, stall) hold
+directive lines that only a client acts on: serve them with harness.cassette_client.
+Directive lines of the good cassette are not carried over. Exit status: 0 written or listed; 2 the cassette is
 unusable or does not replay to done."""
 
 
@@ -81,8 +84,18 @@ def faults(good: str | None, out_dir: str | None, list_only: bool) -> None:
             **({"model": model} if isinstance(model, str) else {}),
         )
         path = os.path.join(out_dir, f"{stem}.{fault.name}.jsonl")
+        responses = variant.responses
+        if len(responses) > 1:
+            path = os.path.join(out_dir, f"{stem}.{fault.name}")
         try:
-            write_cassette(path, variant.events, header=header)
+            if len(responses) == 1:
+                write_cassette(path, variant.events, header=header)
+            else:
+                os.makedirs(path, exist_ok=True)
+                for turn, lines in enumerate(responses, start=1):
+                    write_cassette(
+                        os.path.join(path, f"turn-{turn:02d}.jsonl"), lines, header=header
+                    )
         except OSError as error:
             _fail(f"{path}: cannot write: {error.strerror or error}")
         click.echo(f"{variant.expected_code:<{EXPECT_WIDTH}}  {path}")
