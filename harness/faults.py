@@ -18,7 +18,7 @@ two-response session (a 429 the SDK retries after `retry-after-ms`, then the goo
 stream: the expected outcome is `done`); `cut_mid_event` drops the connection half-way
 through an event's bytes, which the SDK raises as `httpx2.RemoteProtocolError`; `stall`
 sends no byte for longer than a client's read timeout, so `httpx2.ReadTimeout` fires.
-Their codes: `api_error:<error.type>`, `done`, and `transport_error:<exception name>`.
+Their codes: `api_error:<error.type>`, `done`, and `connection_error:<exception name>`.
 """
 
 from __future__ import annotations
@@ -484,14 +484,14 @@ CATALOGUE: tuple[Fault, ...] = (
     ),
     Fault(
         "cut_mid_event",
-        "transport_error:RemoteProtocolError",
+        "connection_error:RemoteProtocolError",
         "the connection drops half-way through the middle event's bytes",
         cut_mid_event,
         wire=True,
     ),
     Fault(
         "stall",
-        "transport_error:ReadTimeout",
+        "connection_error:ReadTimeout",
         f"no byte for {STALL_MS} ms before the middle event, longer than the client's timeout",
         stall,
         wire=True,
