@@ -1,20 +1,31 @@
-"""Run the fault catalogue against any adapter, and say readably which faults it misses.
+"""Run the fault catalogue against any adapter, or your own code, and report what it misses.
 
 A `FaultCase` is one row of `harness.faults.CATALOGUE` applied to a good cassette: the
 broken variant is written as a cassette of its own (so it can be replayed by hand with
 `harness replay`), replayed through the adapter under test, and compared with the code
 the row must produce. Unlike `replay`, every exception the adapter raises is kept, since
 a crash (a `ValueError` from `json.loads`, say) is exactly what the report should show.
+The HTTP-level and wire-level rows are served by a cassette client, so the adapter
+reads what the SDK makes of them.
+
+With a client fixture, the client serves the variant instead, and the test calls your
+own function under `with fault_variant.expect_failure():`. It passes when the code
+raised anything (it noticed), and fails with one line naming the function and what it
+returned when the broken stream was accepted silently. For the one row the SDK recovers
+from by itself (`http_429_then_ok`, expected outcome `done`), it is the other way round:
+the code must return normally.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import FrameType, TracebackType
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from harness._events import ModelEvent
@@ -25,16 +36,35 @@ __all__ = ["Adapter", "FaultCase", "run_fault"]
 #: An adapter: the SDK's raw stream events in, internal events out (as `to_model_events`).
 Adapter = Callable[[Iterable[Any]], Iterable["ModelEvent"]]
 
+#: The read timeout a client serving the `stall` row gets (its stall is far longer), so the
+#: timeout fires at once instead of after the SDK's default 600 s.
+STALL_TIMEOUT_S: Final = 0.05
+#: Attempts the SDK makes by default (1 + its `max_retries` of 2): a broken variant is
+#: served to every retry, as a server that stays broken would.
+SDK_ATTEMPTS: Final = 3
+
 
 @dataclass(slots=True, repr=False)
 class FaultCase:
-    """One fault row against one adapter: what it must give, and what the adapter gave."""
+    """One fault row against one adapter: what it must give, and what the adapter gave.
+
+    Public fields: `fault` (the catalogue row: `.name`, `.expect`, `.description`),
+    `expected_code` (the outcome the harness's own adapter gives: an error-table code,
+    `api_error:<type>`, `connection_error:<class>`, or `done`), `path` (the broken
+    variant's cassette, to replay by hand), `responses` (every file a client is answered
+    from, in order: one, or a session's turns), `events` and `error` (what the adapter
+    under test made of the variant). `caught`, `report()`, `assert_caught()` judge the
+    adapter; `expect_failure()` judges your own code, served the variant by a client.
+    """
 
     fault: Fault
     expected_code: str
     path: Path
     events: list[ModelEvent] = field(default_factory=list)
     error: BaseException | None = None
+    responses: list[Path] = field(default_factory=list)
+    #: what the cassettes could not answer while the client fixtures served the variant
+    replay_errors: list[Exception] = field(default_factory=list)
 
     def __repr__(self) -> str:
         return f"<FaultCase {self.fault.name}: expects {self.expected_code}>"
@@ -47,15 +77,39 @@ class FaultCase:
         return None if self.error is None else failure_code(self.error)
 
     @property
+    def recoverable(self) -> bool:
+        """Whether the SDK recovers from this row by itself (its expected outcome is `done`)."""
+        from harness.faults import DONE
+
+        return self.expected_code == DONE
+
+    @property
     def caught(self) -> bool:
+        if self.recoverable:
+            return self.error is None
         return self.code == self.expected_code
+
+    @property
+    def served(self) -> list[Path]:
+        """The responses a client is answered from: the variant repeated for the SDK's retries."""
+        *before, variant = self.responses or [self.path]
+        return [*before, *[variant] * SDK_ATTEMPTS]
+
+    @property
+    def client_options(self) -> dict[str, Any]:
+        """Options for a client serving this row: a short read timeout for `stall`."""
+        return {"timeout": STALL_TIMEOUT_S} if self.fault.name == "stall" else {}
+
+    def expect_failure(self) -> ExpectFailure:
+        """`with fault_variant.expect_failure(): your_function(client)` — see the module doc."""
+        return ExpectFailure(self)
 
     def report(self) -> str:
         """A few readable lines: the fault, what was expected, what came out, how to replay."""
         from harness._events import event_to_json
 
         if self.error is None:
-            got = "the stream completed, as if nothing were wrong"
+            got = "done" if self.recoverable else "the stream completed, as if nothing were wrong"
         elif self.code is None:
             got = f"the adapter crashed: {type(self.error).__name__}: {self.error}"
         else:
@@ -78,6 +132,123 @@ class FaultCase:
             raise AssertionError(self.report())
 
 
+def _shown(value: object, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _first_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+
+
+class ExpectFailure:
+    """The context manager of `FaultCase.expect_failure()`.
+
+    It watches (with `sys.setprofile`, restored after) which function the `with` block
+    called last and what that returned, so the report can name both.
+    """
+
+    def __init__(self, case: FaultCase) -> None:
+        self.case = case
+        self._frame: FrameType | None = None
+        self._previous: Any = None
+        self.called: str | None = None
+        self.returned: object = None
+
+    def _watch(self, frame: FrameType, event: str, arg: object) -> None:
+        if self._previous is not None:
+            self._previous(frame, event, arg)
+        if (
+            event == "return"
+            and frame.f_back is self._frame
+            and frame.f_code is not ExpectFailure.__enter__.__code__
+        ):
+            self.called, self.returned = frame.f_code.co_name, arg
+
+    def __enter__(self) -> ExpectFailure:
+        self._frame = sys._getframe(1)
+        self._previous = sys.getprofile()
+        sys.setprofile(self._watch)
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool:
+        __tracebackhide__ = True
+        sys.setprofile(self._previous)
+        self._frame = None
+        if error is not None and not isinstance(error, Exception):
+            return False  # KeyboardInterrupt, a pytest exit: not the code's answer
+        problem = self._problem(error)
+        if problem is not None:
+            raise AssertionError(problem) from None
+        return True
+
+    def _problem(self, error: BaseException | None) -> str | None:
+        case = self.case
+        name = case.fault.name
+        code = self.called or "the code"
+        if case.replay_errors:
+            return f"{code} on {name}: the cassettes could not answer: {case.replay_errors[0]}"
+        if case.recoverable and error is not None:
+            return (
+                f"{code} raised {_first_line(error)} on {name}: the SDK's own retry recovers "
+                "from it (the harness's adapter completes the stream)"
+            )
+        if not case.recoverable and error is None:
+            return (
+                f"{code} returned {_shown(self.returned)} on {name}: the broken stream was "
+                f"accepted silently (the harness's adapter fails it with {case.expected_code}; "
+                f"replay: harness replay {case.path})"
+            )
+        return None
+
+
+def _write_responses(
+    variant_responses: list[list[dict[str, Any]]], fault: Fault, good: str, folder: Path
+) -> list[Path]:
+    """The variant's files: `<fault>.jsonl`, or a session folder `<fault>/turn-NN.jsonl`."""
+    from harness._cassette import make_header, write_cassette
+
+    header = make_header(
+        f"{fault.name}: {fault.description} (from {good})",
+        fault=fault.name,
+        expect=fault.expect,
+    )
+    if len(variant_responses) == 1:
+        paths = [folder / f"{fault.name}.jsonl"]
+    else:
+        (folder / fault.name).mkdir(exist_ok=True)
+        paths = [
+            folder / fault.name / f"turn-{turn:02d}.jsonl"
+            for turn in range(1, len(variant_responses) + 1)
+        ]
+    for path, lines in zip(paths, variant_responses, strict=True):
+        write_cassette(path, lines, header=header)
+    return paths
+
+
+def _client_events(case: FaultCase) -> Iterator[Any]:
+    """The SDK's stream of a wire row, read by a cassette client (errors raised as it would)."""
+    from harness._clients import cassette_client
+
+    client = cassette_client(case.served, match_on=None, **case.client_options)
+    try:
+        with client.messages.create(
+            model="harness-replay",
+            max_tokens=1,
+            messages=[{"role": "user", "content": "replay"}],
+            stream=True,
+        ) as stream:
+            yield from stream
+    finally:
+        client.close()
+
+
 def run_fault(
     adapter: Adapter, good: str | os.PathLike[str], fault: Fault, folder: Path
 ) -> FaultCase | None:
@@ -85,22 +256,17 @@ def run_fault(
 
     None when the fault does not apply to this cassette (no tool block: no tool faults).
     """
-    from harness._cassette import Cassette, make_header, write_cassette
+    from harness._cassette import Cassette
     from harness._replay import sdk_events
 
     broken = fault.derive(list(Cassette(good).events()))
     if broken is None:
         return None
-    path = folder / f"{fault.name}.jsonl"
-    header = make_header(
-        f"{fault.name}: {fault.description} (from {os.fspath(good)})",
-        fault=fault.name,
-        expect=fault.expect,
-    )
-    write_cassette(path, broken, header=header)
-    case = FaultCase(fault, fault.expect, path)
+    paths = _write_responses([*fault.before, broken], fault, os.fspath(good), folder)
+    case = FaultCase(fault, fault.expect, paths[-1], responses=paths)
+    events = _client_events(case) if fault.wire else sdk_events(Cassette(case.path))
     try:
-        for event in adapter(sdk_events(Cassette(path))):
+        for event in adapter(events):
             case.events.append(event)
     except Exception as error:
         case.error = error

@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
+import httpx2
+
 from harness._cassette import AT_DIRECTIVE, make_header, write_cassette
 from harness._exceptions import InputError, RecordError
 from harness._files import atomic_write
@@ -36,8 +38,10 @@ if TYPE_CHECKING:
     from anthropic import Anthropic
 
 __all__ = [
+    "RecordingTransport",
     "api_key_from_environment",
     "build_request",
+    "cassette_lines_of_answer",
     "record",
 ]
 
@@ -222,8 +226,6 @@ def record(
         request=redact_request(request),
         recorded_at=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
     )
-    import httpx2
-
     client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0)
     persister = _AtomicVcrPersister()
     seen = [0]
@@ -250,3 +252,167 @@ def record(
     finally:
         client.close()
     return seen[0]
+
+
+# -- recording what a client sends: the cassette clients' record modes ---------------------------
+
+
+def cassette_lines_of_answer(
+    status: int, headers: Any, body: bytes
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """How one live HTTP answer is kept: (header metadata, cassette lines).
+
+    An SSE stream keeps its events; a non-streaming `Message` becomes the events a stream
+    of it carries (`synthesized_from: "message"` says so); an HTTP error becomes an
+    `http_error` line with its status, its retry headers and the API's error JSON.
+    Raises `RecordError` for a body that is none of these.
+    """
+    from harness._message import events_from_message
+    from harness._redact import redact_headers
+    from harness._responses import HTTP_ERROR_DIRECTIVE
+    from harness._sse import events_from_body
+
+    kept = redact_headers(headers)
+    content_type = kept.get("content-type", "")
+    try:
+        if status >= 400:
+            error = json.loads(body) if body else None
+            retry = {
+                k: v for k, v in kept.items() if k.startswith(("retry-after", "x-should-retry"))
+            }
+            line = {
+                "harness": HTTP_ERROR_DIRECTIVE,
+                "status": status,
+                "headers": retry,
+                "body": error,
+            }
+            return {}, [line]
+        if "text/event-stream" in content_type:
+            return {}, events_from_body(body)
+        message = json.loads(body)
+    except (ValueError, SSEFormatError) as error:
+        raise RecordError(
+            f"the API's answer ({status}, {content_type}) is not usable: {error}"
+        ) from None
+    if not isinstance(message, dict) or message.get("type") != "message":
+        raise RecordError(f"the API's answer ({status}, {content_type}) is not a Message")
+    return {"synthesized_from": "message"}, events_from_message(message)
+
+
+class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
+    """An httpx2 transport that forwards each request live and writes its answer to the next
+    cassette path, then hands the same bytes to the client (read whole, as vcrpy does).
+
+    `paths[k]` receives the k-th answer; `session`, if given, is a folder receiving
+    `turn-NN.jsonl` for answers beyond `paths` (a marker naming a session folder). Each
+    request is also captured, redacted, in `requests`. A file is only written once its
+    whole answer arrived.
+    """
+
+    def __init__(
+        self,
+        inner: httpx2.BaseTransport | httpx2.AsyncBaseTransport,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        session: str | os.PathLike[str] | None = None,
+        description: str = "Recorded through a cassette client",
+    ) -> None:
+        from harness._replayer import CapturedRequest
+
+        self.inner = inner
+        self.paths = [os.fspath(path) for path in paths]
+        self.session = None if session is None else os.fspath(session)
+        self.description = description
+        self.requests: list[CapturedRequest] = []
+        self.written: list[str] = []
+
+    def _path(self, number: int) -> str:
+        if number <= len(self.paths):
+            return self.paths[number - 1]
+        if self.session is None:
+            raise RecordError(
+                f"the code sent request {number}, but the cassette marker names "
+                f"{len(self.paths)} cassette(s): name more, or a session folder"
+            )
+        return os.path.join(self.session, f"turn-{number:02d}.jsonl")
+
+    def _keep(
+        self,
+        request: httpx2.Request,
+        body: bytes,
+        response_body: bytes,
+        response: httpx2.Response,
+    ) -> None:
+        import anthropic
+
+        from harness._redact import redact, redact_headers
+        from harness._replayer import CapturedRequest
+
+        try:
+            sent = json.loads(body) if body else None
+        except ValueError:
+            sent = None
+        captured = CapturedRequest(
+            request.method, request.url.path, redact_headers(request.headers), redact(sent)
+        )
+        self.requests.append(captured)
+        path = self._path(len(self.requests))
+        metadata, lines = cassette_lines_of_answer(
+            response.status_code, response.headers, response_body
+        )
+        model = captured.json.get("model")
+        header = make_header(
+            self.description,
+            "recorded",
+            sdk_version=anthropic.__version__,
+            **({"model": model} if isinstance(model, str) else {}),
+            request=redact_request(captured.json),
+            recorded_at=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+            **metadata,
+        )
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        write_cassette(path, lines, header=header)
+        self.written.append(path)
+
+    def _response(
+        self, response: httpx2.Response, content: bytes, request: httpx2.Request
+    ) -> httpx2.Response:
+        """The answer as read (decoded), so its encoding and length headers are dropped."""
+        headers = [
+            (k, v)
+            for k, v in response.headers.items()
+            if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+        ]
+        return httpx2.Response(
+            response.status_code, headers=headers, content=content, request=request
+        )
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        assert isinstance(self.inner, httpx2.BaseTransport)
+        body = request.read()
+        response = self.inner.handle_request(request)
+        try:
+            content = response.read()
+        finally:
+            response.close()
+        self._keep(request, body, content, response)
+        return self._response(response, content, request)
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        assert isinstance(self.inner, httpx2.AsyncBaseTransport)
+        body = await request.aread()
+        response = await self.inner.handle_async_request(request)
+        try:
+            content = await response.aread()
+        finally:
+            await response.aclose()
+        self._keep(request, body, content, response)
+        return self._response(response, content, request)
+
+    def close(self) -> None:
+        if isinstance(self.inner, httpx2.BaseTransport):
+            self.inner.close()
+
+    async def aclose(self) -> None:
+        if isinstance(self.inner, httpx2.AsyncBaseTransport):
+            await self.inner.aclose()

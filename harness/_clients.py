@@ -1,0 +1,204 @@
+"""Real Anthropic clients whose HTTP goes to cassettes: your own code under record/replay.
+
+    client = cassette_client("cassettes/two_tools.jsonl")
+    summary = summarize(client)                  # your code: messages.stream(), create(), ...
+    assert captured_requests(client)[0].json["model"] == "claude-sonnet-4-5"
+
+`cassette_client` returns an `anthropic.Anthropic` (`async_cassette_client` an
+`AsyncAnthropic`) built with `http_client=httpx2.Client(transport=ReplayTransport(...))`:
+every request is answered in-process by a `Replayer`, one response a request, in order,
+from one cassette, several, or a session folder (`turn-NN.jsonl`). A request with
+`"stream": true` gets the cassette's SSE stream; one without gets the `Message` JSON the
+events fold into, so one cassette serves `create()`, `create(stream=True)` and
+`messages.stream()`. HTTP errors, cuts and stalls in the cassette reach the SDK as a live
+server's would; the SDK's own retries run (its default `max_retries`, 2), so a session
+`[529, 529, stream]` is retried through, at the `retry-after-ms` the cassettes give.
+
+Running out of responses, or a request that differs from the recorded one on the
+`match_on` fields, answers a 404 the SDK does not retry, whose message is the
+`ReplayError`'s one line; `replay_errors(client)` keeps them, for a test to fail on even
+when the code swallowed the exception. The API key is a dummy: nothing leaves the process.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
+
+import httpx2
+
+from harness._cassette import Cassette, CassetteSource
+from harness._exceptions import HarnessError, InputError
+from harness._replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer
+from harness._responses import Chunking
+from harness._wire import BASE_URL, ReplayTransport
+
+if TYPE_CHECKING:
+    from anthropic import Anthropic, AsyncAnthropic
+
+__all__ = [
+    "DEFAULT_MATCH_ON",
+    "Cassettes",
+    "async_cassette_client",
+    "captured_requests",
+    "cassette_client",
+    "client_replayer",
+    "recording_client",
+    "replay_errors",
+]
+
+#: One cassette (a path or a `Cassette`), a session folder, or a sequence of them, in order.
+Cassettes: TypeAlias = "CassetteSource | Sequence[CassetteSource]"
+#: The key every cassette client sends: never a credential, never accepted by the live API.
+DUMMY_API_KEY: Final = "harness-replay-no-key"
+
+_REPLAYERS: weakref.WeakKeyDictionary[Any, Replayer] = weakref.WeakKeyDictionary()
+_REQUESTS: weakref.WeakKeyDictionary[Any, list[CapturedRequest]] = weakref.WeakKeyDictionary()
+
+
+def _sources(cassettes: Cassettes) -> list[CassetteSource]:
+    if isinstance(cassettes, str | os.PathLike | Cassette):
+        return [cassettes]
+    return list(cassettes)
+
+
+def _replayer(
+    cassettes: Cassettes,
+    chunking: Chunking,
+    realtime: bool,
+    match_on: Sequence[str] | None,
+) -> Replayer:
+    if isinstance(match_on, str):
+        raise InputError(f"match_on takes a sequence of field names, not the string {match_on!r}")
+    return Replayer(_sources(cassettes), match_on=match_on, chunking=chunking, realtime=realtime)
+
+
+def _options(options: dict[str, Any]) -> dict[str, Any]:
+    for refused in ("api_key", "auth_token", "http_client"):
+        if refused in options:
+            raise InputError(f"a cassette client sets {refused} itself; it cannot be given")
+    return {"base_url": BASE_URL, **options}
+
+
+def cassette_client(
+    cassettes: Cassettes,
+    *,
+    chunking: Chunking = Chunking(),
+    realtime: bool = False,
+    match_on: Sequence[str] | None = DEFAULT_MATCH_ON,
+    replayer: Replayer | None = None,
+    **options: Any,
+) -> Anthropic:
+    """An `anthropic.Anthropic` answering each request from the next cassette.
+
+    `chunking` cuts the bytes (`Chunking(size=..., seed=...)`), `realtime` sleeps to the
+    recorded `at` offsets, `match_on` names the request fields compared with a cassette's
+    recorded request (None: no matching). Other keywords go to `Anthropic(...)`
+    (`max_retries`, `timeout`, `default_headers`). `replayer` shares one `Replayer`
+    (and its order) between clients; the cassette options are then its own.
+    """
+    from anthropic import Anthropic
+
+    used = replayer or _replayer(cassettes, chunking, realtime, match_on)
+    client = Anthropic(
+        api_key=DUMMY_API_KEY,
+        http_client=httpx2.Client(transport=ReplayTransport(used), base_url=BASE_URL),
+        **_options(options),
+    )
+    _REPLAYERS[client] = used
+    _REQUESTS[client] = used.requests
+    return client
+
+
+def async_cassette_client(
+    cassettes: Cassettes,
+    *,
+    chunking: Chunking = Chunking(),
+    realtime: bool = False,
+    match_on: Sequence[str] | None = DEFAULT_MATCH_ON,
+    replayer: Replayer | None = None,
+    **options: Any,
+) -> AsyncAnthropic:
+    """The same as `cassette_client`, as an `anthropic.AsyncAnthropic`."""
+    from anthropic import AsyncAnthropic
+
+    used = replayer or _replayer(cassettes, chunking, realtime, match_on)
+    client = AsyncAnthropic(
+        api_key=DUMMY_API_KEY,
+        http_client=httpx2.AsyncClient(transport=ReplayTransport(used), base_url=BASE_URL),
+        **_options(options),
+    )
+    _REPLAYERS[client] = used
+    _REQUESTS[client] = used.requests
+    return client
+
+
+def recording_client(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    session: str | os.PathLike[str] | None = None,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    asynchronous: bool = False,
+    description: str = "Recorded through a cassette client",
+    **options: Any,
+) -> Anthropic | AsyncAnthropic:
+    """A live client (the key from `ANTHROPIC_API_KEY` unless given) that writes each answer
+    to the next of `paths`, then `session/turn-NN.jsonl`: the cassette clients' record modes.
+
+    Opt-in and billed: `InputError` without a key. Streams keep their events, a
+    non-streaming `Message` is kept as the events of its stream, an HTTP error as an
+    `http_error` line; requests are captured and stored without credentials.
+    """
+    import anthropic
+
+    from harness._record import RecordingTransport, api_key_from_environment
+
+    key = api_key or api_key_from_environment()
+    inner = httpx2.AsyncHTTPTransport() if asynchronous else httpx2.HTTPTransport()
+    transport = RecordingTransport(inner, paths, session=session, description=description)
+    client: Anthropic | AsyncAnthropic
+    if asynchronous:
+        client = anthropic.AsyncAnthropic(
+            api_key=key,
+            base_url=base_url,
+            http_client=httpx2.AsyncClient(transport=transport),
+            **options,
+        )
+    else:
+        client = anthropic.Anthropic(
+            api_key=key,
+            base_url=base_url,
+            http_client=httpx2.Client(transport=transport),
+            **options,
+        )
+    _REQUESTS[client] = transport.requests
+    return client
+
+
+def client_replayer(client: Anthropic | AsyncAnthropic) -> Replayer:
+    """The `Replayer` behind a cassette client; `InputError` for any other client."""
+    try:
+        return _REPLAYERS[client]
+    except (KeyError, TypeError):
+        raise InputError(
+            f"{type(client).__name__} was not made by cassette_client or async_cassette_client"
+        ) from None
+
+
+def captured_requests(client: Anthropic | AsyncAnthropic) -> list[CapturedRequest]:
+    """Every request the client sent, in order: method, path, headers and JSON body,
+    credentials removed. The list grows as the code sends more."""
+    try:
+        return _REQUESTS[client]
+    except (KeyError, TypeError):
+        raise InputError(f"{type(client).__name__} was not made by a cassette client") from None
+
+
+def replay_errors(client: Anthropic | AsyncAnthropic) -> list[HarnessError]:
+    """What the cassettes could not answer (`ReplayError`: used up, or a mismatch), in order;
+    always empty for a recording client."""
+    replayer = _REPLAYERS.get(client)
+    return [] if replayer is None else replayer.errors
