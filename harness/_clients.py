@@ -143,6 +143,8 @@ def recording_client(
     base_url: str | None = None,
     asynchronous: bool = False,
     description: str = "Recorded through a cassette client",
+    requests: list[CapturedRequest] | None = None,
+    written: list[str] | None = None,
     **options: Any,
 ) -> Anthropic | AsyncAnthropic:
     """A live client (the key from `ANTHROPIC_API_KEY` unless given) that writes each answer
@@ -150,7 +152,8 @@ def recording_client(
 
     Opt-in and billed: `InputError` without a key. Streams keep their events, a
     non-streaming `Message` is kept as the events of its stream, an HTTP error as an
-    `http_error` line; requests are captured and stored without credentials.
+    `http_error` line; requests are captured and stored without credentials (into
+    `requests` if given), and each file written is appended to `written` if given.
     """
     import anthropic
 
@@ -158,7 +161,9 @@ def recording_client(
 
     key = api_key or api_key_from_environment()
     inner = httpx2.AsyncHTTPTransport() if asynchronous else httpx2.HTTPTransport()
-    transport = RecordingTransport(inner, paths, session=session, description=description)
+    transport = RecordingTransport(
+        inner, paths, session=session, description=description, requests=requests, written=written
+    )
     client: Anthropic | AsyncAnthropic
     if asynchronous:
         client = anthropic.AsyncAnthropic(

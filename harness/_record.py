@@ -37,6 +37,8 @@ from harness._sse import SSEFormatError, events_from_response
 if TYPE_CHECKING:
     from anthropic import Anthropic
 
+    from harness._replayer import CapturedRequest
+
 __all__ = [
     "RecordingTransport",
     "api_key_from_environment",
@@ -316,15 +318,15 @@ class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         *,
         session: str | os.PathLike[str] | None = None,
         description: str = "Recorded through a cassette client",
+        requests: list[CapturedRequest] | None = None,
+        written: list[str] | None = None,
     ) -> None:
-        from harness._replayer import CapturedRequest
-
         self.inner = inner
         self.paths = [os.fspath(path) for path in paths]
         self.session = None if session is None else os.fspath(session)
         self.description = description
-        self.requests: list[CapturedRequest] = []
-        self.written: list[str] = []
+        self.requests: list[CapturedRequest] = [] if requests is None else requests
+        self.written: list[str] = [] if written is None else written
 
     def _path(self, number: int) -> str:
         if number <= len(self.paths):

@@ -1,4 +1,4 @@
-"""The pytest plugin: replay cassettes, and the fault catalogue, through your own adapter.
+"""The pytest plugin: your own code against cassettes, and the fault catalogue against it.
 
 Registered through the `pytest11` entry point, so `import harness` never loads pytest,
 and kept cheap to load (every pytest run in an environment that has the package loads
@@ -14,6 +14,17 @@ marker's `dir=`, then `--harness-cassette-dir`; the record mode is the
 `harness_record_mode` fixture (default `none`), then the marker's `record=`, then
 `--harness-record`. The adapter is the `harness_adapter` fixture, which reads the ini
 option `harness_adapter = pkg.module:function` (default `harness.to_model_events`).
+
+    @pytest.mark.cassette("two_tools")            # or several names, or "session-folder/"
+    def test_summary(harness_client, harness_requests):
+        assert summarize(harness_client).startswith("I'll check")
+        assert harness_requests[0].json["model"] == "claude-sonnet-4-5"
+
+`harness_client` / `harness_async_client` are real `anthropic.Anthropic` /
+`AsyncAnthropic` clients answered from the marked cassettes (one response a request, in
+order) and `harness_requests` what they were sent; under `missing`/`all` they go live and
+record the answers instead (`harness._client_session`). Request matching is the
+`harness_match_on` fixture, then the marker's `match_on=` (None: off).
 """
 
 from __future__ import annotations
@@ -21,7 +32,9 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import uuid
 import warnings
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NoReturn
@@ -33,14 +46,17 @@ from harness._fault_check import Adapter, FaultCase
 from harness._modes import RecordMode
 
 if TYPE_CHECKING:
+    from anthropic import Anthropic, AsyncAnthropic
     from syrupy.assertion import SnapshotAssertion
 
+    from harness._client_session import ClientSession
     from harness._replay import Outcome
+    from harness._replayer import CapturedRequest
     from harness.snapshot import OutcomeOrValueSnapshot
 
 __all__ = ["Adapter", "CassetteMark", "FaultCase", "adapter_outcome", "load_adapter"]
 
-MARKER_KEYWORDS: Final = ("dir", "record", "request")
+MARKER_KEYWORDS: Final = ("dir", "record", "request", "match_on")
 API_KEY_VARIABLE: Final = "ANTHROPIC_API_KEY"
 
 
@@ -77,9 +93,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "cassette(name_or_path, *, dir=None, record=None, request=None): the cassette the "
-        "harness_replay fixture replays; a name is looked up in the cassette folder, .jsonl added",
+        "cassette(*names_or_paths, dir=None, record=None, request=None, match_on=...): the "
+        "cassettes the harness fixtures replay (several, or a session folder, answer a client's "
+        "requests in order); a name is looked up in the cassette folder, .jsonl added",
     )
+    config.stash[_RUN_ID] = uuid.uuid4().hex
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -92,14 +110,32 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("fault_variant", names, ids=names, indirect=True)
 
 
+_RUN_ID = pytest.StashKey[str]()
+
+
+def run_id(config: pytest.Config) -> str:
+    """One id for the whole run: xdist's `testrunuid` in a worker, else this process's own."""
+    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+    if workerinput is not None and "testrunuid" in workerinput:
+        return str(workerinput["testrunuid"])
+    return config.stash[_RUN_ID]
+
+
 @dataclass(frozen=True, slots=True)
 class CassetteMark:
     """The arguments of a test's `@pytest.mark.cassette(...)`, checked."""
 
-    name: str
+    names: tuple[str, ...]
     dir: str | None = None
     record: RecordMode | None = None
     request: dict[str, Any] | None = None
+    #: the fields compared with a cassette's recorded request, when the marker names them
+    match_on: tuple[str, ...] | None = None
+    match_on_given: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.names[0]
 
 
 def _fail(message: str) -> NoReturn:
@@ -117,14 +153,14 @@ def _record_mode(value: object, where: str) -> RecordMode:
     _fail(problem)
 
 
-def cassette_mark(node: pytest.Item) -> CassetteMark:
+def cassette_mark(node: pytest.Item, fixture: str = "harness_replay") -> CassetteMark:
     """The closest `cassette` marker of a test; a misuse fails the test with one clear line."""
     marker = node.get_closest_marker("cassette")
     where = node.nodeid
     if marker is None:
-        _fail(f"{where}: the harness_replay fixture needs @pytest.mark.cassette('name-or-path')")
-    if len(marker.args) != 1 or not isinstance(marker.args[0], str | os.PathLike):
-        _fail(f"{where}: @pytest.mark.cassette takes one cassette name or path")
+        _fail(f"{where}: the {fixture} fixture needs @pytest.mark.cassette('name-or-path')")
+    if not marker.args or not all(isinstance(arg, str | os.PathLike) for arg in marker.args):
+        _fail(f"{where}: @pytest.mark.cassette takes cassette names or paths")
     unknown = sorted(set(marker.kwargs) - set(MARKER_KEYWORDS))
     if unknown:
         _fail(
@@ -139,12 +175,19 @@ def cassette_mark(node: pytest.Item) -> CassetteMark:
         _fail(
             f"{where}: @pytest.mark.cassette request= must be a dict of messages.create arguments"
         )
+    match_on = marker.kwargs.get("match_on")
+    if match_on is not None and (
+        isinstance(match_on, str) or not all(isinstance(field, str) for field in match_on)
+    ):
+        _fail(f"{where}: @pytest.mark.cassette match_on= takes a list of request fields, or None")
     folder = marker.kwargs.get("dir")
     return CassetteMark(
-        name=os.fspath(marker.args[0]),
+        names=tuple(os.fspath(arg) for arg in marker.args),
         dir=None if folder is None else os.fspath(folder),
         record=record,
         request=request,
+        match_on=None if match_on is None else tuple(match_on),
+        match_on_given="match_on" in marker.kwargs,
     )
 
 
@@ -152,9 +195,13 @@ def cassette_path(name: str, folder: Path) -> Path:
     """An absolute `name` as it is, anything else inside `folder`; `.jsonl` added if missing.
 
     Only `.jsonl` counts as the extension: `faults` writes names like `good.truncate_tool_json`.
+    A session folder (`turn-NN.jsonl` inside) is named as it is, or with a trailing `/`
+    when it does not exist yet.
     """
-    path = Path(name if name.endswith(".jsonl") else f"{name}.jsonl")
-    return path if path.is_absolute() else folder / path
+    base = Path(name) if Path(name).is_absolute() else folder / name
+    if name.endswith(("/", os.sep)) or base.is_dir():
+        return base
+    return base if name.endswith(".jsonl") else base.with_name(f"{base.name}.jsonl")
 
 
 def load_adapter(spec: str) -> Adapter:
@@ -221,17 +268,13 @@ def harness_cassette(
 ) -> Path:
     """The marked cassette's path, recorded first if the record mode asks for it."""
     mark = cassette_mark(request.node)
-    config = request.config
-    option_dir: str | None = config.getoption("harness_cassette_dir")
-    if option_dir is not None:
-        folder = config.invocation_params.dir / option_dir
-    elif mark.dir is not None:
-        folder = request.path.parent / mark.dir
-    else:
-        folder = Path(harness_cassette_dir)
-    path = cassette_path(mark.name, folder)
-    chosen = config.getoption("harness_record") or mark.record or harness_record_mode
-    mode = _record_mode(chosen, "harness_record_mode fixture")
+    if len(mark.names) != 1:
+        _fail(
+            f"{request.node.nodeid}: harness_replay and fault_variant take one cassette; "
+            "several, or a session folder, answer harness_client's requests"
+        )
+    path = cassette_path(mark.name, _cassette_folder(request, mark, harness_cassette_dir))
+    mode = _chosen_mode(request, mark, harness_record_mode)
     if mode is RecordMode.ALL or (mode is RecordMode.MISSING and not path.exists()):
         _record(path, mode, mark, request.node.nodeid)
     elif not path.exists():
@@ -240,6 +283,23 @@ def harness_cassette(
             f"and {API_KEY_VARIABLE} set)"
         )
     return path
+
+
+def _cassette_folder(request: pytest.FixtureRequest, mark: CassetteMark, fixture: Path) -> Path:
+    """Where names are looked up: the command line, else the marker's `dir=`, else the fixture."""
+    option_dir: str | None = request.config.getoption("harness_cassette_dir")
+    if option_dir is not None:
+        return request.config.invocation_params.dir / option_dir
+    if mark.dir is not None:
+        return request.path.parent / mark.dir
+    return Path(fixture)
+
+
+def _chosen_mode(
+    request: pytest.FixtureRequest, mark: CassetteMark, fixture: str | RecordMode
+) -> RecordMode:
+    chosen = request.config.getoption("harness_record") or mark.record or fixture
+    return _record_mode(chosen, "harness_record_mode fixture")
 
 
 def _record(path: Path, mode: RecordMode, mark: CassetteMark, where: str) -> None:
@@ -310,6 +370,8 @@ def fault_variant(
 
     The test is parametrised over the catalogue, one id a fault; a row that does not apply
     to the cassette is skipped. `fault_variant.assert_caught()` fails with a readable report.
+    With `harness_client` or `harness_async_client` in the same test, the client serves the
+    variant: `with fault_variant.expect_failure(): your_function(harness_client)`.
     """
     from harness._exceptions import CassetteError
     from harness._fault_check import run_fault
@@ -336,6 +398,80 @@ def fault_variant(
     if case is None:
         pytest.skip(f"fault {fault.name} does not apply to {harness_cassette.name}")
     return case
+
+
+@pytest.fixture
+def harness_match_on() -> Sequence[str] | None:
+    """Request fields compared with a cassette's recorded request (None: no matching).
+
+    Default `model`, `messages`, `system`, `tools`; the marker's `match_on=` wins.
+    """
+    return ("model", "messages", "system", "tools")
+
+
+@pytest.fixture
+def _harness_clients(
+    request: pytest.FixtureRequest,
+    harness_cassette_dir: Path,
+    harness_record_mode: str | RecordMode,
+    harness_match_on: Sequence[str] | None,
+) -> Iterator[ClientSession]:
+    """The test's cassette clients, replaying or recording (`harness._client_session`)."""
+    from harness._client_session import ClientSession
+    from harness._exceptions import HarnessError
+
+    mark = cassette_mark(request.node, "harness_client")
+    folder = _cassette_folder(request, mark, harness_cassette_dir)
+    fault: FaultCase | None = None
+    if "fault_variant" in request.fixturenames:
+        fault = request.getfixturevalue("fault_variant")
+    session: ClientSession | None = None
+    try:
+        session = ClientSession(
+            [cassette_path(name, folder) for name in mark.names],
+            mode=_chosen_mode(request, mark, harness_record_mode),
+            match_on=mark.match_on if mark.match_on_given else harness_match_on,
+            run_id=run_id(request.config),
+            where=request.node.nodeid,
+            fault=fault,
+        )
+        skip = session.open()
+    except HarnessError as error:
+        problem: str | None = str(error)
+    else:
+        problem = None
+    if problem is not None or session is None:
+        _fail(str(problem))
+    if skip is not None:
+        pytest.skip(skip)
+    yield session
+    unanswered = session.close()
+    if unanswered is not None:
+        _fail(unanswered)
+
+
+@pytest.fixture
+def harness_client(_harness_clients: ClientSession) -> Anthropic:
+    """An `anthropic.Anthropic` answered from the marked cassettes, one response a request.
+
+    Streaming, non-streaming and `messages.stream()` calls alike; the SDK's own retries
+    run. A request the cassettes cannot answer fails the test with one line.
+    """
+    return _harness_clients.client()
+
+
+@pytest.fixture
+def harness_async_client(_harness_clients: ClientSession) -> AsyncAnthropic:
+    """An `anthropic.AsyncAnthropic` answered from the marked cassettes (the same order as
+    `harness_client`'s, when a test uses both)."""
+    return _harness_clients.async_client()
+
+
+@pytest.fixture
+def harness_requests(_harness_clients: ClientSession) -> list[CapturedRequest]:
+    """Every request the test's clients sent, in order (`.method`, `.path`, `.headers`,
+    `.body`, `.json`), credentials removed."""
+    return _harness_clients.requests
 
 
 @pytest.fixture
