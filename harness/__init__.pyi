@@ -25,6 +25,14 @@ from ._cassette import (
     read_cassette as read_cassette,
     write_cassette as write_cassette,
 )
+from ._clients import (
+    DUMMY_API_KEY as DUMMY_API_KEY,
+    async_cassette_client as async_cassette_client,
+    captured_requests as captured_requests,
+    cassette_client as cassette_client,
+    recording_client as recording_client,
+    replay_errors as replay_errors,
+)
 from ._events import (
     DoneEvent as DoneEvent,
     ModelEvent as ModelEvent,
@@ -51,6 +59,7 @@ from ._exceptions import (
 )
 from ._fault_check import (
     Adapter as Adapter,
+    ExpectFailure as ExpectFailure,
     FaultCase as FaultCase,
 )
 from ._import_vcr import (

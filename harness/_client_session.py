@@ -195,7 +195,11 @@ class ClientSession:
                 self._finish_recording()
         finally:
             self._unlock()
-        errors = [] if self._replayer is None or self.fault is not None else self._replayer.errors
+        from harness._clients import replay_errors
+
+        errors = [error for client in self._clients for error in replay_errors(client)]
+        if self.fault is not None:
+            errors = []  # expect_failure reports them, with the row
         return f"{self.where}: {errors[0]}" if errors else None
 
     def _finish_recording(self) -> None:

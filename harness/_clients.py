@@ -2,7 +2,7 @@
 
     client = cassette_client("cassettes/two_tools.jsonl")
     summary = summarize(client)                  # your code: messages.stream(), create(), ...
-    assert captured_requests(client)[0].json["model"] == "claude-sonnet-4-5"
+    assert captured_requests(client)[0].json["model"] == "claude-sonnet-5"
 
 `cassette_client` returns an `anthropic.Anthropic` (`async_cassette_client` an
 `AsyncAnthropic`) built with `http_client=httpx2.Client(transport=ReplayTransport(...))`:
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MATCH_ON",
+    "DUMMY_API_KEY",
     "Cassettes",
     "async_cassette_client",
     "captured_requests",
@@ -56,6 +57,7 @@ DUMMY_API_KEY: Final = "harness-replay-no-key"
 
 _REPLAYERS: weakref.WeakKeyDictionary[Any, Replayer] = weakref.WeakKeyDictionary()
 _REQUESTS: weakref.WeakKeyDictionary[Any, list[CapturedRequest]] = weakref.WeakKeyDictionary()
+_ERRORS: weakref.WeakKeyDictionary[Any, Sequence[HarnessError]] = weakref.WeakKeyDictionary()
 
 
 def _sources(cassettes: Cassettes) -> list[CassetteSource]:
@@ -109,6 +111,7 @@ def cassette_client(
     )
     _REPLAYERS[client] = used
     _REQUESTS[client] = used.requests
+    _ERRORS[client] = used.errors
     return client
 
 
@@ -132,6 +135,7 @@ def async_cassette_client(
     )
     _REPLAYERS[client] = used
     _REQUESTS[client] = used.requests
+    _ERRORS[client] = used.errors
     return client
 
 
@@ -180,6 +184,7 @@ def recording_client(
             **options,
         )
     _REQUESTS[client] = transport.requests
+    _ERRORS[client] = transport.errors
     return client
 
 
@@ -203,7 +208,9 @@ def captured_requests(client: Anthropic | AsyncAnthropic) -> list[CapturedReques
 
 
 def replay_errors(client: Anthropic | AsyncAnthropic) -> list[HarnessError]:
-    """What the cassettes could not answer (`ReplayError`: used up, or a mismatch), in order;
-    always empty for a recording client."""
-    replayer = _REPLAYERS.get(client)
-    return [] if replayer is None else replayer.errors
+    """What the cassettes could not answer (`ReplayError`: used up, or a mismatch), or a
+    recording client could not record (`RecordError`), in order."""
+    try:
+        return list(_ERRORS[client])
+    except (KeyError, TypeError):
+        raise InputError(f"{type(client).__name__} was not made by a cassette client") from None

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from harness._events import ModelEvent
     from harness.faults import Fault
 
-__all__ = ["Adapter", "FaultCase", "run_fault"]
+__all__ = ["Adapter", "ExpectFailure", "FaultCase", "run_fault"]
 
 #: An adapter: the SDK's raw stream events in, internal events out (as `to_model_events`).
 Adapter = Callable[[Iterable[Any]], Iterable["ModelEvent"]]

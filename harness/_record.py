@@ -327,6 +327,8 @@ class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         self.description = description
         self.requests: list[CapturedRequest] = [] if requests is None else requests
         self.written: list[str] = [] if written is None else written
+        #: what could not be recorded; each request it concerns got a 404 naming it
+        self.errors: list[RecordError] = []
 
     def _path(self, number: int) -> str:
         if number <= len(self.paths):
@@ -337,6 +339,16 @@ class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
                 f"{len(self.paths)} cassette(s): name more, or a session folder"
             )
         return os.path.join(self.session, f"turn-{number:02d}.jsonl")
+
+    def _refusal(self, error: RecordError, request: httpx2.Request) -> httpx2.Response:
+        """A 404 the SDK does not retry, carrying the error's line (an exception raised in a
+        transport would reach the code as a retried, anonymous `APIConnectionError`)."""
+        self.errors.append(error)
+        body = {
+            "type": "error",
+            "error": {"type": "not_found_error", "message": f"stream-harness: {error}"},
+        }
+        return httpx2.Response(404, json=body, headers={"x-should-retry": "false"}, request=request)
 
     def _keep(
         self,
@@ -389,26 +401,46 @@ class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
             response.status_code, headers=headers, content=content, request=request
         )
 
+    def _check_room(self, request: httpx2.Request) -> httpx2.Response | None:
+        """Refuse, before anything goes live, a request no cassette is named for."""
+        try:
+            self._path(len(self.requests) + 1)
+        except RecordError as error:
+            return self._refusal(error, request)
+        return None
+
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         assert isinstance(self.inner, httpx2.BaseTransport)
+        refused = self._check_room(request)
+        if refused is not None:
+            return refused
         body = request.read()
         response = self.inner.handle_request(request)
         try:
             content = response.read()
         finally:
             response.close()
-        self._keep(request, body, content, response)
+        try:
+            self._keep(request, body, content, response)
+        except RecordError as error:
+            return self._refusal(error, request)
         return self._response(response, content, request)
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         assert isinstance(self.inner, httpx2.AsyncBaseTransport)
+        refused = self._check_room(request)
+        if refused is not None:
+            return refused
         body = await request.aread()
         response = await self.inner.handle_async_request(request)
         try:
             content = await response.aread()
         finally:
             await response.aclose()
-        self._keep(request, body, content, response)
+        try:
+            self._keep(request, body, content, response)
+        except RecordError as error:
+            return self._refusal(error, request)
         return self._response(response, content, request)
 
     def close(self) -> None:

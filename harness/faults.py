@@ -359,14 +359,17 @@ def cut_mid_event(events: Events) -> Events | None:
     from harness._sse import encode_event
 
     half = len(encode_event(events[at])) // 2
-    return [*copy.deepcopy(events[:at]), {"harness": "cut", "after_bytes": half}, events[at]]
+    kept = copy.deepcopy(events[: at + 1])
+    return [*kept[:at], {"harness": "cut", "after_bytes": half}, kept[at]]
 
 
 def stall(events: Events) -> Events | None:
     at = _middle(events)
     if at is None:
         return None
-    return [*copy.deepcopy(events[:at]), {"harness": "stall", "ms": STALL_MS}, *events[at:]]
+    broken = copy.deepcopy(events)
+    broken.insert(at, {"harness": "stall", "ms": STALL_MS})
+    return broken
 
 
 CATALOGUE: tuple[Fault, ...] = (

@@ -18,7 +18,7 @@ option `harness_adapter = pkg.module:function` (default `harness.to_model_events
     @pytest.mark.cassette("two_tools")            # or several names, or "session-folder/"
     def test_summary(harness_client, harness_requests):
         assert summarize(harness_client).startswith("I'll check")
-        assert harness_requests[0].json["model"] == "claude-sonnet-4-5"
+        assert harness_requests[0].json["model"] == "claude-sonnet-5"
 
 `harness_client` / `harness_async_client` are real `anthropic.Anthropic` /
 `AsyncAnthropic` clients answered from the marked cassettes (one response a request, in

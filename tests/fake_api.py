@@ -4,9 +4,11 @@
 body with a `Content-Length`, and the response headers that can carry account data
 (`request-id`, `anthropic-organization-id`, a cookie, a `*-token` header), so tests can
 check that none of them is kept. `drop_after=N` sends N events and half of the next,
-then closes the connection; `pace=S` waits S seconds between events. `GET /status`
-answers plain JSON, an exchange that is not a Messages stream. Used as a context
-manager: a thread serves on a free port until exit.
+then closes the connection; `pace=S` waits S seconds between events. A request without
+`"stream": true` is answered with the `Message` JSON the events fold into, as the API
+does. `errors=[(status, body, headers), ...]` are answered first, one a request (a 529
+the SDK retries, say). `GET /status` answers plain JSON, an exchange that is not a
+Messages stream. Used as a context manager: a thread serves on a free port until exit.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
 
+from harness._message import message_from_events
 from harness._sse import encode_event
 
 __all__ = ["FakeMessagesAPI", "ReceivedRequest"]
@@ -49,9 +52,15 @@ class FakeMessagesAPI:
     """Serves one stream of raw events to every `POST /v1/messages`."""
 
     def __init__(
-        self, events: list[dict[str, Any]], *, drop_after: int | None = None, pace: float = 0.0
+        self,
+        events: list[dict[str, Any]],
+        *,
+        drop_after: int | None = None,
+        pace: float = 0.0,
+        errors: list[tuple[int, dict[str, Any], dict[str, str]]] | None = None,
     ) -> None:
         self.events = events
+        self.errors = list(errors or [])
         self.drop_after = drop_after
         self.pace = pace
         self.received: list[ReceivedRequest] = []
@@ -99,10 +108,26 @@ class FakeMessagesAPI:
                 self.end_headers()
                 self.wfile.write(payload)
 
+            def _answer(self, status: int, body: Any, headers: dict[str, str]) -> None:
+                payload = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(payload)))
+                for name, value in {**ACCOUNT_HEADERS, **headers}.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(payload)
+
             def do_POST(self) -> None:
                 self._receive()
                 if self.path.split("?")[0] != "/v1/messages":
                     self.send_error(404)
+                    return
+                if api.errors:
+                    self._answer(*api.errors.pop(0))
+                    return
+                if api.received[-1].json().get("stream") is not True:
+                    self._answer(200, message_from_events(api.events), {})
                     return
                 length, pieces = api.pieces()
                 self.send_response(200)

@@ -16,10 +16,12 @@ GOOD = StreamBuilder().text(0, "Reading.").tool(1, "read", {"path": "a.md"}).sto
 
 
 def _library(folder: Path) -> list[str]:
-    """A good cassette and every variant derived from it, as cassette files in `folder`."""
+    """A good cassette and every single-cassette variant derived from it, in `folder`."""
     folder.mkdir(exist_ok=True)
     write_cassette(folder / "good.jsonl", GOOD.events())
     for variant in derive_variants(GOOD.events()):
+        if variant.fault.wire:
+            continue  # served by a client (a session, a stall): not a cassette to replay alone
         write_cassette(folder / f"{variant.fault.name}.jsonl", variant.events)
     return sorted(str(path) for path in folder.glob("*.jsonl"))
 

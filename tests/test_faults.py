@@ -21,11 +21,13 @@ from harness import (
     Outcome,
     expand_paths,
     replay_outcome,
+    to_model_events,
     write_cassette,
 )
 from harness._coverage import outcome_code
+from harness._fault_check import run_fault
 from harness.builder import StreamBuilder
-from harness.faults import CATALOGUE, derive_variants, fault_named
+from harness.faults import CATALOGUE, Variant, derive_variants, fault_named
 from harness_cli.main import cli
 
 Events = list[dict[str, Any]]
@@ -82,6 +84,17 @@ def _replay(events: Events, tmp_path: Path) -> Outcome:
     return replay_outcome(path)
 
 
+def _replay_variant(name: str, variant: Variant, tmp_path: Path) -> Outcome:
+    """A variant's outcome: replayed directly, or through a cassette client for a wire row."""
+    if not variant.fault.wire:
+        return _replay(variant.events, tmp_path)
+    good = tmp_path / "good.jsonl"
+    write_cassette(good, GOOD[name])
+    case = run_fault(to_model_events, good, variant.fault, tmp_path)
+    assert case is not None
+    return Outcome(case.events, case.error)  # type: ignore[arg-type]
+
+
 def _is_subsequence(part: list[Any], whole: list[Any]) -> bool:
     remaining = iter(whole)
     return all(item in remaining for item in part)
@@ -92,9 +105,10 @@ def test_variant_replays_to_exactly_its_expected_code(
     name: str, index: int, tmp_path: Path
 ) -> None:
     variant = derive_variants(GOOD[name])[index]
-    outcome = _replay(variant.events, tmp_path)
+    outcome = _replay_variant(name, variant, tmp_path)
     assert outcome_code(outcome) == variant.expected_code
-    assert _is_subsequence(outcome.events, _good_events(name)), "a fault changed earlier events"
+    events = [event for event in outcome.events if event != DoneEvent()]
+    assert _is_subsequence(events, _good_events(name)), "a fault changed earlier events"
 
 
 def test_every_good_stream_yields_the_tool_faults_only_when_it_has_a_tool() -> None:
@@ -166,13 +180,32 @@ def test_out_writes_one_cassette_per_variant_naming_fault_and_expectation(tmp_pa
     assert result.exit_code == 0, result.output
     written = sorted(out.glob("*.jsonl"))
     expected = derive_variants(list(Cassette(good).events()))
-    assert len(written) == len(expected) == len(result.output.splitlines())
+    sessions = [variant for variant in expected if len(variant.responses) > 1]
+    assert len(written) + len(sessions) == len(expected) == len(result.output.splitlines())
     for variant in expected:
+        if variant in sessions:
+            continue
         path = out / f"good.{variant.fault.name}.jsonl"
         header = Cassette(path).header
         assert header is not None
         assert (header["fault"], header["expect"]) == (variant.fault.name, variant.expected_code)
-        assert outcome_code(replay_outcome(path)) == variant.expected_code
+        if not variant.fault.wire:
+            assert outcome_code(replay_outcome(path)) == variant.expected_code
+
+
+def test_a_session_row_is_written_as_a_folder_of_turns(tmp_path: Path) -> None:
+    good = tmp_path / "good.jsonl"
+    StreamBuilder().text(0, "Hi").stop().write(good, "a text block")
+    out = tmp_path / "broken"
+    result = CliRunner().invoke(cli, ["faults", str(good), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    session = out / "good.http_429_then_ok"
+    assert [line.split() for line in result.output.splitlines() if "429" in line] == [
+        ["done", str(session)]
+    ]
+    first, second = sorted(session.glob("turn-*.jsonl"))
+    assert [line.data["status"] for line in Cassette(first).lines()] == [429]
+    assert list(Cassette(second).events()) == list(Cassette(good).events())
 
 
 def test_a_cassette_that_does_not_complete_is_refused(tmp_path: Path) -> None:

@@ -123,8 +123,10 @@ def test_misuse_fails_the_test_with_one_clear_line(project: pytest.Pytester) -> 
         [
             "*test_no_marker*the harness_replay fixture needs "
             "@pytest.mark.cassette('name-or-path')",
-            "*test_unknown_keyword*unknown keyword(s) folder (known: dir, record, request)",
-            "*test_two_names*@pytest.mark.cassette takes one cassette name or path",
+            "*test_unknown_keyword*unknown keyword(s) folder "
+            "(known: dir, record, request, match_on)",
+            "*test_two_names*harness_replay and fault_variant take one cassette; several, "
+            "or a session folder, answer harness_client's requests",
             "*test_bad_record_mode*record mode 'sometimes' is not one of "
             "none, missing (alias once), all",
             "*/cassettes/garbage.jsonl:1: not valid JSON: *",
@@ -137,7 +139,7 @@ def test_misuse_fails_the_test_with_one_clear_line(project: pytest.Pytester) -> 
 
 def test_marker_is_registered_for_strict_markers(project: pytest.Pytester) -> None:
     result = project.runpytest("--markers")
-    result.stdout.fnmatch_lines(["@pytest.mark.cassette(name_or_path, *, dir=None, *"])
+    result.stdout.fnmatch_lines(["@pytest.mark.cassette(*names_or_paths, dir=None, *"])
 
 
 def test_importing_harness_loads_neither_pytest_nor_the_plugin() -> None:

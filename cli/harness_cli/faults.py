@@ -25,8 +25,8 @@ Each variant is written as DIR/<good stem>.<fault>.jsonl; its header names the f
 is a folder DIR/<good stem>.<fault>/ of turn-NN.jsonl, one response a turn. The
 HTTP-level and wire-level rows (http_529, http_429_then_ok, cut_mid_event, stall) hold
 directive lines that only a client acts on: serve them with harness.cassette_client.
-Directive lines of the good cassette are not carried over. Exit status: 0 written or listed; 2 the cassette is
-unusable or does not replay to done."""
+Directive lines of the good cassette are not carried over. Exit status: 0 written or
+listed; 2 the cassette is unusable or does not replay to done."""
 
 
 EXPECT_WIDTH = max(len(fault.expect) for fault in CATALOGUE)
