@@ -120,6 +120,7 @@ class ClientSession:
         self.requests = self._replayer.requests
         if self.fault is not None:
             self.fault.replay_errors = self._replayer.errors  # type: ignore[assignment]
+            self.fault.requests = self._replayer.requests
         return None
 
     def _lock(self) -> None:

@@ -1,0 +1,379 @@
+"""`harness_client`, `harness_async_client`, `harness_requests`: the user's own code under the
+cassette marker, faults served to it, and record modes (offline, against the fake API)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+
+import pytest
+from conftest import LIBRARY
+from fake_api import FakeMessagesAPI
+
+from harness import Cassette, write_cassette
+from harness.builder import StreamBuilder
+from harness.faults import CATALOGUE
+
+INI = "[pytest]\naddopts = --strict-markers -p no:cacheprovider\nfilterwarnings = error\n"
+
+APP = """
+import asyncio
+
+
+def summarize(client):
+    with client.messages.stream(
+        model="claude-sonnet-5", max_tokens=64, messages=[{"role": "user", "content": "Sum up"}]
+    ) as stream:
+        return "".join(stream.text_stream)
+
+
+def forgiving_summarize(client):
+    try:
+        return summarize(client)
+    except Exception:
+        return "(no summary)"
+
+
+def classify(client):
+    message = client.messages.create(
+        model="claude-sonnet-5", max_tokens=8, messages=[{"role": "user", "content": "Label"}]
+    )
+    return message.content[0].text
+
+
+async def agent_step(client):
+    stream = await client.messages.create(
+        model="claude-sonnet-5", max_tokens=64, messages=[{"role": "user", "content": "Go"}],
+        stream=True,
+    )
+    return [event.type async for event in stream]
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeini(INI)
+    (pytester.path / "cassettes").mkdir()
+    for name in ("text_only", "two_tools"):
+        shutil.copy(LIBRARY / f"{name}.jsonl", pytester.path / "cassettes")
+    pytester.makepyfile(app=APP)
+    return pytester
+
+
+def test_each_fixture_serves_the_users_own_code(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_inner="""
+        import asyncio
+        import pytest
+        from app import agent_step, classify, summarize
+
+        @pytest.mark.cassette("text_only")
+        def test_summary(harness_client, harness_requests):
+            assert summarize(harness_client) == "The file has three sections."
+            assert harness_requests[0].json["messages"] == [{"role": "user", "content": "Sum up"}]
+            assert "x-api-key" not in harness_requests[0].headers
+
+        @pytest.mark.cassette("text_only")
+        def test_non_streaming(harness_client):
+            assert classify(harness_client) == "The file has three sections."
+
+        @pytest.mark.cassette("two_tools")
+        def test_async(harness_async_client):
+            kinds = asyncio.run(agent_step(harness_async_client))
+            assert kinds.count("content_block_stop") == 3
+
+        @pytest.mark.cassette("text_only", "two_tools")
+        def test_several_in_order(harness_client, harness_requests):
+            assert classify(harness_client) == "The file has three sections."
+            assert summarize(harness_client).endswith("in Lisbon.")
+            assert len(harness_requests) == 2
+        """
+    )
+    project.runpytest().assert_outcomes(passed=4)
+
+
+@pytest.mark.slow
+def test_a_session_folder_with_retries_goes_through_the_sdks_own_retries(
+    project: pytest.Pytester,
+) -> None:
+    session = project.path / "cassettes" / "busy"
+    session.mkdir()
+    overloaded = {
+        "harness": "http_error",
+        "status": 529,
+        "headers": {"retry-after-ms": "1", "x-should-retry": "true"},
+        "body": {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+    }
+    write_cassette(session / "turn-01.jsonl", [overloaded])
+    write_cassette(session / "turn-02.jsonl", [overloaded])
+    shutil.copy(LIBRARY / "text_only.jsonl", session / "turn-03.jsonl")
+    project.makepyfile(
+        test_inner="""
+        import pytest
+        from app import summarize
+
+        @pytest.mark.cassette("busy")
+        def test_retried(harness_client, harness_requests):
+            assert summarize(harness_client) == "The file has three sections."
+            retries = [r.headers["x-stainless-retry-count"] for r in harness_requests]
+            assert retries == ["0", "1", "2"]
+        """
+    )
+    project.runpytest().assert_outcomes(passed=1)
+
+
+def test_running_out_of_responses_fails_the_test_with_one_line(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_inner="""
+        import pytest
+        from app import forgiving_summarize
+
+        @pytest.mark.cassette("text_only")
+        def test_twice(harness_client):
+            forgiving_summarize(harness_client)
+            assert forgiving_summarize(harness_client) == "(no summary)"
+        """
+    )
+    result = project.runpytest()
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at teardown of test_twice*",
+            "test_inner.py::test_twice: request 2, but the cassettes hold 1 response",
+        ]
+    )
+    assert "pytest_plugin.py" not in result.stdout.str()
+
+
+RECORDED_FOR_OPUS = """
+import pytest
+from app import summarize
+
+@pytest.mark.cassette("recorded")
+def test_default(harness_client):
+    summarize(harness_client)
+
+@pytest.mark.cassette("recorded", match_on=["messages"])
+def test_messages_only(harness_client):
+    summarize(harness_client)
+
+@pytest.mark.cassette("recorded", match_on=None)
+def test_off(harness_client):
+    summarize(harness_client)
+"""
+
+
+def test_matching_fails_with_a_diff_and_is_chosen_per_marker(project: pytest.Pytester) -> None:
+    path = project.path / "cassettes" / "recorded.jsonl"
+    request = {
+        "model": "claude-opus-5",
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": "Sum up"}],
+    }
+    events = list(Cassette(LIBRARY / "text_only.jsonl").events())
+    write_cassette(path, events, header={"cassette": 1, "description": "x", "request": request})
+    project.makepyfile(test_inner=RECORDED_FOR_OPUS)
+    result = project.runpytest()
+    result.assert_outcomes(passed=2, failed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_default: request 1 does not match the one */recorded.jsonl was recorded for "
+            "(compared on model, messages, system, tools):",
+            "--- model (recorded)",
+            "+++ model (sent)",
+            "@@ -1 +1 @@",
+            '-"claude-opus-5"',
+            '+"claude-sonnet-5"',
+        ]
+    )
+
+
+def test_the_match_on_fixture_sets_the_default_the_marker_overrides(
+    project: pytest.Pytester,
+) -> None:
+    path = project.path / "cassettes" / "recorded.jsonl"
+    request = {"model": "claude-opus-5", "messages": [{"role": "user", "content": "Sum up"}]}
+    events = list(Cassette(LIBRARY / "text_only.jsonl").events())
+    write_cassette(path, events, header={"cassette": 1, "description": "x", "request": request})
+    project.makeconftest(
+        """
+        import pytest
+
+        @pytest.fixture
+        def harness_match_on():
+            return ["messages"]
+        """
+    )
+    project.makepyfile(test_inner=RECORDED_FOR_OPUS.replace("match_on=None", 'match_on=["model"]'))
+    result = project.runpytest()
+    result.assert_outcomes(passed=2, failed=1, errors=1)
+    result.stdout.fnmatch_lines(["*test_off: request 1 does not match *(compared on model):"])
+
+
+FAULT_TESTS = """
+import pytest
+from app import forgiving_summarize, summarize
+
+@pytest.mark.cassette("text_only")
+def test_strict(harness_client, fault_variant):
+    with fault_variant.expect_failure():
+        summarize(harness_client)
+
+@pytest.mark.cassette("text_only")
+def test_forgiving(harness_client, fault_variant):
+    with fault_variant.expect_failure():
+        forgiving_summarize(harness_client)
+"""
+
+
+@pytest.mark.slow
+def test_expect_failure_names_the_function_and_what_it_returned(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(test_inner=FAULT_TESTS)
+    result = project.runpytest("-k", "forgiving", "-rf")
+    failed = {line.split("[")[1].split("]")[0] for line in result.outlines if "FAILED" in line}
+    assert failed == {
+        "drop_message_start",
+        "drop_message_stop",
+        "event_after_message_stop",
+        "orphan_json_delta",
+        "drop_stop_reason",
+        "stop_reason_max_tokens",
+        "tool_use_without_tools",
+        "overloaded_mid_stream",
+        "cut_connection",
+        "http_529",
+        "cut_mid_event",
+        "stall",
+    }
+    result.stdout.fnmatch_lines(
+        [
+            "E       AssertionError: forgiving_summarize returned '(no summary)' on cut_mid_event: "
+            "the broken stream was accepted silently (the harness's adapter fails it with "
+            "connection_error:RemoteProtocolError; replay: harness replay */cut_mid_event.jsonl)",
+        ]
+    )
+    assert "test_forgiving[http_429_then_ok] PASSED" not in result.stdout.str()  # -rf only
+    assert "[http_429_then_ok]" not in " ".join(
+        line for line in result.outlines if "FAILED" in line
+    )
+
+
+@pytest.mark.slow
+def test_expect_failure_accepts_a_loud_failure_and_demands_recovery_from_429(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(
+        test_inner=FAULT_TESTS
+        + """
+from app import classify
+
+@pytest.mark.cassette("text_only")
+def test_no_retries(fault_variant, harness_client):
+    with fault_variant.expect_failure():
+        classify(harness_client.with_options(max_retries=0))
+"""
+    )
+    result = project.runpytest("-k", "no_retries", "-v", "-rs")
+    passed = {line.split("[")[1].split("]")[0] for line in result.outlines if "PASSED" in line}
+    assert passed == {"http_529", "cut_mid_event", "stall"}  # raised: noticed
+    result.stdout.fnmatch_lines(
+        [
+            "E       AssertionError: classify raised RateLimitError: Error code: 429 - * on "
+            "http_429_then_ok: the SDK's own retry recovers from it (the harness's adapter "
+            "completes the stream)",
+            "SKIPPED * fault drop_message_stop breaks a stream, and classify made only "
+            "non-streaming requests (answered with the Message JSON)",
+        ]
+    )
+    result.assert_outcomes(passed=3, failed=1, skipped=len(CATALOGUE) - 4)
+
+
+# -- record modes, offline against the fake API -------------------------------------------------
+
+RECORD_TESTS = """
+import pytest
+from app import classify, summarize
+
+@pytest.mark.cassette("new_stream")
+def test_stream(harness_client):
+    assert summarize(harness_client) == "Recorded live"
+
+@pytest.mark.cassette("new_message")
+def test_message(harness_client, harness_requests):
+    assert classify(harness_client) == "Recorded live"
+    assert "x-api-key" not in harness_requests[0].headers
+"""
+
+
+@pytest.fixture
+def live(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeMessagesAPI]:
+    with FakeMessagesAPI(StreamBuilder().text(0, "Recorded", " live").stop().events()) as api:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-dummy-client-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)
+        yield api
+
+
+def test_missing_without_a_key_skips_saying_why(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    project.makepyfile(test_inner=RECORD_TESTS)
+    result = project.runpytest("--harness-record=missing", "-rs")
+    result.assert_outcomes(skipped=2)
+    result.stdout.fnmatch_lines(["*record mode missing: recording */new_stream.jsonl live needs*"])
+    result = project.runpytest()
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(["*cassette not found: */new_stream.jsonl (record it with*"])
+
+
+@pytest.mark.slow
+def test_missing_records_what_the_code_sends_then_replays_it(
+    project: pytest.Pytester, live: FakeMessagesAPI
+) -> None:
+    project.makepyfile(test_inner=RECORD_TESTS)
+    project.runpytest("--harness-record=missing").assert_outcomes(passed=2)
+    assert len(live.received) == 2
+    message = Cassette(project.path / "cassettes" / "new_message.jsonl")
+    assert message.header is not None
+    assert message.header["synthesized_from"] == "message"
+    assert message.header["request"]["messages"] == [{"role": "user", "content": "Label"}]
+    for name in ("new_stream", "new_message"):
+        assert "sk-ant-dummy" not in (project.path / "cassettes" / f"{name}.jsonl").read_text()
+    project.runpytest("--harness-record=missing").assert_outcomes(passed=2)
+    project.runpytest().assert_outcomes(passed=2)
+    assert len(live.received) == 2  # replayed, not recorded again
+
+
+PARALLEL_TESTS = """
+import pytest
+from app import summarize
+
+@pytest.mark.parametrize("run", range(4))
+@pytest.mark.cassette("shared")
+def test_shared(harness_client, run):
+    assert summarize(harness_client) == "Recorded live"
+"""
+
+
+@pytest.mark.slow
+def test_parallel_tests_sharing_a_missing_cassette_record_it_once(
+    project: pytest.Pytester, live: FakeMessagesAPI
+) -> None:
+    project.makepyfile(test_inner=PARALLEL_TESTS)
+    result = project.runpytest_subprocess("-n", "2", "--harness-record=missing")
+    result.assert_outcomes(passed=4)
+    assert len(live.received) == 1
+    assert Cassette(project.path / "cassettes" / "shared.jsonl").validate() > 0
+
+
+@pytest.mark.slow
+def test_all_rerecords_a_shared_cassette_once_per_run(
+    project: pytest.Pytester, live: FakeMessagesAPI
+) -> None:
+    project.makepyfile(test_inner=PARALLEL_TESTS)
+    project.runpytest_subprocess("-n", "2", "--harness-record=all").assert_outcomes(passed=4)
+    assert len(live.received) == 1
+    project.runpytest_subprocess("-n", "2", "--harness-record=all").assert_outcomes(passed=4)
+    assert len(live.received) == 2  # a new run re-records, once
