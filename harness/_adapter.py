@@ -205,7 +205,12 @@ class StreamAdapter:
 
 
 def to_model_events(events: Iterable[Any]) -> Iterator[ModelEvent]:
-    """Adapt a sync stream of raw SDK events (e.g. `client.messages.create(..., stream=True)`)."""
+    """Adapt a sync stream of raw SDK events (e.g. `client.messages.create(..., stream=True)`).
+
+    Strict mode for app code: `for event in to_model_events(stream)` over what
+    `client.messages.stream()` yields raises `StreamProtocolError` where the SDK's helper
+    accepts a broken stream; its derived events (`text`, `input_json`, ...) pass over.
+    """
     adapter = StreamAdapter()
     for event in events:
         yield from adapter.feed(event)
