@@ -19,20 +19,22 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from harness._exceptions import InputError
 from harness._modes import RecordMode
 from harness._record import api_key_from_environment
+from harness._replayer import Replayer
+from harness._responses import PlannedResponse
 
 if TYPE_CHECKING:
     from anthropic import Anthropic, AsyncAnthropic
     from filelock import BaseFileLock
 
     from harness._fault_check import FaultCase
-    from harness._replayer import CapturedRequest, Replayer
+    from harness._replayer import CapturedRequest
 
 __all__ = ["ClientSession"]
 
@@ -112,15 +114,12 @@ class ClientSession:
                     f"cassette not found: {path} (record it with --harness-record=missing "
                     f"and {API_KEY_VARIABLE} set)"
                 )
-        from harness._replayer import Replayer
-
-        sources = self.paths if self.fault is None else self.fault.served
-        match_on = self.match_on if self.fault is None else None
-        self._replayer = Replayer(sources, match_on=match_on)
-        self.requests = self._replayer.requests
-        if self.fault is not None:
+        if self.fault is None:
+            self._replayer = Replayer(self.paths, match_on=self.match_on)
+        else:
+            self._replayer = _FaultReplayer(self.fault)
             self.fault.replay_errors = self._replayer.errors  # type: ignore[assignment]
-            self.fault.requests = self._replayer.requests
+        self.requests = self._replayer.requests
         return None
 
     def _lock(self) -> None:
@@ -211,3 +210,26 @@ class ClientSession:
         self._run_folder.mkdir(exist_ok=True)
         for path in self.paths:
             (self._run_folder / _key(path)).touch()
+
+
+class _FaultReplayer(Replayer):
+    """Serves a fault variant; a stream-level row skips the test at a non-streaming request,
+    which gets the `Message` JSON: there is no stream to break."""
+
+    def __init__(self, case: FaultCase) -> None:
+        super().__init__(case.served, match_on=None)
+        self.case = case
+
+    def respond(
+        self, method: str, path: str, headers: Mapping[str, str], body: bytes
+    ) -> PlannedResponse:
+        if not self.case.fault.wire and b'"stream":true' not in body.replace(b" ", b""):
+            import pytest
+
+            # A BaseException: it passes through the SDK and the code's `except Exception`.
+            raise pytest.skip.Exception(
+                f"fault {self.case.fault.name} breaks a stream, and the code made a "
+                "non-streaming request (answered with the Message JSON)",
+                _use_item_location=True,
+            )
+        return super().respond(method, path, headers, body)

@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from harness._events import ModelEvent
-    from harness._replayer import CapturedRequest
     from harness.faults import Fault
 
 __all__ = ["Adapter", "ExpectFailure", "FaultCase", "run_fault"]
@@ -66,8 +65,6 @@ class FaultCase:
     responses: list[Path] = field(default_factory=list)
     #: what the cassettes could not answer while the client fixtures served the variant
     replay_errors: list[Exception] = field(default_factory=list)
-    #: the requests the client fixtures were sent while serving the variant
-    requests: list[CapturedRequest] = field(default_factory=list)
 
     def __repr__(self) -> str:
         return f"<FaultCase {self.fault.name}: expects {self.expected_code}>"
@@ -186,27 +183,10 @@ class ExpectFailure:
         self._frame = None
         if error is not None and not isinstance(error, Exception):
             return False  # KeyboardInterrupt, a pytest exit: not the code's answer
-        self._skip_if_only_messages()
         problem = self._problem(error)
         if problem is not None:
             raise AssertionError(problem) from None
         return True
-
-    def _skip_if_only_messages(self) -> None:
-        """A stream-level row says nothing about code that only made non-streaming calls:
-        they are answered with the `Message` JSON, which has no stream to break."""
-        case = self.case
-        if case.fault.wire or not case.requests:
-            return
-        if any(request.json.get("stream") is True for request in case.requests):
-            return
-        import pytest
-
-        code = self.called or "the code"
-        pytest.skip(
-            f"fault {case.fault.name} breaks a stream, and {code} made only non-streaming "
-            "requests (answered with the Message JSON)"
-        )
 
     def _problem(self, error: BaseException | None) -> str | None:
         case = self.case

@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Iterator
 
 import pytest
-from conftest import LIBRARY
+from conftest import EXAMPLES, LIBRARY
 from fake_api import FakeMessagesAPI
 
 from harness import Cassette, write_cassette
@@ -377,3 +377,23 @@ def test_all_rerecords_a_shared_cassette_once_per_run(
     assert len(live.received) == 1
     project.runpytest_subprocess("-n", "2", "--harness-record=all").assert_outcomes(passed=4)
     assert len(live.received) == 2  # a new run re-records, once
+
+
+@pytest.mark.slow
+def test_the_example_app_finds_the_faults_summarize_accepts_silently(
+    pytester: pytest.Pytester,
+) -> None:
+    shutil.copytree(EXAMPLES / "your_app", pytester.path, dirs_exist_ok=True)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=7, passed=36, skipped=23)
+    failed = {line.split("[")[1].split("]")[0] for line in result.outlines if "FAILED" in line}
+    assert failed == {
+        "drop_message_start",
+        "drop_message_stop",
+        "event_after_message_stop",
+        "drop_stop_reason",
+        "stop_reason_max_tokens",
+        "tool_use_without_tools",
+        "cut_connection",
+    }
+    assert all("test_summarize_notices" in line for line in result.outlines if "FAILED" in line)
