@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 from anthropic import Anthropic, AsyncAnthropic
-
 from app import agent_step, classify, summarize
+
 from harness import CapturedRequest, FaultCase
 from harness.snapshot import OutcomeOrValueSnapshot
 
