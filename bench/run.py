@@ -11,7 +11,10 @@ Measures in one run, side by side, on synthetic streams of 10^3 to 10^6 events
     orjson and builds the SDK's event objects with the SDK's own `construct_type`;
 (c) the peak memory (`ru_maxrss`) of both subprocesses at each size;
 (d) start-up: `harness --help` and `harness replay` of a small cassette against a bare
-    `python -c "import anthropic"` (median of several runs).
+    `python -c "import anthropic"` (median of several runs);
+(e) one request through the SDK (`client.messages.create(stream=True)`, read to the
+    end) answered by a cassette client, against vcrpy replaying the same ~120-event
+    stream to the same call from a vcrpy cassette this run writes (median of rounds).
 In-process times are CPU time and subprocess ratios use user+sys CPU time, so that
 other work on a shared machine does not move the ratios; wall times are printed too.
 Figures are printed, never asserted: the targets table says which are met.
@@ -21,14 +24,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import statistics
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, Any, Final
 
 from bench.measure import (
     FLOOR_SCRIPT,
@@ -60,13 +65,16 @@ class Options:
     runs: int
     rounds: int
     sdk_budget: float
+    client_requests: int = 100
 
     @classmethod
     def make(cls, *, quick: bool = False, sizes: tuple[int, ...] | None = None) -> Options:
         """The full run, or the quick smoke run (one shape, small sizes, one run each)."""
         options = cls(SIZES, SIZE_SHAPES, 8000, runs=7, rounds=3, sdk_budget=60.0)
         if quick:
-            options = cls((300, 1000), ("mixed",), 300, runs=1, rounds=1, sdk_budget=5.0)
+            options = cls(
+                (300, 1000), ("mixed",), 300, runs=1, rounds=1, sdk_budget=5.0, client_requests=20
+            )
         return options if sizes is None else dataclasses.replace(options, sizes=sizes)
 
 
@@ -78,6 +86,8 @@ class Results:
     sdk_ratio: dict[tuple[str, int], float] = field(default_factory=dict)
     replay: dict[tuple[str, int], tuple[Child, Child]] = field(default_factory=dict)
     start: dict[str, float] = field(default_factory=dict)
+    #: seconds per request: "cassette client" and "vcrpy"
+    per_request: dict[str, float] = field(default_factory=dict)
 
 
 class Report:
@@ -205,6 +215,79 @@ def section_start(options: Options, report: Report, results: Results, folder: Pa
     report.line()
 
 
+#: deltas of the mixed stream section (e) replays: 120 events with the start and the stops
+CLIENT_STREAM_DELTAS: Final = 113
+CLIENT_REQUEST: Final = {
+    "model": "claude-sonnet-5",
+    "max_tokens": 1024,
+    "messages": [{"role": "user", "content": "benchmark"}],
+}
+
+
+def _vcr_cassette(events: list[dict[str, Any]], path: Path) -> None:
+    """A vcrpy cassette (JSON serializer) holding one streamed Messages exchange."""
+    from harness._sse import encode_event
+
+    body = b"".join(encode_event(event) for event in events).decode()
+    interaction = {
+        "request": {
+            "method": "POST",
+            "uri": "https://api.anthropic.com/v1/messages",
+            "body": json.dumps({**CLIENT_REQUEST, "stream": True}),
+            "headers": {"content-type": ["application/json"]},
+        },
+        "response": {
+            "status": {"code": 200, "message": "OK"},
+            "headers": {"content-type": ["text/event-stream; charset=utf-8"]},
+            "body": {"string": body},
+        },
+    }
+    path.write_text(json.dumps({"interactions": [interaction], "version": 1}))
+
+
+def _per_request(client: Any, requests: int) -> float:
+    """CPU seconds per streamed request read to the end (median of 3 rounds)."""
+    rounds = []
+    for _ in range(3):
+        begin = time.process_time()
+        for _ in range(requests):
+            for _ in client.messages.create(**CLIENT_REQUEST, stream=True):
+                pass
+        rounds.append((time.process_time() - begin) / requests)
+    return statistics.median(rounds)
+
+
+def section_clients(options: Options, report: Report, results: Results, folder: Path) -> None:
+    import vcr
+    from anthropic import Anthropic
+
+    from harness._cassette import Cassette
+    from harness._clients import cassette_client
+
+    events = list(synthetic_events("mixed", CLIENT_STREAM_DELTAS))
+    requests = options.client_requests
+    report.line(
+        f"(e) one streamed request read to the end through the SDK, {len(events)} events, "
+        f"CPU ms per request (median of 3 rounds of {requests})"
+    )
+    path = folder / "client.jsonl"
+    write_cassette(path, events, header=make_header("benchmark: client"))
+    cassette = Cassette(path)
+    with cassette_client([cassette] * (3 * requests), max_retries=0) as client:
+        results.per_request["cassette client"] = _per_request(client, requests)
+    vcr_path = folder / "client.vcr.json"
+    _vcr_cassette(events, vcr_path)
+    recorder = vcr.VCR(serializer="json", record_mode="none")
+    with (
+        recorder.use_cassette(str(vcr_path), allow_playback_repeats=True),
+        Anthropic(api_key="benchmark", max_retries=0) as client,
+    ):
+        results.per_request["vcrpy"] = _per_request(client, requests)
+    rows = [[name, f"{seconds * 1000:.2f}"] for name, seconds in results.per_request.items()]
+    report.table(["answered by", "ms/request"], rows)
+    report.line()
+
+
 def targets(options: Options, results: Results) -> list[list[str]]:
     """One row per target of the issue: what, measured figure, met or not."""
     rows: list[list[str]] = []
@@ -259,6 +342,12 @@ def targets(options: Options, results: Results) -> list[list[str]]:
     add("harness --help <= 0.15x import anthropic", f"{help_ratio:.2f}x", help_ratio <= 0.15)
     small_ratio = results.start["harness replay, 20 deltas"] / bare
     add("small replay <= 1.15x import anthropic", f"{small_ratio:.2f}x", small_ratio <= 1.15)
+    ours, theirs = results.per_request["cassette client"], results.per_request["vcrpy"]
+    add(
+        "cassette client per request <= vcrpy",
+        f"{ours * 1000:.2f} ms vs {theirs * 1000:.2f} ms",
+        ours <= theirs,
+    )
     return rows
 
 
@@ -278,6 +367,7 @@ def run(options: Options, out: IO[str]) -> Results:
         section_adapter(options, report, results)
         section_replay(options, report, results, folder)
         section_start(options, report, results, folder)
+        section_clients(options, report, results, folder)
     report.line("Targets")
     report.table(["target", "measured", "met"], targets(options, results))
     return results

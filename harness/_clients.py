@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import httpx2
 
-from harness._cassette import Cassette, CassetteSource
+from harness._cassette import Cassette, CassetteLine, CassetteSource
 from harness._exceptions import HarnessError, InputError
-from harness._replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer
+from harness._replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer, cassettes_from
 from harness._responses import Chunking
 from harness._wire import BASE_URL, ReplayTransport
 
@@ -60,10 +60,28 @@ _REQUESTS: weakref.WeakKeyDictionary[Any, list[CapturedRequest]] = weakref.WeakK
 _ERRORS: weakref.WeakKeyDictionary[Any, Sequence[HarnessError]] = weakref.WeakKeyDictionary()
 
 
-def _sources(cassettes: Cassettes) -> list[CassetteSource]:
-    if isinstance(cassettes, str | os.PathLike | Cassette):
-        return [cassettes]
-    return list(cassettes)
+class _LoadedCassette(Cassette):
+    """A cassette read and checked once, its lines kept: a client answers from the same
+    small cassette again and again (every retry, every test), so it is not re-read and
+    re-validated each time. A bad line fails when the client is made, not mid-test."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(path)
+        self._lines = list(super().lines())
+
+    def lines(self) -> Iterator[CassetteLine]:
+        return iter(self._lines)
+
+
+def _sources(cassettes: Cassettes) -> list[Cassette]:
+    listed = [cassettes] if isinstance(cassettes, str | os.PathLike | Cassette) else cassettes
+    loaded: dict[str, Cassette] = {}  # one copy of a cassette named several times
+    found = []
+    for cassette in cassettes_from(list(listed)):
+        if cassette.path not in loaded:
+            loaded[cassette.path] = _LoadedCassette(cassette.path)
+        found.append(loaded[cassette.path])
+    return found
 
 
 def _replayer(
