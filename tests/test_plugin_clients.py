@@ -163,6 +163,7 @@ def test_off(harness_client):
 """
 
 
+@pytest.mark.slow
 def test_matching_fails_with_a_diff_and_is_chosen_per_marker(project: pytest.Pytester) -> None:
     path = project.path / "cassettes" / "recorded.jsonl"
     request = {
@@ -188,6 +189,7 @@ def test_matching_fails_with_a_diff_and_is_chosen_per_marker(project: pytest.Pyt
     )
 
 
+@pytest.mark.slow
 def test_the_match_on_fixture_sets_the_default_the_marker_overrides(
     project: pytest.Pytester,
 ) -> None:
@@ -315,6 +317,7 @@ def live(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeMessagesAPI]:
         yield api
 
 
+@pytest.mark.slow
 def test_missing_without_a_key_skips_saying_why(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
