@@ -196,3 +196,22 @@ def test_doc_example_output_is_real(
     _prepare(example, tmp_path)
     expected = [line for c in example.commands for line in (f"$ {c.line}", *c.expected)]
     assert _actual(example) == expected
+
+
+def test_api_doc_draws_the_error_hierarchy_of_the_exceptions_module() -> None:
+    import harness._exceptions
+
+    drawing = [line[4:] for line in (harness._exceptions.__doc__ or "").splitlines()[2:]]
+    drawing = drawing[: drawing.index("")]
+    api = (ROOT / "docs" / "api.md").read_text(encoding="utf-8").splitlines()
+    start = api.index("    " + drawing[0])
+    assert [line[4:] for line in api[start : start + len(drawing)]] == drawing
+
+
+def test_api_doc_names_every_public_name() -> None:
+    stub = (ROOT / "harness" / "__init__.pyi").read_text(encoding="utf-8")
+    names = re.findall(r"\bas (\w+),", stub)
+    api = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    assert len(names) > 40
+    missing = [n for n in names if f"`{n}`" not in api and f"`harness.{n}`" not in api]
+    assert missing == []
