@@ -117,7 +117,7 @@ class Outcome:
         return self.error is None
 
     def to_json_lines(self) -> list[dict[str, Any]]:
-        """The JSON form of §5: events, then the failure line if any."""
+        """The JSON form `harness replay --format json` prints: events, then the failure line."""
         lines = [event_to_json(event) for event in self.events]
         if self.error is not None:
             lines.append(failure_to_json(self.error))
@@ -165,7 +165,7 @@ def replay_outcome(source: CassetteSource) -> Outcome:
 
 
 def failure_code(error: BaseException) -> str | None:
-    """A stream failure's name: its §3 code, or `api_error:<type>`; None for anything else."""
+    """A stream failure's name: its error-table code, or `api_error:<type>`; else None."""
     if isinstance(error, StreamProtocolError):
         return error.code
     if is_stream_failure(error):
@@ -174,7 +174,7 @@ def failure_code(error: BaseException) -> str | None:
 
 
 def failure_to_json(error: BaseException) -> dict[str, Any]:
-    """`protocol_error` or `api_error` line of §5 for an error that ended a stream."""
+    """The `protocol_error` or `api_error` line (docs/replay.md) for an error ending a stream."""
     if isinstance(error, StreamProtocolError):
         return {"type": "protocol_error", "code": error.code, "message": str(error)}
     body = getattr(error, "body", None)
