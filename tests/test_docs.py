@@ -215,3 +215,11 @@ def test_api_doc_names_every_public_name() -> None:
     assert len(names) > 40
     missing = [n for n in names if f"`{n}`" not in api and f"`harness.{n}`" not in api]
     assert missing == []
+
+
+def test_api_doc_lists_every_deprecated_name() -> None:
+    from harness import _deprecated
+
+    api = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    old = [f"harness.{name}" for name in (*_deprecated.MODULES, *_deprecated.NAMES)]
+    assert [name for name in old if f"`{name}`" not in api] == []
