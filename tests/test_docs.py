@@ -66,8 +66,10 @@ def doc_files() -> list[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
-def _directives(lines: list[str], start: int, example: Example) -> None:
-    """Reads the doc-test comment lines directly above line `start` (blank lines allowed)."""
+def _directives(lines: list[str], start: int, example: Example) -> set[int]:
+    """Reads the doc-test comment lines directly above line `start` (blank lines allowed);
+    returns their indexes."""
+    used: set[int] = set()
     i = start - 1
     while i >= 0 and not lines[i].strip():
         i -= 1
@@ -83,9 +85,11 @@ def _directives(lines: list[str], start: int, example: Example) -> None:
             example.skip = arg
         else:
             raise ValueError(f"{example.id}: unknown doc-test directive {verb!r}")
+        used.add(i)
         i -= 1
     if i >= 0 and "doc-test" in lines[i]:
         raise ValueError(f"{example.id}: malformed doc-test comment: {lines[i]!r}")
+    return used
 
 
 def _commands(block: list[str]) -> list[Command]:
@@ -109,6 +113,7 @@ def _commands(block: list[str]) -> list[Command]:
 def examples_in(path: Path) -> list[Example]:
     lines = path.read_text(encoding="utf-8").splitlines()
     found: list[Example] = []
+    attached: set[int] = set()
     in_fence = False
     i = 0
     while i < len(lines):
@@ -125,8 +130,14 @@ def examples_in(path: Path) -> list[Example]:
             i += 1
         if block[0].startswith("$ harness "):
             example = Example(path, start + 1, _commands(block))
-            _directives(lines, start, example)
+            attached |= _directives(lines, start, example)
             found.append(example)
+    for number, line in enumerate(lines):
+        if "doc-test:" in line and number not in attached:
+            # A directive above anything but a `$ harness` block would silently do nothing.
+            raise ValueError(
+                f"{path.relative_to(ROOT)}:{number + 1}: doc-test comment above no example"
+            )
     return found
 
 
