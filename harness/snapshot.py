@@ -1,9 +1,10 @@
 """A syrupy extension that stores a replay `Outcome` as a readable JSONL snapshot.
 
 One snapshot file per test (so one per cassette in a parametrised suite), one JSON
-object a line: the internal events in their §1 JSON form, then, for a failed stream, the
-failure line (`protocol_error` with its code and full message, or `api_error` with the
-error type and message). Reviewers read these files like code, so they are never a blob.
+object a line: the internal events in their JSON form (docs/adapter.md), then, for a
+failed stream, the failure line (`protocol_error` with its code and full message, or
+`api_error` with the error type and message). Reviewers read these files like code, so
+they are never a blob.
 
     def test_replay(snapshot):
         assert replay_outcome(path) == snapshot(extension_class=OutcomeSnapshotExtension)
