@@ -17,7 +17,13 @@ import orjson
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["SSEFormatError", "encode_event", "events_from_body", "events_from_response"]
+__all__ = [
+    "SSEFormatError",
+    "StreamingDecoder",
+    "encode_event",
+    "events_from_body",
+    "events_from_response",
+]
 
 
 class SSEFormatError(ValueError):
@@ -56,3 +62,42 @@ def events_from_body(body: bytes) -> list[dict[str, Any]]:
     import httpx2
 
     return list(events_from_response(httpx2.Response(200, content=body)))
+
+
+class StreamingDecoder:
+    """Events out of an SSE body fed in pieces as they arrive (a proxy's view of a stream).
+
+    Lines are split as the SDK splits them (`\\r\\n`, `\\n` or `\\r`), a piece may end
+    anywhere (mid-line, mid-character), and each complete line goes to the SDK's own
+    `SSEDecoder`, so the events are those a live client would see.
+    """
+
+    def __init__(self) -> None:
+        from anthropic._streaming import SSEDecoder
+
+        self._decoder = SSEDecoder()
+        self._buffer = b""
+        self._count = 0
+
+    def feed(self, piece: bytes) -> list[dict[str, Any]]:
+        """The events completed by `piece`; raises `SSEFormatError` at a `data:` that is no event."""
+        self._buffer += piece
+        lines = self._buffer.splitlines(keepends=True)
+        # A last line without its `\n` waits for more: even one ending in `\r` may be a `\r\n`.
+        self._buffer = lines.pop() if lines and not lines[-1].endswith(b"\n") else b""
+        return self._decode(lines)
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The events the end of the body completes (a last event with no closing blank line)."""
+        lines = [self._buffer, b"\n"] if self._buffer else [b"\n"]
+        self._buffer = b""
+        return self._decode(lines)
+
+    def _decode(self, lines: list[bytes]) -> list[dict[str, Any]]:
+        events = []
+        for raw in lines:
+            sse = self._decoder.decode(raw.rstrip(b"\r\n").decode("utf-8", errors="replace"))
+            if sse is not None and sse.data:
+                self._count += 1
+                events.append(_event(sse.data, self._count))
+        return events
