@@ -23,8 +23,9 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check harness cli tests cassettes bench examples
 	$(BIN)/mypy
 
+# Both cores (pytest-xdist): the whole suite, slow tests included.
 unit: $(STAMP) node
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2
 
 # The inner loop: everything but the slow tests, in under a minute.
 quick: $(STAMP)

@@ -74,12 +74,20 @@ from ._replay import (
     is_stream_failure as is_stream_failure,
     replay_outcome as replay_outcome,
 )
+from ._replayer import (
+    CapturedRequest as CapturedRequest,
+    Replayer as Replayer,
+    cassettes_from as cassettes_from,
+)
+from ._responses import (
+    Chunking as Chunking,
+    RealtimePacer as RealtimePacer,
+)
 from ._version import (
     __version__ as __version__,
 )
 from ._wire import (
-    Chunking as Chunking,
-    RealtimePacer as RealtimePacer,
+    ReplayTransport as ReplayTransport,
     aoutcome_via_sdk as aoutcome_via_sdk,
     areplay_events as areplay_events,
     outcome_via_sdk as outcome_via_sdk,

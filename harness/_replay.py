@@ -19,6 +19,12 @@ from harness._adapter import ato_model_events, to_model_events
 from harness._cassette import Cassette, CassetteSource, DirectiveHandler, pass_over, read_cassette
 from harness._events import ModelEvent, event_to_json
 from harness._exceptions import StreamProtocolError
+from harness._responses import (
+    CUT_DIRECTIVE,
+    HTTP_ERROR_DIRECTIVE,
+    STALL_DIRECTIVE,
+    connection_cut,
+)
 
 if TYPE_CHECKING:
     from anthropic import APIStatusError
@@ -40,7 +46,7 @@ API_URL = "https://api.anthropic.com/v1/messages"
 
 
 @cache
-def _sdk_builders() -> tuple[Callable[[dict[str, Any]], Any], Callable[[dict[str, Any]], Any]]:
+def _sdk_builders() -> tuple[Callable[[dict[str, Any]], Any], Callable[..., Any]]:
     """(build an event object, build the APIStatusError for an `error` event), SDK's way.
 
     Made once: the client's construction loads the CA bundle (~0.1 s), every replay reuses
@@ -56,27 +62,37 @@ def _sdk_builders() -> tuple[Callable[[dict[str, Any]], Any], Callable[[dict[str
         # Never sent anything: it only lends the SDK's own error factory.
         return Anthropic(api_key="replay-only", base_url=API_URL.removesuffix("/v1/messages"))
 
-    response = httpx2.Response(
-        200,
-        headers={"content-type": "text/event-stream"},
-        request=httpx2.Request("POST", API_URL),
-    )
+    request = httpx2.Request("POST", API_URL)
+    sse = {"content-type": "text/event-stream"}
+    mid_stream = httpx2.Response(200, headers=sse, request=request)
 
     build = event_builder()  # equal to the SDK's construct_type(RawMessageStreamEvent), faster
 
-    def api_error(body: dict[str, Any]) -> Any:
+    def api_error(body: dict[str, Any], status: int | None = None, headers: Any = None) -> Any:
+        """An `error` event (on the 200 stream), or an `http_error` line's status."""
+        response = mid_stream
+        if status is not None:
+            response = httpx2.Response(status, headers=headers or {}, json=body, request=request)
         return client()._make_status_error(f"{body}", body=body, response=response)
 
     return build, api_error
 
 
 def sdk_events(cassette: Cassette, on_directive: DirectiveHandler = pass_over) -> Iterator[Any]:
-    """The cassette's events as the SDK's stream yields them; raises `APIStatusError` at `error`."""
+    """The cassette's events as the SDK's stream yields them; raises as a live client would:
+    `APIStatusError` at an `error` event or an `http_error` line, `RemoteProtocolError` at
+    a `cut` (an event cut mid-way is never emitted by the SDK's SSE decoder)."""
     build, api_error = _sdk_builders()
     for line in cassette.lines():
         data = line.data
         if line.kind == "directive":
-            on_directive(data)
+            name = data["harness"]
+            if name == HTTP_ERROR_DIRECTIVE:
+                raise api_error(data["body"], int(data["status"]), data.get("headers"))
+            if name == CUT_DIRECTIVE:
+                raise connection_cut()
+            if name != STALL_DIRECTIVE:  # no clock on this path: a stall changes nothing
+                on_directive(data)
             continue
         kind = data["type"]
         if kind == "ping":
@@ -125,12 +141,22 @@ class Outcome:
 
 
 def is_stream_failure(error: BaseException) -> bool:
-    """Whether `error` is how a stream ends badly: the adapter's error, or the SDK's API error."""
+    """Whether `error` is how a stream ends badly: the adapter's error, the SDK's API error,
+    or the connection failing (dropped, timed out) as a live one can."""
     if isinstance(error, StreamProtocolError):
+        return True
+    if _is_connection_failure(error):
         return True
     from anthropic import APIStatusError
 
     return isinstance(error, APIStatusError)
+
+
+def _is_connection_failure(error: BaseException) -> bool:
+    import httpx2
+    from anthropic import APIConnectionError
+
+    return isinstance(error, httpx2.TransportError | APIConnectionError)
 
 
 def collect(events: Iterable[ModelEvent]) -> Outcome:
@@ -165,18 +191,27 @@ def replay_outcome(source: CassetteSource) -> Outcome:
 
 
 def failure_code(error: BaseException) -> str | None:
-    """A stream failure's name: its §3 code, or `api_error:<type>`; None for anything else."""
+    """A stream failure's name: its error-table code, `api_error:<error.type>` or
+    `connection_error:<exception class>`; None for anything else."""
     if isinstance(error, StreamProtocolError):
         return error.code
     if is_stream_failure(error):
-        return f"api_error:{failure_to_json(error)['error_type']}"
+        line = failure_to_json(error)
+        return f"{line['type']}:{line['error_type']}"
     return None
 
 
 def failure_to_json(error: BaseException) -> dict[str, Any]:
-    """`protocol_error` or `api_error` line of §5 for an error that ended a stream."""
+    """The `protocol_error`, `api_error` or `connection_error` line of an error that ended
+    a stream (the JSON form of replay output)."""
     if isinstance(error, StreamProtocolError):
         return {"type": "protocol_error", "code": error.code, "message": str(error)}
+    if _is_connection_failure(error):
+        return {
+            "type": "connection_error",
+            "error_type": type(error).__name__,
+            "message": str(error),
+        }
     body = getattr(error, "body", None)
     details = body.get("error") if isinstance(body, dict) else None
     if not isinstance(details, dict):

@@ -7,42 +7,44 @@ to a real `anthropic.Anthropic` or `AsyncAnthropic` through an in-process `httpx
 transport: no socket is opened. The adapter then reads the SDK's own stream, so the
 SDK's SSE decoder, JSON parsing and `error`-event handling all run, as in a live call.
 
-Directive lines pass over, except `{"harness": "at", "ms": N}` (the arrival offset a
-recording keeps) when a `RealtimePacer` is given: it sleeps until that offset.
+The answer is planned by `harness._responses` (HTTP errors, cuts and stalls included)
+and carried out here by `ReplayTransport`; `{"harness": "at", "ms": N}` offsets are
+slept to when a `RealtimePacer` is given.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import random
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 import httpx2
 
 from harness._adapter import ato_model_events, to_model_events
-from harness._cassette import (
-    AT_DIRECTIVE,
-    Cassette,
-    CassetteSource,
-    DirectiveHandler,
-    pass_over,
-    read_cassette,
-)
+from harness._cassette import CassetteSource, DirectiveHandler, pass_over, read_cassette
 from harness._events import ModelEvent
-from harness._exceptions import InputError
+from harness._exceptions import CassetteError, InputError, ReplayError
 from harness._modes import Via
 from harness._replay import Outcome, acollect, areplay, collect, replay
-from harness._sse import encode_event
+from harness._replayer import Replayer
+from harness._responses import (
+    Chunking,
+    Cut,
+    Piece,
+    PlannedResponse,
+    RealtimePacer,
+    Stall,
+    connection_cut,
+    replay_error_response,
+)
 
 if TYPE_CHECKING:
     from anthropic import Anthropic, AsyncAnthropic
 
 __all__ = [
-    "Chunking",
-    "RealtimePacer",
+    "ReplayTransport",
     "aoutcome_via_sdk",
     "areplay_events",
     "areplay_via_sdk",
@@ -51,122 +53,91 @@ __all__ = [
     "replay_events",
     "replay_via_sdk",
     "sdk_stream",
-    "sse_bytes",
 ]
 
-#: Largest chunk drawn when only `--chunk-seed` is given.
-DEFAULT_SEEDED_MAX: Final = 16
 BASE_URL: Final = "https://api.anthropic.com"
 
 
-class RealtimePacer:
-    """A directive handler that sleeps until each `at` directive's offset from its creation."""
+class _PlannedStream(httpx2.SyncByteStream, httpx2.AsyncByteStream):
+    """A response body carrying out a plan's pieces for a sync or an async reader.
 
-    def __init__(self, sleep: Callable[[float], None] = time.sleep) -> None:
-        self._start = time.monotonic()
-        self._sleep = sleep
-
-    def __call__(self, directive: dict[str, Any]) -> None:
-        if directive.get("harness") != AT_DIRECTIVE:
-            return
-        ms = directive.get("ms")
-        if isinstance(ms, int | float):
-            wait = self._start + ms / 1000 - time.monotonic()
-            if wait > 0:
-                self._sleep(wait)
-
-
-@dataclass(frozen=True, slots=True)
-class Chunking:
-    """How the byte stream is cut before the SDK reads it.
-
-    Neither set: one chunk an event (a server flushing after each event). `size` alone:
-    chunks of exactly `size` bytes (the last one shorter). `seed`: chunk lengths drawn
-    from 1..`size` (default 16) by `random.Random(seed)`, the same cuts for the same seed.
+    A `Stall` sleeps; when the request's read timeout is shorter, it waits that long and
+    raises `ReadTimeout`, as a socket would. A `Cut` raises `RemoteProtocolError` with the
+    message httpx gives when a real server drops the connection mid-body.
     """
 
-    size: int | None = None
-    seed: int | None = None
+    def __init__(self, pieces: Iterator[Piece], read_timeout: float | None) -> None:
+        self._pieces = pieces
+        self._read_timeout = read_timeout
 
-    def __post_init__(self) -> None:
-        if self.size is not None and self.size < 1:
-            raise ValueError(f"chunk size must be at least 1, not {self.size}")
+    def _wait(self, stall: Stall) -> float:
+        seconds = stall.ms / 1000
+        if self._read_timeout is not None and self._read_timeout < seconds:
+            return self._read_timeout
+        return seconds
 
-    def cut(self, pieces: Iterable[bytes]) -> Iterator[bytes]:
-        """Re-cut a stream of byte pieces, lazily, holding at most one chunk."""
-        if self.size is None and self.seed is None:
-            yield from pieces
-            return
-        rng = random.Random(self.seed) if self.seed is not None else None
-        largest = self.size or DEFAULT_SEEDED_MAX
-
-        def next_length() -> int:
-            return rng.randint(1, largest) if rng is not None else largest
-
-        buffer = bytearray()
-        wanted = next_length()
-        for piece in pieces:
-            buffer += piece
-            while len(buffer) >= wanted:
-                yield bytes(buffer[:wanted])
-                del buffer[:wanted]
-                wanted = next_length()
-        if buffer:
-            yield bytes(buffer)
-
-
-def sse_bytes(cassette: Cassette, on_directive: DirectiveHandler = pass_over) -> Iterator[bytes]:
-    """The cassette's events as SSE bytes, one piece an event; directives go to `on_directive`."""
-    for line in cassette.lines():
-        if line.kind == "directive":
-            on_directive(line.data)
-        else:
-            yield encode_event(line.data)
-
-
-class _ChunkStream(httpx2.SyncByteStream, httpx2.AsyncByteStream):
-    """A response body that yields pre-cut chunks to a sync or an async reader."""
-
-    def __init__(self, chunks: Iterator[bytes]) -> None:
-        self._chunks = chunks
+    def _check(self, piece: Piece, waited: float) -> None:
+        if isinstance(piece, Stall) and waited < piece.ms / 1000:
+            raise httpx2.ReadTimeout("The read operation timed out")
+        if isinstance(piece, Cut):
+            raise connection_cut()
 
     def __iter__(self) -> Iterator[bytes]:
-        yield from self._chunks
+        for piece in self._pieces:
+            if isinstance(piece, bytes):
+                yield piece
+                continue
+            waited = self._wait(piece) if isinstance(piece, Stall) else 0.0
+            time.sleep(waited)
+            self._check(piece, waited)
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        for chunk in self._chunks:
-            yield chunk
+        for piece in self._pieces:
+            if isinstance(piece, bytes):
+                yield piece
+                continue
+            waited = self._wait(piece) if isinstance(piece, Stall) else 0.0
+            await asyncio.sleep(waited)
+            self._check(piece, waited)
 
 
-class CassetteTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
-    """An in-process transport answering every request with the cassette as an SSE body."""
+def _raising(error: Exception) -> Iterator[Piece]:
+    raise error
+    yield b""  # pragma: no cover - makes this a generator: the error comes at the first read
 
-    def __init__(
-        self,
-        cassette: Cassette,
-        chunking: Chunking = Chunking(),
-        on_directive: DirectiveHandler = pass_over,
-    ) -> None:
-        self.cassette = cassette
-        self.chunking = chunking
-        self.on_directive = on_directive
 
-    def _respond(self, request: httpx2.Request) -> httpx2.Response:
-        chunks = self.chunking.cut(sse_bytes(self.cassette, self.on_directive))
+class ReplayTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
+    """An in-process transport: each request is answered by `replayer`, no socket opened.
+
+    A request the cassettes cannot answer gets `replay_error_response` (a 404 the SDK
+    does not retry, carrying the `ReplayError`'s line); an unusable cassette raises its
+    `CassetteError` from the body, so a streaming reader gets it unwrapped.
+    """
+
+    def __init__(self, replayer: Replayer) -> None:
+        self.replayer = replayer
+
+    def _respond(self, request: httpx2.Request, body: bytes) -> httpx2.Response:
+        try:
+            planned = self.replayer.respond(request.method, request.url.path, request.headers, body)
+        except ReplayError as error:
+            planned = replay_error_response(error)
+        except CassetteError as error:
+            self.replayer.errors.append(error)
+            planned = PlannedResponse(200, {}, _raising(error))
+        timeout = request.extensions.get("timeout", {}).get("read")
         return httpx2.Response(
-            200,
-            headers={"content-type": "text/event-stream; charset=utf-8"},
-            stream=_ChunkStream(chunks),
+            planned.status,
+            headers=planned.headers,
+            stream=_PlannedStream(planned.body, timeout),
             request=request,
         )
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        request.read()
-        return self._respond(request)
+        return self._respond(request, request.read())
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        await request.aread()
-        return self._respond(request)
+        return self._respond(request, await request.aread())
 
 
 def _request() -> dict[str, Any]:
@@ -183,7 +154,7 @@ def _request() -> dict[str, Any]:
     }
 
 
-def _client(transport: CassetteTransport) -> Anthropic:
+def _client(transport: ReplayTransport) -> Anthropic:
     from anthropic import Anthropic
 
     return Anthropic(
@@ -194,7 +165,7 @@ def _client(transport: CassetteTransport) -> Anthropic:
     )
 
 
-def _async_client(transport: CassetteTransport) -> AsyncAnthropic:
+def _async_client(transport: ReplayTransport) -> AsyncAnthropic:
     from anthropic import AsyncAnthropic
 
     return AsyncAnthropic(
@@ -211,8 +182,9 @@ def sdk_stream(
     on_directive: DirectiveHandler = pass_over,
 ) -> Generator[Any, None, None]:
     """The SDK's own stream of `RawMessageStreamEvent`s for the cassette, sync client."""
-    cassette = read_cassette(source)
-    client = _client(CassetteTransport(cassette, chunking, on_directive))
+    replayer = Replayer([read_cassette(source)], match_on=None, chunking=chunking)
+    replayer.on_directive = on_directive
+    client = _client(ReplayTransport(replayer))
     try:
         yield from client.messages.create(**_request())
     finally:
@@ -223,8 +195,8 @@ async def async_sdk_stream(
     source: CassetteSource, chunking: Chunking = Chunking()
 ) -> AsyncGenerator[Any, None]:
     """The same stream read by `AsyncAnthropic`."""
-    cassette = read_cassette(source)
-    client = _async_client(CassetteTransport(cassette, chunking))
+    replayer = Replayer([read_cassette(source)], match_on=None, chunking=chunking)
+    client = _async_client(ReplayTransport(replayer))
     try:
         stream = await client.messages.create(**_request())
         async for event in stream:

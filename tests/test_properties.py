@@ -291,7 +291,7 @@ def _overloaded(stream: Generated) -> Generated:
 @_settings(EXAMPLES["wire"])
 @given(broken_streams() | clean_streams().map(_overloaded), st.integers(0, 2**16))
 def test_the_sdk_wire_path_agrees_with_direct_replay(stream: Generated, seed: int) -> None:
-    from harness._wire import Chunking, outcome_via_sdk
+    from harness import Chunking, outcome_via_sdk
 
     with TemporaryDirectory() as folder:
         path = Path(folder) / "stream.jsonl"

@@ -33,22 +33,21 @@ def readable(line: dict[str, Any]) -> str:
         return "done"
     if kind == "protocol_error":
         return f"error       {line['code']}: {line['message']}"
-    return f"api_error   {line['error_type']}: {line['message']}"
+    return f"{kind:<11} {line['error_type']}: {line['message']}"
 
 
 def _outcome_lines(cassette: Cassette, wire: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """JSON lines of a replay, streamed: events as they come, then the failure if any."""
-    from anthropic import APIStatusError
-
     from harness._events import event_to_json
-    from harness._exceptions import StreamProtocolError
-    from harness._replay import failure_to_json
+    from harness._replay import failure_to_json, is_stream_failure
     from harness._wire import replay_events
 
     try:
         for event in replay_events(cassette, **wire):
             yield event_to_json(event)
-    except (StreamProtocolError, APIStatusError) as error:
+    except Exception as error:
+        if not is_stream_failure(error):
+            raise
         yield failure_to_json(error)
 
 
@@ -114,7 +113,7 @@ def replay(
     if via != "sdk" and (chunk_size is not None or chunk_seed is not None):
         option = "--chunk-size" if chunk_size is not None else "--chunk-seed"
         raise click.UsageError(f"{option} needs --via sdk (only the SDK path reads bytes)")
-    from harness._wire import Chunking
+    from harness._responses import Chunking
 
     wire = {"via": via, "chunking": Chunking(chunk_size, chunk_seed), "realtime": realtime}
     files = expand_paths(paths)
@@ -127,7 +126,7 @@ def replay(
         try:
             cassette = Cassette(path)
             for line in _outcome_lines(cassette, wire):
-                if line["type"] in ("protocol_error", "api_error"):
+                if line["type"] in ("protocol_error", "api_error", "connection_error"):
                     status = max(status, Exit.FAILED)
                 if output_format == "json":
                     if several:

@@ -1,0 +1,224 @@
+"""Answer the requests of the code under test from cassettes, one response a request, in order.
+
+A `Replayer` holds the cassettes of one test (a single cassette, several, or a session
+folder's `turn-NN.jsonl`), captures every request it is sent (credentials removed), and
+answers each with the next cassette's `PlannedResponse`. Transports (in-process or a
+socket server) call `respond` and carry the plan out; they decide nothing themselves.
+
+When a cassette's header holds the request it was recorded for, the request sent is
+compared with it on the chosen fields (default `model`, `messages`, `system`, `tools`;
+`match_on=None` turns matching off); a difference raises `ReplayError` with a readable
+diff of each differing field, as vcrpy lists near misses. Running out of cassettes
+raises `ReplayError` too: a test fails with one line, it never hangs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from harness._cassette import (
+    Cassette,
+    CassetteSource,
+    DirectiveHandler,
+    pass_over,
+    read_cassette,
+)
+from harness._exceptions import HarnessError, ReplayError
+from harness._redact import redact, redact_headers
+from harness._responses import Chunking, PlannedResponse, RealtimePacer, plan_response
+
+__all__ = ["DEFAULT_MATCH_ON", "CapturedRequest", "Replayer", "cassettes_from"]
+
+DEFAULT_MATCH_ON: Final = ("model", "messages", "system", "tools")
+_TURN: Final = re.compile(r"turn-(\d+)\.jsonl")
+
+
+@dataclass(frozen=True, slots=True)
+class CapturedRequest:
+    """A request the code under test sent: credentials removed from headers and body."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+    @property
+    def json(self) -> dict[str, Any]:
+        """The JSON body as a dict (empty when the body was not a JSON object)."""
+        return self.body if isinstance(self.body, dict) else {}
+
+
+def cassettes_from(paths: Sequence[CassetteSource]) -> list[Cassette]:
+    """Cassettes in answer order: each file as given; a folder, its `turn-NN.jsonl` by number,
+    else every `*.jsonl` in it by name."""
+    found: list[Cassette] = []
+    for source in paths:
+        if isinstance(source, Cassette) or not os.path.isdir(source):
+            found.append(read_cassette(source))
+            continue
+        folder = Path(source)
+        turns = sorted(
+            (int(m.group(1)), p) for p in folder.iterdir() if (m := _TURN.fullmatch(p.name))
+        )
+        files = [p for _, p in turns] or sorted(folder.glob("*.jsonl"))
+        if not files:
+            raise ReplayError(f"{folder}: no cassettes (turn-NN.jsonl or *.jsonl) in the folder")
+        found.extend(Cassette(p) for p in files)
+    return found
+
+
+def _body(raw: bytes) -> Any:
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+def _field_diff(name: str, recorded: Any, sent: Any) -> str:
+    def lines(value: Any) -> list[str]:
+        return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+
+    diff = difflib.unified_diff(
+        lines(recorded), lines(sent), f"{name} (recorded)", f"{name} (sent)", lineterm="", n=2
+    )
+    return "\n".join(diff)
+
+
+def mismatch(
+    recorded: Mapping[str, Any], sent: Mapping[str, Any], fields: Sequence[str]
+) -> str | None:
+    """A readable diff of the `fields` whose values differ, or None when all agree."""
+    diffs = [
+        _field_diff(name, recorded.get(name), sent.get(name))
+        for name in fields
+        if recorded.get(name) != sent.get(name)
+    ]
+    return "\n".join(diffs) if diffs else None
+
+
+class Replayer:
+    """Answers requests from `cassettes`, one response a request, in order; thread-safe."""
+
+    def __init__(
+        self,
+        cassettes: Sequence[CassetteSource],
+        *,
+        match_on: Sequence[str] | None = DEFAULT_MATCH_ON,
+        chunking: Chunking = Chunking(),
+        realtime: bool = False,
+    ) -> None:
+        self.cassettes = cassettes_from(cassettes)
+        self.match_on = None if match_on is None else tuple(match_on)
+        self.chunking = chunking
+        #: the directive handler of every answer; None: pace `at` offsets if `realtime`
+        self.on_directive: DirectiveHandler | None = None
+        self.realtime = realtime
+        self.requests: list[CapturedRequest] = []
+        #: every error a transport answered for (`ReplayError`, `CassetteError`), in order
+        self.errors: list[HarnessError] = []
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def reset(self) -> None:
+        """Start over: the first cassette answers next, and the captured requests are dropped."""
+        with self._lock:
+            self._next = 0
+            self.requests.clear()
+            self.errors.clear()
+
+    def capture(
+        self, method: str, path: str, headers: Mapping[str, str], body: bytes
+    ) -> CapturedRequest:
+        """Record a request as sent (redacted) and return it."""
+        request = CapturedRequest(
+            method.upper(), path, redact_headers(headers), redact(_body(body))
+        )
+        with self._lock:
+            self.requests.append(request)
+        return request
+
+    def respond(
+        self, method: str, path: str, headers: Mapping[str, str], body: bytes
+    ) -> PlannedResponse:
+        """Capture the request and answer it from the next cassette in order.
+
+        Raises `ReplayError` when the cassettes are used up or the request does not
+        match; the error is also kept in `errors`, for a test to fail on even when the
+        code under test swallowed what its client raised.
+        """
+        request = self.capture(method, path, headers, body)
+        with self._lock:
+            number = len(self.requests)
+            cassette = self.cassettes[self._next] if self._next < len(self.cassettes) else None
+            self._next += cassette is not None
+        try:
+            if cassette is None:
+                held = len(self.cassettes)
+                raise ReplayError(
+                    f"request {number}, but the cassettes hold {held} "
+                    f"response{'s' if held != 1 else ''}"
+                )
+            return self.answer(cassette, request, number)
+        except ReplayError as error:
+            self.errors.append(error)
+            raise
+
+    def respond_with(
+        self,
+        cassette: Cassette,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        body: bytes,
+    ) -> PlannedResponse:
+        """Capture the request and answer it from `cassette`, leaving the order as it is."""
+        request = self.capture(method, path, headers, body)
+        try:
+            return self.answer(cassette, request, len(self.requests))
+        except ReplayError as error:
+            self.errors.append(error)
+            raise
+
+    def answer(
+        self, cassette: Cassette, request: CapturedRequest, number: int | None = None
+    ) -> PlannedResponse:
+        """`cassette`'s answer to an already captured `request`, after the match check."""
+        self.check_match(cassette, request, number)
+        return plan_response(
+            cassette,
+            stream=request.json.get("stream") is True,
+            chunking=self.chunking,
+            on_directive=self.on_directive or (RealtimePacer() if self.realtime else pass_over),
+        )
+
+    def matches(self, cassette: Cassette, request: CapturedRequest) -> bool:
+        """Whether `request` agrees with the one `cassette` was recorded for (True if none)."""
+        recorded = (cassette.header or {}).get("request")
+        if self.match_on is None or not isinstance(recorded, dict):
+            return True
+        return mismatch(redact(recorded), request.json, self.match_on) is None
+
+    def check_match(
+        self, cassette: Cassette, request: CapturedRequest, number: int | None = None
+    ) -> None:
+        """Raise `ReplayError` with a diff when `request` differs from the recorded one."""
+        recorded = (cassette.header or {}).get("request")
+        if self.match_on is None or not isinstance(recorded, dict):
+            return
+        diff = mismatch(redact(recorded), request.json, self.match_on)
+        if diff is not None:
+            which = f"request {number}" if number is not None else "the request"
+            raise ReplayError(
+                f"{which} does not match the one {cassette.path} was recorded for "
+                f"(compared on {', '.join(self.match_on)}):\n{diff}"
+            )

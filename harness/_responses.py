@@ -1,0 +1,265 @@
+"""What the API would answer a request with, as a plan any transport or server can carry out.
+
+`plan_response(cassette, stream=...)` turns a cassette into a `PlannedResponse`: a status,
+headers, and a body of pieces — byte chunks, cut as a `Chunking` says, with `Stall` and
+`Cut` markers between them. An in-process transport (`harness._wire.ReplayTransport`) and
+the socket server (`harness serve`) only execute the plan: write bytes, sleep on a stall,
+drop the connection on a cut. So one cassette answers the same way everywhere.
+
+Directive lines the plan obeys (besides `at`, paced by `RealtimePacer`):
+- `{"harness": "http_error", "status": S, "headers": {...}, "body": {...}}`: the answer is
+  this HTTP error instead of a stream; it stands before any event.
+- `{"harness": "cut"}`: the connection drops here; with `"after_bytes": N`, after the
+  first N bytes of the next event's SSE encoding (mid-line).
+- `{"harness": "stall", "ms": N}`: no byte for N ms before the next one.
+
+A streamed answer is SSE (`text/event-stream`), an `error` event included, as the API
+sends one mid-stream. A non-streaming answer is the `Message` JSON the events fold into
+(`harness._message`), or the HTTP error an `error` event stands for.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Final, overload
+
+from harness._cassette import AT_DIRECTIVE, Cassette, DirectiveHandler, pass_over
+from harness._exceptions import ReplayError
+from harness._message import StreamErrorEvent, message_from_events
+from harness._sse import encode_event
+
+__all__ = [
+    "CUT_DIRECTIVE",
+    "HTTP_ERROR_DIRECTIVE",
+    "STALL_DIRECTIVE",
+    "Chunking",
+    "Cut",
+    "Piece",
+    "PlannedResponse",
+    "RealtimePacer",
+    "Stall",
+    "connection_cut",
+    "plan_response",
+    "replay_error_response",
+    "sse_pieces",
+]
+
+HTTP_ERROR_DIRECTIVE: Final = "http_error"
+CUT_DIRECTIVE: Final = "cut"
+STALL_DIRECTIVE: Final = "stall"
+#: Largest chunk drawn when only a chunk seed is given.
+DEFAULT_SEEDED_MAX: Final = 16
+SSE_HEADERS: Final = {"content-type": "text/event-stream; charset=utf-8"}
+JSON_HEADERS: Final = {"content-type": "application/json"}
+
+
+@dataclass(frozen=True, slots=True)
+class Stall:
+    """No byte for `ms` milliseconds before the next piece."""
+
+    ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """The connection drops here: the body ends without its proper end."""
+
+
+Piece = bytes | Stall | Cut
+
+
+@dataclass(frozen=True, slots=True)
+class Chunking:
+    """How the byte stream is cut on the way to the client.
+
+    Neither set: one chunk an event (a server flushing after each event). `size` alone:
+    chunks of exactly `size` bytes (the last one shorter). `seed`: chunk lengths drawn
+    from 1..`size` (default 16) by `random.Random(seed)`, the same cuts for the same seed.
+    A stall or a cut ends the chunk before it.
+    """
+
+    size: int | None = None
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.size is not None and self.size < 1:
+            raise ValueError(f"chunk size must be at least 1, not {self.size}")
+
+    @overload
+    def cut(self, pieces: Iterable[bytes]) -> Iterator[bytes]: ...
+    @overload
+    def cut(self, pieces: Iterable[Piece]) -> Iterator[Piece]: ...
+
+    def cut(self, pieces: Iterable[Piece]) -> Iterator[Piece]:
+        """Re-cut a stream of pieces, lazily, holding at most one chunk."""
+        if self.size is None and self.seed is None:
+            yield from pieces
+            return
+        rng = random.Random(self.seed) if self.seed is not None else None
+        largest = self.size or DEFAULT_SEEDED_MAX
+
+        def next_length() -> int:
+            return rng.randint(1, largest) if rng is not None else largest
+
+        buffer = bytearray()
+        wanted = next_length()
+        for piece in pieces:
+            if not isinstance(piece, bytes):
+                if buffer:
+                    yield bytes(buffer)
+                    buffer.clear()
+                yield piece
+                continue
+            buffer += piece
+            while len(buffer) >= wanted:
+                yield bytes(buffer[:wanted])
+                del buffer[:wanted]
+                wanted = next_length()
+        if buffer:
+            yield bytes(buffer)
+
+
+class RealtimePacer:
+    """A directive handler that sleeps until each `at` directive's offset from its creation."""
+
+    def __init__(self, sleep: Callable[[float], None] = time.sleep) -> None:
+        self._start = time.monotonic()
+        self._sleep = sleep
+
+    def __call__(self, directive: dict[str, Any]) -> None:
+        if directive.get("harness") != AT_DIRECTIVE:
+            return
+        ms = directive.get("ms")
+        if isinstance(ms, int | float):
+            wait = self._start + ms / 1000 - time.monotonic()
+            if wait > 0:
+                self._sleep(wait)
+
+
+def connection_cut() -> Exception:
+    """What httpx raises when a server drops the connection in the middle of a body."""
+    import httpx2
+
+    return httpx2.RemoteProtocolError(
+        "peer closed connection without sending complete message body"
+    )
+
+
+@dataclass(slots=True)
+class PlannedResponse:
+    """A status, headers, and the body as pieces to write in order."""
+
+    status: int
+    headers: dict[str, str]
+    body: Iterator[Piece]
+
+
+def sse_pieces(cassette: Cassette, on_directive: DirectiveHandler = pass_over) -> Iterator[Piece]:
+    """The cassette's events as SSE bytes, one piece an event, with its stalls and cuts.
+
+    Other directives go to `on_directive` as they are reached.
+    """
+    cut_at: int | None = None
+    for line in cassette.lines():
+        data = line.data
+        if line.kind == "event":
+            encoded = encode_event(data)
+            if cut_at is not None:
+                yield encoded[:cut_at]
+                yield Cut()
+                return
+            yield encoded
+            continue
+        name = data["harness"]
+        if name == STALL_DIRECTIVE:
+            yield Stall(int(data["ms"]))
+        elif name == CUT_DIRECTIVE:
+            if "after_bytes" not in data:
+                yield Cut()
+                return
+            cut_at = int(data["after_bytes"])
+        else:
+            on_directive(data)
+    if cut_at is not None:  # a mid-event cut with no event after it: cut at the end
+        yield Cut()
+
+
+def _http_error(cassette: Cassette) -> dict[str, Any] | None:
+    """The cassette's `http_error` line, if its answer is one (it stands before any event)."""
+    for line in cassette.lines():
+        if line.kind == "event":
+            return None
+        if line.data["harness"] == HTTP_ERROR_DIRECTIVE:
+            return line.data
+    return None
+
+
+def _json_body(value: Any) -> Iterator[Piece]:
+    yield json.dumps(value, ensure_ascii=False).encode()
+
+
+def _error_response(status: int, body: Any, headers: dict[str, str]) -> PlannedResponse:
+    return PlannedResponse(status, {**JSON_HEADERS, **headers}, _json_body(body))
+
+
+def _message_pieces(cassette: Cassette) -> PlannedResponse:
+    """The non-streaming answer: the Message JSON, after any stall; a cut drops it half-sent."""
+    events: list[dict[str, Any]] = []
+    before: list[Piece] = []
+    cut = False
+    for line in cassette.lines():
+        if line.kind == "event":
+            events.append(line.data)
+        elif line.data["harness"] == STALL_DIRECTIVE:
+            before.append(Stall(int(line.data["ms"])))
+        elif line.data["harness"] == CUT_DIRECTIVE:
+            cut = True
+            break
+    try:
+        message = message_from_events(events)
+    except StreamErrorEvent as error:
+        return _error_response(error.status, error.body, {})
+    except ValueError as error:
+        raise ReplayError(
+            f"{cassette.path}: cannot answer a non-streaming request: {error}"
+        ) from None
+    body = json.dumps(message, ensure_ascii=False).encode()
+    tail: list[Piece] = [body[: len(body) // 2], Cut()] if cut else [body]
+    return PlannedResponse(200, dict(JSON_HEADERS), iter([*before, *tail]))
+
+
+def replay_error_response(error: ReplayError) -> PlannedResponse:
+    """How a transport answers a request the cassettes cannot: a 404 the SDK does not retry,
+    whose message is the `ReplayError`'s, so the code under test fails with that line."""
+    body = {
+        "type": "error",
+        "error": {"type": "not_found_error", "message": f"stream-harness: {error}"},
+    }
+    return _error_response(404, body, {"x-should-retry": "false"})
+
+
+def plan_response(
+    cassette: Cassette,
+    *,
+    stream: bool,
+    chunking: Chunking = Chunking(),
+    on_directive: DirectiveHandler = pass_over,
+) -> PlannedResponse:
+    """The answer the API would give a request that `cassette` recorded the answer to.
+
+    `stream` is the request's own `"stream"` field. A non-streaming answer that cannot
+    be built from the events raises `ReplayError`; a bad cassette raises `CassetteError`.
+    """
+    error = _http_error(cassette)
+    if error is not None:
+        headers = {str(k).lower(): str(v) for k, v in (error.get("headers") or {}).items()}
+        return _error_response(int(error["status"]), error.get("body"), headers)
+    if not stream:
+        planned = _message_pieces(cassette)
+        planned.body = chunking.cut(planned.body)
+        return planned
+    return PlannedResponse(200, dict(SSE_HEADERS), chunking.cut(sse_pieces(cassette, on_directive)))
