@@ -9,7 +9,7 @@ folder, written atomically once the answer has ended:
 - a stream: every event, each after `{"harness": "at", "ms": N}` (its arrival offset
   from the request); a stream upstream broke off ends in `{"harness": "cut"}`;
 - a non-streaming `Message`: the events a stream of it carries (`events_from_message`),
-  the header's `response: "message"` saying so;
+  the header's `synthesized_from: "message"` saying so;
 - an HTTP error: one `{"harness": "http_error", ...}` line (status, the headers a
   client's retry logic reads, the error JSON).
 
@@ -76,13 +76,13 @@ def _decompressor(encoding: str) -> Callable[[bytes], bytes]:
     if encoding == "deflate":
         return zlib.decompressobj().decompress
     if encoding == "br":
-        import brotli
+        import brotli  # type: ignore[import-untyped]
 
         return brotli.Decompressor().process  # type: ignore[no-any-return]
     if encoding == "zstd":
         import zstandard
 
-        return zstandard.ZstdDecompressor().decompressobj().decompress  # type: ignore[no-any-return]
+        return zstandard.ZstdDecompressor().decompressobj().decompress
     return bytes
 
 
@@ -147,11 +147,11 @@ class _Answer:
         at = self.lines[:1]
         if self.status >= 400:
             headers = {name: self.headers[name] for name in RETRY_HEADERS if name in self.headers}
-            error = {"harness": "http_error", "status": self.status, "headers": headers}
-            return [*at, {**error, "body": body}], {}
+            line = {"harness": "http_error", "status": self.status, "headers": headers}
+            return [*at, {**line, "body": body}], {}
         if self.status != 200:
             raise ValueError(f"status {self.status} is not a Messages answer")
-        return [*at, *events_from_message(body)], {"response": "message"}
+        return [*at, *events_from_message(body)], {"synthesized_from": "message"}
 
 
 class RecordingProxy:
@@ -217,7 +217,7 @@ class RecordingProxy:
                 allow_redirects=False,
                 skip_auto_headers=AUTO_HEADERS,
             )
-        except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as error:
+        except (TimeoutError, aiohttp.ClientError, OSError) as error:
             self.log(f"{where} -> 502 (upstream unreachable: {type(error).__name__})")
             return api_error(502, f"harness proxy: upstream {self.upstream} unreachable: {error}")
         async with upstream:

@@ -24,24 +24,30 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, is_dataclass
 from typing import Any, Final
 
 import orjson
 from aiohttp import web
 
-from harness._cassette import Cassette
-from harness._exceptions import HarnessError, InputError, ReplayError
-from harness._responses import Cut, Piece, PlannedResponse, Replayer, Stall, cassettes_from
+from harness._cassette import AT_DIRECTIVE, Cassette
+from harness._exceptions import HarnessError, ReplayError
+from harness._redact import redact
+from harness._replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer, cassettes_from
+from harness._responses import (
+    Chunking,
+    Cut,
+    PlannedResponse,
+    Stall,
+    replay_error_response,
+)
 from harness._serving import MAX_BODY, api_error, api_errors
-from harness._wire import Chunking
 
-__all__ = ["CASSETTE_HEADER", "DEFAULT_MATCH_ON", "CassetteServer"]
+__all__ = ["CASSETTE_HEADER", "CassetteServer"]
 
 #: The request header naming the cassette to answer from.
 CASSETTE_HEADER: Final = "x-harness-cassette"
-DEFAULT_MATCH_ON: Final = ("model", "messages", "system", "tools")
 MESSAGES_PATH: Final = "/v1/messages"
 
 
@@ -60,9 +66,25 @@ def _names(paths: Sequence[str], cassettes: Sequence[Cassette]) -> dict[str, Cas
     return names
 
 
-def _recorded_request(cassette: Cassette) -> dict[str, Any] | None:
-    request = (cassette.header or {}).get("request")
-    return request if isinstance(request, dict) else None
+class _Pacer:
+    """Realtime pacing that never blocks the event loop: the replay's directive handler
+    notes when the next piece is due (its `at` offset), and the writer awaits that time."""
+
+    def __init__(self) -> None:
+        self._start = asyncio.get_running_loop().time()
+        self.due: float | None = None
+
+    def __call__(self, directive: dict[str, Any]) -> None:
+        ms = directive.get("ms")
+        if directive.get("harness") == AT_DIRECTIVE and isinstance(ms, int | float):
+            self.due = self._start + ms / 1000
+
+    async def wait(self) -> None:
+        if self.due is not None:
+            delay = self.due - asyncio.get_running_loop().time()
+            self.due = None
+            if delay > 0:
+                await asyncio.sleep(delay)
 
 
 def _jsonable(value: Any) -> Any:
@@ -95,10 +117,8 @@ class CassetteServer:
         for cassette in self.cassettes:
             cassette.validate()  # a bad cassette is told now, in one line, not at a request
         self.names = _names(paths, self.cassettes)
-        self.match_on = tuple(match_on) if match_on is not None else None
-        self.replayer = Replayer(
-            self.cassettes, match_on=self.match_on, chunking=chunking, realtime=realtime
-        )
+        self.replayer = Replayer(self.cassettes, match_on=match_on, chunking=chunking)
+        self.realtime = realtime
         self.log = log
         self.max_body = max_body
         self._played: set[int] = set()
@@ -117,19 +137,20 @@ class CassetteServer:
 
     def _matching(self, request: dict[str, Any]) -> int | None:
         """The first cassette not yet played whose recorded request matches `request`."""
-        if self.match_on is None:
+        if self.replayer.match_on is None:
             return None
+        sent = CapturedRequest("POST", MESSAGES_PATH, {}, redact(request))
         for number, cassette in enumerate(self.cassettes):
-            recorded = _recorded_request(cassette)
-            if number in self._played or recorded is None:
+            recorded = (cassette.header or {}).get("request")
+            if number in self._played or not isinstance(recorded, dict):
                 continue
-            if all(recorded.get(field) == request.get(field) for field in self.match_on):
+            if self.replayer.matches(cassette, sent):
                 return number
         return None
 
-    def _plan(self, request: web.Request, body: bytes, parsed: dict[str, Any]) -> tuple[
-        PlannedResponse, str
-    ]:
+    def _plan(
+        self, request: web.Request, body: bytes, parsed: dict[str, Any]
+    ) -> tuple[PlannedResponse, str]:
         """The planned answer and which cassette gives it, by the selection order."""
         arguments = (request.method, request.path, dict(request.headers), body)
         named = request.headers.get(CASSETTE_HEADER)
@@ -144,11 +165,11 @@ class CassetteServer:
             self._played.add(number)
             cassette = self.cassettes[number]
             return self.replayer.respond_with(cassette, *arguments), self._name(cassette)
-        planned = self.replayer.respond(*arguments)
         number = self._in_order
-        self._in_order += 1
-        self._played.add(number)
-        return planned, self._name(self.cassettes[number])
+        if number < len(self.cassettes):  # else `respond` raises: the cassettes are used up
+            self._in_order += 1
+            self._played.add(number)
+        return self.replayer.respond(*arguments), self._name(self.cassettes[number])
 
     async def messages(self, request: web.Request) -> web.StreamResponse:
         """`POST /v1/messages`: one answer from the cassette the selection order picks."""
@@ -163,26 +184,31 @@ class CassetteServer:
         if not isinstance(parsed, dict):
             self.log(f"{where} -> 400 (the body is not a JSON object)")
             return api_error(400, "harness serve: the request body must be a JSON object")
+        pacer = _Pacer() if self.realtime else None
+        self.replayer.on_directive = pacer  # read when the answer is planned, just below
         try:
             planned, name = self._plan(request, body, parsed)
-        except LookupError as error:
-            self.log(f"{where} -> 404 ({error})")
-            return api_error(404, f"harness serve: {error}")
-        except (ReplayError, InputError) as error:
-            self.log(f"{where} -> 400 ({error})")
-            return api_error(400, f"harness serve: {error}")
+        except (LookupError, HarnessError) as error:  # no such name, used up, a mismatch
+            self.log(f"{where} -> 404: {str(error).splitlines()[0]}")
+            return await self._send(request, replay_error_response(ReplayError(str(error))))
         kind = "stream" if parsed.get("stream") is True else "json"
         self.log(f"{where} {kind} -> {planned.status} from {name}")
-        return await self._send(request, planned, where)
+        return await self._send(request, planned, where, pacer)
 
     async def _send(
-        self, request: web.Request, planned: PlannedResponse, where: str
+        self,
+        request: web.Request,
+        planned: PlannedResponse,
+        where: str = "",
+        pacer: _Pacer | None = None,
     ) -> web.StreamResponse:
         """Execute a planned answer: write the bytes, sleep the stalls, drop at a cut."""
         response = web.StreamResponse(status=planned.status, headers=planned.headers)
         await response.prepare(request)
         try:
-            async for piece in _pieces(planned.body):
+            for piece in planned.body:
+                if pacer is not None:
+                    await pacer.wait()
                 if isinstance(piece, Stall):
                     await asyncio.sleep(piece.ms / 1000)
                 elif isinstance(piece, Cut):
@@ -220,9 +246,3 @@ def _drop(request: web.Request) -> None:
     """Close the connection before the body ends: the client sees a connection cut."""
     if request.transport is not None:
         request.transport.close()
-
-
-async def _pieces(body: Iterator[Piece]) -> AsyncIterator[Piece]:
-    """The planned pieces, produced off the event loop when producing one may block."""
-    for piece in body:
-        yield piece

@@ -125,10 +125,13 @@ async def run_until_signal(
     runner, url = await _start(app, host, port)
     loop = asyncio.get_running_loop()
     stopped: asyncio.Future[str] = loop.create_future()
+
+    def stop(sig: signal.Signals) -> None:
+        if not stopped.done():
+            stopped.set_result(sig.name)
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(
-            sig, lambda s=sig: stopped.done() or stopped.set_result(signal.Signals(s).name)
-        )
+        loop.add_signal_handler(sig, stop, sig)
     try:
         on_ready(url)
         return await stopped

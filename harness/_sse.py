@@ -80,7 +80,7 @@ class StreamingDecoder:
         self._count = 0
 
     def feed(self, piece: bytes) -> list[dict[str, Any]]:
-        """The events completed by `piece`; raises `SSEFormatError` at a `data:` that is no event."""
+        """The events `piece` completes; `SSEFormatError` at a `data:` that is no event."""
         self._buffer += piece
         lines = self._buffer.splitlines(keepends=True)
         # A last line without its `\n` waits for more: even one ending in `\r` may be a `\r\n`.

@@ -12,12 +12,12 @@ import anthropic
 import httpx2
 import pytest
 from aiohttp import web
+from conftest import LIBRARY
 
 from harness._cassette import Cassette
 from harness._proxy import RecordingProxy
 from harness._serving import ServerThread
 from harness._sse import encode_event
-from tests.conftest import LIBRARY
 
 KEY = "sk-ant-proxy-test-key-0123456789"
 EVENTS = [line for line in Cassette(LIBRARY / "parallel_tools.jsonl").events()]
@@ -104,7 +104,7 @@ def test_a_stream_is_recorded_with_an_arrival_offset_before_each_event(
     proxied: tuple[str, Path],
 ) -> None:
     url, out = proxied
-    with _client(url).messages.stream(**MESSAGE_REQUEST) as stream:
+    with _client(url) as client, client.messages.stream(**MESSAGE_REQUEST) as stream:
         message = stream.get_final_message()
     assert message.stop_reason == "tool_use"
     [written] = sorted(out.iterdir())
@@ -119,7 +119,7 @@ def test_the_api_key_reaches_upstream_and_is_written_nowhere(
     upstream: tuple[Upstream, str], proxied: tuple[str, Path]
 ) -> None:
     url, out = proxied
-    with _client(url).messages.stream(**MESSAGE_REQUEST) as stream:
+    with _client(url) as client, client.messages.stream(**MESSAGE_REQUEST) as stream:
         stream.until_done()
     received = upstream[0].received[0]
     assert KEY in (received.get("X-Api-Key", "") + received.get("Authorization", ""))
@@ -147,8 +147,8 @@ def test_the_first_event_reaches_the_client_before_upstream_has_finished(
 
 def test_an_http_error_is_recorded_as_an_http_error_line(proxied: tuple[str, Path]) -> None:
     url, out = proxied
-    with pytest.raises(anthropic.APIStatusError) as raised:
-        _client(url, "overloaded").messages.create(**MESSAGE_REQUEST)
+    with _client(url, "overloaded") as client, pytest.raises(anthropic.APIStatusError) as raised:
+        client.messages.create(**MESSAGE_REQUEST)
     assert raised.value.status_code == 529
     [written] = sorted(out.iterdir())
     _, *lines = _lines(written)
@@ -164,11 +164,12 @@ def test_a_non_streaming_answer_is_recorded_as_the_events_of_its_message(
     proxied: tuple[str, Path],
 ) -> None:
     url, out = proxied
-    message = _client(url, "json").messages.create(**MESSAGE_REQUEST)
+    with _client(url, "json") as client:
+        message = client.messages.create(**MESSAGE_REQUEST)
     assert [block.type for block in message.content] == ["text", "tool_use", "tool_use"]
     [written] = sorted(out.iterdir())
     header, *lines = _lines(written)
-    assert header["response"] == "message"
+    assert header["synthesized_from"] == "message"
     from harness._message import message_from_events
 
     events = [line for line in lines if "type" in line]
@@ -181,9 +182,10 @@ def test_an_upstream_drop_reaches_the_client_and_the_cassette_ends_in_a_cut(
     proxied: tuple[str, Path],
 ) -> None:
     url, out = proxied
-    with pytest.raises(httpx2.RemoteProtocolError), _client(url, "cut").messages.stream(
-        **MESSAGE_REQUEST
-    ) as stream:
+    with (
+        pytest.raises(httpx2.RemoteProtocolError),
+        _client(url, "cut").messages.stream(**MESSAGE_REQUEST) as stream,
+    ):
         stream.until_done()
     [written] = sorted(out.iterdir())
     _, *lines = _lines(written)
@@ -193,7 +195,8 @@ def test_an_upstream_drop_reaches_the_client_and_the_cassette_ends_in_a_cut(
 
 def test_other_endpoints_pass_through_and_are_not_recorded(proxied: tuple[str, Path]) -> None:
     url, out = proxied
-    page = _client(url).models.list()
+    with _client(url) as client:
+        page = client.models.list()
     assert page.data == []
     assert not out.exists() or not list(out.iterdir())
 
@@ -206,19 +209,23 @@ def test_cassettes_are_named_in_arrival_order_after_those_already_there(
     (out / "turn-0007.jsonl").write_text("")
     with ServerThread(RecordingProxy(upstream[1], out).app()) as url:
         for _ in range(3):
-            with _client(url).messages.stream(**MESSAGE_REQUEST) as stream:
+            with _client(url) as client, client.messages.stream(**MESSAGE_REQUEST) as stream:
                 stream.until_done()
     names = sorted(path.name for path in out.iterdir())
     assert names == ["turn-0007.jsonl", "turn-0008.jsonl", "turn-0009.jsonl", "turn-0010.jsonl"]
 
 
 def test_an_unreachable_upstream_is_the_apis_502_error(tmp_path: Path) -> None:
-    with ServerThread(RecordingProxy("http://127.0.0.1:9", tmp_path).app()) as url:
-        with pytest.raises(anthropic.APIStatusError) as raised:
-            _client(url).messages.create(**MESSAGE_REQUEST)
+    unreachable = RecordingProxy("http://127.0.0.1:9", tmp_path).app()
+    with (
+        ServerThread(unreachable) as url,
+        _client(url) as client,
+        pytest.raises(anthropic.APIStatusError) as raised,
+    ):
+        client.messages.create(**MESSAGE_REQUEST)
     assert raised.value.status_code == 502
-    assert raised.value.body == {
-        "type": "error",
-        "error": {"type": "api_error", "message": raised.value.body["error"]["message"]},
-    }
-    assert "unreachable" in raised.value.body["error"]["message"]
+    body = raised.value.body
+    assert isinstance(body, dict)
+    assert body["type"] == "error"
+    assert body["error"]["type"] == "api_error"
+    assert "upstream http://127.0.0.1:9 unreachable" in body["error"]["message"]

@@ -88,9 +88,7 @@ port cannot be bound."""
     type=click.IntRange(min=1),
     help="Cut each stream into chunks of N bytes (with --chunk-seed: random lengths 1..N).",
 )
-@click.option(
-    "--chunk-seed", type=int, help="Random chunk lengths (1..--chunk-size, default 16)."
-)
+@click.option("--chunk-seed", type=int, help="Random chunk lengths (1..--chunk-size, default 16).")
 @click.option(
     "--realtime", is_flag=True, help='Pace streams at their recorded {"harness": "at"} offsets.'
 )
@@ -103,8 +101,8 @@ def serve(
     realtime: bool,
 ) -> None:
     """Answer Messages API requests from cassettes, over HTTP, for any client."""
+    from harness._responses import Chunking
     from harness._server import CassetteServer
-    from harness._wire import Chunking
 
     try:
         server = CassetteServer(
