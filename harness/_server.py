@@ -13,7 +13,8 @@ Which cassette answers a request, first rule that applies:
    served, or its file name for a file served, `.jsonl` optional);
 2. the first one, not yet played, whose header's recorded request matches the request
    on the match fields (`model`, `messages`, `system`, `tools`);
-3. the next in order (files as given, folders sorted, a session folder turn by turn).
+3. the next in order: files as given, a session folder turn by turn, any other folder
+   every `*.jsonl` below it, sorted.
 
 `GET /_harness/requests` lists the requests received (headers and body without
 credentials); `POST /_harness/reset` starts over. Any API key is accepted; none is
@@ -26,12 +27,13 @@ import asyncio
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, is_dataclass
+from pathlib import Path
 from typing import Any, Final
 
 import orjson
 from aiohttp import web
 
-from harness._cassette import AT_DIRECTIVE, Cassette
+from harness._cassette import AT_DIRECTIVE, Cassette, expand_paths
 from harness._exceptions import HarnessError, ReplayError
 from harness._redact import redact
 from harness._replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer, cassettes_from
@@ -64,6 +66,21 @@ def _names(paths: Sequence[str], cassettes: Sequence[Cassette]) -> dict[str, Cas
             for key in (name, name.removesuffix(".jsonl")):
                 names.setdefault(key, cassette)
     return names
+
+
+def _served(paths: Sequence[str]) -> list[Cassette]:
+    """The cassettes in answer order: a session folder (`turn-NN.jsonl`) turn by turn, any
+    other folder every `*.jsonl` below it, sorted, so that its subfolders can be named too."""
+    found: list[Cassette] = []
+    for path in paths:
+        if os.path.isdir(path) and not any(Path(path).glob("turn-*.jsonl")):
+            files = expand_paths([path])
+            if not files:
+                raise ReplayError(f"{path}: no cassettes (*.jsonl) in the folder")
+            found += cassettes_from(files)
+        else:
+            found += cassettes_from([path])
+    return found
 
 
 class _Pacer:
@@ -113,7 +130,7 @@ class CassetteServer:
         log: Callable[[str], None] = lambda line: None,
         max_body: int = MAX_BODY,
     ) -> None:
-        self.cassettes = cassettes_from(list(paths))
+        self.cassettes = _served(paths)
         for cassette in self.cassettes:
             cassette.validate()  # a bad cassette is told now, in one line, not at a request
         self.names = _names(paths, self.cassettes)
