@@ -152,7 +152,7 @@ class ServerThread:
         self._app = app
         self._host = host
         self._port = port
-        self._loop = asyncio.new_event_loop()
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
@@ -160,10 +160,10 @@ class ServerThread:
         self._thread = threading.Thread(target=self._run, name="harness-server", daemon=True)
 
     def _run(self) -> None:
-        self._loop.run_until_complete(self._serve())
-        self._loop.close()
+        asyncio.run(self._serve())  # which also ends the tasks a stop left cancelled
 
     async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         try:
             runner, self.url = await _start(self._app, self._host, self._port)
@@ -195,10 +195,10 @@ class ServerThread:
 
     def stop(self) -> None:
         """Stop serving (in-flight responses are cut) and wait for the thread."""
-        stop = self._stop
-        if stop is not None and self._thread.is_alive():
+        loop, stop = self._loop, self._stop
+        if loop is not None and stop is not None and self._thread.is_alive():
             with contextlib.suppress(RuntimeError):  # the loop already closed
-                self._loop.call_soon_threadsafe(stop.set)
+                loop.call_soon_threadsafe(stop.set)
         self._thread.join()
 
     def __repr__(self) -> str:

@@ -229,3 +229,24 @@ def test_an_unreachable_upstream_is_the_apis_502_error(tmp_path: Path) -> None:
     assert body["type"] == "error"
     assert body["error"]["type"] == "api_error"
     assert "upstream http://127.0.0.1:9 unreachable" in body["error"]["message"]
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n"], ids=["lf", "crlf"])
+def test_the_streaming_decoder_reads_any_cut_as_the_sdk_reads_the_whole(
+    seed: int, newline: bytes
+) -> None:
+    import random
+
+    from harness._sse import StreamingDecoder, events_from_body
+
+    body = b"".join(encode_event(event) for event in EVENTS).replace(b"\n", newline)
+    rng = random.Random(seed)
+    decoder = StreamingDecoder()
+    decoded: list[dict[str, Any]] = []
+    start = 0
+    while start < len(body):
+        end = start + rng.randint(1, 12)
+        decoded += decoder.feed(body[start:end])
+        start = end
+    assert [*decoded, *decoder.finish()] == events_from_body(body) == EVENTS
