@@ -229,20 +229,15 @@ class RecordingProxy:
             answer = None
             if request_json is not None:
                 answer = _Answer(upstream.status, upstream.headers, start)
+            broke_off = False
             pieces = upstream.content.iter_any().__aiter__()
             while True:
                 try:
                     piece = await pieces.__anext__()
                 except StopAsyncIteration:
-                    await response.write_eof()
                     break
                 except (aiohttp.ClientError, OSError):
-                    # Upstream broke off: the client sees the same drop, the cassette a cut.
-                    if request.transport is not None:
-                        request.transport.close()
-                    if answer is not None:
-                        answer.cut()
-                    self.log(f"{where} -> {upstream.status}, upstream broke off")
+                    broke_off = True  # the client will see the same drop, the cassette a cut
                     break
                 try:
                     await response.write(piece)
@@ -251,10 +246,19 @@ class RecordingProxy:
                     return response
                 if answer is not None:
                     answer.feed(piece)
-        if answer is None or target is None:
+        # The cassette is on disk before the client's answer ends: once a client has its
+        # answer, its recording can be read.
+        if answer is not None and target is not None:
+            if broke_off:
+                answer.cut()
+            await self._write(where, target, request_json or {}, answer)
+        else:
             self.log(f"{where} -> {upstream.status} (passed through, not recorded)")
-            return response
-        await self._write(where, target, request_json or {}, answer)
+        if broke_off:
+            if request.transport is not None:
+                request.transport.close()
+        else:
+            await response.write_eof()
         return response
 
     async def _write(
@@ -282,7 +286,8 @@ class RecordingProxy:
             return
         self.written.append(target)
         events = sum(1 for line in lines if "type" in line)
-        self.log(f"{where} -> {answer.status}, {events} events: wrote {target}")
+        cut = ", upstream broke off" if lines[-1] == {"harness": "cut"} else ""
+        self.log(f"{where} -> {answer.status}, {events} events{cut}: wrote {target}")
 
 
 def _messages_request(request: web.Request, body: bytes) -> dict[str, Any] | None:
