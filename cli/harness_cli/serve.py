@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -18,9 +19,16 @@ LOCALHOST = "127.0.0.1"
 
 
 def _say(line: str) -> None:
-    """One line on stdout, at once: scripts read the base URL, people the requests."""
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
+    """One line on stdout, at once: scripts read the base URL, people the requests.
+
+    A reader that has gone (`harness serve ... | head -1`) does not stop the server: the
+    lines after it go nowhere.
+    """
+    try:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _run(name: str, app: web.Application, host: str, port: int) -> None:
