@@ -48,17 +48,21 @@ def started(*args: str) -> Iterator[str]:
         [*harness_argv(), *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
     )
     assert process.stdout is not None
+    # Its line a request must be read, or a full pipe would block it.
+    drain = threading.Thread(target=process.stdout.read, daemon=True)
     try:
         ready, _, _ = select.select([process.stdout], [], [], 60)
         first = process.stdout.readline().strip() if ready else ""
         if not first.startswith("ANTHROPIC_BASE_URL="):
             raise SystemExit(f"harness {args[0]} did not start: {first!r}")
-        # Its line a request must be read, or a full pipe would block it.
-        threading.Thread(target=process.stdout.read, daemon=True).start()
+        drain.start()
         yield first.removeprefix("ANTHROPIC_BASE_URL=")
     finally:
         process.terminate()
         process.wait(timeout=30)
+        if drain.is_alive():
+            drain.join(timeout=30)
+        process.stdout.close()
 
 
 @dataclass(frozen=True, slots=True)

@@ -177,3 +177,32 @@ def test_harness_help_loads_neither_aiohttp_nor_the_server() -> None:
     )
     assert "serve" in result.stdout
     assert result.stdout.splitlines()[-1] == "[]"
+
+
+def _shown_commands(doc: Path) -> list[tuple[str, str]]:
+    """Each 4-space-indented `$ harness ...` block of `doc`: the command and its output."""
+    blocks: list[tuple[str, str]] = []
+    lines = doc.read_text().splitlines()
+    for number, line in enumerate(lines):
+        if line.startswith("    $ harness ") and not lines[number - 1].strip():
+            output = []
+            for following in lines[number + 1 :]:
+                if not following.startswith("    "):
+                    break
+                output.append(following[4:])
+            blocks.append((line[len("    $ ") :], "\n".join(output)))
+    return blocks
+
+
+@pytest.mark.slow
+def test_the_server_docs_show_real_output() -> None:
+    from conftest import ROOT
+
+    shown = _shown_commands(ROOT / "docs" / "server.md")
+    assert shown
+    for command, output in shown:
+        argv = command.split()[1:]
+        result = subprocess.run(
+            [*HARNESS, *argv], capture_output=True, text=True, cwd=ROOT, timeout=60, check=False
+        )
+        assert (result.stdout + result.stderr).rstrip("\n") == output, command

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from harness._exceptions import InputError
+from harness._exceptions import HarnessError, InputError
 from harness_cli.exit import Exit
 
 if TYPE_CHECKING:
@@ -73,6 +73,7 @@ Examples:
   harness serve cassettes/sessions/read-notes --port 8080     # a session, turn by turn
   harness serve --chunk-size 7 --realtime recorded.jsonl
 
+
   then, in another terminal (any API key is accepted, never logged):
   ANTHROPIC_BASE_URL=http://127.0.0.1:8080 python my_app.py
   curl -N http://127.0.0.1:8080/v1/messages -H 'x-harness-cassette: text_only' \\
@@ -116,7 +117,7 @@ def serve(
         server = CassetteServer(
             paths, chunking=Chunking(chunk_size, chunk_seed), realtime=realtime, log=_say
         )
-    except InputError as error:
+    except HarnessError as error:  # an unusable cassette, a folder without any
         click.echo(f"harness serve: {error}", err=True)
         sys.exit(Exit.UNUSABLE)
     _run("serve", server.app(), host, port)
