@@ -288,3 +288,15 @@ def test_realtime_pacing_delivers_the_same_stream(tmp_path: Path) -> None:
     server = CassetteServer([str(path)], realtime=True)
     with ServerThread(server.app()) as url, contextlib.closing(_client(url)) as client:
         assert _text(client, REQUEST) == "The file has three sections."
+
+
+def test_a_python_test_serves_a_session_from_the_public_api() -> None:
+    """The docs' way to test a service end to end from pytest: public names only."""
+    from harness import CassetteServer as PublicServer, ServerThread as PublicThread
+
+    server = PublicServer([str(LIBRARY / "sessions" / "read-notes")])
+    with PublicThread(server.app()) as url, _client(url) as client:
+        for _ in range(2):
+            with client.messages.stream(**REQUEST) as stream:
+                stream.until_done()
+    assert len(server.replayer.requests) == 2
