@@ -7,6 +7,7 @@ directives aside), and the client must see the outcome direct replay gives.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,16 @@ def chain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Recor
             yield proxy_url, proxy
 
 
+def _recorded(proxy: RecordingProxy, before: int) -> str:
+    """The one recording made since `before`. A client that stops at an `error` event
+    does not wait for the answer's end, so the recording may land just after it returns."""
+    deadline = time.monotonic() + 30
+    while len(proxy.written) == before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    [recorded] = proxy.written[before:]
+    return recorded
+
+
 def _outcome(url: str, name: str) -> Outcome:
     headers = {"x-harness-cassette": name}
     with anthropic.Anthropic(base_url=url, api_key="sk-any", max_retries=0) as client:
@@ -79,7 +90,7 @@ def test_every_library_cassette_comes_back_out_of_the_proxy_the_same(
     before = len(proxy.written)
     outcome = _outcome(url, _name(path))
     assert outcome.to_json_lines() == replay_outcome(path).to_json_lines()
-    [recorded] = proxy.written[before:]
+    recorded = _recorded(proxy, before)
     assert list(Cassette(recorded).events()) == list(Cassette(path).events())
     assert Cassette(recorded).header == {**(Cassette(recorded).header or {}), "request": REQUEST}
 
@@ -88,10 +99,11 @@ def test_an_http_error_comes_back_out_as_the_same_http_error_line(
     chain: tuple[str, RecordingProxy],
 ) -> None:
     url, proxy = chain
+    before = len(proxy.written)
     outcome = _outcome(url, "overloaded")
     assert isinstance(outcome.error, anthropic.APIStatusError)
     assert outcome.error.status_code == 529
-    directives = [line.data for line in Cassette(proxy.written[-1]).lines()]
+    directives = [line.data for line in Cassette(_recorded(proxy, before)).lines()]
     assert directives[-1] == HTTP_ERROR
 
 
@@ -99,10 +111,11 @@ def test_a_cut_comes_back_out_as_a_cut_after_the_whole_events(
     chain: tuple[str, RecordingProxy],
 ) -> None:
     url, proxy = chain
+    before = len(proxy.written)
     failure = _outcome(url, "cut").to_json_lines()[-1]
     assert failure["type"] == "connection_error"
     assert failure["message"].startswith("peer closed connection without sending complete")
-    lines = [line.data for line in Cassette(proxy.written[-1]).lines()]
+    lines = [line.data for line in Cassette(_recorded(proxy, before)).lines()]
     events = [line for line in lines if "type" in line]
     assert events == list(Cassette(LIBRARY / "text_only.jsonl").events())[:4]
     assert lines[-1] == {"harness": "cut"}
@@ -112,10 +125,11 @@ def test_a_non_streaming_call_comes_back_out_as_the_events_of_its_message(
     chain: tuple[str, RecordingProxy],
 ) -> None:
     url, proxy = chain
+    before = len(proxy.written)
     headers = {"x-harness-cassette": "parallel_tools"}
     with anthropic.Anthropic(base_url=url, api_key="sk-any", max_retries=0) as client:
         message = client.messages.create(**REQUEST, extra_headers=headers)
-    recorded = Cassette(proxy.written[-1])
+    recorded = Cassette(_recorded(proxy, before))
     assert (recorded.header or {})["synthesized_from"] == "message"
     replayed = replay_outcome(recorded).to_json_lines()
     assert replayed == replay_outcome(LIBRARY / "parallel_tools.jsonl").to_json_lines()
