@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import threading
 from collections.abc import Iterator
@@ -51,6 +52,12 @@ class Upstream:
         if answer == "overloaded":
             headers = {"retry-after-ms": "1", "x-should-retry": "true", "request-id": "req_1"}
             return web.json_response(OVERLOADED, status=529, headers=headers)
+        if answer == "unavailable":
+            return web.Response(status=503, text="<html>busy</html>", content_type="text/html")
+        if answer == "gzip":
+            body = gzip.compress(b"".join(encode_event(event) for event in EVENTS))
+            headers = {"content-type": "text/event-stream", "content-encoding": "gzip"}
+            return web.Response(body=body, headers=headers)
         if answer == "json":
             from harness._message import message_from_events
 
@@ -191,6 +198,30 @@ def test_an_upstream_drop_reaches_the_client_and_the_cassette_ends_in_a_cut(
     _, *lines = _lines(written)
     assert [line for line in lines if "type" in line] == EVENTS[:4]
     assert lines[-1] == {"harness": "cut"}
+
+
+def test_a_compressed_stream_reaches_the_client_as_sent_and_is_recorded_decoded(
+    proxied: tuple[str, Path],
+) -> None:
+    url, out = proxied
+    with _client(url, "gzip") as client, client.messages.stream(**MESSAGE_REQUEST) as stream:
+        message = stream.get_final_message()
+    assert message.stop_reason == "tool_use"
+    [written] = sorted(out.iterdir())
+    assert [line for line in _lines(written)[1:] if "type" in line] == EVENTS
+
+
+def test_an_error_that_is_not_the_apis_json_passes_through_unrecorded(
+    proxied: tuple[str, Path],
+) -> None:
+    url, out = proxied
+    with (
+        _client(url, "unavailable") as client,
+        pytest.raises(anthropic.InternalServerError) as raised,
+    ):
+        client.messages.create(**MESSAGE_REQUEST)
+    assert raised.value.status_code == 503
+    assert not out.exists() or list(out.iterdir()) == []
 
 
 def test_other_endpoints_pass_through_and_are_not_recorded(proxied: tuple[str, Path]) -> None:
