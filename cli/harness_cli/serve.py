@@ -84,6 +84,7 @@ Which cassette answers: the one named by an x-harness-cassette header (its path
 relative to the served folder, .jsonl optional); else the one whose recorded request
 matches; else the next in order. GET /_harness/requests lists the requests received,
 POST /_harness/reset starts over. Stop with Ctrl-C or SIGTERM.
+
 Exit status: 0 stopped by SIGTERM; 130 by Ctrl-C; 2 a cassette is unusable or the
 port cannot be bound."""
 
@@ -133,6 +134,7 @@ Each /v1/messages answer (streamed, not streamed, or an HTTP error) becomes
 OUT/turn-NNNN.jsonl, in arrival order, written once it has ended; the request is kept
 without credentials, and the key is never written. Other endpoints pass through
 unrecorded. The first stdout line is ANTHROPIC_BASE_URL=http://HOST:PORT.
+
 Exit status: 0 stopped by SIGTERM; 130 by Ctrl-C; 2 the port cannot be bound."""
 
 
