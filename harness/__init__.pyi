@@ -61,6 +61,9 @@ from ._modes import (
     RecordMode as RecordMode,
     Via as Via,
 )
+from ._proxy import (
+    RecordingProxy as RecordingProxy,
+)
 from ._record import (
     build_request as build_request,
     record as record,
@@ -82,6 +85,12 @@ from ._replayer import (
 from ._responses import (
     Chunking as Chunking,
     RealtimePacer as RealtimePacer,
+)
+from ._server import (
+    CassetteServer as CassetteServer,
+)
+from ._serving import (
+    ServerThread as ServerThread,
 )
 from ._version import (
     __version__ as __version__,

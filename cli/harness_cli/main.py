@@ -19,6 +19,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "diff": ("diff", "diff", "Compare two cassettes' outcomes; exit 1 when they differ."),
     "agent": ("agent", "agent", "Replay a recorded session through the agent loop, tools run."),
     "bench": ("bench", "bench", "Benchmark the adapter and replay against the SDK's own code."),
+    "serve": ("serve", "serve", "Answer Messages API requests from cassettes over HTTP."),
+    "proxy": ("serve", "proxy", "Forward to the API, recording each Messages answer."),
 }
 
 
