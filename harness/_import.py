@@ -11,8 +11,8 @@ Every other exchange is listed with the reason it was skipped; the report names 
 its redacted URI. Only the events, the request body (credential-like fields removed at
 any depth, `harness._redact`), the model, the SDK version (`x-stainless-package-version`,
 kept only when it reads as a version) and the response date are kept: no header is
-copied. A stream is recognised by its content, not only its `content-type`, since some
-recorders redact every header value.
+copied. A stream and a Message are told apart by the body (a JSON object, or SSE
+fields), not by `content-type`, since some recorders redact every header value.
 
 Output names are `<stem>-<N>.jsonl` (N the exchange's number in its file);
 `output_names` makes them distinct across all the files of one run, or refuses the run
@@ -97,8 +97,7 @@ def _response_document(exchange: Exchange) -> list[dict[str, Any]] | Any:
     except BodyError as error:
         raise _Skip(str(error)) from None
     content_type = headers.get("content-type", "")
-    start = body.lstrip()[:1]
-    if "event-stream" in content_type or ("json" not in content_type and start != b"{"):
+    if not body.lstrip().startswith(b"{"):  # an SSE body starts with a field or a comment
         try:
             events = events_from_body(body)
         except SSEFormatError as error:

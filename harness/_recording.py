@@ -220,12 +220,12 @@ def decode_body(body: bytes, content_encoding: str = "") -> bytes:
     A body that already reads as SSE or JSON text is taken as decoded whatever the
     header says (recorders that keep the decoded body often keep the header too); a
     gzip or zstd body is recognised by its magic number when the header is missing,
-    redacted or names a coding not listed here.
+    redacted or names a coding not listed here, and brotli is tried last.
     """
     codings = [c.strip().lower() for c in content_encoding.split(",")]
-    codings = [c for c in codings if c in _DECODERS]  # not "identity", nor a redacted value
-    if not codings and (sniffed := _sniffed(body)):
-        codings = [sniffed]
+    codings = declared = [c for c in codings if c in _DECODERS]  # not "identity", nor redacted
+    if not codings and not _looks_plain(body):
+        codings = [_sniffed(body) or "br"]  # brotli has no magic number: the last guess
     for coding in reversed(codings):
         if _looks_plain(body):
             break
@@ -237,6 +237,8 @@ def decode_body(body: bytes, content_encoding: str = "") -> bytes:
                 f"the {coding} body decompresses to more than {MAX_BODY_BYTES // MiB} MiB; refused"
             ) from None
         except Exception as error:  # zlib.error, brotli.error, zstandard.ZstdError
+            if coding not in declared:
+                break  # a guess that failed: the body is what it is
             raise BodyError(f"the {coding} body cannot be decoded: {error}") from None
     return body
 

@@ -145,6 +145,18 @@ def test_each_coding_decodes_and_stops_at_the_limit(
     assert f"the {coding} body decompresses to more than" in limited.stdout
 
 
+@pytest.mark.parametrize("coding", ["gzip", "br", "zstd"])
+def test_a_compressed_body_is_found_when_the_header_was_redacted(
+    tmp_path: Path, coding: str
+) -> None:
+    sse = json.loads(STREAM.read_text())["interactions"][0]["response"]["content"].encode()
+    source = tmp_path / "redacted.yaml"
+    source.write_text(_vcr_yaml(COMPRESSORS[coding](sse), "'**REDACTED**'"))
+    result = _import(str(source), "--out", str(tmp_path / "o"))
+    assert result.exit_code == 0, result.output
+    assert len(list(Cassette(tmp_path / "o" / "redacted-01.jsonl").events())) == 9
+
+
 def test_a_whole_file_gzip_bomb_is_refused_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
