@@ -78,59 +78,81 @@ class _Skip(Exception):
     """Why an exchange does not become a cassette."""
 
 
+def _shown(text: str, limit: int = 200) -> str:
+    """Text from a recording as a report may print it: control characters escaped, cut
+    at `limit` characters (a crafted file must not drive the terminal)."""
+    shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
 def _is_messages_call(exchange: Exchange) -> bool:
-    path = urlsplit(exchange.uri).path
+    try:
+        path = urlsplit(exchange.uri).path
+    except ValueError:  # e.g. a malformed IPv6 host
+        return False
     return exchange.method.upper() == "POST" and (
         path.endswith("/v1/messages") or path.endswith((":rawPredict", ":streamRawPredict"))
     )
 
 
-def _response_document(exchange: Exchange) -> list[dict[str, Any]] | Any:
-    """The response's events (an SSE body) or its JSON value; `_Skip` when it is neither."""
-    if exchange.response_json is not None:
-        return exchange.response_json
+def _decoded_body(exchange: Exchange) -> bytes:
     if not exchange.response_body:
         raise _Skip("the response has no body")
-    headers = exchange.response_headers
+    encoding = exchange.response_headers.get("content-encoding", "")
     try:
-        body = decode_body(exchange.response_body, headers.get("content-encoding", ""))
+        return decode_body(exchange.response_body, encoding)
     except BodyError as error:
         raise _Skip(str(error)) from None
-    content_type = headers.get("content-type", "")
-    if not body.lstrip().startswith(b"{"):  # an SSE body starts with a field or a comment
-        try:
-            events = events_from_body(body)
-        except SSEFormatError as error:
-            raise _Skip(f"unreadable stream: {error}") from None
-        if not events:
-            raise _Skip(f"not a stream nor a Message (content-type {content_type or 'missing'})")
-        return events
+
+
+def _stream_events(body: bytes, content_type: str) -> list[dict[str, Any]]:
+    """The events of an SSE response body; `_Skip` when it holds none."""
     try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError:
-        raise _Skip(f"the {content_type or 'JSON'} body is not valid JSON") from None
+        events = events_from_body(body)
+    except SSEFormatError as error:
+        raise _Skip(f"unreadable stream: {error}") from None
+    if not events:
+        raise _Skip(f"not a stream nor a Message (content-type {content_type or 'missing'})")
+    return events
+
+
+def _message_events(message: Any) -> list[dict[str, Any]]:
+    """The events synthesised from a JSON `Message` response; `_Skip` for other JSON."""
+    if not isinstance(message, dict) or message.get("type") != "message":
+        kind = message.get("type") if isinstance(message, dict) else type(message).__name__
+        raise _Skip(f"the JSON response is a {kind!r}, not a Message")
+    try:
+        return events_from_message(message)
+    except (AttributeError, TypeError, ValueError) as error:
+        raise _Skip(f"the Message cannot be replayed as a stream: {error}") from None
 
 
 def _events(exchange: Exchange) -> tuple[list[dict[str, Any]], bool]:
-    """The cassette events of a Messages exchange, and whether a message was synthesised."""
+    """The cassette events of a Messages exchange, and whether a message was synthesised.
+
+    A body that is a JSON object is a `Message`; any other is SSE (it starts with a
+    field or a comment).
+    """
     if exchange.status != 200:
         raise _Skip(f"status {exchange.status}")
-    document = _response_document(exchange)
-    synthesized = False
-    if isinstance(document, dict):
-        if document.get("type") != "message":
-            raise _Skip(f"the JSON response is a {document.get('type')!r}, not a Message")
-        try:
-            document, synthesized = events_from_message(document), True
-        except (AttributeError, TypeError, ValueError) as error:
-            raise _Skip(f"the Message cannot be replayed as a stream: {error}") from None
-    if not isinstance(document, list):
-        raise _Skip("the JSON response is not a Message")
-    for number, event in enumerate(document, 1):
+    if exchange.response_json is not None:
+        events, synthesized = _message_events(exchange.response_json), True
+    else:
+        body = _decoded_body(exchange)
+        synthesized = body.lstrip().startswith(b"{")
+        if synthesized:
+            try:
+                message = orjson.loads(body)
+            except orjson.JSONDecodeError:
+                raise _Skip("the JSON body is not valid JSON") from None
+            events = _message_events(message)
+        else:
+            events = _stream_events(body, exchange.response_headers.get("content-type", ""))
+    for number, event in enumerate(events, 1):
         reason = _schema_reason("event", event)
         if reason is not None:
             raise _Skip(f"event {number}: {reason}")
-    return document, synthesized
+    return events, synthesized
 
 
 def _request(exchange: Exchange) -> dict[str, Any]:
@@ -216,16 +238,17 @@ def import_recording(
     stem = name or recording_stem(path)
     for exchange in exchanges:
         if isinstance(exchange, Unreadable):
-            report.skipped.append(f"{path} #{exchange.number}: {exchange.reason}")
+            report.skipped.append(f"{path} #{exchange.number}: {_shown(exchange.reason)}")
             continue
-        label = f"{path} #{exchange.number} {exchange.method} {redact_uri(exchange.uri)}"
+        what = _shown(f"{exchange.method} {redact_uri(exchange.uri)}")
+        label = f"{path} #{exchange.number} {what}"
         if not _is_messages_call(exchange):
             report.skipped.append(f"{label}: not a POST to /v1/messages")
             continue
         try:
             events, synthesized = _events(exchange)
         except _Skip as reason:
-            report.skipped.append(f"{label}: {reason}")
+            report.skipped.append(f"{label}: {_shown(str(reason))}")
             continue
         target = os.path.join(out_dir, f"{stem}-{exchange.number:02d}.jsonl")
         header = _header(path, exchange, events, synthesized)

@@ -17,6 +17,8 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+import os
+import stat
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -118,6 +120,8 @@ def _too_big(path: str, what: str, limit: int) -> CassetteImportError:
 
 def _read_bounded(path: str) -> bytes:
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or a device would block or not end
+            raise CassetteImportError(f"{path}: not a regular file")
         with open(path, "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as error:

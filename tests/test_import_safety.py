@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import os
 import shutil
 import zlib
 from collections.abc import Callable
@@ -258,3 +259,22 @@ def test_the_same_file_given_twice_is_imported_once(tmp_path: Path) -> None:
     result = _import(str(STREAM), str(STREAM), "--out", str(tmp_path))
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[-1] == "1 file: 1 cassette written, 0 skipped"
+
+
+def test_a_fifo_is_refused_without_being_opened(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)
+    result = _import(str(fifo), "--out", str(tmp_path / "o"))
+    assert result.exit_code == 2
+    assert _one_line(result) == f"{fifo}: not a regular file"
+
+
+def test_text_from_a_recording_reaches_the_terminal_escaped_and_short(tmp_path: Path) -> None:
+    document = json.loads(STREAM.read_text())
+    document["interactions"][0]["request"]["method"] = "\x1b]0;owned\x07GET" + "x" * 500
+    source = tmp_path / "escapes.json"
+    source.write_text(json.dumps(document))
+    result = _import(str(source), "--out", str(tmp_path / "o"))
+    line = next(line for line in result.stdout.splitlines() if line.startswith("skipped"))
+    assert "\x1b" not in line and "\\x1b]0;owned\\x07GET" in line
+    assert line.endswith("...: not a POST to /v1/messages")
