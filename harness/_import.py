@@ -242,18 +242,22 @@ def import_recording(
             continue
         what = _shown(f"{exchange.method} {redact_uri(exchange.uri)}")
         label = f"{path} #{exchange.number} {what}"
-        if not _is_messages_call(exchange):
-            report.skipped.append(f"{label}: not a POST to /v1/messages")
-            continue
+        target = os.path.join(out_dir, f"{stem}-{exchange.number:02d}.jsonl")
         try:
+            if not _is_messages_call(exchange):
+                raise _Skip("not a POST to /v1/messages")
             events, synthesized = _events(exchange)
+            header = _header(path, exchange, events, synthesized)
+            write_cassette(target, events, header=header, overwrite=force)
         except _Skip as reason:
             report.skipped.append(f"{label}: {_shown(str(reason))}")
             continue
-        target = os.path.join(out_dir, f"{stem}-{exchange.number:02d}.jsonl")
-        header = _header(path, exchange, events, synthesized)
-        try:
-            write_cassette(target, events, header=header, overwrite=force)
+        except RecursionError:
+            report.skipped.append(f"{label}: nested too deeply")
+            continue
+        except orjson.JSONEncodeError as error:  # deeper than 255 levels, a key not a string
+            report.skipped.append(f"{label}: cannot be written as JSON: {error}")
+            continue
         except FileExistsError:
             report.kept.append(target)
             continue

@@ -278,3 +278,27 @@ def test_text_from_a_recording_reaches_the_terminal_escaped_and_short(tmp_path: 
     line = next(line for line in result.stdout.splitlines() if line.startswith("skipped"))
     assert "\x1b" not in line and "\\x1b]0;owned\\x07GET" in line
     assert line.endswith("...: not a POST to /v1/messages")
+
+
+def test_what_json_cannot_hold_is_skipped_in_one_line(tmp_path: Path) -> None:
+    sse = json.loads(STREAM.read_text())["interactions"][0]["response"]["content"]
+    deep = "[" * 300 + "]" * 300
+    source = tmp_path / "odd.yaml"
+    source.write_text(
+        f"""\
+interactions:
+- request: {{method: POST, uri: "https://api.anthropic.com/v1/messages",
+            parsed_body: {{model: m, x: {deep}}}}}
+  response: {{status: {{code: 200}}, body: {{string: {json.dumps(sse)}}}}}
+- request: {{method: POST, uri: "https://api.anthropic.com/v1/messages",
+            parsed_body: {{model: m, metadata: {{7: seven}}}}}}
+  response: {{status: {{code: 200}}, body: {{string: {json.dumps(sse)}}}}}
+"""
+    )
+    result = _import(str(source), "--out", str(tmp_path / "o"))
+    assert result.exit_code == 1, result.output
+    label = f"skipped {source} #%d POST https://api.anthropic.com/v1/messages: "
+    lines = result.stdout.splitlines()
+    assert lines[0] == label % 1 + "cannot be written as JSON: Recursion limit reached"
+    assert lines[1] == label % 2 + "cannot be written as JSON: Dict key must be str"
+    assert not list((tmp_path / "o").iterdir())
