@@ -64,10 +64,10 @@ class BodyError(ValueError):
 class Exchange:
     """One recorded request and its response, as every recording format yields them.
 
-    Header names are lower-cased and hold their first value. `request_body` is the raw
-    body, or the already parsed JSON some serializers store (`parsed_body`); likewise
-    `response_json`. `response_body` is as stored: still content-encoded when the
-    recorder kept the wire bytes (`decode_body` undoes that).
+    Header names are lower-cased and hold their first value. The bodies are as stored:
+    `response_body` is still content-encoded when the recorder kept the wire bytes
+    (`decode_body` undoes that). `request_json` and `response_json` hold the JSON some
+    serializers store already parsed (pydantic-ai's `parsed_body`), in place of a body.
     """
 
     number: int
@@ -215,7 +215,7 @@ def _looks_plain(data: bytes) -> bool:
     except UnicodeDecodeError as error:
         if error.start < len(head) - 3:  # a character cut at the end of the sample is fine
             return False
-    return head[:1] in (b"{", b"[", b":") or head.startswith((b"event", b"data", b"id:"))
+    return head[:1] in (b"{", b"[", b":") or head.startswith((b"event", b"data", b"id:", b"retry:"))
 
 
 def decode_body(body: bytes, content_encoding: str = "") -> bytes:
