@@ -166,16 +166,22 @@ def _request(exchange: Exchange) -> dict[str, Any]:
 
 
 def _recorded_at(exchange: Exchange) -> str | None:
-    try:
-        if exchange.started is not None:
-            moment = datetime.fromisoformat(exchange.started)
-        else:
-            moment = parsedate_to_datetime(exchange.response_headers["date"])
-    except (KeyError, TypeError, ValueError, IndexError):
+    when = exchange.started or exchange.response_headers.get("date")
+    if when is None:
         return None
+    try:
+        moment = datetime.fromisoformat(when)
+    except ValueError:
+        try:
+            moment = parsedate_to_datetime(when)
+        except (TypeError, ValueError, IndexError):
+            return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    try:
+        return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    except OverflowError:  # year 1 or 9999 moved across a day boundary
+        return None
 
 
 def _header(

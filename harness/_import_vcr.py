@@ -10,7 +10,8 @@ loaded safely and accepts extra keys at any level, and:
 - the legacy httpx shape (`status_code`, `content`, the body already decoded) beside the
   current one (`status: {code}`, `body`);
 - headers as a mapping to a list or a single value, or a list of pairs;
-- `interactions` (vcrpy) or `http_interactions` (Ruby VCR).
+- `interactions` (vcrpy, go-vcr) or `http_interactions` (Ruby VCR), whose
+  `recorded_at` is kept.
 
 An interaction that is not a mapping with a `request` and a `response` is returned as
 `Unreadable` with the reason, and the others still import.
@@ -63,11 +64,18 @@ def _body(holder: dict[str, Any], *legacy: str) -> bytes | None:
     return None
 
 
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
 def _status(response: dict[str, Any]) -> int:
+    """`status: {code}`, a bare `status` (go-vcr's `200 OK` too), or legacy `status_code`."""
     status = response.get("status")
     code = status.get("code") if isinstance(status, dict) else status
     if code is None:
-        code = response.get("status_code")
+        code = response.get("status_code", response.get("code"))
+    if isinstance(code, str):
+        code = code.split(maxsplit=1)[0] if code.strip() else None
     return int(code) if code is not None else 0
 
 
@@ -101,6 +109,7 @@ def _exchange(number: int, item: Any) -> Exchange | Unreadable:
             response_headers=first_values(response.get("headers")),
             response_body=_body(response, "content"),
             response_json=response.get("parsed_body"),
+            started=_text(item.get("recorded_at")),
         )
     except (TypeError, ValueError) as error:
         return Unreadable(number, f"malformed interaction: {error}")

@@ -61,6 +61,8 @@ EXPECTED: dict[str, tuple[list[tuple[str, Any]], str, bool]] = {
     ),
     "compressed_bodies-01.jsonl": ([("text", "Hi there!")], "end_turn", False),
     "compressed_bodies-02.jsonl": ([("text", "Bye!")], "end_turn", True),
+    "ruby_vcr-01.jsonl": ([("text", "Pong.")], "end_turn", False),
+    "go_vcr-01.jsonl": (WEATHER, "tool_use", False),
     "devtools-02.jsonl": (WEATHER, "tool_use", False),
     "devtools-03.jsonl": (LABEL, "tool_use", True),
 }
@@ -142,16 +144,23 @@ def test_headers_are_not_copied_and_the_request_keeps_no_credential(imported: Pa
 def test_an_sdk_version_is_kept_only_when_it_reads_as_a_version(imported: Path) -> None:
     kept = Cassette(imported / "vcrpy_httpx_gzip-02.jsonl").header
     assert kept is not None and kept["sdk_version"] == "0.69.0"
+    go = Cassette(imported / "go_vcr-01.jsonl").header
+    assert go is not None and go["sdk_version"] == "1.14.0"
     # the recording says `<script>alert(1)</script>`; a redacted one says `**REDACTED**`
     for name in ("vcrpy_legacy_httpx-01.jsonl", "langchain_redacted-01.jsonl"):
         header = Cassette(imported / name).header
         assert header is not None and "sdk_version" not in header
 
 
-def test_a_har_entry_keeps_its_start_time_as_recorded_at(imported: Path) -> None:
+def test_a_har_entry_and_a_ruby_interaction_keep_their_time_as_recorded_at(
+    imported: Path,
+) -> None:
     header = Cassette(imported / "devtools-02.jsonl").header
     assert header is not None
     assert header["recorded_at"].startswith("2025-10-14T09:12:40.215")
+    header = Cassette(imported / "ruby_vcr-01.jsonl").header
+    assert header is not None
+    assert header["recorded_at"] == "2025-10-14T09:30:00Z"
 
 
 @pytest.mark.parametrize("suffix", [".json.gz", ".yaml.gz", ".json.zst"])
