@@ -133,3 +133,29 @@ def test_an_unusable_cassette_is_one_line_and_the_others_still_export(tmp_path: 
     assert result.stderr.startswith(f"{broken}:1: ")
     assert result.stderr.count("\n") == 1
     assert (tmp_path / "o" / "text_only.yaml").exists()
+
+
+def test_export_out_naming_a_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    target = tmp_path / "taken"
+    target.write_text("keep me\n")
+    args = ["export", str(LIBRARY / "text_only.jsonl"), "--to", "vcr", "--out", str(target)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2
+    assert result.stderr == f"{target}: exists and is not a folder\n"
+    assert target.read_text() == "keep me\n"
+
+
+def test_directives_are_not_carried_over(tmp_path: Path) -> None:
+    events = list(Cassette(LIBRARY / "text_only.jsonl").events())
+    recorded = tmp_path / "recorded.jsonl"
+    lines = []
+    for number, event in enumerate(events):
+        lines += [{"harness": "at", "ms": number * 40}, event]
+    lines.append({"harness": "abort"})
+    recorded.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["export", str(recorded), "--to", "vcr", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    body = yaml.safe_load((out / "recorded.yaml").read_text())["interactions"][0]["response"]
+    assert "harness" not in body["body"]["string"]
+    assert body["body"]["string"].count("event: ") == len(events)
