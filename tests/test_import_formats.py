@@ -182,3 +182,16 @@ def test_a_cassette_compressed_whole_reads_like_the_plain_one(tmp_path: Path, su
     events = list(Cassette(tmp_path / "a" / "legacy-01.jsonl").events())
     assert events == list(Cassette(tmp_path / "b" / "legacy-01.jsonl").events())
     assert len(events) == 9
+
+
+def test_a_vertex_ai_stream_raw_predict_call_is_a_messages_call(tmp_path: Path) -> None:
+    document = json.loads((RECORDINGS / "vcrpy_legacy_httpx.json").read_text())
+    document["interactions"][0]["request"]["uri"] = (
+        "https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/us-east5"
+        "/publishers/anthropic/models/claude-haiku-4-5@20251001:streamRawPredict"
+    )
+    source = tmp_path / "vertex.json"
+    source.write_text(json.dumps(document))
+    result = CliRunner().invoke(cli, ["import", str(source), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    assert len(list(Cassette(tmp_path / "o" / "vertex-01.jsonl").events())) == 9
