@@ -49,12 +49,16 @@ from ._exceptions import (
     StreamProtocolError as StreamProtocolError,
     ToolError as ToolError,
 )
+from ._export_vcr import (
+    export_vcr as export_vcr,
+)
 from ._fault_check import (
     Adapter as Adapter,
     FaultCase as FaultCase,
 )
-from ._import_vcr import (
+from ._import import (
     ImportReport as ImportReport,
+    import_recording as import_recording,
     import_vcr as import_vcr,
 )
 from ._modes import (

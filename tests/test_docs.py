@@ -11,7 +11,8 @@ as from the repository root and nothing is written into the checkout.
 HTML comment lines right above a block (blank lines allowed between) prepare it; the
 convention is written down in CONTRIBUTING.md:
 
-    <!-- doc-test: setup NAME... -->   copy tests/docs_setup/NAME (a file or folder) in
+    <!-- doc-test: setup NAME... -->   copy tests/docs_setup/NAME, else the repository's
+                                       NAME (a file or folder), to the same name
     <!-- doc-test: run COMMAND -->     run COMMAND first (it must exit 0; output unchecked)
     <!-- doc-test: live -->            needs the network or a key: skipped
     <!-- doc-test: skip REASON -->     skipped, with the reason
@@ -147,7 +148,9 @@ EXAMPLES = [example for path in doc_files() for example in examples_in(path)]
 def _prepare(example: Example, folder: Path) -> None:
     shutil.copytree(LIBRARY, folder / "cassettes")
     for name in example.setup:
-        source, target = SETUP / name, folder / name
+        # a name in tests/docs_setup/, else a path from the repository root
+        source = SETUP / name if (SETUP / name).exists() else ROOT / name
+        target = folder / name
         target.parent.mkdir(parents=True, exist_ok=True)
         if source.is_dir():
             shutil.copytree(source, target)
