@@ -76,7 +76,7 @@ def _decompressor(encoding: str) -> Callable[[bytes], bytes]:
     if encoding == "deflate":
         return zlib.decompressobj().decompress
     if encoding == "br":
-        import brotli  # type: ignore[import-untyped]
+        import brotli
 
         return brotli.Decompressor().process  # type: ignore[no-any-return]
     if encoding == "zstd":
