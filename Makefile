@@ -4,7 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test quick lint unit coverage wheel-check bench clean
+.PHONY: demo test quick lint unit coverage wheel-check bench node clean
+
+# The official TypeScript SDK, for the TypeScript client check (tests/test_server_typescript.py).
+NODE_SDK := .node/node_modules/@anthropic-ai/sdk/package.json
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,7 +24,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 # Both cores (pytest-xdist): the whole suite, slow tests included.
-unit: $(STAMP)
+unit: $(STAMP) node
 	$(BIN)/pytest -n 2
 
 # The inner loop: everything but the slow tests, in under a minute.
@@ -30,6 +33,15 @@ quick: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+	$(BIN)/python -m bench.serve_load
+
+# Installed once into an ignored folder; without node the TypeScript check is skipped.
+$(NODE_SDK):
+	@if command -v npm >/dev/null; then npm install --silent --prefix .node @anthropic-ai/sdk \
+	|| echo "npm install failed: tests/test_server_typescript.py will try again and report"; \
+	else echo "npm not found: the TypeScript client check will be skipped"; fi
+
+node: $(NODE_SDK)
 
 coverage: $(STAMP)
 	$(BIN)/harness coverage cassettes/
@@ -41,4 +53,4 @@ wheel-check: $(STAMP)
 test: lint coverage wheel-check unit
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .node build dist *.egg-info .mypy_cache .pytest_cache .ruff_cache

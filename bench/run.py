@@ -289,7 +289,7 @@ def section_clients(options: Options, report: Report, results: Results, folder: 
 
 
 def targets(options: Options, results: Results) -> list[list[str]]:
-    """One row per target of the issue: what, measured figure, met or not."""
+    """One row per performance target (docs/performance.md): what, measured figure, met or not."""
     rows: list[list[str]] = []
 
     def add(name: str, measured: str, met: bool | None) -> None:

@@ -43,7 +43,7 @@ def stream(message_id: str = "msg_01HarnessSyntheticStream") -> StreamBuilder:
 
 @cassette(
     "interleaved.jsonl",
-    "The chapter's scenario: text block 0, then tool blocks 1 and 3 interleaved as "
+    "Two tool calls interleaved: text block 0, then tool blocks 1 and 3 interleaved as "
     "start(1) start(3) delta(3) delta(1) stop(1) stop(3); each call is built from its own "
     "index's deltas and calls come out in stop order; stop_reason tool_use.",
 )

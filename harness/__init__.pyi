@@ -57,18 +57,25 @@ from ._exceptions import (
     StreamProtocolError as StreamProtocolError,
     ToolError as ToolError,
 )
+from ._export_vcr import (
+    export_vcr as export_vcr,
+)
 from ._fault_check import (
     Adapter as Adapter,
     ExpectFailure as ExpectFailure,
     FaultCase as FaultCase,
 )
-from ._import_vcr import (
+from ._import import (
     ImportReport as ImportReport,
+    import_recording as import_recording,
     import_vcr as import_vcr,
 )
 from ._modes import (
     RecordMode as RecordMode,
     Via as Via,
+)
+from ._proxy import (
+    RecordingProxy as RecordingProxy,
 )
 from ._record import (
     build_request as build_request,
@@ -91,6 +98,12 @@ from ._replayer import (
 from ._responses import (
     Chunking as Chunking,
     RealtimePacer as RealtimePacer,
+)
+from ._server import (
+    CassetteServer as CassetteServer,
+)
+from ._serving import (
+    ServerThread as ServerThread,
 )
 from ._version import (
     __version__ as __version__,

@@ -25,7 +25,7 @@ MODULES: Final = {
     "fault_check": "_fault_check",
     "record": "_record",
     "replay": "_replay",
-    "vcr_import": "_import_vcr",
+    "vcr_import": "_import",
     "wire": "_wire",
 }
 #: old top-level name -> its new name

@@ -133,7 +133,7 @@ class Outcome:
         return self.error is None
 
     def to_json_lines(self) -> list[dict[str, Any]]:
-        """The JSON form of §5: events, then the failure line if any."""
+        """The JSON form `harness replay --format json` prints: events, then the failure line."""
         lines = [event_to_json(event) for event in self.events]
         if self.error is not None:
             lines.append(failure_to_json(self.error))
@@ -202,8 +202,8 @@ def failure_code(error: BaseException) -> str | None:
 
 
 def failure_to_json(error: BaseException) -> dict[str, Any]:
-    """The `protocol_error`, `api_error` or `connection_error` line of an error that ended
-    a stream (the JSON form of replay output)."""
+    """The `protocol_error`, `api_error` or `connection_error` line (docs/replay.md) of an
+    error that ended a stream."""
     if isinstance(error, StreamProtocolError):
         return {"type": "protocol_error", "code": error.code, "message": str(error)}
     if _is_connection_failure(error):

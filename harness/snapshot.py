@@ -1,11 +1,11 @@
 """syrupy extensions that store a replay `Outcome`, or any JSON value, as a readable file.
 
 An `Outcome` is one snapshot file per test (so one per cassette in a parametrised
-suite), one JSON object a line: the internal events in their §1 JSON form, then, for a
-failed stream, the failure line (`protocol_error` with its code and full message, or
-`api_error` with the error type and message). Anything else the code under test returned
-(a summary string, a dict, a list) is stored as indented JSON in `<test name>.json`.
-Reviewers read these files like code, so they are never a blob.
+suite), one JSON object a line: the internal events in their JSON form (docs/adapter.md),
+then, for a failed stream, the failure line (`protocol_error` with its code and full
+message, or `api_error` with the error type and message). Anything else the code under
+test returned (a summary string, a dict, a list) is stored as indented JSON in
+`<test name>.json`. Reviewers read these files like code, so they are never a blob.
 
     def test_replay(snapshot):
         assert replay_outcome(path) == snapshot(extension_class=OutcomeSnapshotExtension)

@@ -1,4 +1,4 @@
-"""The adapter's rules (CONTRACT §2), one test each, fed the SDK's own event objects."""
+"""The adapter's rules (docs/adapter.md), one test each, fed the SDK's own event objects."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`harness replay` and `harness validate` through click's CliRunner: CONTRACT §5 to the letter."""
+"""`harness replay` and `harness validate` through click's CliRunner, as docs/replay.md says."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from harness_cli.main import cli
 ERRORS = LIBRARY / "errors"
 PREFIX = "Anthropic stream protocol error: "
 
-#: One cassette per row of the error table, and the message §3 says it must end with.
+#: One cassette per row of the error table, and the message its row says it must end with.
 ROWS = {
     "orphan_json_delta": "input_json_delta arrived without an open tool_use block at index 1",
     "duplicate_tool_start": "duplicate tool_use start for block 1",

@@ -1,4 +1,4 @@
-"""Every row of the error table is reached by a cassette, with the exact message of §3."""
+"""Every row of the error table is reached by a cassette, with the exact message of its row."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from harness import (
     replay_outcome,
 )
 
-#: What each placeholder of §3 stands for: indexes, a count, a stop reason, an event type.
+#: What each placeholder of the table stands for: indexes, a count, a stop reason, an event type.
 PLACEHOLDERS = {
     "index": r"\d+",
     "indexes": r"\d+(, \d+)*",

@@ -89,22 +89,27 @@ def test_a_cassette_from_harness_record_vcr_imports_to_the_same_events(
     assert result.exit_code == 0, result.stderr
     result = runner.invoke(cli, ["import", str(vcr_path), "--out", str(tmp_path / "imp")])
     assert result.exit_code == 0, result.output
-    assert list(Cassette(tmp_path / "imp" / "rec-01.jsonl").events()) == list(
+    assert list(Cassette(tmp_path / "imp" / "rec.vcr-01.jsonl").events()) == list(
         Cassette(recorded).events()
     )
 
 
-def test_existing_output_is_refused_without_force(api: FakeMessagesAPI, tmp_path: Path) -> None:
+def test_existing_output_is_left_as_it_was_without_force(
+    api: FakeMessagesAPI, tmp_path: Path
+) -> None:
     source = tmp_path / "chat.yaml"
     _record_unfiltered(api, source, "yaml")
     out = tmp_path / "imported"
     runner = CliRunner()
     assert runner.invoke(cli, ["import", str(source), "--out", str(out)]).exit_code == 0
+    (out / "chat-02.jsonl").write_text("mine\n")
     again = runner.invoke(cli, ["import", str(source), "--out", str(out)])
-    assert again.exit_code == 2
-    assert "chat-02.jsonl: already exists (use --force" in again.stderr
+    assert again.exit_code == 1
+    assert "chat-02.jsonl: already exists, left as it was (use --force" in again.stderr
+    assert (out / "chat-02.jsonl").read_text() == "mine\n"
     forced = runner.invoke(cli, ["import", str(source), "--out", str(out), "--force"])
     assert forced.exit_code == 0
+    assert list(Cassette(out / "chat-02.jsonl").events()) == SERVED.events()
 
 
 def test_a_file_that_is_not_a_vcr_cassette_is_one_clear_line(tmp_path: Path) -> None:
@@ -122,4 +127,4 @@ def test_a_cassette_without_any_stream_exits_1(api: FakeMessagesAPI, tmp_path: P
         httpx2.get(f"{api.base_url}/status")
     result = CliRunner().invoke(cli, ["import", str(source), "--out", str(tmp_path / "o")])
     assert result.exit_code == 1
-    assert "no streamed /v1/messages interaction found" in result.stderr
+    assert "no Messages call found to import" in result.stderr

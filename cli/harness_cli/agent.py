@@ -82,7 +82,7 @@ def _unusable(error: Exception) -> NoReturn:
 
 
 def _failure(error: Exception) -> dict[str, Any]:
-    """The §5 failure line for a protocol or API error; a `turn_error` for anything else."""
+    """The replay failure line for a protocol or API error; a `turn_error` for anything else."""
     from anthropic import APIStatusError
 
     from harness._exceptions import StreamProtocolError

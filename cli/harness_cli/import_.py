@@ -1,24 +1,66 @@
-"""`harness import`: convert vcrpy / pytest-recording cassettes, list what was skipped."""
+"""`harness import`: convert vcrpy cassettes and HAR files, list what was skipped."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import NoReturn
 
 import click
 
 from harness._exceptions import CassetteImportError
-from harness._import_vcr import import_vcr, vcr_files
+from harness._import import import_recording, output_names, prepare_folder, recording_files
 from harness_cli.exit import Exit
 
 EXAMPLES = """\b
 Examples:
   harness import tests/cassettes/test_chat.yaml --out cassettes/imported
   harness import tests/cassettes/ --out cassettes/imported --force
+  harness import session.har --out cassettes/imported
 
-Each streamed POST /v1/messages interaction becomes OUT/<name>-<N>.jsonl
-(source: imported); other interactions are listed as skipped. Headers are
-never copied. Exit status: 0 done; 1 nothing to import; 2 an input is not a
-vcrpy cassette, or an output exists without --force."""
+Each POST /v1/messages exchange answered 200 (a stream, or a Message, whose events
+are synthesised) becomes OUT/<name>-<N>.jsonl (source: imported); other exchanges
+are listed as skipped. Headers are never copied. A file that cannot be read is
+reported and the rest go on; an existing output is left as it was, unless --force.
+Exit status: 0 done; 1 some file or output was not imported, or nothing was found
+to import; 2 no input could be read, or the arguments are unusable."""
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(message, err=True)
+    sys.exit(Exit.UNUSABLE)
+
+
+@dataclass(slots=True)
+class _Tally:
+    files: int = 0
+    written: int = 0
+    skipped: int = 0
+    kept: int = 0
+    failed: int = 0
+
+    def summary(self) -> str:
+        def count(n: int, what: str) -> str:
+            return f"{n} {what}{'' if n == 1 else 's'}"
+
+        parts = [count(self.written, "cassette") + " written", f"{self.skipped} skipped"]
+        if self.kept:
+            parts.append(f"{self.kept} kept (already there)")
+        if self.failed:
+            parts.append(count(self.failed, "file") + " unreadable")
+        return f"{count(self.files, 'file')}: {', '.join(parts)}"
+
+
+@contextlib.contextmanager
+def _progress(files: Sequence[str]) -> Iterator[Iterator[str]]:
+    """The files, behind a progress bar on stderr when it is a terminal (and worth it)."""
+    if len(files) > 1 and sys.stderr.isatty():
+        with click.progressbar(files, label="importing", file=sys.stderr) as bar:
+            yield iter(bar)
+    else:
+        yield iter(files)
 
 
 @click.command(epilog=EXAMPLES)
@@ -26,23 +68,50 @@ vcrpy cassette, or an output exists without --force."""
 @click.option("--out", "out_dir", required=True, metavar="DIR", help="Folder for the cassettes.")
 @click.option("--force", is_flag=True, help="Replace cassettes that already exist in DIR.")
 def import_command(paths: tuple[str, ...], out_dir: str, force: bool) -> None:
-    """Convert vcrpy cassettes (YAML or JSON) of Anthropic streams into JSONL cassettes."""
-    files = vcr_files(paths)
+    """Convert recordings of Anthropic calls (vcrpy YAML/JSON, HAR) into JSONL cassettes."""
+    try:
+        files = recording_files(paths)
+        names = output_names(files)
+        if files:
+            prepare_folder(out_dir)
+    except CassetteImportError as error:
+        _fail(str(error))
     if not files:
-        click.echo(f"{', '.join(paths)}: no vcrpy cassettes found", err=True)
+        _fail(f"{', '.join(paths)}: no recordings found (*.yaml, *.yml, *.json, *.har)")
+    tally = _Tally(files=len(files))
+    report_lines: list[tuple[str, bool]] = []  # held while a progress bar is drawn
+    show_bar = len(files) > 1 and sys.stderr.isatty()
+
+    def say(line: str, err: bool = False) -> None:
+        if show_bar:
+            report_lines.append((line, err))
+        else:
+            click.echo(line, err=err)
+
+    with _progress(files) as progress:
+        for path in progress:
+            try:
+                report = import_recording(path, out_dir, name=names[path], force=force)
+            except CassetteImportError as error:
+                tally.failed += 1
+                say(str(error), err=True)
+                continue
+            for target, count in report.written:
+                say(f"wrote {target}: {count} events")
+            for reason in report.skipped:
+                say(f"skipped {reason}")
+            for target in report.kept:
+                say(f"{target}: already exists, left as it was (use --force to replace it)", True)
+            tally.written += len(report.written)
+            tally.skipped += len(report.skipped)
+            tally.kept += len(report.kept)
+    for line, err in report_lines:
+        click.echo(line, err=err)
+    click.echo(tally.summary())
+    if tally.failed == tally.files:
         sys.exit(Exit.UNUSABLE)
-    written = 0
-    for path in files:
-        try:
-            report = import_vcr(path, out_dir, force=force)
-        except CassetteImportError as error:
-            click.echo(str(error), err=True)
-            sys.exit(Exit.UNUSABLE)
-        for target, count in report.written:
-            click.echo(f"wrote {target}: {count} events")
-        for reason in report.skipped:
-            click.echo(f"skipped {reason}")
-        written += len(report.written)
-    if not written:
-        click.echo("no streamed /v1/messages interaction found", err=True)
+    if tally.failed or tally.kept:
+        sys.exit(Exit.FAILED)
+    if not tally.written:
+        click.echo("no Messages call found to import", err=True)
         sys.exit(Exit.FAILED)

@@ -13,12 +13,15 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "replay": ("replay", "replay", "Replay cassettes through the adapter and print the events."),
     "validate": ("replay", "validate", "Check cassettes against the schema, without replaying."),
     "record": ("record", "record_command", "Record a live stream (opt-in: ANTHROPIC_API_KEY)."),
-    "import": ("import_", "import_command", "Convert vcrpy cassettes of Anthropic streams."),
+    "import": ("import_", "import_command", "Convert vcrpy cassettes and HAR files to cassettes."),
+    "export": ("export", "export", "Write cassettes as vcrpy cassettes (fault variants too)."),
     "faults": ("faults", "faults", "Derive broken variants of a good cassette, one per fault."),
     "coverage": ("coverage", "coverage", "Table of error codes and the cassettes that reach them."),
     "diff": ("diff", "diff", "Compare two cassettes' outcomes; exit 1 when they differ."),
     "agent": ("agent", "agent", "Replay a recorded session through the agent loop, tools run."),
     "bench": ("bench", "bench", "Benchmark the adapter and replay against the SDK's own code."),
+    "serve": ("serve", "serve", "Answer Messages API requests from cassettes over HTTP."),
+    "proxy": ("serve", "proxy", "Forward to the API, recording each Messages answer."),
 }
 
 

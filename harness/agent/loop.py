@@ -1,6 +1,6 @@
 """`run_agent`: the turn loop, with cooperative cancellation observed at six checkpoints.
 
-One turn, and where the abort signal is looked at (the chapter's diagram):
+One turn, and where the abort signal is looked at (as in docs/agent.md):
 
     turn starts
       (1) BEFORE_TURN     aborted? -> return aborted

@@ -3,8 +3,8 @@
 For tests of a loop (this one or yours) at a precise point: a turn is a list of steps,
 each an internal event to yield, an exception to raise, or a callable to run right
 there (`controller.abort`, say). The client never looks at the abort signal, so it is
-the non-cooperative stream of the chapter's regression test: it runs its script to the
-end unless the loop stops pulling.
+a non-cooperative stream, as the cancellation tests need one: it runs its script to the
+end unless the loop stops pulling (docs/agent.md, the cancellation model).
 """
 
 from __future__ import annotations

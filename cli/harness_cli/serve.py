@@ -1,0 +1,153 @@
+"""`harness serve` and `harness proxy`: parse options, run the server, report in one line."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import TYPE_CHECKING
+
+import click
+
+from harness._exceptions import HarnessError, InputError
+from harness_cli.exit import Exit
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+LOCALHOST = "127.0.0.1"
+
+
+def _say(line: str) -> None:
+    """One line on stdout, at once: scripts read the base URL, people the requests.
+
+    A reader that has gone (`harness serve ... | head -1`) does not stop the server: the
+    lines after it go nowhere.
+    """
+    try:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _run(name: str, app: web.Application, host: str, port: int) -> None:
+    """Serve until SIGINT/SIGTERM, the base URL first; exit 2 in one line if it cannot bind."""
+    from harness._serving import run_until_signal
+
+    def ready(url: str) -> None:
+        _say(f"ANTHROPIC_BASE_URL={url}")
+        if host != LOCALHOST:
+            click.echo(
+                f"harness {name}: listening on {host}, not 127.0.0.1: "
+                "other machines can reach it (--host)",
+                err=True,
+            )
+
+    try:
+        stopped_by = asyncio.run(run_until_signal(app, host, port, ready))
+    except InputError as error:
+        click.echo(f"harness {name}: {error}", err=True)
+        sys.exit(Exit.UNUSABLE)
+    click.echo(f"harness {name}: stopped ({stopped_by})", err=True)
+    sys.exit(Exit.INTERRUPTED if stopped_by == "SIGINT" else Exit.OK)
+
+
+host_option = click.option(
+    "--host",
+    default=LOCALHOST,
+    show_default=True,
+    help="Address to listen on; anything but 127.0.0.1 is reachable from elsewhere.",
+)
+port_option = click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    show_default=True,
+    help="Port to listen on; 0 picks a free one (read it from the first line).",
+)
+
+SERVE_EXAMPLES = """\b
+Examples:
+  harness serve cassettes/                   # the library, in order, or by header
+  harness serve cassettes/sessions/read-notes --port 8080     # a session, turn by turn
+  harness serve --chunk-size 7 --realtime recorded.jsonl
+
+
+  then, in another terminal (any API key is accepted, never logged):
+  ANTHROPIC_BASE_URL=http://127.0.0.1:8080 python my_app.py
+  curl -N http://127.0.0.1:8080/v1/messages -H 'x-harness-cassette: text_only' \\
+      -d '{"model": "m", "max_tokens": 9, "messages": [], "stream": true}'
+
+The first stdout line is ANTHROPIC_BASE_URL=http://HOST:PORT, then one line a request.
+Which cassette answers: the one named by an x-harness-cassette header (its path
+relative to the served folder, .jsonl optional); else the one whose recorded request
+matches; else the next in order. GET /_harness/requests lists the requests received,
+POST /_harness/reset starts over. Stop with Ctrl-C or SIGTERM.
+
+Exit status: 0 stopped by SIGTERM; 130 by Ctrl-C; 2 a cassette is unusable or the
+port cannot be bound."""
+
+
+@click.command(epilog=SERVE_EXAMPLES)
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@host_option
+@port_option
+@click.option(
+    "--chunk-size",
+    type=click.IntRange(min=1),
+    help="Cut each stream into chunks of N bytes (with --chunk-seed: random lengths 1..N).",
+)
+@click.option("--chunk-seed", type=int, help="Random chunk lengths (1..--chunk-size, default 16).")
+@click.option(
+    "--realtime", is_flag=True, help='Pace streams at their recorded {"harness": "at"} offsets.'
+)
+def serve(
+    paths: tuple[str, ...],
+    host: str,
+    port: int,
+    chunk_size: int | None,
+    chunk_seed: int | None,
+    realtime: bool,
+) -> None:
+    """Answer Messages API requests from cassettes, over HTTP, for any client."""
+    from harness._responses import Chunking
+    from harness._server import CassetteServer
+
+    try:
+        server = CassetteServer(
+            paths, chunking=Chunking(chunk_size, chunk_seed), realtime=realtime, log=_say
+        )
+    except HarnessError as error:  # an unusable cassette, a folder without any
+        click.echo(f"harness serve: {error}", err=True)
+        sys.exit(Exit.UNUSABLE)
+    _run("serve", server.app(), host, port)
+
+
+PROXY_EXAMPLES = """\b
+Examples:
+  harness proxy --upstream https://api.anthropic.com --out recordings/ --port 8080
+  ANTHROPIC_BASE_URL=http://127.0.0.1:8080 python my_app.py   # your own key, as usual
+  harness serve recordings/                  # the recorded session, turn by turn
+
+Each /v1/messages answer (streamed, not streamed, or an HTTP error) becomes
+OUT/turn-NNNN.jsonl, in arrival order, written once it has ended; the request is kept
+without credentials, and the key is never written. Other endpoints pass through
+unrecorded. The first stdout line is ANTHROPIC_BASE_URL=http://HOST:PORT.
+
+Exit status: 0 stopped by SIGTERM; 130 by Ctrl-C; 2 the port cannot be bound."""
+
+
+@click.command(epilog=PROXY_EXAMPLES)
+@click.option("--upstream", required=True, metavar="URL", help="The API to forward to.")
+@click.option("--out", required=True, metavar="DIR", help="Folder for the cassettes.")
+@host_option
+@port_option
+def proxy(upstream: str, out: str, host: str, port: int) -> None:
+    """Forward requests to the API and record each Messages answer as a cassette."""
+    from harness._proxy import RecordingProxy
+
+    if not upstream.startswith(("http://", "https://")):
+        click.echo(f"harness proxy: --upstream {upstream!r} is not an http(s) URL", err=True)
+        sys.exit(Exit.UNUSABLE)
+    _run("proxy", RecordingProxy(upstream, out, log=_say).app(), host, port)

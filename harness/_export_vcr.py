@@ -1,0 +1,115 @@
+"""`harness export --to vcr`: a cassette as a vcrpy cassette that vcrpy itself replays.
+
+A team that keeps vcrpy can then replay the harness's cassettes, fault variants
+included, in its existing suite: one interaction, `POST
+https://api.anthropic.com/v1/messages` with the cassette's recorded request (or
+`{"model": ..., "stream": true}` when it has none), answered 200 `text/event-stream`
+with the events framed as the API frames them. Directive lines are not carried over:
+vcrpy replays a body whole, so a fault variant's cut stream is simply a body that ends
+there, which is what the SDK sees when a server closes the connection cleanly. A
+YAML comment at the top names the cassette, and the fault and expected outcome of a
+variant. `harness import` of the result gives the same events back.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Final
+
+import orjson
+import yaml
+
+from harness._cassette import Cassette
+from harness._files import atomic_write
+from harness._redact import redact_request
+from harness._sse import encode_event
+
+__all__ = ["API_URL", "export_name", "export_vcr", "vcr_cassette"]
+
+API_URL: Final = "https://api.anthropic.com/v1/messages"
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings (an SSE body) as literal blocks, readable in a diff."""
+
+
+def _str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def _request(header: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
+    request = header.get("request")
+    body = redact_request(request) if isinstance(request, dict) else {}
+    start = events[0].get("message") if events and events[0].get("type") == "message_start" else {}
+    model = header.get("model") or (start or {}).get("model")
+    if "model" not in body and isinstance(model, str):
+        body["model"] = model
+    return {**body, "stream": True}
+
+
+def vcr_cassette(header: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The vcrpy cassette (version 1, one interaction) answering with `events`."""
+    request_headers = {
+        "accept": ["application/json"],
+        "anthropic-version": ["2023-06-01"],
+        "content-type": ["application/json"],
+    }
+    sdk_version = header.get("sdk_version")
+    if isinstance(sdk_version, str):
+        request_headers["x-stainless-package-version"] = [sdk_version]
+    body = b"".join(encode_event(event) for event in events).decode("utf-8")
+    return {
+        "interactions": [
+            {
+                "request": {
+                    "body": orjson.dumps(_request(header, events)).decode("utf-8"),
+                    "headers": request_headers,
+                    "method": "POST",
+                    "uri": API_URL,
+                },
+                "response": {
+                    "body": {"string": body},
+                    "headers": {
+                        "cache-control": ["no-cache"],
+                        "content-type": ["text/event-stream; charset=utf-8"],
+                    },
+                    "status": {"code": 200, "message": "OK"},
+                },
+            }
+        ],
+        "version": 1,
+    }
+
+
+def _comment(cassette: Cassette) -> str:
+    header = cassette.header or {}
+    lines = [f"# Exported by stream-harness from {cassette.path}"]
+    if "fault" in header:
+        lines.append(f"# fault {header['fault']}: replays to {header.get('expect')}")
+    return "".join(f"{line}\n" for line in lines)
+
+
+def export_vcr(path: str, target: str, *, force: bool = False) -> int:
+    """Write the cassette at `path` as the vcrpy cassette `target`; the number of events.
+
+    Raises `CassetteError` for an unusable cassette and `FileExistsError` when `target`
+    exists and not `force`; the write is atomic.
+    """
+    cassette = Cassette(path)
+    events = list(cassette.events())
+    document = vcr_cassette(cassette.header or {}, events)
+    text = _comment(cassette) + yaml.dump(
+        document, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100
+    )
+    with atomic_write(target, overwrite=force) as handle:
+        handle.write(text.encode("utf-8"))
+    return len(events)
+
+
+def export_name(out_dir: str, stem: str) -> str:
+    """Where the vcrpy cassette of the cassette named `stem` goes."""
+    return os.path.join(out_dir, f"{stem}.yaml")

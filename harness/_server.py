@@ -1,0 +1,265 @@
+"""`harness serve`: cassettes answered over a real socket, to any client of the Messages API.
+
+`POST /v1/messages` is answered as the in-process clients answer (`harness._responses`):
+SSE or a `Message` JSON as the request's `stream` asks, cut into chunks, paced, with
+the cassette's HTTP errors, cuts and stalls. This module only picks the cassette and
+executes the planned answer on an aiohttp `StreamResponse`: each piece written as it
+comes, a stall slept (without holding up other clients), a cut made by closing the
+connection before the chunked body ends, so the client sees what a dropped connection
+looks like live.
+
+Which cassette answers a request, first rule that applies:
+1. the one named by an `x-harness-cassette` header (its path relative to the folder
+   served, or its file name for a file served, `.jsonl` optional);
+2. the first one, not yet played, whose header's recorded request matches the request
+   on the match fields (`model`, `messages`, `system`, `tools`);
+3. the next in order: files as given, a session folder turn by turn, any other folder
+   every `*.jsonl` below it, sorted.
+
+`GET /_harness/requests` lists the requests received (headers and body without
+credentials); `POST /_harness/reset` starts over. Any API key is accepted; none is
+logged or kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+from aiohttp import web
+
+from harness._cassette import AT_DIRECTIVE, Cassette, expand_paths
+from harness._exceptions import HarnessError, ReplayError
+from harness._redact import redact
+from harness._replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer, cassettes_from
+from harness._responses import (
+    Chunking,
+    Cut,
+    PlannedResponse,
+    Stall,
+    replay_error_response,
+)
+from harness._serving import MAX_BODY, api_error, api_errors
+
+__all__ = ["CASSETTE_HEADER", "CassetteServer"]
+
+#: The request header naming the cassette to answer from.
+CASSETTE_HEADER: Final = "x-harness-cassette"
+MESSAGES_PATH: Final = "/v1/messages"
+
+
+def _names(paths: Sequence[str], cassettes: Sequence[Cassette]) -> dict[str, Cassette]:
+    """Each cassette under the names a header may give: relative to its folder served (or
+    its file name), with and without `.jsonl`; the path as given works too."""
+    folders = [os.path.abspath(path) for path in paths if os.path.isdir(path)]
+    names: dict[str, Cassette] = {}
+    for cassette in cassettes:
+        full = os.path.abspath(cassette.path)
+        inside = [os.path.relpath(full, folder) for folder in folders]
+        relative = next((name for name in inside if not name.startswith("..")), None)
+        for name in (relative or os.path.basename(full), os.path.normpath(cassette.path)):
+            for key in (name, name.removesuffix(".jsonl")):
+                names.setdefault(key, cassette)
+    return names
+
+
+def _served(paths: Sequence[str]) -> list[Cassette]:
+    """The cassettes in answer order: a session folder (`turn-NN.jsonl`) turn by turn, any
+    other folder every `*.jsonl` below it, sorted, so that its subfolders can be named too."""
+    found: list[Cassette] = []
+    for path in paths:
+        if os.path.isdir(path) and not any(Path(path).glob("turn-*.jsonl")):
+            files = expand_paths([path])
+            if not files:
+                raise ReplayError(f"{path}: no cassettes (*.jsonl) in the folder")
+            found += cassettes_from(files)
+        else:
+            found += cassettes_from([path])
+    return found
+
+
+class _Pacer:
+    """Realtime pacing that never blocks the event loop: the replay's directive handler
+    notes when the next piece is due (its `at` offset), and the writer awaits that time."""
+
+    def __init__(self) -> None:
+        self._start = asyncio.get_running_loop().time()
+        self.due: float | None = None
+
+    def __call__(self, directive: dict[str, Any]) -> None:
+        ms = directive.get("ms")
+        if directive.get("harness") == AT_DIRECTIVE and isinstance(ms, int | float):
+            self.due = self._start + ms / 1000
+
+    async def wait(self) -> None:
+        if self.due is not None:
+            delay = self.due - asyncio.get_running_loop().time()
+            self.due = None
+            if delay > 0:
+                await asyncio.sleep(delay)
+
+
+def _jsonable(value: Any) -> Any:
+    """A captured request as JSON: dataclasses as objects, bytes as text."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return _jsonable(asdict(value))
+    if isinstance(value, dict):
+        return {str(key): _jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(item) for item in value]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return value
+
+
+class CassetteServer:
+    """The serve app's state: the cassettes, their names, and the replayer answering in order."""
+
+    def __init__(
+        self,
+        paths: Sequence[str],
+        *,
+        chunking: Chunking = Chunking(),
+        realtime: bool = False,
+        match_on: Sequence[str] | None = DEFAULT_MATCH_ON,
+        log: Callable[[str], None] = lambda line: None,
+        max_body: int = MAX_BODY,
+    ) -> None:
+        self.cassettes = _served(paths)
+        for cassette in self.cassettes:
+            cassette.validate()  # a bad cassette is told now, in one line, not at a request
+        self.names = _names(paths, self.cassettes)
+        self.replayer = Replayer(self.cassettes, match_on=match_on, chunking=chunking)
+        self.realtime = realtime
+        self.log = log
+        self.max_body = max_body
+        self._played: set[int] = set()
+        self._in_order = 0
+        self._count = 0
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=self.max_body, middlewares=[api_errors(self.log)])
+        app.router.add_post(MESSAGES_PATH, self.messages)
+        app.router.add_get("/_harness/requests", self.requests)
+        app.router.add_post("/_harness/reset", self.reset)
+        return app
+
+    def _name(self, cassette: Cassette) -> str:
+        return next(name for name, found in self.names.items() if found is cassette)
+
+    def _matching(self, request: dict[str, Any]) -> int | None:
+        """The first cassette not yet played whose recorded request matches `request`."""
+        if self.replayer.match_on is None:
+            return None
+        sent = CapturedRequest("POST", MESSAGES_PATH, {}, redact(request))
+        for number, cassette in enumerate(self.cassettes):
+            recorded = (cassette.header or {}).get("request")
+            if number in self._played or not isinstance(recorded, dict):
+                continue
+            if self.replayer.matches(cassette, sent):
+                return number
+        return None
+
+    def _plan(
+        self, request: web.Request, body: bytes, parsed: dict[str, Any]
+    ) -> tuple[PlannedResponse, str]:
+        """The planned answer and which cassette gives it, by the selection order."""
+        arguments = (request.method, request.path, dict(request.headers), body)
+        named = request.headers.get(CASSETTE_HEADER)
+        if named is not None:
+            key = os.path.normpath(named.strip())
+            cassette = self.names.get(key)
+            if cassette is None:
+                raise LookupError(f"no cassette named {named!r} is served")
+            return self.replayer.respond_with(cassette, *arguments), self._name(cassette)
+        number = self._matching(parsed)
+        if number is not None:
+            self._played.add(number)
+            cassette = self.cassettes[number]
+            return self.replayer.respond_with(cassette, *arguments), self._name(cassette)
+        number = self._in_order
+        if number < len(self.cassettes):  # else `respond` raises: the cassettes are used up
+            self._in_order += 1
+            self._played.add(number)
+        return self.replayer.respond(*arguments), self._name(self.cassettes[number])
+
+    async def messages(self, request: web.Request) -> web.StreamResponse:
+        """`POST /v1/messages`: one answer from the cassette the selection order picks."""
+        self._count += 1
+        where = f"#{self._count} POST {MESSAGES_PATH}"
+        body = await request.read()
+        try:
+            parsed = orjson.loads(body)
+        except orjson.JSONDecodeError as error:
+            self.log(f"{where} -> 400 (the body is not JSON)")
+            return api_error(400, f"harness serve: the request body is not JSON: {error}")
+        if not isinstance(parsed, dict):
+            self.log(f"{where} -> 400 (the body is not a JSON object)")
+            return api_error(400, "harness serve: the request body must be a JSON object")
+        pacer = _Pacer() if self.realtime else None
+        self.replayer.on_directive = pacer  # read when the answer is planned, just below
+        try:
+            planned, name = self._plan(request, body, parsed)
+        except (LookupError, HarnessError) as error:  # no such name, used up, a mismatch
+            self.log(f"{where} -> 404: {str(error).splitlines()[0]}")
+            return await self._send(request, replay_error_response(ReplayError(str(error))))
+        kind = "stream" if parsed.get("stream") is True else "json"
+        self.log(f"{where} {kind} -> {planned.status} from {name}")
+        return await self._send(request, planned, where, pacer)
+
+    async def _send(
+        self,
+        request: web.Request,
+        planned: PlannedResponse,
+        where: str = "",
+        pacer: _Pacer | None = None,
+    ) -> web.StreamResponse:
+        """Execute a planned answer: write the bytes, sleep the stalls, drop at a cut."""
+        response = web.StreamResponse(status=planned.status, headers=planned.headers)
+        await response.prepare(request)
+        try:
+            for piece in planned.body:
+                if pacer is not None:
+                    await pacer.wait()
+                if isinstance(piece, Stall):
+                    await asyncio.sleep(piece.ms / 1000)
+                elif isinstance(piece, Cut):
+                    _drop(request)
+                    return response
+                else:
+                    await response.write(piece)
+        except ConnectionResetError:
+            self.log(f"{where}: the client left mid-answer")
+            return response
+        except HarnessError as error:  # a cassette line found bad mid-stream
+            self.log(f"{where}: cut: {error}")
+            _drop(request)
+            return response
+        await response.write_eof()
+        return response
+
+    async def requests(self, request: web.Request) -> web.Response:
+        """`GET /_harness/requests`: the requests received, credentials removed."""
+        return web.json_response(
+            [_jsonable(captured) for captured in self.replayer.requests],
+            dumps=lambda data: orjson.dumps(data).decode(),
+        )
+
+    async def reset(self, request: web.Request) -> web.Response:
+        """`POST /_harness/reset`: forget the requests, play from the first cassette again."""
+        self.replayer.reset()
+        self._played.clear()
+        self._in_order = 0
+        self.log("reset: the next request gets the first answer again")
+        return web.json_response({"reset": True})
+
+
+def _drop(request: web.Request) -> None:
+    """Close the connection before the body ends: the client sees a connection cut."""
+    if request.transport is not None:
+        request.transport.close()

@@ -1,0 +1,205 @@
+"""Running an HTTP app of the harness (`serve`, `proxy`): bind, announce, answer errors, stop.
+
+Both commands are aiohttp applications (docs/server.md says why aiohttp). This module
+holds what they share: the API's own error JSON (`{"type": "error", "error": {...}}`)
+for anything the app does not answer itself, so a client's SDK raises its usual typed
+error and never sees a traceback; binding to 127.0.0.1 by default; the base URL line;
+a clean stop on SIGINT/SIGTERM (in-flight responses are cancelled, so their
+connections close unfinished and nothing half-done is written); and `ServerThread`,
+the same server in a background thread for tests and benchmarks. No access log is
+kept: a request's headers, and so its API key, are never logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import signal
+import threading
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import Any, Final
+
+from aiohttp import web
+
+from harness._exceptions import InputError
+
+__all__ = [
+    "LOCALHOST",
+    "MAX_BODY",
+    "ServerThread",
+    "api_error",
+    "api_errors",
+    "run_until_signal",
+]
+
+LOCALHOST: Final = "127.0.0.1"
+#: The Messages API's own request size limit (32 MB); larger bodies get its 413.
+MAX_BODY: Final = 32 * 1024 * 1024
+#: How long in-flight responses may run on after a stop is asked before they are cancelled.
+SHUTDOWN_GRACE: Final = 0.25
+
+#: The `error.type` the API gives with each status (its "Errors" page).
+ERROR_TYPE_OF_STATUS: Final = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    405: "invalid_request_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    502: "api_error",
+    529: "overloaded_error",
+}
+
+
+def api_error(status: int, message: str) -> web.Response:
+    """An error answer in the API's shape: `{"type": "error", "error": {"type", "message"}}`."""
+    kind = ERROR_TYPE_OF_STATUS.get(status, "api_error")
+    return web.json_response(
+        {"type": "error", "error": {"type": kind, "message": message}}, status=status
+    )
+
+
+def api_errors(log: Callable[[str], None]) -> Any:
+    """Middleware turning aiohttp's HTTP exceptions and any failure into the API's error JSON."""
+
+    @web.middleware
+    async def middleware(
+        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except web.HTTPException as error:
+            if error.status < 400:
+                raise
+            if error.status == 413:
+                message = "Request exceeds the maximum allowed number of bytes."
+            elif error.status == 404:
+                message = f"Not found: {request.method} {request.path}"
+            else:
+                message = error.reason
+            log(f"{request.method} {request.path} -> {error.status}")
+            return api_error(error.status, message)
+        except Exception as error:  # one line and the API's 500, never a traceback
+            log(f"{request.method} {request.path} -> 500 ({type(error).__name__}: {error})")
+            return api_error(500, f"harness: internal error: {type(error).__name__}")
+
+    return middleware
+
+
+def _base_url(site: web.TCPSite) -> str:
+    server = site._server
+    assert isinstance(server, asyncio.base_events.Server)
+    host, port = server.sockets[0].getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"
+
+
+async def _start(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, str]:
+    runner = web.AppRunner(
+        app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE
+    )
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    try:
+        await site.start()
+    except OSError as error:
+        await runner.cleanup()
+        if error.errno == errno.EADDRINUSE:
+            raise InputError(f"port {port} on {host} is in use") from None
+        raise InputError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+    return runner, _base_url(site)
+
+
+async def run_until_signal(
+    app: web.Application, host: str, port: int, on_ready: Callable[[str], None]
+) -> str:
+    """Serve `app` until SIGINT or SIGTERM; return that signal's name.
+
+    `on_ready` gets the base URL once the socket listens. A port in use, or any address
+    that cannot be bound, raises `InputError` in one line.
+    """
+    runner, url = await _start(app, host, port)
+    loop = asyncio.get_running_loop()
+    stopped: asyncio.Future[str] = loop.create_future()
+
+    def stop(sig: signal.Signals) -> None:
+        if not stopped.done():
+            stopped.set_result(sig.name)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop, sig)
+    try:
+        on_ready(url)
+        return await stopped
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+        await runner.cleanup()
+
+
+class ServerThread:
+    """An app served on 127.0.0.1 (a free port by default) by a background thread.
+
+    `with ServerThread(app) as url:` gives the base URL; leaving the block stops the
+    server and joins the thread. For tests and benchmarks that call it from sync code.
+    """
+
+    def __init__(self, app: web.Application, *, host: str = LOCALHOST, port: int = 0) -> None:
+        self._app = app
+        self._host = host
+        self._port = port
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self.url = ""
+        self._thread = threading.Thread(target=self._run, name="harness-server", daemon=True)
+
+    def _run(self) -> None:
+        asyncio.run(self._serve())  # which also ends the tasks a stop left cancelled
+
+    async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        try:
+            runner, self.url = await _start(self._app, self._host, self._port)
+        except BaseException as error:
+            self._error = error
+            self._ready.set()
+            return
+        self._ready.set()
+        try:
+            await self._stop.wait()
+        finally:
+            await runner.cleanup()
+
+    def __enter__(self) -> str:
+        self._thread.start()
+        self._ready.wait()
+        if self._error is not None:
+            self._thread.join()
+            raise self._error
+        return self.url
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Stop serving (in-flight responses are cut) and wait for the thread."""
+        loop, stop = self._loop, self._stop
+        if loop is not None and stop is not None and self._thread.is_alive():
+            with contextlib.suppress(RuntimeError):  # the loop already closed
+                loop.call_soon_threadsafe(stop.set)
+        self._thread.join()
+
+    def __repr__(self) -> str:
+        return f"ServerThread({self.url or 'not started'})"

@@ -1,0 +1,239 @@
+"""Every `$ harness ...` example in README.md and docs/ is run, and its output must match.
+
+An example is a 4-space-indented block whose first line is `    $ harness ...`; each `$ `
+line in it is a command, the lines up to the next one its exact output (stdout and stderr
+as a terminal shows them; trailing spaces and trailing blank lines are not compared). A
+`; echo "exit $?"` suffix, or a following `$ echo $?` command, shows the exit status.
+`harness` commands run in-process through click's CliRunner; any other command runs in
+bash. Each example runs in a fresh folder holding a copy of `cassettes/`, so paths read
+as from the repository root and nothing is written into the checkout.
+
+HTML comment lines right above a block (blank lines allowed between) prepare it; the
+convention is written down in CONTRIBUTING.md:
+
+    <!-- doc-test: setup NAME... -->   copy tests/docs_setup/NAME, else the repository's
+                                       NAME (a file or folder), to the same name
+    <!-- doc-test: run COMMAND -->     run COMMAND first (it must exit 0; output unchecked)
+    <!-- doc-test: live -->            needs the network or a key: skipped
+    <!-- doc-test: skip REASON -->     skipped, with the reason
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import LIBRARY, ROOT
+
+from harness_cli.main import cli
+
+SETUP = ROOT / "tests" / "docs_setup"
+DIRECTIVE = re.compile(r"^<!--\s*doc-test:\s*(?P<verb>\w+)\s*(?P<arg>.*?)\s*-->\s*$")
+EXIT_SUFFIX = '; echo "exit $?"'
+#: the environment of every example: no key, so nothing can reach the live API
+ENV: dict[str, str | None] = {"ANTHROPIC_API_KEY": None, "ANTHROPIC_BASE_URL": None}
+
+
+@dataclass
+class Command:
+    line: str
+    expected: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Example:
+    path: Path
+    lineno: int
+    commands: list[Command]
+    setup: list[str] = field(default_factory=list)
+    run: list[str] = field(default_factory=list)
+    skip: str | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.path.relative_to(ROOT)}:{self.lineno}"
+
+
+def doc_files() -> list[Path]:
+    """README.md and every Markdown file under docs/: a new docs file is picked up as it is."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def _directives(lines: list[str], start: int, example: Example) -> set[int]:
+    """Reads the doc-test comment lines directly above line `start` (blank lines allowed);
+    returns their indexes."""
+    used: set[int] = set()
+    i = start - 1
+    while i >= 0 and not lines[i].strip():
+        i -= 1
+    while i >= 0 and (match := DIRECTIVE.match(lines[i].strip())):
+        verb, arg = match["verb"], match["arg"]
+        if verb == "setup":
+            example.setup[:0] = arg.split()
+        elif verb == "run":
+            example.run.insert(0, arg)
+        elif verb == "live":
+            example.skip = "live: needs the network or ANTHROPIC_API_KEY"
+        elif verb == "skip":
+            example.skip = arg
+        else:
+            raise ValueError(f"{example.id}: unknown doc-test directive {verb!r}")
+        used.add(i)
+        i -= 1
+    if i >= 0 and "doc-test" in lines[i]:
+        raise ValueError(f"{example.id}: malformed doc-test comment: {lines[i]!r}")
+    return used
+
+
+def _commands(block: list[str]) -> list[Command]:
+    """Splits a block (indent removed) into commands and their outputs."""
+    commands: list[Command] = []
+    continued = False
+    for line in block:
+        if continued:
+            commands[-1].line = commands[-1].line[:-1] + " " + line.strip()
+        elif line.startswith("$ "):
+            commands.append(Command(line[2:]))
+        else:
+            commands[-1].expected.append(line.rstrip())
+        continued = not commands[-1].expected and commands[-1].line.endswith("\\")
+    for command in commands:
+        while command.expected and not command.expected[-1]:
+            command.expected.pop()
+    return commands
+
+
+def examples_in(path: Path) -> list[Example]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found: list[Example] = []
+    attached: set[int] = set()
+    in_fence = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.lstrip().startswith("```"):
+            in_fence = not in_fence
+        previous_blank = i == 0 or not lines[i - 1].strip()
+        if in_fence or not (line.startswith("    ") and previous_blank):
+            i += 1
+            continue
+        start, block = i, []
+        while i < len(lines) and (lines[i].startswith("    ") or not lines[i].strip()):
+            block.append(lines[i][4:])
+            i += 1
+        if block[0].startswith("$ harness "):
+            example = Example(path, start + 1, _commands(block))
+            attached |= _directives(lines, start, example)
+            found.append(example)
+    for number, line in enumerate(lines):
+        if "doc-test:" in line and number not in attached:
+            # A directive above anything but a `$ harness` block would silently do nothing.
+            raise ValueError(
+                f"{path.relative_to(ROOT)}:{number + 1}: doc-test comment above no example"
+            )
+    return found
+
+
+EXAMPLES = [example for path in doc_files() for example in examples_in(path)]
+
+
+def _prepare(example: Example, folder: Path) -> None:
+    shutil.copytree(LIBRARY, folder / "cassettes")
+    for name in example.setup:
+        # a name in tests/docs_setup/, else a path from the repository root
+        source = SETUP / name if (SETUP / name).exists() else ROOT / name
+        target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target)
+        else:
+            shutil.copy(source, target)
+    for command in example.run:
+        status, output = _run(command)
+        assert status == 0, f"doc-test run {command!r} exited {status}:\n{output}"
+
+
+def _run(line: str) -> tuple[int, str]:
+    """Runs one command line in the current folder: its exit status and its output."""
+    if line.startswith("harness "):
+        result = CliRunner().invoke(cli, shlex.split(line)[1:], env=ENV, catch_exceptions=False)
+        return result.exit_code, result.output
+    env = {key: value for key, value in os.environ.items() if key not in ENV}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    done = subprocess.run(
+        ["bash", "-c", line], capture_output=True, text=True, env=env, check=False
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def _actual(example: Example) -> list[str]:
+    """The example as the reader should see it, with each command's real output."""
+    shown: list[str] = []
+    status = 0
+    for command in example.commands:
+        shown.append(f"$ {command.line}")
+        if command.line == "echo $?":
+            output = f"{status}\n"
+        elif command.line.endswith(EXIT_SUFFIX):
+            status, output = _run(command.line.removesuffix(EXIT_SUFFIX))
+            output += f"exit {status}\n"
+        else:
+            status, output = _run(command.line)
+        lines = [line.rstrip() for line in output.splitlines()]
+        while lines and not lines[-1]:
+            lines.pop()
+        shown.extend(lines)
+    return shown
+
+
+def test_the_docs_have_examples_to_run() -> None:
+    """A parser that found nothing would pass every doc; the README alone has a dozen."""
+    assert len([e for e in EXAMPLES if e.path.name == "README.md"]) >= 5
+    assert len([e for e in EXAMPLES if e.skip is None]) >= 12
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[example.id for example in EXAMPLES])
+def test_doc_example_output_is_real(
+    example: Example, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if example.skip is not None:
+        pytest.skip(example.skip)
+    monkeypatch.chdir(tmp_path)
+    _prepare(example, tmp_path)
+    expected = [line for c in example.commands for line in (f"$ {c.line}", *c.expected)]
+    assert _actual(example) == expected
+
+
+def test_api_doc_draws_the_error_hierarchy_of_the_exceptions_module() -> None:
+    import harness._exceptions
+
+    drawing = [line[4:] for line in (harness._exceptions.__doc__ or "").splitlines()[2:]]
+    drawing = drawing[: drawing.index("")]
+    api = (ROOT / "docs" / "api.md").read_text(encoding="utf-8").splitlines()
+    start = api.index("    " + drawing[0])
+    assert [line[4:] for line in api[start : start + len(drawing)]] == drawing
+
+
+def test_api_doc_names_every_public_name() -> None:
+    stub = (ROOT / "harness" / "__init__.pyi").read_text(encoding="utf-8")
+    names = re.findall(r"\bas (\w+),", stub)
+    api = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    assert len(names) > 40
+    missing = [n for n in names if f"`{n}`" not in api and f"`harness.{n}`" not in api]
+    assert missing == []
+
+
+def test_api_doc_lists_every_deprecated_name() -> None:
+    from harness import _deprecated
+
+    api = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    old = [f"harness.{name}" for name in (*_deprecated.MODULES, *_deprecated.NAMES)]
+    assert [name for name in old if f"`{name}`" not in api] == []
