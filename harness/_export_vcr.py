@@ -4,7 +4,9 @@ A team that keeps vcrpy can then replay the harness's cassettes, fault variants
 included, in its existing suite: one interaction, `POST
 https://api.anthropic.com/v1/messages` with the cassette's recorded request (or
 `{"model": ..., "stream": true}` when it has none), answered 200 `text/event-stream`
-with the events framed as the API frames them. Directive lines are not carried over:
+with the events framed as the API frames them, or, for a cassette whose answer is an
+`http_error` line, that status, its headers and the error JSON. Other directive lines
+are not carried over:
 vcrpy replays a body whole, so a fault variant's cut stream is simply a body that ends
 there, which is what the SDK sees when a server closes the connection cleanly. A
 YAML comment at the top names the cassette, and the fault and expected outcome of a
@@ -22,6 +24,7 @@ import yaml
 from harness._cassette import Cassette
 from harness._files import atomic_write
 from harness._redact import redact_request
+from harness._responses import HTTP_ERROR_DIRECTIVE
 from harness._sse import encode_event
 
 __all__ = ["API_URL", "export_name", "export_vcr", "vcr_cassette"]
@@ -51,8 +54,29 @@ def _request(header: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, 
     return {**body, "stream": True}
 
 
-def vcr_cassette(header: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
-    """The vcrpy cassette (version 1, one interaction) answering with `events`."""
+def _response(events: list[dict[str, Any]], error: dict[str, Any] | None) -> dict[str, Any]:
+    if error is not None:
+        headers = {str(k).lower(): [str(v)] for k, v in (error.get("headers") or {}).items()}
+        return {
+            "body": {"string": orjson.dumps(error.get("body")).decode("utf-8")},
+            "headers": {**headers, "content-type": ["application/json"]},
+            "status": {"code": int(error["status"]), "message": "Error"},
+        }
+    return {
+        "body": {"string": b"".join(encode_event(event) for event in events).decode("utf-8")},
+        "headers": {
+            "cache-control": ["no-cache"],
+            "content-type": ["text/event-stream; charset=utf-8"],
+        },
+        "status": {"code": 200, "message": "OK"},
+    }
+
+
+def vcr_cassette(
+    header: dict[str, Any], events: list[dict[str, Any]], error: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The vcrpy cassette (version 1, one interaction) answering with `events`, or with the
+    `http_error` directive `error`."""
     request_headers = {
         "accept": ["application/json"],
         "anthropic-version": ["2023-06-01"],
@@ -61,7 +85,6 @@ def vcr_cassette(header: dict[str, Any], events: list[dict[str, Any]]) -> dict[s
     sdk_version = header.get("sdk_version")
     if isinstance(sdk_version, str):
         request_headers["x-stainless-package-version"] = [sdk_version]
-    body = b"".join(encode_event(event) for event in events).decode("utf-8")
     return {
         "interactions": [
             {
@@ -71,14 +94,7 @@ def vcr_cassette(header: dict[str, Any], events: list[dict[str, Any]]) -> dict[s
                     "method": "POST",
                     "uri": API_URL,
                 },
-                "response": {
-                    "body": {"string": body},
-                    "headers": {
-                        "cache-control": ["no-cache"],
-                        "content-type": ["text/event-stream; charset=utf-8"],
-                    },
-                    "status": {"code": 200, "message": "OK"},
-                },
+                "response": _response(events, error),
             }
         ],
         "version": 1,
@@ -101,7 +117,12 @@ def export_vcr(path: str, target: str, *, force: bool = False) -> int:
     """
     cassette = Cassette(path)
     events = list(cassette.events())
-    document = vcr_cassette(cassette.header or {}, events)
+    errors = [
+        line.data
+        for line in cassette.lines()
+        if line.kind == "directive" and line.data["harness"] == HTTP_ERROR_DIRECTIVE
+    ]
+    document = vcr_cassette(cassette.header or {}, events, errors[0] if errors else None)
     text = _comment(cassette) + yaml.dump(
         document, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100
     )

@@ -77,6 +77,8 @@ def test_vcrpy_replays_every_exported_fault_variant_to_its_expected_outcome(
     for variant in variants:
         header = Cassette(variant).header
         assert header is not None
+        if header["fault"] in ("cut_mid_event", "stall"):
+            continue  # a vcrpy cassette keeps a body, not a dropped connection or its timing
         exported = tmp_path / "vcr" / f"{variant.stem}.yaml"
         assert exported.read_text().startswith(
             f"# Exported by stream-harness from {variant}\n# fault {header['fault']}: "
