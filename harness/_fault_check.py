@@ -18,6 +18,7 @@ the code must return normally.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sys
@@ -132,6 +133,10 @@ class FaultCase:
             raise AssertionError(self.report())
 
 
+def _in_asyncio(frame: FrameType) -> bool:
+    return str(frame.f_globals.get("__name__", "")).startswith("asyncio")
+
+
 def _shown(value: object, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -146,7 +151,9 @@ class ExpectFailure:
     """The context manager of `FaultCase.expect_failure()`.
 
     It watches (with `sys.setprofile`, restored after) which function the `with` block
-    called last and what that returned, so the report can name both.
+    called last and what that returned, so the report can name both. When that function
+    is asyncio's (`asyncio.run(agent_step(client))`), the coroutine the event loop ran
+    is named instead.
     """
 
     def __init__(self, case: FaultCase) -> None:
@@ -155,16 +162,24 @@ class ExpectFailure:
         self._previous: Any = None
         self.called: str | None = None
         self.returned: object = None
+        self._called_asyncio = False
+        self._coroutine: tuple[str, object] | None = None
 
     def _watch(self, frame: FrameType, event: str, arg: object) -> None:
         if self._previous is not None:
             self._previous(frame, event, arg)
-        if (
-            event == "return"
-            and frame.f_back is self._frame
-            and frame.f_code is not ExpectFailure.__enter__.__code__
-        ):
+        if event != "return" or frame.f_code is ExpectFailure.__enter__.__code__:
+            return
+        if frame.f_back is self._frame:
             self.called, self.returned = frame.f_code.co_name, arg
+            self._called_asyncio = _in_asyncio(frame)
+        elif (
+            frame.f_code.co_flags & inspect.CO_COROUTINE
+            and frame.f_back is not None
+            and _in_asyncio(frame.f_back)
+            and not _in_asyncio(frame)
+        ):
+            self._coroutine = (frame.f_code.co_name, arg)  # the last return is the value
 
     def __enter__(self) -> ExpectFailure:
         self._frame = sys._getframe(1)
@@ -181,6 +196,8 @@ class ExpectFailure:
         __tracebackhide__ = True
         sys.setprofile(self._previous)
         self._frame = None
+        if self._called_asyncio and self._coroutine is not None:
+            self.called, self.returned = self._coroutine
         if error is not None and not isinstance(error, Exception):
             return False  # KeyboardInterrupt, a pytest exit: not the code's answer
         problem = self._problem(error)

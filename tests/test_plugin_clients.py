@@ -41,6 +41,13 @@ def classify(client):
     return message.content[0].text
 
 
+async def forgiving_step(client):
+    try:
+        return await agent_step(client)
+    except Exception:
+        return []
+
+
 async def agent_step(client):
     stream = await client.messages.create(
         model="claude-sonnet-5", max_tokens=64, messages=[{"role": "user", "content": "Go"}],
@@ -213,8 +220,9 @@ def test_the_match_on_fixture_sets_the_default_the_marker_overrides(
 
 
 FAULT_TESTS = """
+import asyncio
 import pytest
-from app import forgiving_summarize, summarize
+from app import forgiving_step, forgiving_summarize, summarize
 
 @pytest.mark.cassette("text_only")
 def test_strict(harness_client, fault_variant):
@@ -225,6 +233,11 @@ def test_strict(harness_client, fault_variant):
 def test_forgiving(harness_client, fault_variant):
     with fault_variant.expect_failure():
         forgiving_summarize(harness_client)
+
+@pytest.mark.cassette("text_only")
+def test_async_forgiving(harness_async_client, fault_variant):
+    with fault_variant.expect_failure():
+        asyncio.run(forgiving_step(harness_async_client))
 """
 
 
@@ -233,7 +246,7 @@ def test_expect_failure_names_the_function_and_what_it_returned(
     project: pytest.Pytester,
 ) -> None:
     project.makepyfile(test_inner=FAULT_TESTS)
-    result = project.runpytest("-k", "forgiving", "-rf")
+    result = project.runpytest("-k", "test_forgiving", "-rf")
     failed = {line.split("[")[1].split("]")[0] for line in result.outlines if "FAILED" in line}
     assert failed == {
         "drop_message_start",
@@ -400,3 +413,16 @@ def test_the_example_app_finds_the_faults_summarize_accepts_silently(
         "cut_connection",
     }
     assert all("test_summarize_notices" in line for line in result.outlines if "FAILED" in line)
+
+
+@pytest.mark.slow
+def test_expect_failure_names_the_coroutine_asyncio_ran(project: pytest.Pytester) -> None:
+    project.makepyfile(test_inner=FAULT_TESTS)
+    result = project.runpytest("-k", "test_async_forgiving and cut_mid_event")
+    result.assert_outcomes(failed=1, deselected=59)
+    result.stdout.fnmatch_lines(
+        [
+            "E       AssertionError: forgiving_step returned [] on cut_mid_event: the broken "
+            "stream was accepted silently *",
+        ]
+    )
