@@ -35,10 +35,12 @@ if TYPE_CHECKING:
 __all__ = [
     "AT_DIRECTIVE",
     "FORMAT_VERSION",
+    "MAX_AT_MS",
     "Cassette",
     "CassetteLine",
     "CassetteSource",
     "DirectiveHandler",
+    "dump_line",
     "expand_paths",
     "pass_over",
     "read_cassette",
@@ -52,6 +54,9 @@ LineKind = Literal["event", "directive"]
 
 #: The directive a recording writes before each event: `{"harness": "at", "ms": N}`.
 AT_DIRECTIVE: Final = "at"
+
+#: The largest `at` offset a cassette may hold: a day, far beyond any recording's length.
+MAX_AT_MS: Final = 86_400_000
 
 #: Called with each directive line's object as replay reaches it.
 DirectiveHandler = Callable[[dict[str, Any]], None]
@@ -149,6 +154,8 @@ class Cassette:
                     )
                 continue
             self._check(number, kind, data)
+            if kind == "directive" and data["harness"] == AT_DIRECTIVE:
+                self._check_at(number, data)
             seen_event = seen_event or kind == "event"
             yield CassetteLine(number, "event" if kind == "event" else "directive", data)
         if not seen_event:
@@ -185,6 +192,15 @@ class Cassette:
             raise CassetteError(self.path, 1, f"cannot read: {error.strerror or error}") from None
         finally:
             handle.close()
+
+    def _check_at(self, number: int, data: dict[str, Any]) -> None:
+        ms = data.get("ms")
+        if isinstance(ms, bool) or not isinstance(ms, int | float) or not 0 <= ms <= MAX_AT_MS:
+            raise CassetteError(
+                self.path,
+                number,
+                f"an at directive needs ms, a number of milliseconds from 0 to {MAX_AT_MS}",
+            )
 
     def _check(self, number: int, kind: str, data: dict[str, Any]) -> None:
         reason = _schema_reason(kind, data)
@@ -235,6 +251,20 @@ def make_header(description: str, source: str = "synthetic", **metadata: Any) ->
     return {"cassette": FORMAT_VERSION, "description": description, "source": source, **metadata}
 
 
+def dump_line(value: dict[str, Any]) -> bytes:
+    """One cassette line's JSON, UTF-8, without the newline.
+
+    orjson is fast but stops at 255 levels of nesting and at lone surrogates; a value it
+    refuses (one read back from a cassette may nest up to the reader's limit) is written
+    by the standard library instead, every non-ASCII character escaped, so the line is
+    still valid UTF-8 JSON that reads back as the same value.
+    """
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return json.dumps(value, separators=(",", ":"), allow_nan=False).encode("ascii")
+
+
 def write_cassette(
     path: str | os.PathLike[str],
     lines: Iterable[dict[str, Any]],
@@ -250,6 +280,6 @@ def write_cassette(
     """
     with atomic_write(path, overwrite=overwrite) as handle:
         if header is not None:
-            handle.write(orjson.dumps(header) + b"\n")
+            handle.write(dump_line(header) + b"\n")
         for line in lines:
-            handle.write(orjson.dumps(line) + b"\n")
+            handle.write(dump_line(line) + b"\n")

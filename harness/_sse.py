@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from harness._cassette import dump_line
+from harness._terminal import printable
+
 if TYPE_CHECKING:
     import httpx2
 
@@ -26,8 +29,8 @@ class SSEFormatError(ValueError):
 
 def encode_event(event: dict[str, Any]) -> bytes:
     """One event as the API's SSE framing carries it, closing blank line included."""
-    kind = str(event["type"]).encode()
-    return b"event: " + kind + b"\ndata: " + orjson.dumps(event) + b"\n\n"
+    kind = printable(str(event["type"])).encode()
+    return b"event: " + kind + b"\ndata: " + dump_line(event) + b"\n\n"
 
 
 def _event(data: str, number: int) -> dict[str, Any]:
