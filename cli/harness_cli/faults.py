@@ -68,16 +68,16 @@ def faults(good: str | None, out_dir: str | None, list_only: bool) -> None:
         os.makedirs(out_dir, exist_ok=True)
     except OSError as error:
         _fail(f"--out {out_dir}: cannot create folder: {error.strerror or error}")
-    stem = Path(good).stem
+    stem = "stdin" if good == "-" else Path(good).stem
     model = (cassette.header or {}).get("model")
     for variant in derive_variants(events):
         fault = variant.fault
         header = make_header(
-            f"{fault.description} (fault {fault.name}, derived from {good})",
+            f"{fault.description} (fault {fault.name}, derived from {cassette.path})",
             "synthetic",
             fault=fault.name,
             expect=variant.expected_code,
-            derived_from=good,
+            derived_from=cassette.path,
             **({"model": model} if isinstance(model, str) else {}),
         )
         path = os.path.join(out_dir, f"{stem}.{fault.name}.jsonl")

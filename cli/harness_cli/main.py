@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -55,6 +57,11 @@ class LazyGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(Exit.INTERRUPTED)
+        except BrokenPipeError:
+            # Nothing more can be written, not even at exit's flush: point stdout nowhere.
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(Exit.BROKEN_PIPE)
         except Exception as error:
             name = ctx.invoked_subcommand or "harness"
             reason = printable(f"{type(error).__name__}: {error}")

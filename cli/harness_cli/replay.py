@@ -58,7 +58,10 @@ Examples:
   harness replay cassettes/            # every *.jsonl below, sorted
   harness replay --via sdk --chunk-size 7 cassettes/   # through a real SDK client
   harness replay --realtime recorded.jsonl            # at the recorded pace
+  curl -s https://example.org/rec.jsonl | harness replay -   # - is standard input
 
+A path is read once, so pipes, FIFOs and /dev/stdin work; a line longer than 8 MiB
+is refused (PATH:LINE). Printed text escapes control characters (as \\u001b).
 Exit status: 0 every stream ended in done; 1 a stream ended in a protocol or API
 error; 2 a cassette is unusable (PATH:LINE: reason on stderr)."""
 
@@ -144,6 +147,7 @@ VALIDATE_EXAMPLES = """\b
 Examples:
   harness validate cassettes/
   harness validate my-recording.jsonl
+  generate-cassette | harness validate -     # - is standard input
 
 Exit status: 0 every cassette matches the schema; 2 otherwise (PATH:LINE: reason)."""
 
@@ -156,12 +160,13 @@ def validate(paths: tuple[str, ...]) -> None:
     status = Exit.OK
     for path in files:
         try:
-            count = Cassette(path).validate()
+            cassette = Cassette(path)
+            count = cassette.validate()
         except CassetteError as error:
             _report_unusable(error)
             status = Exit.UNUSABLE
         else:
-            click.echo(f"{path}: ok, {count} events")
+            click.echo(f"{printable(cassette.path)}: ok, {count} events")
     if not files:
         click.echo(f"{', '.join(paths)}: no *.jsonl cassettes found", err=True)
         status = Exit.UNUSABLE
