@@ -43,15 +43,29 @@ def _event(data: str, number: int) -> dict[str, Any]:
     return event
 
 
-def events_from_response(response: httpx2.Response) -> Iterator[dict[str, Any]]:
-    """The events of an SSE response, as they arrive; comments and empty data pass over."""
+def events_from_response(
+    response: httpx2.Response, chunks: Iterator[bytes] | None = None
+) -> Iterator[dict[str, Any]]:
+    """The events of an SSE response, as they arrive; comments and empty data pass over.
+
+    `chunks` replaces the response's own byte iterator (to watch or bound it). A line
+    that is not UTF-8 raises `SSEFormatError` too.
+    """
+    import httpx2
     from anthropic import Stream
 
+    if chunks is not None:
+        response = httpx2.Response(200, content=chunks)
     number = 0
-    for sse in Stream.raw_events(response):
-        if sse.data:
-            number += 1
-            yield _event(sse.data, number)
+    try:
+        for sse in Stream.raw_events(response):
+            if sse.data:
+                number += 1
+                yield _event(sse.data, number)
+    except UnicodeDecodeError as error:
+        raise SSEFormatError(
+            f"after event {number}: a line is not UTF-8 ({error.reason})"
+        ) from None
 
 
 def events_from_body(body: bytes) -> list[dict[str, Any]]:
