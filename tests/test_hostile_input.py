@@ -212,3 +212,11 @@ def test_read_tool_errors_never_show_the_absolute_root(tmp_path: Path, path: str
     assert answer["is_error"] is True
     assert answer["content"].startswith(f"{path}: cannot read: ")
     assert str(tmp_path) not in result.output
+
+
+def test_coverage_escapes_an_api_error_type_from_the_cassette(tmp_path: Path) -> None:
+    cassette = tmp_path / "error.jsonl"
+    StreamBuilder().text(0, "hi").error(f"over{ESC}[2Jloaded", "x").write(cassette, "bad type")
+    result = run("coverage", cassette)
+    assert "api_error:over\\u001b[2Jloaded" in result.stdout
+    assert_terminal_safe(result.output)

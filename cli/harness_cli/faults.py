@@ -11,6 +11,7 @@ import click
 
 from harness._cassette import Cassette, make_header, write_cassette
 from harness._exceptions import CassetteError
+from harness._terminal import printable
 from harness.faults import CATALOGUE, derive_variants
 from harness_cli.exit import Exit
 
@@ -36,7 +37,7 @@ def _list_catalogue() -> None:
 
 
 def _fail(message: str) -> NoReturn:
-    click.echo(message, err=True)
+    click.echo(printable(message), err=True)
     sys.exit(Exit.UNUSABLE)
 
 
@@ -85,4 +86,4 @@ def faults(good: str | None, out_dir: str | None, list_only: bool) -> None:
             write_cassette(path, variant.events, header=header)
         except OSError as error:
             _fail(f"{path}: cannot write: {error.strerror or error}")
-        click.echo(f"{variant.expected_code:<{EXPECT_WIDTH}}  {path}")
+        click.echo(f"{variant.expected_code:<{EXPECT_WIDTH}}  {printable(path)}")
