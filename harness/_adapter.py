@@ -28,41 +28,22 @@ from the first (`__cause__`).
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness._events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent
 from harness._exceptions import StreamProtocolError
+from harness._json import strict_json
 
 __all__ = [
     "StreamAdapter",
     "ato_model_events",
-    "strict_json",
     "to_model_events",
     "tool_input",
 ]
 
 COMPLETE_STOP_REASONS = frozenset({"end_turn", "tool_use"})
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):
-        raise ValueError(f"{text} is out of range for a double")
-    return value
-
-
-def strict_json(text: str) -> Any:
-    """Parse JSON as RFC 8259 defines it: no `NaN`, `Infinity`, `-Infinity`, and no number
-    that overflows a double (it would come back as infinity); `ValueError` otherwise."""
-    return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
 
 
 def tool_input(value: object, index: int) -> dict[str, Any]:

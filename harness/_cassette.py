@@ -11,7 +11,8 @@ the payloads (`input`, `partial_json`, block and delta kinds). An unusable casse
 raises `CassetteError` (`PATH:LINE: reason`). Reading never holds more than one line,
 so memory does not grow with the file, and a line longer than `MAX_LINE_BYTES` (8 MiB)
 is refused at its `PATH:LINE` as soon as that much has been read (`/dev/zero` ends at
-once).
+once), as is one nested deeper than `harness._json.MAX_NESTING` (254 levels), so that
+whatever is read can be written, sent and printed again.
 
 A regular file is opened afresh for each pass over its lines. Anything else (`-` for
 standard input, a pipe, a FIFO, a device) is read once, lazily: each line is kept in a
@@ -38,6 +39,7 @@ import orjson
 
 from harness._exceptions import CassetteError
 from harness._files import atomic_write
+from harness._json import MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
 from harness._schema_check import Check, compile_check
 
 if TYPE_CHECKING:
@@ -53,7 +55,6 @@ __all__ = [
     "CassetteLine",
     "CassetteSource",
     "DirectiveHandler",
-    "dump_line",
     "expand_paths",
     "pass_over",
     "read_cassette",
@@ -275,6 +276,9 @@ class Cassette:
                 if not isinstance(data, dict):
                     kind = type(data).__name__ if data is not None else "null"
                     raise CassetteError(self.path, number, f"expected a JSON object, got {kind}")
+                if may_be_too_deep(raw) and deeper_than_limit(data):
+                    reason = f"nested deeper than {MAX_NESTING} levels, the limit"
+                    raise CassetteError(self.path, number, reason)
                 yield number, data
         except OSError as error:
             raise CassetteError(self.path, 1, f"cannot read: {error.strerror or error}") from None
@@ -335,20 +339,6 @@ def make_header(description: str, source: str = "synthetic", **metadata: Any) ->
     if source not in SOURCES:
         raise ValueError(f"source must be one of {', '.join(SOURCES)}, not {source!r}")
     return {"cassette": FORMAT_VERSION, "description": description, "source": source, **metadata}
-
-
-def dump_line(value: dict[str, Any]) -> bytes:
-    """One cassette line's JSON, UTF-8, without the newline.
-
-    orjson is fast but stops at 255 levels of nesting and at lone surrogates; a value it
-    refuses (one read back from a cassette may nest up to the reader's limit) is written
-    by the standard library instead, every non-ASCII character escaped, so the line is
-    still valid UTF-8 JSON that reads back as the same value.
-    """
-    try:
-        return orjson.dumps(value)
-    except TypeError:
-        return json.dumps(value, separators=(",", ":"), allow_nan=False).encode("ascii")
 
 
 def write_cassette(

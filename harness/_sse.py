@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from harness._cassette import dump_line
+from harness._json import dump_line
 from harness._terminal import printable
 
 if TYPE_CHECKING:

@@ -243,6 +243,16 @@ def test_non_finite_numbers_are_invalid_tool_json_as_rfc_8259_says(text: str) ->
     assert error.code == "invalid_tool_json"
 
 
+@pytest.mark.parametrize(("depth", "valid"), [(254, True), (255, False), (3000, False)])
+def test_tool_json_may_nest_254_levels(depth: int, valid: bool) -> None:
+    text = '{"a": ' * depth + "1" + "}" * depth
+    builder = StreamBuilder().tool_start(0, "read").json_delta(0, text).block_stop(0)
+    if valid:
+        assert isinstance(adapt(builder.stop("tool_use"))[0], ToolCallEvent)
+    else:
+        assert failure(builder)[1].code == "invalid_tool_json"
+
+
 def test_finite_numbers_and_lone_surrogates_stay_valid_tool_input() -> None:
     builder = StreamBuilder().tool_start(0, "read")
     builder.json_delta(0, '{"n": 1e308, "s": "\\ud800", "i": 123456789012345678901234567890}')

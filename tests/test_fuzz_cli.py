@@ -52,7 +52,7 @@ def nested(depth: int, opener: str) -> str:
 
 def values() -> st.SearchStrategy[str]:
     """JSON texts (valid or nearly) that break naive readers and writers."""
-    depths = st.sampled_from([1, 100, 253, 256, 600, 1100, 3000])
+    depths = st.sampled_from([1, 100, 250, 251, 252, 253, 254, 255, 256, 600, 990, 1100, 3000])
     return st.one_of(
         st.sampled_from(HOSTILE_NUMBERS),
         st.sampled_from(HOSTILE_TEXT).map(lambda text: f'"{text}"'),

@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from harness import Cassette, write_cassette
+from harness._json import MAX_NESTING
 from harness.agent.session import write_session
 from harness.builder import StreamBuilder
 from harness_cli.main import cli
@@ -66,27 +67,50 @@ def test_a_lone_surrogate_in_tool_input_is_printed_escaped(
         assert first["call"]["input"] == {"path": "a\ud800b"}
 
 
-@pytest.mark.parametrize("command", ["replay-sdk", "faults", "diff", "validate"])
-def test_a_payload_nested_past_orjsons_limit_is_replayed_and_written(
+COMMANDS = ["replay", "replay-json", "replay-sdk", "faults", "diff", "validate"]
+
+
+def run_command(command: str, cassette: Path, tmp_path: Path) -> Result:
+    if command.startswith("replay"):
+        via = ["--via", "sdk"] if command == "replay-sdk" else []
+        output = ["--format", "json"] if command == "replay-json" else []
+        return run("replay", *via, *output, cassette)
+    if command == "faults":
+        return run("faults", cassette, "--out", tmp_path / "broken")
+    if command == "diff":
+        return run("diff", cassette, cassette)
+    return run("validate", cassette)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_payload_nested_to_the_limit_is_replayed_and_written(
     tmp_path: Path, command: str
 ) -> None:
     builder = StreamBuilder().text(0, "deep").stop()
     events = builder.events()
-    events[0]["message"]["metadata"] = nested(300)  # orjson.dumps stops at 254 levels
+    events[0]["message"]["metadata"] = nested(MAX_NESTING - 2)  # the line: 254 levels
     cassette = tmp_path / "deep.jsonl"
     write_cassette(cassette, events)
+    result = run_command(command, cassette, tmp_path)
+    assert result.exit_code == 0, result.output
     if command == "replay-sdk":
-        result = run("replay", "--via", "sdk", cassette)
         assert result.stdout.splitlines() == ['text        "deep"', "done"]
     elif command == "faults":
-        result = run("faults", cassette, "--out", tmp_path / "broken")
         written = sorted((tmp_path / "broken").glob("*.jsonl"))
         assert written and all(Cassette(path).validate() for path in written)
-    elif command == "diff":
-        result = run("diff", cassette, cassette)
-    else:
-        result = run("validate", cassette)
-    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_payload_nested_past_the_limit_is_one_line_exit_2(tmp_path: Path, command: str) -> None:
+    events = StreamBuilder().text(0, "deep").stop().events()
+    deep = json.dumps(nested(MAX_NESTING - 1))  # orjson.dumps stops past 254 levels
+    lines = [json.dumps(event) for event in events]
+    lines[0] = lines[0][:-2] + ', "metadata": ' + deep + "}}"
+    cassette = tmp_path / "deeper.jsonl"
+    cassette.write_text("\n".join(lines) + "\n")
+    result = run_command(command, cassette, tmp_path)
+    assert result.exit_code == 2
+    assert one_line(result) == f"{cassette}:1: nested deeper than 254 levels, the limit"
 
 
 def test_a_line_nested_past_the_readers_limit_is_one_line_exit_2(tmp_path: Path) -> None:
