@@ -244,3 +244,21 @@ def test_no_planted_secret_reaches_any_file_record_writes(
         assert secret not in text, path  # ...and written nowhere
         assert DUMMY_KEY not in text, path
     assert "max_tokens" in out.read_text()
+
+
+def test_an_alarm_the_caller_set_is_left_alone(tmp_path: Path) -> None:
+    import signal
+
+    def callers_alarm(signum: int, frame: object) -> None:
+        raise AssertionError("the caller's alarm went off")
+
+    previous = signal.signal(signal.SIGALRM, callers_alarm)
+    signal.setitimer(signal.ITIMER_REAL, 300)
+    try:
+        with FakeMessagesAPI(SERVED.events()) as api:
+            assert record_cli(api.base_url, tmp_path).exit_code == 0
+        assert signal.getsignal(signal.SIGALRM) is callers_alarm
+        assert signal.getitimer(signal.ITIMER_REAL)[0] > 0
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
