@@ -29,6 +29,8 @@ def _escape(match: re.Match[str]) -> str:
 
 def printable(text: str, *, keep: str = "") -> str:
     """`text` with every control, bidi and surrogate character escaped, except those in `keep`."""
+    if text.isascii() and text.isprintable():
+        return text  # the common case, settled by two flags CPython keeps on the string
     if keep:
         return UNPRINTABLE.sub(lambda m: m.group() if m.group() in keep else _escape(m), text)
     return UNPRINTABLE.sub(_escape, text)
@@ -42,4 +44,7 @@ def json_text(value: Any, *, indent: int | None = None) -> str:
     value JSON cannot hold (NaN) and `RecursionError` past the interpreter's depth.
     """
     encoder = _ENCODER if indent is None else json.JSONEncoder(ensure_ascii=False, indent=indent)
-    return _UNESCAPED_BY_JSON.sub(_escape, encoder.encode(value))
+    text = encoder.encode(value)
+    if text.isascii():
+        return text  # JSON already escaped every ASCII control: nothing left to escape
+    return _UNESCAPED_BY_JSON.sub(_escape, text)
