@@ -7,6 +7,11 @@ check that none of them is kept. `drop_after=N` sends N events and half of the n
 then closes the connection; `pace=S` waits S seconds between events. `GET /status`
 answers plain JSON, an exchange that is not a Messages stream. Used as a context
 manager: a thread serves on a free port until exit.
+
+`behaviour` makes it hostile (see `BEHAVIOURS`): a 200 that is JSON, HTML or empty,
+an invalid SSE `data:` line, a line that is not UTF-8, headers then silence, or
+keep-alive comments without end. The endless ones stop by themselves after `hold`
+seconds, or at once when the server exits, so no test can hang on them.
 """
 
 from __future__ import annotations
@@ -22,7 +27,22 @@ from typing import Any, Self
 
 from harness._sse import encode_event
 
-__all__ = ["FakeMessagesAPI", "ReceivedRequest"]
+__all__ = ["BEHAVIOURS", "FakeMessagesAPI", "ReceivedRequest"]
+
+#: behaviour -> (content-type, body) for the hostile answers that are one body.
+BODIES: dict[str, tuple[str, bytes]] = {
+    "json": ("application/json", b'{"id": "msg_1", "type": "message", "content": []}'),
+    "html": ("text/html; charset=utf-8", b"<html><body>Service Unavailable</body></html>"),
+    "empty": ("text/event-stream", b""),
+    "comments_only": ("text/event-stream", b": keep-alive\n\n: still here\n\n"),
+    "invalid_sse": (
+        "text/event-stream",
+        b'event: message_start\ndata: {"type": "message_start", "message": \n\n',
+    ),
+    "not_utf8": ("text/event-stream", b'event: ping\ndata: {"type": "ping\xff"}\n\n'),
+}
+#: Every behaviour: `stream` (the default, a real stream), the bodies, and the endless ones.
+BEHAVIOURS = ("stream", *BODIES, "silent", "keepalive")
 
 ACCOUNT_HEADERS = {
     "request-id": "req_011CFakeRequestIdentifier",
@@ -49,11 +69,22 @@ class FakeMessagesAPI:
     """Serves one stream of raw events to every `POST /v1/messages`."""
 
     def __init__(
-        self, events: list[dict[str, Any]], *, drop_after: int | None = None, pace: float = 0.0
+        self,
+        events: list[dict[str, Any]],
+        *,
+        drop_after: int | None = None,
+        pace: float = 0.0,
+        behaviour: str = "stream",
+        hold: float = 10.0,
     ) -> None:
+        if behaviour not in BEHAVIOURS:
+            raise ValueError(f"behaviour must be one of {BEHAVIOURS}, not {behaviour!r}")
         self.events = events
         self.drop_after = drop_after
         self.pace = pace
+        self.behaviour = behaviour
+        self.hold = hold
+        self._stopping = threading.Event()
         self.received: list[ReceivedRequest] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -99,10 +130,41 @@ class FakeMessagesAPI:
                 self.end_headers()
                 self.wfile.write(payload)
 
+            def _answer(self, content_type: str, body: bytes) -> None:
+                self.send_response(200)
+                self.send_header("content-type", content_type)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def _endless(self) -> None:
+                """SSE headers, then silence or keep-alive comments, until `hold` or exit."""
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream; charset=utf-8")
+                self.send_header("connection", "close")
+                self.end_headers()
+                self.wfile.flush()
+                self.close_connection = True
+                deadline = time.monotonic() + api.hold
+                while time.monotonic() < deadline and not api._stopping.is_set():
+                    if api.behaviour == "keepalive":
+                        try:
+                            self.wfile.write(b": keep-alive\n\n")
+                            self.wfile.flush()
+                        except OSError:
+                            return  # the client gave up
+                    api._stopping.wait(api.pace or 0.05)
+
             def do_POST(self) -> None:
                 self._receive()
                 if self.path.split("?")[0] != "/v1/messages":
                     self.send_error(404)
+                    return
+                if api.behaviour in BODIES:
+                    self._answer(*BODIES[api.behaviour])
+                    return
+                if api.behaviour in ("silent", "keepalive"):
+                    self._endless()
                     return
                 length, pieces = api.pieces()
                 self.send_response(200)
@@ -135,6 +197,7 @@ class FakeMessagesAPI:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._stopping.set()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()
