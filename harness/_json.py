@@ -72,8 +72,14 @@ def strict_json(text: str) -> Any:
 
 
 def dump_line(value: dict[str, Any]) -> bytes:
-    """One line's JSON, UTF-8, without the newline (see the module for the fallback)."""
+    """One line's JSON, UTF-8, without the newline (see the module for the fallback).
+
+    A value nested deeper than `MAX_NESTING` raises `ValueError`: what the harness
+    writes, it must be able to read back.
+    """
     try:
         return orjson.dumps(value)
     except TypeError:
+        if deeper_than_limit(value):
+            raise ValueError(f"nested deeper than {MAX_NESTING} levels") from None
         return json.dumps(value, separators=(",", ":"), allow_nan=False).encode("ascii")
