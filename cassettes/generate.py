@@ -319,6 +319,21 @@ def invalid_tool_json() -> StreamBuilder:
 
 
 @cassette(
+    "errors/invalid_tool_json_nan.jsonl",
+    "Tool block 0's JSON holds NaN, which JSON (RFC 8259) does not have: invalid_tool_json.",
+)
+def invalid_tool_json_nan() -> StreamBuilder:
+    return (
+        stream()
+        .tool_start(0, "read", id="toolu_01NaNxVbNq2XcLm8WtRkHyPgD")
+        .json_delta(0, '{"path": "a.md", "limit": ')
+        .json_delta(0, "NaN}")
+        .block_stop(0)
+        .stop("tool_use")
+    )
+
+
+@cassette(
     "errors/non_object_tool_input.jsonl",
     "Tool block 0's deltas are valid JSON but a list, not an object: "
     "non_object_tool_input at the stop.",

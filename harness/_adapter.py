@@ -28,15 +28,20 @@ from the first (`__cause__`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness._events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent
 from harness._exceptions import StreamProtocolError
+from harness._json import strict_json
 
-__all__ = ["StreamAdapter", "ato_model_events", "to_model_events", "tool_input"]
+__all__ = [
+    "StreamAdapter",
+    "ato_model_events",
+    "to_model_events",
+    "tool_input",
+]
 
 COMPLETE_STOP_REASONS = frozenset({"end_turn", "tool_use"})
 
@@ -177,7 +182,7 @@ class StreamAdapter:
         text = "".join(tool.json)
         if tool.received_json_delta and text:
             try:
-                value = json.loads(text)
+                value = strict_json(text)
             except (ValueError, RecursionError):
                 raise StreamProtocolError("invalid_tool_json", index=index) from None
         call = ToolCall(tool.id, tool.name, tool_input(value, index))

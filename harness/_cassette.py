@@ -9,24 +9,37 @@ Each line is checked against `cassette.schema.json` (shipped in this package) as
 read: strict on the envelope (event `type`, integer `index`, required keys), free on
 the payloads (`input`, `partial_json`, block and delta kinds). An unusable cassette
 raises `CassetteError` (`PATH:LINE: reason`). Reading never holds more than one line,
-so memory does not grow with the file.
+so memory does not grow with the file, and a line longer than `MAX_LINE_BYTES` (8 MiB)
+is refused at its `PATH:LINE` as soon as that much has been read (`/dev/zero` ends at
+once), as is one nested deeper than `harness._json.MAX_NESTING` (254 levels), so that
+whatever is read can be written, sent and printed again.
+
+A regular file is opened afresh for each pass over its lines. Anything else (`-` for
+standard input, a pipe, a FIFO, a device) is read once, lazily: each line is kept in a
+spool file (in memory up to 1 MiB, then on disk) as it is read, and later passes read
+the spool, so every method works on a stream that cannot be read twice.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
+import sys
+import tempfile
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
+from typing import IO, TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 import orjson
 
 from harness._exceptions import CassetteError
 from harness._files import atomic_write
+from harness._json import MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
 from harness._schema_check import Check, compile_check
 
 if TYPE_CHECKING:
@@ -35,6 +48,9 @@ if TYPE_CHECKING:
 __all__ = [
     "AT_DIRECTIVE",
     "FORMAT_VERSION",
+    "MAX_AT_MS",
+    "MAX_LINE_BYTES",
+    "STDIN",
     "Cassette",
     "CassetteLine",
     "CassetteSource",
@@ -53,6 +69,17 @@ LineKind = Literal["event", "directive"]
 
 #: The directive a recording writes before each event: `{"harness": "at", "ms": N}`.
 AT_DIRECTIVE: Final = "at"
+
+#: The longest line a cassette may hold, newline not counted: 8 MiB.
+MAX_LINE_BYTES: Final = 8 * 1024 * 1024
+#: The path that means standard input, and how messages name it.
+STDIN: Final = "-"
+STDIN_NAME: Final = "<stdin>"
+#: How much of a stream's spool stays in memory before it moves to a temporary file.
+SPOOL_MEMORY: Final = 1024 * 1024
+
+#: The largest `at` offset a cassette may hold: a day, far beyond any recording's length.
+MAX_AT_MS: Final = 86_400_000
 
 #: Called with each directive line's object as replay reaches it.
 DirectiveHandler = Callable[[dict[str, Any]], None]
@@ -121,12 +148,60 @@ def _classify(data: dict[str, Any]) -> str:
     return "event"
 
 
+class _ReadOnce:
+    """A stream read once: each line read is appended to a spool, which later passes read."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream: IO[bytes] | None = stream
+        self._spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY)  # noqa: SIM115
+        self._spooled = 0
+
+    def lines(self) -> Iterator[bytes]:
+        """Every line from the start, up to `MAX_LINE_BYTES + 1` bytes each."""
+        offset = 0
+        while True:
+            if offset < self._spooled:
+                self._spool.seek(offset)
+                raw = self._spool.readline(MAX_LINE_BYTES + 1)
+            elif self._stream is not None:
+                raw = self._stream.readline(MAX_LINE_BYTES + 1)
+                if not raw:
+                    self._stream = None
+                    return
+                self._spool.seek(self._spooled)
+                self._spool.write(raw)
+                self._spooled += len(raw)
+            else:
+                return
+            offset += len(raw)
+            yield raw
+
+    def close(self) -> None:
+        self._spool.close()
+
+
+def _is_stream(path: str) -> bool:
+    """Whether `path` must be read once: standard input, or anything but a regular file."""
+    if path == STDIN:
+        return True
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False  # opening it will say why it cannot be read
+
+
 class Cassette:
-    """A cassette file: its header (read at once) and its lines (read lazily, once per call)."""
+    """A cassette file: its header (read at once) and its lines (read lazily at each call;
+    a stream that cannot be read twice is read once and spooled, see the module)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = os.fspath(path)
+        given = os.fspath(path)
+        self.path = STDIN_NAME if given == STDIN else given
         self.header: dict[str, Any] | None = None
+        self._once: _ReadOnce | None = None
+        if _is_stream(given):
+            self._once = _ReadOnce(self._open_stream(given))
+            weakref.finalize(self, self._once.close)
         for number, data in self._objects():
             if _classify(data) == "header":
                 self._check(number, "header", data)
@@ -150,6 +225,8 @@ class Cassette:
                     )
                 continue
             self._check(number, kind, data)
+            if kind == "directive" and data["harness"] == AT_DIRECTIVE:
+                self._check_at(number, data)
             # An HTTP error answer stands for the whole response: no event is needed.
             seen_event = seen_event or kind == "event" or data["harness"] == "http_error"
             yield CassetteLine(number, "event" if kind == "event" else "directive", data)
@@ -166,13 +243,32 @@ class Cassette:
         """Check every line; return the number of event lines."""
         return sum(1 for line in self.lines() if line.kind == "event")
 
-    def _objects(self) -> Iterator[tuple[int, dict[str, Any]]]:
+    def _open_stream(self, given: str) -> IO[bytes]:
+        if given == STDIN:
+            return sys.stdin.buffer
         try:
-            handle = open(self.path, "rb")  # noqa: SIM115 - closed in the finally below
+            stream = open(given, "rb")  # noqa: SIM115 - closed when its owner goes
         except OSError as error:
             raise CassetteError(self.path, 1, f"cannot read: {error.strerror or error}") from None
+        weakref.finalize(self, stream.close)
+        return stream
+
+    def _raw_lines(self) -> Iterator[bytes]:
+        """The file's lines as bytes, each cut at `MAX_LINE_BYTES + 1`."""
+        if self._once is not None:
+            yield from self._once.lines()
+            return
+        with open(self.path, "rb") as handle:
+            while raw := handle.readline(MAX_LINE_BYTES + 1):
+                yield raw
+
+    def _objects(self) -> Iterator[tuple[int, dict[str, Any]]]:
         try:
-            for number, raw in enumerate(handle, start=1):
+            for number, raw in enumerate(self._raw_lines(), start=1):
+                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                    raise CassetteError(
+                        self.path, number, f"line longer than {MAX_LINE_BYTES} bytes, the limit"
+                    )
                 if not raw.strip():
                     continue
                 try:
@@ -182,11 +278,21 @@ class Cassette:
                 if not isinstance(data, dict):
                     kind = type(data).__name__ if data is not None else "null"
                     raise CassetteError(self.path, number, f"expected a JSON object, got {kind}")
+                if may_be_too_deep(raw) and deeper_than_limit(data):
+                    reason = f"nested deeper than {MAX_NESTING} levels, the limit"
+                    raise CassetteError(self.path, number, reason)
                 yield number, data
         except OSError as error:
             raise CassetteError(self.path, 1, f"cannot read: {error.strerror or error}") from None
-        finally:
-            handle.close()
+
+    def _check_at(self, number: int, data: dict[str, Any]) -> None:
+        ms = data.get("ms")
+        if isinstance(ms, bool) or not isinstance(ms, int | float) or not 0 <= ms <= MAX_AT_MS:
+            raise CassetteError(
+                self.path,
+                number,
+                f"an at directive needs ms, a number of milliseconds from 0 to {MAX_AT_MS}",
+            )
 
     def _check(self, number: int, kind: str, data: dict[str, Any]) -> None:
         reason = _schema_reason(kind, data)
@@ -204,15 +310,16 @@ _NUMBERING: Final = (
 )
 
 
-def live_api_warnings(cassette: Cassette) -> Iterator[tuple[int, str]]:
-    """`(line, reason)` for each place the cassette holds what the live API would not send.
+def live_api_warnings(lines: Iterable[CassetteLine]) -> Iterator[tuple[int, str]]:
+    """`(line, reason)` for each place a cassette's lines (`Cassette.lines()`) hold what the
+    live API would not send.
 
     Legal for the schema, and often on purpose (the seed's `interleaved.jsonl` numbers its
     blocks 0, 1, 3), but the SDK's own accumulator (`messages.stream()`) assumes the
     API's numbering, blocks 0..n-1 in order, and fails on anything else.
     """
     expected, opened = 0, set[int]()
-    for line in cassette.lines():
+    for line in lines:
         kind = line.data.get("type")
         if kind == "message_start":
             expected, opened = 0, set()
@@ -281,6 +388,6 @@ def write_cassette(
     """
     with atomic_write(path, overwrite=overwrite) as handle:
         if header is not None:
-            handle.write(orjson.dumps(header) + b"\n")
+            handle.write(dump_line(header) + b"\n")
         for line in lines:
-            handle.write(orjson.dumps(line) + b"\n")
+            handle.write(dump_line(line) + b"\n")

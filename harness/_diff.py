@@ -9,13 +9,12 @@ position (`call-1`, `call-2`, ...) so that only meaningful changes show.
 from __future__ import annotations
 
 import difflib
-import json
 import os
 from dataclasses import dataclass
-from typing import Any
 
 from harness._coverage import outcome_code
 from harness._replay import Outcome, replay_outcome
+from harness._terminal import json_text
 
 __all__ = ["OutcomeDiff", "diff_outcomes", "outcome_lines"]
 
@@ -32,12 +31,8 @@ def _lines(outcome: Outcome, ignore_ids: bool) -> list[str]:
         if ignore_ids and line["type"] == "tool_call":
             calls += 1
             line = {**line, "call": {**line["call"], "id": f"call-{calls}"}}
-        lines.append(_dump(line))
+        lines.append(json_text(line))
     return lines
-
-
-def _dump(line: dict[str, Any]) -> str:
-    return json.dumps(line, ensure_ascii=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -261,7 +261,7 @@ def import_recording(
         except RecursionError:
             report.skipped.append(f"{label}: nested too deeply")
             continue
-        except orjson.JSONEncodeError as error:  # deeper than 255 levels, a key not a string
+        except ValueError as error:  # nested deeper than the reader's limit
             report.skipped.append(f"{label}: cannot be written as JSON: {error}")
             continue
         except FileExistsError:

@@ -6,13 +6,18 @@ The request is built from options or a request file, sent with the Anthropic SDK
 (`source: recorded`, SDK version, model, the request without credentials, UTC time) and
 every event in arrival order, each preceded by a directive `{"harness": "at", "ms": N}`:
 its arrival offset in milliseconds from the request, which plain replay passes over and
-`harness replay --realtime` sleeps to. Nothing is written unless the whole stream
-arrived: a refused request or a dropped connection leaves every file as it was.
+`harness replay --realtime` sleeps to.
 
-With a vcr path, the HTTP exchange is also saved as a vcrpy cassette, headers that can
-carry a credential removed from request and response (`harness._redact`). vcrpy
-reads the whole response body before the SDK sees it, so with it the offsets all fall
-near the stream's end and the text appears at once.
+Nothing is written unless a whole stream of events arrived, and every file is left as
+it was otherwise: a refused request, a dropped connection, a response that is not
+`text/event-stream`, an SSE `data:` field that is not a JSON event, a stream with no
+event, `timeout` seconds without a byte, or a recording longer than `max_duration`.
+The output folders are checked writable before the (billed) request is sent.
+
+With a vcr path, the HTTP exchange is also saved as a vcrpy cassette; its request (URI,
+headers, JSON body at any depth) and response headers go through the one redaction
+(`harness._redact`). vcrpy reads the whole response body before the SDK sees it, so
+with it the offsets all fall near the stream's end and the text appears at once.
 """
 
 from __future__ import annotations
@@ -21,9 +26,13 @@ import contextlib
 import inspect
 import json
 import os
+import signal
+import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
+from types import FrameType
 from typing import TYPE_CHECKING, Any, Final
 
 import httpx2
@@ -31,7 +40,7 @@ import httpx2
 from harness._cassette import AT_DIRECTIVE, make_header, write_cassette
 from harness._exceptions import InputError, RecordError
 from harness._files import atomic_write
-from harness._redact import is_secret_name, redact_request
+from harness._redact import is_secret_name, redact, redact_request, redact_uri
 from harness._sse import SSEFormatError, events_from_response
 
 if TYPE_CHECKING:
@@ -52,6 +61,10 @@ NOT_BODY_FIELDS: Final = frozenset(
     {"extra_headers", "extra_query", "extra_body", "timeout", "stream"}
 )
 DEFAULT_MAX_TOKENS: Final = 1024
+#: Seconds without a byte from the server before a recording is given up (`--timeout`).
+DEFAULT_TIMEOUT: Final = 60.0
+#: Seconds a whole recording may take (`--max-duration`): 30 minutes.
+DEFAULT_MAX_DURATION: Final = 1800.0
 
 
 def _load_json(path: str, what: str) -> Any:
@@ -126,6 +139,57 @@ def _refuse_existing(path: str | None, force: bool) -> None:
         raise _exists(path)
 
 
+def _check_writable(path: str | None) -> None:
+    """`InputError` unless a file can be created beside `path`: checked before billing."""
+    if path is None:
+        return
+    if os.path.isdir(path):
+        raise InputError(f"{path}: is a folder, not a file to write")
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        raise InputError(f"{path}: cannot write in {folder}: {error.strerror or error}") from None
+
+
+class _TooLong(BaseException):
+    """The recording passed `max_duration`; a BaseException, so no library wraps it."""
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float) -> Iterator[float]:
+    """Yield the monotonic deadline; in the main thread an alarm also raises `_TooLong` there,
+    which interrupts even a read that vcrpy makes of the whole body. An alarm someone
+    else set (pytest-timeout, the caller's own) is left alone: the chunk check remains."""
+    deadline = time.monotonic() + seconds
+    alarm_taken = signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, None) or any(
+        signal.getitimer(signal.ITIMER_REAL)
+    )
+    if alarm_taken or threading.current_thread() is not threading.main_thread():
+        yield deadline
+        return
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise _TooLong
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield deadline
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _within(chunks: Iterator[bytes], deadline: float) -> Iterator[bytes]:
+    """The body's chunks, until the deadline: keep-alive comments do not extend it."""
+    for chunk in chunks:
+        if time.monotonic() > deadline:
+            raise _TooLong
+        yield chunk
+
+
 class _AtomicVcrPersister:
     """vcrpy persister that never plays an old cassette and saves only a finished recording."""
 
@@ -147,9 +211,17 @@ class _AtomicVcrPersister:
             handle.write(data.encode("utf-8"))
 
 
-def _drop_secret_request_headers(request: Any) -> Any:
+def _redact_vcr_request(request: Any) -> Any:
+    """The request as the vcr file keeps it: URI, headers and JSON body redacted."""
     for name in [name for name in request.headers if is_secret_name(name)]:
         del request.headers[name]
+    request.uri = redact_uri(request.uri)
+    body = request.body_bytes if hasattr(request, "body_bytes") else request.body
+    if body:
+        try:
+            request.body = json.dumps(redact(json.loads(body))).encode()
+        except (ValueError, RecursionError):
+            request.body = b"<not JSON: not kept>"
     return request
 
 
@@ -168,7 +240,7 @@ def _vcr_context(vcr_path: str | None, persister: _AtomicVcrPersister) -> Any:
         serializer="json" if vcr_path.endswith(".json") else "yaml",
         record_mode="all",
         decode_compressed_response=True,
-        before_record_request=_drop_secret_request_headers,
+        before_record_request=_redact_vcr_request,
         before_record_response=_drop_secret_response_headers,
     )
     recorder.register_persister(persister)
@@ -184,12 +256,20 @@ def _sdk_arguments(client: Anthropic, request: dict[str, Any]) -> dict[str, Any]
 
 
 def _stream_lines(
-    client: Anthropic, request: dict[str, Any], show: Callable[[str], None], seen: list[int]
+    client: Anthropic,
+    request: dict[str, Any],
+    show: Callable[[str], None],
+    seen: list[int],
+    deadline: float,
 ) -> Iterator[dict[str, Any]]:
     """`at` directives and raw events, as they arrive; `seen[0]` counts the events."""
     start = time.monotonic()
     with client.messages.create(**_sdk_arguments(client, request), stream=True) as stream:
-        for event in events_from_response(stream.response):
+        response = stream.response
+        kind = response.headers.get("content-type", "")
+        if not kind.startswith("text/event-stream"):
+            raise SSEFormatError(f"content-type is {kind or 'missing'}, not text/event-stream")
+        for event in events_from_response(response, _within(response.iter_bytes(), deadline)):
             yield {"harness": AT_DIRECTIVE, "ms": round((time.monotonic() - start) * 1000)}
             yield event
             seen[0] += 1
@@ -208,16 +288,23 @@ def record(
     vcr_path: str | None = None,
     description: str | None = None,
     show: Callable[[str], None] = lambda text: None,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_duration: float = DEFAULT_MAX_DURATION,
 ) -> int:
     """Stream `request` live and write the cassette at `out`; return the number of events.
 
-    Raises `InputError` without a key or on an existing file without `force`, and
-    `RecordError` on an API error status, a body that is not a stream of events, or a
-    connection that fails or drops mid-stream; either way nothing is written.
+    Raises `InputError` without a key, on an existing file without `force` or an output
+    folder that cannot be written (all before the request is sent), and `RecordError`
+    on an API error status, a body that is not a stream of events, no event, a
+    connection that fails or drops mid-stream, `timeout` seconds of silence, or more
+    than `max_duration` seconds in all; either way nothing is written.
     """
     key = api_key or api_key_from_environment()
-    _refuse_existing(out, force)
-    _refuse_existing(vcr_path, force)
+    if not (timeout > 0 and max_duration > 0):
+        raise InputError("--timeout and --max-duration must be more than 0 seconds")
+    for path in (out, vcr_path):
+        _refuse_existing(path, force)
+        _check_writable(path)
     import anthropic
 
     header = make_header(
@@ -228,12 +315,16 @@ def record(
         request=redact_request(request),
         recorded_at=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
     )
-    client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0)
+    client = anthropic.Anthropic(
+        api_key=key, base_url=base_url, max_retries=0, timeout=httpx2.Timeout(timeout)
+    )
     persister = _AtomicVcrPersister()
     seen = [0]
     try:
-        with _vcr_context(vcr_path, persister):
-            lines = list(_stream_lines(client, request, show, seen))
+        with _deadline(max_duration) as deadline, _vcr_context(vcr_path, persister):
+            lines = list(_stream_lines(client, request, show, seen, deadline))
+            if not seen[0]:
+                raise SSEFormatError("it held no event")
             persister.finished = True
         write_cassette(out, lines, header=header, overwrite=force)
     except FileExistsError:
@@ -242,8 +333,17 @@ def record(
         raise RecordError(
             f"the response is not a stream of events: {error}; nothing written"
         ) from None
+    except _TooLong:
+        raise RecordError(
+            f"the recording took longer than {max_duration:g} s (--max-duration) after "
+            f"{seen[0]} events; nothing written"
+        ) from None
     except anthropic.APIStatusError as error:
         raise RecordError(f"the API refused the request: {error.status_code} {error}") from None
+    except (anthropic.APITimeoutError, httpx2.TimeoutException):
+        raise RecordError(
+            f"no byte arrived for {timeout:g} s (--timeout) after {seen[0]} events; nothing written"
+        ) from None
     except (anthropic.APIConnectionError, httpx2.TransportError) as error:
         cause = error.__cause__ or error
         raise RecordError(

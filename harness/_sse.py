@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from harness._json import dump_line
+from harness._terminal import printable
+
 if TYPE_CHECKING:
     import httpx2
 
@@ -32,8 +35,8 @@ class SSEFormatError(ValueError):
 
 def encode_event(event: dict[str, Any]) -> bytes:
     """One event as the API's SSE framing carries it, closing blank line included."""
-    kind = str(event["type"]).encode()
-    return b"event: " + kind + b"\ndata: " + orjson.dumps(event) + b"\n\n"
+    kind = printable(str(event["type"])).encode()
+    return b"event: " + kind + b"\ndata: " + dump_line(event) + b"\n\n"
 
 
 def _event(data: str, number: int) -> dict[str, Any]:
@@ -46,15 +49,29 @@ def _event(data: str, number: int) -> dict[str, Any]:
     return event
 
 
-def events_from_response(response: httpx2.Response) -> Iterator[dict[str, Any]]:
-    """The events of an SSE response, as they arrive; comments and empty data pass over."""
+def events_from_response(
+    response: httpx2.Response, chunks: Iterator[bytes] | None = None
+) -> Iterator[dict[str, Any]]:
+    """The events of an SSE response, as they arrive; comments and empty data pass over.
+
+    `chunks` replaces the response's own byte iterator (to watch or bound it). A line
+    that is not UTF-8 raises `SSEFormatError` too.
+    """
+    import httpx2
     from anthropic import Stream
 
+    if chunks is not None:
+        response = httpx2.Response(200, content=chunks)
     number = 0
-    for sse in Stream.raw_events(response):
-        if sse.data:
-            number += 1
-            yield _event(sse.data, number)
+    try:
+        for sse in Stream.raw_events(response):
+            if sse.data:
+                number += 1
+                yield _event(sse.data, number)
+    except UnicodeDecodeError as error:
+        raise SSEFormatError(
+            f"after event {number}: a line is not UTF-8 ({error.reason})"
+        ) from None
 
 
 def events_from_body(body: bytes) -> list[dict[str, Any]]:

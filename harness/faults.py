@@ -248,6 +248,10 @@ def tool_input_null(events: Events) -> Events | None:
     return _with_tool_json(events, "null")
 
 
+def tool_input_nan(events: Events) -> Events | None:
+    return _with_tool_json(events, '{"path": NaN}')
+
+
 def tool_input_list(events: Events) -> Events | None:
     return _with_tool_json(events, "[1]")
 
@@ -408,6 +412,12 @@ CATALOGUE: tuple[Fault, ...] = (
         "invalid_tool_json",
         "the JSON of the first tool that has any cut in half; its block still stops",
         truncate_tool_json,
+    ),
+    Fault(
+        "tool_input_nan",
+        "invalid_tool_json",
+        'the first tool\'s JSON replaced by `{"path": NaN}`: JSON has no NaN (RFC 8259)',
+        tool_input_nan,
     ),
     Fault(
         "tool_input_null",

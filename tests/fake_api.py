@@ -9,6 +9,11 @@ then closes the connection; `pace=S` waits S seconds between events. A request w
 does. `errors=[(status, body, headers), ...]` are answered first, one a request (a 529
 the SDK retries, say). `GET /status` answers plain JSON, an exchange that is not a
 Messages stream. Used as a context manager: a thread serves on a free port until exit.
+
+`behaviour` makes it hostile (see `BEHAVIOURS`): a 200 that is JSON, HTML or empty,
+an invalid SSE `data:` line, a line that is not UTF-8, headers then silence, or
+keep-alive comments without end. The endless ones stop by themselves after `hold`
+seconds, or at once when the server exits, so no test can hang on them.
 """
 
 from __future__ import annotations
@@ -25,7 +30,22 @@ from typing import Any, Self
 from harness._message import message_from_events
 from harness._sse import encode_event
 
-__all__ = ["FakeMessagesAPI", "ReceivedRequest"]
+__all__ = ["BEHAVIOURS", "FakeMessagesAPI", "ReceivedRequest"]
+
+#: behaviour -> (content-type, body) for the hostile answers that are one body.
+BODIES: dict[str, tuple[str, bytes]] = {
+    "json": ("application/json", b'{"id": "msg_1", "type": "message", "content": []}'),
+    "html": ("text/html; charset=utf-8", b"<html><body>Service Unavailable</body></html>"),
+    "empty": ("text/event-stream", b""),
+    "comments_only": ("text/event-stream", b": keep-alive\n\n: still here\n\n"),
+    "invalid_sse": (
+        "text/event-stream",
+        b'event: message_start\ndata: {"type": "message_start", "message": \n\n',
+    ),
+    "not_utf8": ("text/event-stream", b'event: ping\ndata: {"type": "ping\xff"}\n\n'),
+}
+#: Every behaviour: `stream` (the default, a real stream), the bodies, and the endless ones.
+BEHAVIOURS = ("stream", *BODIES, "silent", "keepalive")
 
 ACCOUNT_HEADERS = {
     "request-id": "req_011CFakeRequestIdentifier",
@@ -58,11 +78,18 @@ class FakeMessagesAPI:
         drop_after: int | None = None,
         pace: float = 0.0,
         errors: list[tuple[int, dict[str, Any], dict[str, str]]] | None = None,
+        behaviour: str = "stream",
+        hold: float = 10.0,
     ) -> None:
+        if behaviour not in BEHAVIOURS:
+            raise ValueError(f"behaviour must be one of {BEHAVIOURS}, not {behaviour!r}")
         self.events = events
         self.errors = list(errors or [])
         self.drop_after = drop_after
         self.pace = pace
+        self.behaviour = behaviour
+        self.hold = hold
+        self._stopping = threading.Event()
         self.received: list[ReceivedRequest] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -108,7 +135,7 @@ class FakeMessagesAPI:
                 self.end_headers()
                 self.wfile.write(payload)
 
-            def _answer(self, status: int, body: Any, headers: dict[str, str]) -> None:
+            def _answer_json(self, status: int, body: Any, headers: dict[str, str]) -> None:
                 payload = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
@@ -118,16 +145,47 @@ class FakeMessagesAPI:
                 self.end_headers()
                 self.wfile.write(payload)
 
+            def _answer(self, content_type: str, body: bytes) -> None:
+                self.send_response(200)
+                self.send_header("content-type", content_type)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def _endless(self) -> None:
+                """SSE headers, then silence or keep-alive comments, until `hold` or exit."""
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream; charset=utf-8")
+                self.send_header("connection", "close")
+                self.end_headers()
+                self.wfile.flush()
+                self.close_connection = True
+                deadline = time.monotonic() + api.hold
+                while time.monotonic() < deadline and not api._stopping.is_set():
+                    if api.behaviour == "keepalive":
+                        try:
+                            self.wfile.write(b": keep-alive\n\n")
+                            self.wfile.flush()
+                        except OSError:
+                            return  # the client gave up
+                    api._stopping.wait(api.pace or 0.05)
+
             def do_POST(self) -> None:
                 self._receive()
                 if self.path.split("?")[0] != "/v1/messages":
                     self.send_error(404)
                     return
+                if api.behaviour in BODIES:
+                    self._answer(*BODIES[api.behaviour])
+                    return
+                if api.behaviour in ("silent", "keepalive"):
+                    self._endless()
+                    return
                 if api.errors:
-                    self._answer(*api.errors.pop(0))
+                    self._answer_json(*api.errors.pop(0))
                     return
                 if api.received[-1].json().get("stream") is not True:
-                    self._answer(200, message_from_events(api.events), {})
+                    self._answer_json(200, message_from_events(api.events), {})
                     return
                 length, pieces = api.pieces()
                 self.send_response(200)
@@ -160,6 +218,7 @@ class FakeMessagesAPI:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._stopping.set()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()

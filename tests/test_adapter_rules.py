@@ -233,6 +233,35 @@ def test_non_string_partial_json_is_invalid_tool_json() -> None:
     assert error.code == "invalid_tool_json"
 
 
+@pytest.mark.parametrize(
+    "text",
+    ['{"n": NaN}', '{"n": Infinity}', '{"n": -Infinity}', '{"n": [1e400]}', '{"n": -1e999}'],
+    ids=["NaN", "Infinity", "-Infinity", "overflow", "negative-overflow"],
+)
+def test_non_finite_numbers_are_invalid_tool_json_as_rfc_8259_says(text: str) -> None:
+    _, error = failure(StreamBuilder().tool_start(0, "read").json_delta(0, text).block_stop(0))
+    assert error.code == "invalid_tool_json"
+
+
+@pytest.mark.parametrize(("depth", "valid"), [(254, True), (255, False), (3000, False)])
+def test_tool_json_may_nest_254_levels(depth: int, valid: bool) -> None:
+    text = '{"a": ' * depth + "1" + "}" * depth
+    builder = StreamBuilder().tool_start(0, "read").json_delta(0, text).block_stop(0)
+    if valid:
+        assert isinstance(adapt(builder.stop("tool_use"))[0], ToolCallEvent)
+    else:
+        assert failure(builder)[1].code == "invalid_tool_json"
+
+
+def test_finite_numbers_and_lone_surrogates_stay_valid_tool_input() -> None:
+    builder = StreamBuilder().tool_start(0, "read")
+    builder.json_delta(0, '{"n": 1e308, "s": "\\ud800", "i": 123456789012345678901234567890}')
+    events = adapt(builder.block_stop(0).stop("tool_use"))
+    call = events[0]
+    assert isinstance(call, ToolCallEvent)
+    assert call.call.input == {"n": 1e308, "s": "\ud800", "i": 123456789012345678901234567890}
+
+
 @pytest.mark.parametrize("text", ["null", "[1, 2]", '"a.md"', "42", "true"])
 def test_tool_input_must_be_a_json_object(text: str) -> None:
     _, error = failure(StreamBuilder().tool_start(5, "read").json_delta(5, text).block_stop(5))

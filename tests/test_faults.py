@@ -230,3 +230,17 @@ def test_without_a_cassette_or_out_folder_it_says_what_to_give() -> None:
     result = CliRunner().invoke(cli, ["faults"])
     assert result.exit_code == 2
     assert "give GOOD.jsonl and --out DIR, or --list" in result.output
+
+
+def test_the_nan_variant_is_written_and_counted_by_coverage_as_invalid_tool_json(
+    tmp_path: Path,
+) -> None:
+    good = tmp_path / "good.jsonl"
+    StreamBuilder().tool(0, "read", {"path": "a.md"}).stop("tool_use").write(good, "one tool")
+    out = tmp_path / "broken"
+    assert CliRunner().invoke(cli, ["faults", str(good), "--out", str(out)]).exit_code == 0
+    variant = out / "good.tool_input_nan.jsonl"
+    assert "NaN" in variant.read_text()
+    result = CliRunner().invoke(cli, ["coverage", str(variant)])
+    row = next(line for line in result.output.splitlines() if line.startswith("invalid_tool_json"))
+    assert row.split()[1:] == ["1", str(variant)]

@@ -401,7 +401,7 @@ def test_the_example_app_finds_the_faults_summarize_accepts_silently(
 ) -> None:
     shutil.copytree(EXAMPLES / "your_app", pytester.path, dirs_exist_ok=True)
     result = pytester.runpytest("-p", "no:cacheprovider")
-    result.assert_outcomes(failed=7, passed=36, skipped=23)
+    result.assert_outcomes(failed=7, passed=37, skipped=25)
     failed = {line.split("[")[1].split("]")[0] for line in result.outlines if "FAILED" in line}
     assert failed == {
         "drop_message_start",

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from typing import Any, NoReturn
 
 import click
 
 from harness._exceptions import CassetteError
+from harness._terminal import json_text, printable
 from harness_cli.exit import Exit
 
 EXAMPLES = """\b
@@ -62,7 +62,7 @@ def agent(session_dir: str, root: str, output_format: str) -> None:
             _print_json({**header, "messages": messages_to_api(failed.messages)})
         else:
             click.echo("\n".join(render_transcript(failed.messages)))
-            click.echo(f"error       turn {failed.turn}: {failure['message']}")
+            click.echo(f"error       turn {failed.turn}: {printable(str(failure['message']))}")
         sys.exit(Exit.FAILED)
     if output_format == "json":
         report: dict[str, Any] = {"stop_reason": result.stop_reason}
@@ -77,7 +77,7 @@ def agent(session_dir: str, root: str, output_format: str) -> None:
 
 
 def _unusable(error: Exception) -> NoReturn:
-    click.echo(str(error), err=True)
+    click.echo(printable(str(error)), err=True)
     sys.exit(Exit.UNUSABLE)
 
 
@@ -94,4 +94,4 @@ def _failure(error: Exception) -> dict[str, Any]:
 
 
 def _print_json(data: dict[str, Any]) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    click.echo(json_text(data, indent=2))

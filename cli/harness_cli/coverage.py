@@ -7,6 +7,7 @@ import sys
 import click
 
 from harness._cassette import expand_paths
+from harness._terminal import printable
 from harness_cli.exit import Exit
 
 EXAMPLES = """\b
@@ -31,7 +32,7 @@ def coverage(paths: tuple[str, ...]) -> None:
         sys.exit(Exit.UNUSABLE)
     report = measure_coverage(files)
     for line in report.render():
-        click.echo(line)
+        click.echo(printable(line))
     for error in report.unusable:
-        click.echo(str(error), err=True)
+        click.echo(printable(str(error)), err=True)
     sys.exit(Exit.UNUSABLE if report.unusable else Exit.FAILED if report.missing else Exit.OK)

@@ -7,6 +7,7 @@ import sys
 import click
 
 from harness._exceptions import CassetteError
+from harness._terminal import printable
 from harness_cli.exit import Exit
 
 EXAMPLES = """\b
@@ -33,11 +34,12 @@ def diff(a: str, b: str, ignore_ids: bool) -> None:
     try:
         result = diff_outcomes(a, b, ignore_ids=ignore_ids)
     except CassetteError as error:
-        click.echo(str(error), err=True)
+        click.echo(printable(str(error)), err=True)
         sys.exit(Exit.UNUSABLE)
     if result.same:
         click.echo(f"same outcome: {len(result.a)} lines, ending in {result.a_code}")
         sys.exit(Exit.OK)
+    a, b = printable(a), printable(b)
     click.echo(f"outcomes differ: {a} ends in {result.a_code}, {b} in {result.b_code}")
     for line in result.diff:
         click.echo(line)

@@ -2,7 +2,8 @@
 
 0 all good; 1 a stream failed (or, for `diff` and `coverage`, the answer is "no");
 2 input the harness cannot use (a bad cassette, option, request, missing key) or an
-internal failure; 130 interrupted (Ctrl-C).
+internal failure; 130 interrupted (Ctrl-C); 141 the reader of standard output went away
+(`harness replay x | head`: quiet, as a process killed by SIGPIPE would be).
 """
 
 from enum import IntEnum
@@ -13,3 +14,4 @@ class Exit(IntEnum):
     FAILED = 1
     UNUSABLE = 2
     INTERRUPTED = 130
+    BROKEN_PIPE = 141

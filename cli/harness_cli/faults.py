@@ -11,6 +11,7 @@ import click
 
 from harness._cassette import Cassette, make_header, write_cassette
 from harness._exceptions import CassetteError
+from harness._terminal import printable
 from harness.faults import CATALOGUE, derive_variants
 from harness_cli.exit import Exit
 
@@ -39,7 +40,7 @@ def _list_catalogue() -> None:
 
 
 def _fail(message: str) -> NoReturn:
-    click.echo(message, err=True)
+    click.echo(printable(message), err=True)
     sys.exit(Exit.UNUSABLE)
 
 
@@ -71,16 +72,16 @@ def faults(good: str | None, out_dir: str | None, list_only: bool) -> None:
         os.makedirs(out_dir, exist_ok=True)
     except OSError as error:
         _fail(f"--out {out_dir}: cannot create folder: {error.strerror or error}")
-    stem = Path(good).stem
+    stem = "stdin" if good == "-" else Path(good).stem
     model = (cassette.header or {}).get("model")
     for variant in derive_variants(events):
         fault = variant.fault
         header = make_header(
-            f"{fault.description} (fault {fault.name}, derived from {good})",
+            f"{fault.description} (fault {fault.name}, derived from {cassette.path})",
             "synthetic",
             fault=fault.name,
             expect=variant.expected_code,
-            derived_from=good,
+            derived_from=cassette.path,
             **({"model": model} if isinstance(model, str) else {}),
         )
         path = os.path.join(out_dir, f"{stem}.{fault.name}.jsonl")
@@ -98,4 +99,4 @@ def faults(good: str | None, out_dir: str | None, list_only: bool) -> None:
                     )
         except OSError as error:
             _fail(f"{path}: cannot write: {error.strerror or error}")
-        click.echo(f"{variant.expected_code:<{EXPECT_WIDTH}}  {path}")
+        click.echo(f"{variant.expected_code:<{EXPECT_WIDTH}}  {printable(path)}")

@@ -3,10 +3,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
+import sys
 from typing import Any
 
 import click
+
+from harness._terminal import printable
+from harness_cli.exit import Exit
 
 #: name -> (module inside this package, attribute, one-line help shown by `harness --help`)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -39,6 +45,31 @@ class LazyGroup(click.Group):
         command = getattr(importlib.import_module(f"{__package__}.{module}"), attribute)
         assert isinstance(command, click.Command)
         return command
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; whatever escapes it ends in one line, never a traceback.
+
+        Commands report the failures they expect themselves. Anything else is a bug of the
+        harness, reported as `harness COMMAND: internal error: ...` with exit 2; Ctrl-C
+        is `interrupted`, exit 130.
+        """
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(Exit.INTERRUPTED)
+        except BrokenPipeError:
+            # Nothing more can be written, not even at exit's flush: point stdout nowhere.
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(Exit.BROKEN_PIPE)
+        except Exception as error:
+            name = ctx.invoked_subcommand or "harness"
+            reason = printable(f"{type(error).__name__}: {error}")
+            click.echo(f"harness {name}: internal error: {reason}", err=True)
+            sys.exit(Exit.UNUSABLE)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]

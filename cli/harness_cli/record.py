@@ -7,7 +7,14 @@ import sys
 import click
 
 from harness._exceptions import InputError, RecordError
-from harness._record import api_key_from_environment, build_request, record
+from harness._record import (
+    DEFAULT_MAX_DURATION,
+    DEFAULT_TIMEOUT,
+    api_key_from_environment,
+    build_request,
+    record,
+)
+from harness._terminal import printable
 from harness_cli.exit import Exit
 
 EXAMPLES = """\b
@@ -21,8 +28,17 @@ Examples:
 The cassette keeps the header (source, SDK version, model, the request without
 credentials, UTC time) and every raw event in arrival order, each after an
 {"harness": "at", "ms": N} line (its arrival offset, for `harness replay --realtime`).
+Nothing is written, and files given with --force stay byte for byte, unless a whole
+stream of events arrived: not for an API error, a dropped connection, a response
+that is not text/event-stream (JSON, HTML, empty), an SSE line that is not a JSON
+event, a stream without events, --timeout seconds without a byte, or a recording
+longer than --max-duration. The folders of --out and --vcr are checked writable
+before the billed request is sent. Credential-like fields (*key*, *token*, *secret*,
+password, authorization, cookie...) are removed at any depth from the header's
+request and from the --vcr file's URI, headers and body.
 Exit status: 0 written; 1 the request or the stream failed (nothing written);
-2 no ANTHROPIC_API_KEY, bad options, or --out exists without --force."""
+2 no ANTHROPIC_API_KEY, bad options, an output folder not writable, or --out
+exists without --force."""
 
 
 @click.command(epilog=EXAMPLES)
@@ -56,6 +72,22 @@ Exit status: 0 written; 1 the request or the stream failed (nothing written);
     metavar="PATH",
     help="Also save the HTTP exchange as a vcrpy cassette (.yaml, or .json), credentials removed.",
 )
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_TIMEOUT,
+    show_default=True,
+    metavar="SECONDS",
+    help="Give up when the server sends no byte for this long (nothing written).",
+)
+@click.option(
+    "--max-duration",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_MAX_DURATION,
+    show_default=True,
+    metavar="SECONDS",
+    help="Give up when the whole recording takes longer (nothing written).",
+)
 @click.option("--description", help="The cassette header's description.")
 @click.option("--force", is_flag=True, help="Replace --out (and --vcr) if they exist.")
 def record_command(
@@ -68,6 +100,8 @@ def record_command(
     request_file: str | None,
     base_url: str | None,
     vcr_path: str | None,
+    timeout: float,
+    max_duration: float,
     description: str | None,
     force: bool,
 ) -> None:
@@ -77,7 +111,7 @@ def record_command(
 
     def show(text: str) -> None:
         shown.append(text)
-        sys.stderr.write(text)
+        sys.stderr.write(printable(text, keep="\n"))
         sys.stderr.flush()
 
     try:
@@ -99,9 +133,12 @@ def record_command(
             vcr_path=vcr_path,
             description=description,
             show=show,
+            timeout=timeout,
+            max_duration=max_duration,
         )
     except (InputError, RecordError) as error:
-        click.echo(f"{chr(10) if shown else ''}harness record: {error}", err=True)
+        reason = printable(str(error))
+        click.echo(f"{chr(10) if shown else ''}harness record: {reason}", err=True)
         sys.exit(Exit.UNUSABLE if isinstance(error, InputError) else Exit.FAILED)
     if shown:
         click.echo("", err=True)

@@ -2,38 +2,34 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
 from typing import IO, Any
 
 import click
 
-from harness._cassette import Cassette, expand_paths, live_api_warnings
+from harness._cassette import Cassette, CassetteLine, expand_paths, live_api_warnings
 from harness._exceptions import CassetteError
+from harness._terminal import json_text, printable
 from harness_cli.exit import Exit
-
-#: made once: `json.dumps(data, ensure_ascii=False)` builds a new encoder at every call
-_ENCODER = json.JSONEncoder(ensure_ascii=False)
-
-
-def _dump(data: Any) -> str:
-    return _ENCODER.encode(data)
 
 
 def readable(line: dict[str, Any]) -> str:
-    """One readable line for an event or failure in its JSON form."""
+    """One readable line for an event or failure in its JSON form; nothing from the
+    cassette reaches the terminal unescaped (`harness._terminal`)."""
     kind = line["type"]
     if kind == "text":
-        return f"text        {_dump(line['text'])}"
+        return f"text        {json_text(line['text'])}"
     if kind == "tool_call":
         call = line["call"]
-        return f"tool_call   {call['name']} {call['id']} {_dump(call['input'])}"
+        name, ident = printable(str(call["name"])), printable(str(call["id"]))
+        return f"tool_call   {name} {ident} {json_text(call['input'])}"
     if kind == "done":
         return "done"
     if kind == "protocol_error":
-        return f"error       {line['code']}: {line['message']}"
-    return f"{kind:<11} {line['error_type']}: {line['message']}"
+        return f"error       {line['code']}: {printable(str(line['message']))}"
+    error_type, message = printable(str(line["error_type"])), printable(str(line["message"]))
+    return f"{kind:<11} {error_type}: {message}"
 
 
 def _outcome_lines(cassette: Cassette, wire: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -52,7 +48,7 @@ def _outcome_lines(cassette: Cassette, wire: dict[str, Any]) -> Iterator[dict[st
 
 
 def _report_unusable(error: CassetteError) -> None:
-    click.echo(str(error), err=True)
+    click.echo(printable(str(error)), err=True)
 
 
 EXAMPLES = """\b
@@ -62,7 +58,10 @@ Examples:
   harness replay cassettes/            # every *.jsonl below, sorted
   harness replay --via sdk --chunk-size 7 cassettes/   # through a real SDK client
   harness replay --realtime recorded.jsonl            # at the recorded pace
+  curl -s https://example.org/rec.jsonl | harness replay -   # - is standard input
 
+A path is read once, so pipes, FIFOs and /dev/stdin work; a line longer than 8 MiB
+is refused (PATH:LINE). Printed text escapes control characters (as \\u001b).
 Exit status: 0 every stream ended in done; 1 a stream ended in a protocol or API
 error; 2 a cassette is unusable (PATH:LINE: reason on stderr)."""
 
@@ -122,7 +121,7 @@ def replay(
     status = Exit.OK
     for path in files:
         if several and output_format == "text":
-            out.write(f"== {path}\n")
+            out.write(f"== {printable(path)}\n")
         try:
             cassette = Cassette(path)
             for line in _outcome_lines(cassette, wire):
@@ -131,7 +130,7 @@ def replay(
                 if output_format == "json":
                     if several:
                         line = {**line, "cassette": path}
-                    out.write(_dump(line) + "\n")
+                    out.write(json_text(line) + "\n")
                 else:
                     out.write(readable(line) + "\n")
         except CassetteError as error:
@@ -148,10 +147,24 @@ VALIDATE_EXAMPLES = """\b
 Examples:
   harness validate cassettes/
   harness validate my-recording.jsonl
+  generate-cassette | harness validate -     # - is standard input
 
 Exit status: 0 every cassette matches the schema (a line the live API would not send,
 such as a block index gap, is a warning: PATH:LINE: warning: reason); 2 otherwise
 (PATH:LINE: reason)."""
+
+
+class _Counted:
+    """Cassette lines passed through, their events counted."""
+
+    def __init__(self, lines: Iterator[CassetteLine]) -> None:
+        self._lines = lines
+        self.events = 0
+
+    def __iter__(self) -> Iterator[CassetteLine]:
+        for line in self._lines:
+            self.events += line.kind == "event"
+            yield line
 
 
 @click.command(epilog=VALIDATE_EXAMPLES)
@@ -163,15 +176,16 @@ def validate(paths: tuple[str, ...]) -> None:
     for path in files:
         try:
             cassette = Cassette(path)
-            count = cassette.validate()
-            warnings = list(live_api_warnings(cassette))
+            counted = _Counted(cassette.lines())  # one pass: standard input reads once
+            warnings = list(live_api_warnings(counted))
         except CassetteError as error:
             _report_unusable(error)
             status = Exit.UNUSABLE
         else:
+            shown = printable(cassette.path)
             for number, reason in warnings:
-                click.echo(f"{path}:{number}: warning: {reason}", err=True)
-            click.echo(f"{path}: ok, {count} events")
+                click.echo(f"{shown}:{number}: warning: {reason}", err=True)
+            click.echo(f"{shown}: ok, {counted.events} events")
     if not files:
         click.echo(f"{', '.join(paths)}: no *.jsonl cassettes found", err=True)
         status = Exit.UNUSABLE

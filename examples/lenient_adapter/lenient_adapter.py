@@ -1,9 +1,10 @@
 """A deliberately lenient adapter: a typical first version that trusts the stream's framing.
 
-It checks the tool JSON and the stop reason, and notices a missing `message_stop`, but
-not the order of events (`message_start` first, nothing after `message_stop`), repeated
-or orphan tool events, unclosed blocks, nor whether the stop reason agrees with the tool
-calls. The fault catalogue finds exactly those gaps: see test_lenient_adapter.py.
+It checks the tool JSON (with `json.loads`, which takes `NaN`: not strict JSON) and the
+stop reason, and notices a missing `message_stop`, but not the order of events
+(`message_start` first, nothing after `message_stop`), repeated or orphan tool events,
+unclosed blocks, nor whether the stop reason agrees with the tool calls. The fault
+catalogue finds exactly those gaps: see test_lenient_adapter.py.
 """
 
 from __future__ import annotations

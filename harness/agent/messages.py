@@ -8,12 +8,12 @@ parameter takes, so the transcript the loop keeps is the request it sends.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from harness._events import ToolCall
+from harness._terminal import json_text, printable
 
 __all__ = [
     "ContentBlock",
@@ -98,10 +98,12 @@ def render_transcript(messages: Sequence[Message]) -> list[str]:
     for message in messages:
         for block in message.content:
             if isinstance(block, TextBlock):
-                add(message.role, block.text)
+                add(message.role, printable(block.text, keep="\n"))
             elif isinstance(block, ToolUseBlock):
-                add("tool_use", f"{block.name} {json.dumps(block.input)} ({block.id})")
+                name, ident = printable(block.name), printable(block.id)
+                add("tool_use", f"{name} {json_text(block.input)} ({ident})")
             else:
                 status = "error" if block.is_error else "ok"
-                add("tool_result", f"{status} ({block.tool_use_id})\n{block.content}")
+                content = printable(block.content, keep="\n")
+                add("tool_result", f"{status} ({printable(block.tool_use_id)})\n{content}")
     return lines

@@ -122,6 +122,8 @@ def _read_config(path: Path) -> dict[str, Any]:
         config = json.loads(text)
     except ValueError as error:
         raise SessionError(f"{path}: not valid JSON: {error}") from None
+    except RecursionError:
+        raise SessionError(f"{path}: not valid JSON: nested too deeply") from None
     if not isinstance(config, dict):
         raise SessionError(f"{path}: expected a JSON object")
     for key, value in config.items():

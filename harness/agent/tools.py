@@ -96,6 +96,15 @@ class ReadTool:
 
     async def execute(self, input: Mapping[str, Any], signal: AbortSignal | None) -> str:
         path = string_field(input, "path")
+        try:
+            return self._read(path)
+        except (OSError, RuntimeError, ValueError) as error:
+            # The OS's own message names the absolute path, and with it the root: the
+            # model and the transcript are told the reason alone, about the path it gave.
+            reason = getattr(error, "strerror", None) or _reason(error)
+            raise ToolError(f"{path}: cannot read: {reason}") from None
+
+    def _read(self, path: str) -> str:
         target = (self.root / path).resolve()
         if not target.is_relative_to(self.root):
             raise ToolError(f"{path}: outside the workspace root, refused")
@@ -106,16 +115,22 @@ class ReadTool:
         size = target.stat().st_size
         if size > MAX_READ_BYTES:
             raise ToolError(f"{path}: {size} bytes, larger than the {MAX_READ_BYTES}-byte limit")
-        try:
-            data = target.read_bytes()
-        except OSError as error:
-            raise ToolError(f"{path}: cannot read: {error.strerror or error}") from None
+        data = target.read_bytes()
         if b"\x00" in data:
             raise ToolError(f"{path}: binary content, not a text file")
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
             raise ToolError(f"{path}: not UTF-8 text") from None
+
+
+def _reason(error: Exception) -> str:
+    """Why a path could not be read, without the path (which the OS gives absolute)."""
+    if isinstance(error, RuntimeError):  # pathlib's "Symlink loop from '/abs/path'"
+        return "symbolic link loop"
+    if isinstance(error, ValueError):  # "embedded null byte"
+        return "not a usable path"
+    return type(error).__name__
 
 
 #: Tool name (as `session.json` lists it) -> constructor taking the workspace root.

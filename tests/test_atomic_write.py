@@ -1,0 +1,94 @@
+"""`atomic_write`: an interrupted or killed write leaves the old file and no temporary behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness._files import atomic_write, remove_stale_temporaries
+
+#: A writer that has written part of the new content, says so, and waits to be killed.
+WRITER = """
+import sys, time
+from harness._files import atomic_write
+with atomic_write(sys.argv[1]) as handle:
+    handle.write(b"half of the new content")
+    handle.flush()
+    print("writing", flush=True)
+    time.sleep(60)
+"""
+
+
+def start_writer(target: Path) -> subprocess.Popen[str]:
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(target)], stdout=subprocess.PIPE, text=True
+    )
+    assert writer.stdout is not None
+    assert writer.stdout.readline() == "writing\n"
+    return writer
+
+
+def temporaries(folder: Path) -> list[str]:
+    return sorted(path.name for path in folder.iterdir() if path.name.endswith(".tmp"))
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_mid_write_leaves_the_old_file_and_no_temporary(
+    tmp_path: Path, signum: int
+) -> None:
+    target = tmp_path / "rec.jsonl"
+    target.write_bytes(b"the old content\n")
+    with start_writer(target) as writer:
+        assert len(temporaries(tmp_path)) == 1
+        writer.send_signal(signum)
+        status = writer.wait(timeout=30)
+    assert status != 0
+    if signum != signal.SIGINT:
+        assert status == -signum  # it still dies of the signal, as without the handler
+    assert target.read_bytes() == b"the old content\n"
+    assert temporaries(tmp_path) == []
+
+
+def test_the_next_write_removes_the_temporary_of_a_killed_run(tmp_path: Path) -> None:
+    target = tmp_path / "rec.jsonl"
+    with start_writer(target) as writer:
+        writer.kill()  # SIGKILL: nothing can clean up
+        writer.wait(timeout=30)
+    assert len(temporaries(tmp_path)) == 1
+    with atomic_write(target) as handle:
+        handle.write(b"new\n")
+    assert target.read_bytes() == b"new\n"
+    assert temporaries(tmp_path) == []
+
+
+def test_a_temporary_of_a_live_writer_or_another_file_is_kept(tmp_path: Path) -> None:
+    target = tmp_path / "rec.jsonl"
+    live = tmp_path / f".rec.jsonl.{os.getpid()}.abcd1234.tmp"
+    other = tmp_path / ".other.jsonl.999999999.abcd1234.tmp"
+    foreign = tmp_path / ".rec.jsonl.not-ours.tmp"
+    for path in (live, other, foreign):
+        path.write_bytes(b"")
+    assert remove_stale_temporaries(str(target)) == []
+    assert temporaries(tmp_path) == sorted(p.name for p in (live, other, foreign))
+
+
+def test_a_failed_write_leaves_the_old_file(tmp_path: Path) -> None:
+    target = tmp_path / "rec.jsonl"
+    target.write_bytes(b"old\n")
+    with pytest.raises(RuntimeError), atomic_write(target) as handle:
+        handle.write(b"partial")
+        raise RuntimeError("the stream broke")
+    assert target.read_bytes() == b"old\n"
+    assert temporaries(tmp_path) == []
+
+
+def test_default_signal_actions_are_restored_after_a_write(tmp_path: Path) -> None:
+    with atomic_write(tmp_path / "x") as handle:
+        handle.write(b"x")
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
