@@ -2,7 +2,7 @@
 
 The request is built from options or a request file, sent with the Anthropic SDK
 (`stream=True`, no retries), and the raw SSE events are read as the API sent them
-(`anthropic.Stream.raw_events`, before any parsing). The cassette holds a header
+(`harness._sse`, before any parsing). The cassette holds a header
 (`source: recorded`, SDK version, model, the request without credentials, UTC time) and
 every event in arrival order, each preceded by a directive `{"harness": "at", "ms": N}`:
 its arrival offset in milliseconds from the request, which plain replay passes over and

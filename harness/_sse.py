@@ -1,15 +1,17 @@
 """Server-sent events: cassette events to the API's SSE bytes, and SSE bytes back to events.
 
 Encoding frames each event as the API does (`event: <type>`, `data: <json>`, a blank
-line). Decoding uses the SDK's own SSE reader (`anthropic.Stream.raw_events`), so a body
-is split exactly as a live client would split it; each `data:` field must then be one
-JSON object with a string `type` (strict JSON: no `NaN`), or `SSEFormatError` names the
-event that is not.
+line). Decoding is one incremental decoder, `StreamingDecoder`, for every reader (record,
+import, the proxy): lines end at `\n` (a `\r` before it dropped), `data:` lines gather
+until a blank line ends the event, comments and other fields pass over, as the SDK's
+own SSE decoder reads them. Each event's data must be UTF-8 and one JSON object with a
+string `type` (strict JSON: no `NaN`), or `SSEFormatError` names the event that is not.
+It is ours, not the SDK's, so that the proxy never imports the SDK (seconds cold).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -25,6 +27,7 @@ __all__ = [
     "StreamingDecoder",
     "encode_event",
     "events_from_body",
+    "events_from_chunks",
     "events_from_response",
 ]
 
@@ -49,45 +52,33 @@ def _event(data: str, number: int) -> dict[str, Any]:
     return event
 
 
+def events_from_chunks(chunks: Iterable[bytes]) -> Iterator[dict[str, Any]]:
+    """The events of an SSE body arriving in chunks, each as soon as it is complete."""
+    decoder = StreamingDecoder()
+    for chunk in chunks:
+        yield from decoder.feed(chunk)
+    yield from decoder.finish()
+
+
 def events_from_response(
     response: httpx2.Response, chunks: Iterator[bytes] | None = None
 ) -> Iterator[dict[str, Any]]:
     """The events of an SSE response, as they arrive; comments and empty data pass over.
 
-    `chunks` replaces the response's own byte iterator (to watch or bound it). A line
-    that is not UTF-8 raises `SSEFormatError` too.
+    `chunks` replaces the response's own byte iterator (to watch or bound it).
     """
-    import httpx2
-    from anthropic import Stream
-
-    if chunks is not None:
-        response = httpx2.Response(200, content=chunks)
-    number = 0
-    try:
-        for sse in Stream.raw_events(response):
-            if sse.data:
-                number += 1
-                yield _event(sse.data, number)
-    except UnicodeDecodeError as error:
-        raise SSEFormatError(
-            f"after event {number}: a line is not UTF-8 ({error.reason})"
-        ) from None
+    return events_from_chunks(response.iter_bytes() if chunks is None else chunks)
 
 
 def events_from_body(body: bytes) -> list[dict[str, Any]]:
     """The events of a whole SSE body."""
-    import httpx2
-
-    return list(events_from_response(httpx2.Response(200, content=body)))
+    return list(events_from_chunks([body]))
 
 
 class StreamingDecoder:
     """Events out of an SSE body fed in pieces as they arrive (a proxy's view of a stream).
 
-    A piece may end anywhere (mid-line, mid-character). Lines end at `\\n` (a `\\r`
-    before it is dropped); `data:` lines gather until a blank line ends the event, as
-    the SDK's own `SSEDecoder` reads them. Written here, not borrowed from the SDK, so
-    that the proxy never imports it (seconds on a cold start).
+    A piece may end anywhere (mid-line, mid-character); see the module for the rules.
     """
 
     def __init__(self) -> None:
@@ -108,7 +99,12 @@ class StreamingDecoder:
         return events if last is None else [*events, last]
 
     def _line(self, raw: bytes) -> dict[str, Any] | None:
-        line = raw.removesuffix(b"\r").decode("utf-8", errors="replace")
+        try:
+            line = raw.removesuffix(b"\r").decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise SSEFormatError(
+                f"after event {self._count}: a line is not UTF-8 ({error.reason})"
+            ) from None
         if not line:
             data, self._data = "\n".join(self._data), []
             if not data:

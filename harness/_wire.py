@@ -31,7 +31,6 @@ from harness._replay import Outcome, acollect, areplay, collect, replay
 from harness._replayer import Replayer
 from harness._responses import (
     Chunking,
-    Cut,
     Piece,
     PlannedResponse,
     RealtimePacer,
@@ -70,35 +69,33 @@ class _PlannedStream(httpx2.SyncByteStream, httpx2.AsyncByteStream):
         self._pieces = pieces
         self._read_timeout = read_timeout
 
-    def _wait(self, stall: Stall) -> float:
-        seconds = stall.ms / 1000
-        if self._read_timeout is not None and self._read_timeout < seconds:
-            return self._read_timeout
-        return seconds
-
-    def _check(self, piece: Piece, waited: float) -> None:
-        if isinstance(piece, Stall) and waited < piece.ms / 1000:
-            raise httpx2.ReadTimeout("The read operation timed out")
-        if isinstance(piece, Cut):
-            raise connection_cut()
+    def _steps(self) -> Iterator[bytes | float]:
+        """The body as bytes to hand over and seconds to wait, for either reader to carry out."""
+        for piece in self._pieces:
+            if isinstance(piece, bytes):
+                yield piece
+            elif isinstance(piece, Stall):
+                seconds = piece.ms / 1000
+                timeout = self._read_timeout
+                yield seconds if timeout is None else min(seconds, timeout)
+                if timeout is not None and timeout < seconds:
+                    raise httpx2.ReadTimeout("The read operation timed out")
+            else:
+                raise connection_cut()
 
     def __iter__(self) -> Iterator[bytes]:
-        for piece in self._pieces:
-            if isinstance(piece, bytes):
-                yield piece
-                continue
-            waited = self._wait(piece) if isinstance(piece, Stall) else 0.0
-            time.sleep(waited)
-            self._check(piece, waited)
+        for step in self._steps():
+            if isinstance(step, bytes):
+                yield step
+            else:
+                time.sleep(step)
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        for piece in self._pieces:
-            if isinstance(piece, bytes):
-                yield piece
-                continue
-            waited = self._wait(piece) if isinstance(piece, Stall) else 0.0
-            await asyncio.sleep(waited)
-            self._check(piece, waited)
+        for step in self._steps():
+            if isinstance(step, bytes):
+                yield step
+            else:
+                await asyncio.sleep(step)
 
 
 def _raising(error: Exception) -> Iterator[Piece]:
