@@ -37,8 +37,8 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from harness._cassette import AT_DIRECTIVE, make_header, write_cassette
-from harness._message import events_from_message
 from harness._redact import redact_request
+from harness._responses import lines_of_answer
 from harness._serving import MAX_BODY, api_error, api_errors
 from harness._sse import SSEFormatError, StreamingDecoder
 
@@ -64,7 +64,6 @@ HOP_HEADERS: Final = frozenset(
 #: Headers aiohttp would add to a request that lacks them: the request goes as it came.
 AUTO_HEADERS: Final = ("Accept-Encoding", "User-Agent", "Content-Type")
 #: Response headers an HTTP error cassette keeps: those a client's retry logic reads.
-RETRY_HEADERS: Final = ("retry-after", "retry-after-ms", "x-should-retry")
 _TURN: Final = re.compile(r"turn-(\d+)\.jsonl$")
 
 
@@ -138,20 +137,8 @@ class _Answer:
             if not any("type" in line for line in self.lines):
                 raise ValueError("the stream held no event")
             return self.lines, {}
-        try:
-            body = orjson.loads(bytes(self._body))
-        except orjson.JSONDecodeError:
-            raise ValueError(f"the {self.status} answer is not JSON") from None
-        if not isinstance(body, dict):
-            raise ValueError(f"the {self.status} answer is not a JSON object")
-        at = self.lines[:1]
-        if self.status >= 400:
-            headers = {name: self.headers[name] for name in RETRY_HEADERS if name in self.headers}
-            line = {"harness": "http_error", "status": self.status, "headers": headers}
-            return [*at, {**line, "body": body}], {}
-        if self.status != 200:
-            raise ValueError(f"status {self.status} is not a Messages answer")
-        return [*at, *events_from_message(body)], {"synthesized_from": "message"}
+        lines, metadata = lines_of_answer(self.status, self.headers, bytes(self._body))
+        return [*self.lines[:1], *lines], metadata
 
 
 class RecordingProxy:

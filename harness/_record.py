@@ -362,43 +362,20 @@ def record(
 def cassette_lines_of_answer(
     status: int, headers: Any, body: bytes
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """How one live HTTP answer is kept: (header metadata, cassette lines).
-
-    An SSE stream keeps its events; a non-streaming `Message` becomes the events a stream
-    of it carries (`synthesized_from: "message"` says so); an HTTP error becomes an
-    `http_error` line with its status, its retry headers and the API's error JSON.
-    Raises `RecordError` for a body that is none of these.
-    """
-    from harness._message import events_from_message
+    """How one live HTTP answer is kept: (header metadata, cassette lines), as
+    `harness._responses.lines_of_answer` says; `RecordError` for an unusable answer."""
     from harness._redact import redact_headers
-    from harness._responses import HTTP_ERROR_DIRECTIVE
-    from harness._sse import events_from_body
+    from harness._responses import lines_of_answer
 
     kept = redact_headers(headers)
-    content_type = kept.get("content-type", "")
     try:
-        if status >= 400:
-            error = json.loads(body) if body else None
-            retry = {
-                k: v for k, v in kept.items() if k.startswith(("retry-after", "x-should-retry"))
-            }
-            line = {
-                "harness": HTTP_ERROR_DIRECTIVE,
-                "status": status,
-                "headers": retry,
-                "body": error,
-            }
-            return {}, [line]
-        if "text/event-stream" in content_type:
-            return {}, events_from_body(body)
-        message = json.loads(body)
-    except (ValueError, SSEFormatError) as error:
+        lines, metadata = lines_of_answer(status, kept, body)
+    except ValueError as error:
+        content_type = kept.get("content-type", "")
         raise RecordError(
             f"the API's answer ({status}, {content_type}) is not usable: {error}"
         ) from None
-    if not isinstance(message, dict) or message.get("type") != "message":
-        raise RecordError(f"the API's answer ({status}, {content_type}) is not a Message")
-    return {"synthesized_from": "message"}, events_from_message(message)
+    return metadata, lines
 
 
 class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
