@@ -233,6 +233,12 @@ class Cassette:
         if not seen_event:
             raise CassetteError(self.path, max(number, 1), "cassette holds no stream events")
 
+    def sse(self, line: CassetteLine) -> bytes:
+        """An event line as the API's SSE framing carries it (a kept cassette caches it)."""
+        from harness._sse import encode_event
+
+        return encode_event(line.data)
+
     def events(self) -> Iterator[dict[str, Any]]:
         """The raw stream events alone, directives passed over."""
         for line in self.lines():

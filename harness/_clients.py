@@ -61,16 +61,23 @@ _ERRORS: weakref.WeakKeyDictionary[Any, Sequence[HarnessError]] = weakref.WeakKe
 
 
 class _LoadedCassette(Cassette):
-    """A cassette read and checked once, its lines kept: a client answers from the same
-    small cassette again and again (every retry, every test), so it is not re-read and
-    re-validated each time. A bad line fails when the client is made, not mid-test."""
+    """A cassette read and checked once, its lines and their SSE bytes kept: a client
+    answers from the same small cassette again and again (every retry, every test), so
+    it is not re-read, re-validated and re-encoded each time. A bad line fails when the
+    client is made, not mid-test."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         super().__init__(path)
         self._lines = list(super().lines())
+        self._sse = {
+            line.number: Cassette.sse(self, line) for line in self._lines if line.kind == "event"
+        }
 
     def lines(self) -> Iterator[CassetteLine]:
         return iter(self._lines)
+
+    def sse(self, line: CassetteLine) -> bytes:
+        return self._sse.get(line.number) or super().sse(line)
 
 
 def _sources(cassettes: Cassettes) -> list[Cassette]:

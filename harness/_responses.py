@@ -30,7 +30,7 @@ from typing import Any, Final, overload
 from harness._cassette import AT_DIRECTIVE, Cassette, DirectiveHandler, pass_over
 from harness._exceptions import ReplayError
 from harness._message import StreamErrorEvent, events_from_message, message_from_events
-from harness._sse import encode_event, events_from_body
+from harness._sse import events_from_body
 
 __all__ = [
     "CUT_DIRECTIVE",
@@ -169,7 +169,7 @@ def sse_pieces(cassette: Cassette, on_directive: DirectiveHandler = pass_over) -
     for line in cassette.lines():
         data = line.data
         if line.kind == "event":
-            encoded = encode_event(data)
+            encoded = cassette.sse(line)
             if cut_at is not None:
                 yield encoded[:cut_at]
                 yield Cut()
