@@ -38,6 +38,8 @@ from harness._wire import BASE_URL, ReplayTransport
 if TYPE_CHECKING:
     from anthropic import Anthropic, AsyncAnthropic
 
+    from harness._record import RecordingTransport
+
 __all__ = [
     "DEFAULT_MATCH_ON",
     "DUMMY_API_KEY",
@@ -55,9 +57,11 @@ Cassettes: TypeAlias = "CassetteSource | Sequence[CassetteSource]"
 #: The key every cassette client sends: never a credential, never accepted by the live API.
 DUMMY_API_KEY: Final = "harness-replay-no-key"
 
-_REPLAYERS: weakref.WeakKeyDictionary[Any, Replayer] = weakref.WeakKeyDictionary()
-_REQUESTS: weakref.WeakKeyDictionary[Any, list[CapturedRequest]] = weakref.WeakKeyDictionary()
-_ERRORS: weakref.WeakKeyDictionary[Any, Sequence[HarnessError]] = weakref.WeakKeyDictionary()
+#: What answers each client made here: its `Replayer`, or a recording client's transport
+#: (both keep `requests` and `errors`).
+_SOURCES: weakref.WeakKeyDictionary[Any, Replayer | RecordingTransport] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 class _LoadedCassette(Cassette):
@@ -134,9 +138,7 @@ def cassette_client(
         http_client=httpx2.Client(transport=ReplayTransport(used), base_url=BASE_URL),
         **_options(options),
     )
-    _REPLAYERS[client] = used
-    _REQUESTS[client] = used.requests
-    _ERRORS[client] = used.errors
+    _SOURCES[client] = used
     return client
 
 
@@ -158,9 +160,7 @@ def async_cassette_client(
         http_client=httpx2.AsyncClient(transport=ReplayTransport(used), base_url=BASE_URL),
         **_options(options),
     )
-    _REPLAYERS[client] = used
-    _REQUESTS[client] = used.requests
-    _ERRORS[client] = used.errors
+    _SOURCES[client] = used
     return client
 
 
@@ -208,34 +208,34 @@ def recording_client(
             http_client=httpx2.Client(transport=transport),
             **options,
         )
-    _REQUESTS[client] = transport.requests
-    _ERRORS[client] = transport.errors
+    _SOURCES[client] = transport
     return client
 
 
 def client_replayer(client: Anthropic | AsyncAnthropic) -> Replayer:
     """The `Replayer` behind a cassette client; `InputError` for any other client."""
-    try:
-        return _REPLAYERS[client]
-    except (KeyError, TypeError):
-        raise InputError(
-            f"{type(client).__name__} was not made by cassette_client or async_cassette_client"
-        ) from None
+    source = _SOURCES.get(client)
+    if isinstance(source, Replayer):
+        return source
+    raise InputError(
+        f"{type(client).__name__} was not made by cassette_client or async_cassette_client"
+    )
 
 
 def captured_requests(client: Anthropic | AsyncAnthropic) -> list[CapturedRequest]:
     """Every request the client sent, in order: method, path, headers and JSON body,
     credentials removed. The list grows as the code sends more."""
-    try:
-        return _REQUESTS[client]
-    except (KeyError, TypeError):
-        raise InputError(f"{type(client).__name__} was not made by a cassette client") from None
+    return _source(client).requests
 
 
 def replay_errors(client: Anthropic | AsyncAnthropic) -> list[HarnessError]:
     """What the cassettes could not answer (`ReplayError`: used up, or a mismatch), or a
     recording client could not record (`RecordError`), in order."""
+    return list(_source(client).errors)
+
+
+def _source(client: Anthropic | AsyncAnthropic) -> Replayer | RecordingTransport:
     try:
-        return list(_ERRORS[client])
+        return _SOURCES[client]
     except (KeyError, TypeError):
         raise InputError(f"{type(client).__name__} was not made by a cassette client") from None
