@@ -16,10 +16,16 @@ from typing import Any, Final
 
 __all__ = ["UNPRINTABLE", "json_text", "printable"]
 
-#: C0 and C1 controls, DEL, bidi embeddings/overrides/isolates, lone surrogates.
-UNPRINTABLE: Final = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+#: C0 and C1 controls, DEL, the line and paragraph separators (a reader splitting on
+#: Unicode line ends would cut a JSON line in two), bidi embeddings/overrides/isolates,
+#: lone surrogates.
+UNPRINTABLE: Final = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 #: The same, outside JSON strings' own escaping (json.dumps already escapes C0).
-_UNESCAPED_BY_JSON: Final = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNESCAPED_BY_JSON: Final = re.compile(
+    "[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 
 

@@ -246,3 +246,14 @@ def test_coverage_escapes_an_api_error_type_from_the_cassette(tmp_path: Path) ->
     result = run("coverage", cassette)
     assert "api_error:over\\u001b[2Jloaded" in result.stdout
     assert_terminal_safe(result.output)
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"], ids=["LS", "PS", "NEL"])
+def test_unicode_line_separators_do_not_split_a_json_line(tmp_path: Path, separator: str) -> None:
+    cassette = tmp_path / "separator.jsonl"
+    StreamBuilder().text(0, f"one{separator}two").stop().write(cassette, "a line separator")
+    result = run("replay", "--format", "json", cassette)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()  # splits at \u2028, \u2029 and \x85 too
+    assert [json.loads(line)["type"] for line in lines] == ["text", "done"]
+    assert json.loads(lines[0])["text"] == f"one{separator}two"
