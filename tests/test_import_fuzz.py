@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from click.testing import CliRunner
 from conftest import ROOT
@@ -58,6 +59,7 @@ def _damaged(draw: st.DrawFn) -> tuple[str, bytes]:
     return sample.name, bytes(data)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_damaged())
 def test_a_damaged_recording_gives_a_documented_outcome(case: tuple[str, bytes]) -> None:
@@ -113,6 +115,7 @@ def _interaction(draw: st.DrawFn) -> dict[str, Any]:
     return {"request": draw(st.sampled_from([request, None, []])), "response": response}
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_interaction(), max_size=3), st.sampled_from(["yaml", "json"]))
 def test_an_odd_document_gives_a_documented_outcome(

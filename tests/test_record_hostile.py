@@ -214,6 +214,7 @@ def server() -> Iterator[FakeMessagesAPI]:
     where=st.sampled_from(["metadata", "tools", "system", "extra"]),
     vcr_suffix=st.sampled_from([".yaml", ".json"]),
 )
+@pytest.mark.slow
 def test_no_planted_secret_reaches_any_file_record_writes(
     server: FakeMessagesAPI,
     tmp_path_factory: pytest.TempPathFactory,

@@ -45,6 +45,7 @@ def keys_at_any_depth(value: Any) -> list[str]:
     return []
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(json_values)
 def test_no_credential_like_key_survives_at_any_depth(value: Any) -> None:

@@ -108,6 +108,7 @@ def near_misses(line: dict[str, Any]) -> list[dict[str, Any]]:
     return variants
 
 
+@pytest.mark.slow
 def test_near_misses_of_every_cassette_line_get_the_validators_verdict() -> None:
     checked = 0
     lines = cassette_lines()
