@@ -2,6 +2,7 @@
 
 import os
 from pathlib import Path
+from typing import Any
 
 # pytester runs in-process and unloads every module first imported during an inner run;
 # loading what the plugin imports lazily now keeps one copy of each class across runs
@@ -29,3 +30,26 @@ LIBRARY = ROOT / "cassettes"
 SESSIONS = LIBRARY / "sessions"
 EXAMPLES = ROOT / "examples"
 LENIENT_EXAMPLE = EXAMPLES / "lenient_adapter"
+
+
+def sdk_message(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the SDK's own `messages.stream()` accumulator makes of a stream's events: the
+    reference a cassette's fold, an import or a client is checked against."""
+    from anthropic._models import construct_type
+    from anthropic.lib.streaming._messages import accumulate_event
+    from anthropic.types import RawMessageStreamEvent
+
+    snapshot = None
+    buffers: dict[int, bytes] = {}
+    for event in events:
+        if event["type"] == "ping":
+            continue
+        built = construct_type(type_=RawMessageStreamEvent, value=event)
+        snapshot = accumulate_event(
+            event=built,  # type: ignore[arg-type]
+            current_snapshot=snapshot,
+            json_bufs=buffers,
+        )
+    assert snapshot is not None
+    dumped: dict[str, Any] = snapshot.model_dump(mode="json")
+    return dumped

@@ -13,11 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from anthropic._models import construct_type
-from anthropic.lib.streaming._messages import accumulate_event
-from anthropic.types import RawMessageStreamEvent
 from click.testing import CliRunner
-from conftest import ROOT
+from conftest import ROOT, sdk_message
 
 from harness import Cassette, replay_outcome
 from harness_cli.main import cli
@@ -68,24 +65,6 @@ EXPECTED: dict[str, tuple[list[tuple[str, Any]], str, bool]] = {
 }
 
 
-def _sdk_message(events: list[dict[str, Any]]) -> dict[str, Any]:
-    """What the SDK's own `messages.stream()` accumulator makes of the events."""
-    snapshot = None
-    buffers: dict[int, bytes] = {}
-    for event in events:
-        if event["type"] == "ping":
-            continue
-        built = construct_type(type_=RawMessageStreamEvent, value=event)
-        snapshot = accumulate_event(
-            event=built,  # type: ignore[arg-type]
-            current_snapshot=snapshot,
-            json_bufs=buffers,
-        )
-    assert snapshot is not None
-    dumped: dict[str, Any] = snapshot.model_dump(mode="json")
-    return dumped
-
-
 def _content(message: dict[str, Any]) -> list[tuple[str, Any]]:
     value = {"text": "text", "thinking": "thinking", "tool_use": "input"}
     return [(block["type"], block[value[block["type"]]]) for block in message["content"]]
@@ -109,7 +88,7 @@ def test_the_sdk_accumulates_each_imported_cassette_to_the_recorded_message(
 ) -> None:
     content, stop_reason, synthesized = EXPECTED[name]
     cassette = Cassette(imported / name)
-    message = _sdk_message(list(cassette.events()))
+    message = sdk_message(list(cassette.events()))
     assert _content(message) == content
     assert message["stop_reason"] == stop_reason
     assert cassette.header is not None

@@ -6,10 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from anthropic._models import construct_type
-from anthropic.lib.streaming._messages import accumulate_event
-from anthropic.types import RawMessageStreamEvent
-from conftest import LIBRARY
+from conftest import LIBRARY, sdk_message
 
 from harness import read_cassette, replay_outcome
 from harness._message import StreamErrorEvent, events_from_message, message_from_events
@@ -20,24 +17,6 @@ GOOD = sorted(path for path in LIBRARY.glob("*.jsonl"))
 
 def _events(path: Path) -> list[dict[str, Any]]:
     return list(read_cassette(path).events())
-
-
-def _sdk_message(events: list[dict[str, Any]]) -> dict[str, Any]:
-    """What the SDK's own `messages.stream()` accumulator makes of the same events."""
-    snapshot = None
-    buffers: dict[int, bytes] = {}
-    for event in events:
-        if event["type"] == "ping":
-            continue
-        built = construct_type(type_=RawMessageStreamEvent, value=event)
-        snapshot = accumulate_event(
-            event=built,  # type: ignore[arg-type]
-            current_snapshot=snapshot,
-            json_bufs=buffers,
-        )
-    assert snapshot is not None
-    dumped: dict[str, Any] = snapshot.model_dump(mode="json", exclude_none=False)
-    return dumped
 
 
 def _contiguous(events: list[dict[str, Any]]) -> bool:
@@ -51,7 +30,7 @@ def test_the_message_of_a_library_stream_is_what_the_sdk_accumulates(path: Path)
     if not _contiguous(events):
         pytest.skip("block indexes with a gap: the SDK's accumulator cannot fold them")
     ours = message_from_events(events)
-    sdk = _sdk_message(events)
+    sdk = sdk_message(events)
     assert [b["type"] for b in ours["content"]] == [b["type"] for b in sdk["content"]]
     for mine, theirs in zip(ours["content"], sdk["content"], strict=True):
         for field in ("text", "input", "name", "id", "thinking", "signature"):
