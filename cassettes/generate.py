@@ -38,6 +38,29 @@ def stream(message_id: str = "msg_01HarnessSyntheticStream") -> StreamBuilder:
     return StreamBuilder(model=MODEL, message_id=message_id)
 
 
+def _live_message_start(
+    message_id: str, *, input_tokens: int, output_tokens: int
+) -> dict[str, object]:
+    """A `message_start` as the live API sends it, cache counts included."""
+    usage = {
+        "input_tokens": input_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "output_tokens": output_tokens,
+    }
+    message = {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": MODEL,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+    return {"type": "message_start", "message": message}
+
+
 # -- happy paths ------------------------------------------------------------------------
 
 
@@ -48,24 +71,9 @@ def stream(message_id: str = "msg_01HarnessSyntheticStream") -> StreamBuilder:
     "index's deltas and calls come out in stop order; stop_reason tool_use.",
 )
 def interleaved() -> StreamBuilder:
-    message: dict[str, object] = {
-        "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
-        "type": "message",
-        "role": "assistant",
-        "model": MODEL,
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": {
-            "input_tokens": 472,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
-            "output_tokens": 2,
-        },
-    }
     return (
         StreamBuilder(model=MODEL, start=False)
-        .raw({"type": "message_start", "message": message})
+        .raw(_live_message_start("msg_01XFDUDYJgAACzvnptvVoYEL", input_tokens=472, output_tokens=2))
         .block_start(0, {"type": "text", "text": ""})
         .ping()
         .text_delta(0, "I'll read both files")
@@ -148,24 +156,9 @@ def parallel_tools() -> StreamBuilder:
     "tool_use. client.messages.stream() and its accumulator read it, unlike interleaved.",
 )
 def two_tools() -> StreamBuilder:
-    message: dict[str, object] = {
-        "id": "msg_01Dq7HvLm3XwRt9KpNcYbZgE",
-        "type": "message",
-        "role": "assistant",
-        "model": MODEL,
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": {
-            "input_tokens": 618,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
-            "output_tokens": 3,
-        },
-    }
     return (
         StreamBuilder(model=MODEL, start=False)
-        .raw({"type": "message_start", "message": message})
+        .raw(_live_message_start("msg_01Dq7HvLm3XwRt9KpNcYbZgE", input_tokens=618, output_tokens=3))
         .block_start(0, {"type": "text", "text": ""})
         .ping()
         .text_delta(0, "I'll check the weather")
