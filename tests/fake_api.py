@@ -68,6 +68,15 @@ class ReceivedRequest:
         return json.loads(self.body)
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client hanging up mid-answer is what the hostile tests provoke: the server says
+    nothing (http.server would print a traceback to stderr, which a CliRunner running
+    at the same moment captures as the command's own output)."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet: a broken pipe here is the client's choice, not the server's fault."""
+
+
 class FakeMessagesAPI:
     """Serves one stream of raw events to every `POST /v1/messages`."""
 
@@ -91,7 +100,7 @@ class FakeMessagesAPI:
         self.hold = hold
         self._stopping = threading.Event()
         self.received: list[ReceivedRequest] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server = _QuietServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         # a short poll: shutdown() waits up to one poll interval, at every test's end
         self._thread = threading.Thread(
