@@ -97,7 +97,7 @@ def harness_argv() -> list[str]:
 
 def _batches(shape: str, size: int) -> Iterator[list[Any]]:
     """The SDK's event objects for a synthetic stream, `BATCH` at a time."""
-    from harness._construct import event_builder
+    from harness._replay.construct import event_builder
 
     build = event_builder()
     batch: list[Any] = []

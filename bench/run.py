@@ -44,7 +44,7 @@ from bench.measure import (
     sdk_estimate,
 )
 from bench.synthetic import SHAPES, synthetic_events
-from harness._cassette import make_header, write_cassette
+from harness._cassette.codec import make_header, write_cassette
 
 __all__ = ["Options", "main", "run"]
 
@@ -226,7 +226,7 @@ CLIENT_REQUEST: Final = {
 
 def _vcr_cassette(events: list[dict[str, Any]], path: Path) -> None:
     """A vcrpy cassette (JSON serializer) holding one streamed Messages exchange."""
-    from harness._sse import encode_event
+    from harness._cassette.sse import encode_event
 
     body = b"".join(encode_event(event) for event in events).decode()
     interaction = {
@@ -261,8 +261,8 @@ def section_clients(options: Options, report: Report, results: Results, folder: 
     import vcr
     from anthropic import Anthropic
 
-    from harness._cassette import Cassette
-    from harness._clients import cassette_client
+    from harness._cassette.codec import Cassette
+    from harness._replay.clients import cassette_client
 
     events = list(synthetic_events("mixed", CLIENT_STREAM_DELTAS))
     requests = options.client_requests

@@ -76,8 +76,8 @@ class Expected:
 
 
 def expected(paths: Sequence[str]) -> list[Expected]:
-    from harness._cassette import Cassette
-    from harness._replay import replay_outcome
+    from harness._cassette.codec import Cassette
+    from harness._replay.direct import replay_outcome
 
     found = []
     for path in paths:
@@ -107,7 +107,7 @@ async def _one(client: Any, case: Expected, load: Load) -> None:
     from anthropic import APIStatusError
 
     from harness._adapter import ato_model_events
-    from harness._replay import Outcome, acollect
+    from harness._replay.direct import Outcome, acollect
 
     seen = 0
     start = time.perf_counter()
@@ -163,7 +163,7 @@ async def run_raw_load(url: str, cases: list[Expected], clients: int, rounds: in
     without the SDK's per-request cost in the clients' process. Every event is compared."""
     import aiohttp
 
-    from harness._sse import StreamingDecoder
+    from harness._cassette.sse import StreamingDecoder
 
     load = Load()
     body = {**REQUEST, "stream": True}
@@ -226,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=200, help="first-byte samples (200)")
     options = parser.parse_args(argv)
 
-    from harness._cassette import expand_paths
+    from harness._cassette.codec import expand_paths
 
     cases = expected(expand_paths([str(LIBRARY)]))
     names = [case.name for case in cases if case.events]

@@ -13,7 +13,7 @@ from ._adapter import (
     ato_model_events as ato_model_events,
     to_model_events as to_model_events,
 )
-from ._cassette import (
+from ._cassette.codec import (
     AT_DIRECTIVE as AT_DIRECTIVE,
     FORMAT_VERSION as FORMAT_VERSION,
     Cassette as Cassette,
@@ -24,14 +24,6 @@ from ._cassette import (
     make_header as make_header,
     read_cassette as read_cassette,
     write_cassette as write_cassette,
-)
-from ._clients import (
-    DUMMY_API_KEY as DUMMY_API_KEY,
-    async_cassette_client as async_cassette_client,
-    captured_requests as captured_requests,
-    cassette_client as cassette_client,
-    recording_client as recording_client,
-    replay_errors as replay_errors,
 )
 from ._events import (
     DoneEvent as DoneEvent,
@@ -57,15 +49,19 @@ from ._exceptions import (
     StreamProtocolError as StreamProtocolError,
     ToolError as ToolError,
 )
-from ._export_vcr import (
+from ._http.hosting import (
+    ServerThread as ServerThread,
+)
+from ._http.proxy import (
+    RecordingProxy as RecordingProxy,
+)
+from ._http.server import (
+    CassetteServer as CassetteServer,
+)
+from ._interop.export import (
     export_vcr as export_vcr,
 )
-from ._fault_check import (
-    Adapter as Adapter,
-    ExpectFailure as ExpectFailure,
-    FaultCase as FaultCase,
-)
-from ._import import (
+from ._interop.importer import (
     ImportReport as ImportReport,
     import_recording as import_recording,
     import_vcr as import_vcr,
@@ -74,14 +70,19 @@ from ._modes import (
     RecordMode as RecordMode,
     Via as Via,
 )
-from ._proxy import (
-    RecordingProxy as RecordingProxy,
-)
-from ._record import (
+from ._record.live import (
     build_request as build_request,
     record as record,
 )
-from ._replay import (
+from ._replay.clients import (
+    DUMMY_API_KEY as DUMMY_API_KEY,
+    async_cassette_client as async_cassette_client,
+    captured_requests as captured_requests,
+    cassette_client as cassette_client,
+    recording_client as recording_client,
+    replay_errors as replay_errors,
+)
+from ._replay.direct import (
     Outcome as Outcome,
     acollect as acollect,
     collect as collect,
@@ -90,28 +91,27 @@ from ._replay import (
     is_stream_failure as is_stream_failure,
     replay_outcome as replay_outcome,
 )
-from ._replayer import (
+from ._replay.plan import (
+    Chunking as Chunking,
+    RealtimePacer as RealtimePacer,
+)
+from ._replay.replayer import (
     CapturedRequest as CapturedRequest,
     Replayer as Replayer,
     cassettes_from as cassettes_from,
 )
-from ._responses import (
-    Chunking as Chunking,
-    RealtimePacer as RealtimePacer,
-)
-from ._server import (
-    CassetteServer as CassetteServer,
-)
-from ._serving import (
-    ServerThread as ServerThread,
-)
-from ._version import (
-    __version__ as __version__,
-)
-from ._wire import (
+from ._replay.sdk import (
     ReplayTransport as ReplayTransport,
     aoutcome_via_sdk as aoutcome_via_sdk,
     areplay_events as areplay_events,
     outcome_via_sdk as outcome_via_sdk,
     replay_events as replay_events,
+)
+from ._testing.fault_runs import (
+    Adapter as Adapter,
+    ExpectFailure as ExpectFailure,
+    FaultCase as FaultCase,
+)
+from ._version import (
+    __version__ as __version__,
 )

@@ -1,6 +1,6 @@
 """Names of 0.1 that still work for one release, each with a `DeprecationWarning`.
 
-Modules that became internal in 0.2 (`harness.replay` is now `harness._replay`, ...) are
+Modules that became internal in 0.2 (`harness.replay` is now `harness._replay.direct`, ...) are
 found under their old names by a meta path finder; top-level names that were renamed
 are answered by the package's `__getattr__`. Both say what to use instead.
 """
@@ -19,14 +19,14 @@ from typing import Any, Final
 #: old module (under `harness.`) -> the module that holds its names now
 MODULES: Final = {
     "adapter": "_adapter",
-    "cassette": "_cassette",
+    "cassette": "_cassette.codec",
     "errors": "_exceptions",
     "events": "_events",
-    "fault_check": "_fault_check",
-    "record": "_record",
-    "replay": "_replay",
-    "vcr_import": "_import",
-    "wire": "_wire",
+    "fault_check": "_testing.fault_runs",
+    "record": "_record.live",
+    "replay": "_replay.direct",
+    "vcr_import": "_interop.importer",
+    "wire": "_replay.sdk",
 }
 #: old top-level name -> its new name
 NAMES: Final = {"areplay": "areplay_events"}

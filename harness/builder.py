@@ -30,7 +30,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any, Self
 
-from harness._cassette import make_header, write_cassette
+from harness._cassette.codec import make_header, write_cassette
 
 __all__ = ["StreamBuilder", "split_json"]
 

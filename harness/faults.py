@@ -360,7 +360,7 @@ def cut_mid_event(events: Events) -> Events | None:
     at = _middle(events)
     if at is None:
         return None
-    from harness._sse import encode_event
+    from harness._cassette.sse import encode_event
 
     half = len(encode_event(events[at])) // 2
     kept = copy.deepcopy(events[: at + 1])

@@ -23,7 +23,7 @@ option `harness_adapter = pkg.module:function` (default `harness.to_model_events
 `harness_client` / `harness_async_client` are real `anthropic.Anthropic` /
 `AsyncAnthropic` clients answered from the marked cassettes (one response a request, in
 order) and `harness_requests` what they were sent; under `missing`/`all` they go live and
-record the answers instead (`harness._client_session`). Request matching is the
+record the answers instead (`harness._testing.client_session`). Request matching is the
 `harness_match_on` fixture, then the marker's `match_on=` (None: off).
 """
 
@@ -42,16 +42,16 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 import pytest
 
 from harness._exceptions import InputError
-from harness._fault_check import Adapter, FaultCase
 from harness._modes import RecordMode
+from harness._testing.fault_runs import Adapter, FaultCase
 
 if TYPE_CHECKING:
     from anthropic import Anthropic, AsyncAnthropic
     from syrupy.assertion import SnapshotAssertion
 
-    from harness._client_session import ClientSession
-    from harness._replay import Outcome
-    from harness._replayer import CapturedRequest
+    from harness._replay.direct import Outcome
+    from harness._replay.replayer import CapturedRequest
+    from harness._testing.client_session import ClientSession
     from harness.snapshot import OutcomeOrValueSnapshot
 
 __all__ = ["Adapter", "CassetteMark", "FaultCase", "adapter_outcome", "load_adapter"]
@@ -228,8 +228,8 @@ def adapter_outcome(adapter: Adapter, path: str | os.PathLike[str]) -> Outcome:
     A `StreamProtocolError`, or the SDK's `APIStatusError` for an `error` event, ends the
     stream and becomes `.error`; any other exception is the adapter's bug and propagates.
     """
-    from harness._cassette import Cassette
-    from harness._replay import collect, sdk_events
+    from harness._cassette.codec import Cassette
+    from harness._replay.direct import collect, sdk_events
 
     return collect(adapter(sdk_events(Cassette(path))))
 
@@ -315,7 +315,7 @@ def _record(path: Path, mode: RecordMode, mark: CassetteMark, where: str) -> Non
             "@pytest.mark.cassette(..., request={'model': ..., 'max_tokens': ..., 'messages': ...})"
         )
     from harness._exceptions import RecordError
-    from harness._record import record
+    from harness._record.live import record
 
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -374,8 +374,8 @@ def fault_variant(
     variant: `with fault_variant.expect_failure(): your_function(harness_client)`.
     """
     from harness._exceptions import CassetteError
-    from harness._fault_check import run_fault
-    from harness._replay import replay_outcome
+    from harness._replay.direct import replay_outcome
+    from harness._testing.fault_runs import run_fault
     from harness.faults import fault_named
 
     fault = fault_named(request.param)
@@ -416,9 +416,9 @@ def _harness_clients(
     harness_record_mode: str | RecordMode,
     harness_match_on: Sequence[str] | None,
 ) -> Iterator[ClientSession]:
-    """The test's cassette clients, replaying or recording (`harness._client_session`)."""
-    from harness._client_session import ClientSession
+    """The test's cassette clients, replaying or recording (`harness._testing.client_session`)."""
     from harness._exceptions import HarnessError
+    from harness._testing.client_session import ClientSession
 
     mark = cassette_mark(request.node, "harness_client")
     folder = _cassette_folder(request, mark, harness_cassette_dir)

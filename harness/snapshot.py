@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from syrupy.extensions.base import AbstractSyrupyExtension
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from harness._replay import Outcome
+from harness._replay.direct import Outcome
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion

@@ -10,8 +10,8 @@ from typing import Any
 import anthropic  # noqa: F401
 import hypothesis
 
-import harness._fault_check
-import harness._replay
+import harness._replay.direct
+import harness._testing.fault_runs
 import harness.faults
 import harness.snapshot  # noqa: F401
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from harness import ERROR_TABLE, write_cassette
-from harness._coverage import DONE, measure_coverage
+from harness._testing.coverage import DONE, measure_coverage
 from harness.builder import StreamBuilder
 from harness.faults import derive_variants
 from harness_cli.main import cli

@@ -7,7 +7,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from harness import write_cassette
-from harness._diff import diff_outcomes
+from harness._testing.diff import diff_outcomes
 from harness.builder import StreamBuilder
 from harness.faults import fault_named
 from harness_cli.main import cli

@@ -10,7 +10,7 @@ from anthropic import APIStatusError
 from conftest import LIBRARY
 
 from harness import StreamProtocolError, expand_paths
-from harness._replay import Outcome, areplay, replay_outcome
+from harness._replay.direct import Outcome, areplay, replay_outcome
 
 CASSETTES = [Path(path) for path in expand_paths([str(LIBRARY)])]
 

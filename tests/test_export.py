@@ -18,8 +18,8 @@ from click.testing import CliRunner
 from conftest import LIBRARY
 
 from harness import Cassette, replay_outcome, to_model_events
-from harness._coverage import outcome_code
-from harness._replay import failure_code
+from harness._replay.direct import failure_code
+from harness._testing.coverage import outcome_code
 from harness_cli.main import cli
 
 CASSETTES = sorted(LIBRARY.glob("*.jsonl")) + sorted((LIBRARY / "errors").glob("*.jsonl"))

@@ -24,8 +24,8 @@ from harness import (
     to_model_events,
     write_cassette,
 )
-from harness._coverage import outcome_code
-from harness._fault_check import run_fault
+from harness._testing.coverage import outcome_code
+from harness._testing.fault_runs import run_fault
 from harness.builder import StreamBuilder
 from harness.faults import CATALOGUE, Variant, derive_variants, fault_named
 from harness_cli.main import cli

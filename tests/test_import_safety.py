@@ -22,7 +22,7 @@ import zstandard
 from click.testing import CliRunner, Result
 from conftest import ROOT
 
-import harness._recording
+import harness._interop.reading
 from harness import Cassette
 from harness_cli.main import cli
 
@@ -105,14 +105,14 @@ def test_aliases_that_real_serializers_write_are_read(tmp_path: Path) -> None:
 def test_a_file_over_the_size_limit_is_refused_unread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(harness._recording, "MAX_FILE_BYTES", 1024)
+    monkeypatch.setattr(harness._interop.reading, "MAX_FILE_BYTES", 1024)
     result = _import(str(STREAM), "--out", str(tmp_path))
     assert result.exit_code == 2
     assert _one_line(result) == f"{STREAM}: the file is larger than 0 MiB; refused"
 
 
 def test_a_gzip_body_bomb_is_skipped_in_one_line_at_the_real_limit(tmp_path: Path) -> None:
-    bomb = gzip.compress(b"\0" * (harness._recording.MAX_BODY_BYTES + 1), compresslevel=9)
+    bomb = gzip.compress(b"\0" * (harness._interop.reading.MAX_BODY_BYTES + 1), compresslevel=9)
     assert len(bomb) < 100_000
     source = tmp_path / "bomb.yaml"
     source.write_text(_vcr_yaml(bomb, "gzip"))
@@ -140,7 +140,7 @@ def test_each_coding_decodes_and_stops_at_the_limit(
     result = _import(str(source), "--out", str(tmp_path / "o"))
     assert result.exit_code == 0, result.output
     assert len(list(Cassette(tmp_path / "o" / "one-01.jsonl").events())) == 9
-    monkeypatch.setattr(harness._recording, "MAX_BODY_BYTES", len(sse) - 1)
+    monkeypatch.setattr(harness._interop.reading, "MAX_BODY_BYTES", len(sse) - 1)
     limited = _import(str(source), "--out", str(tmp_path / "p"))
     assert limited.exit_code == 1
     assert f"the {coding} body decompresses to more than" in limited.stdout
@@ -161,7 +161,7 @@ def test_a_compressed_body_is_found_when_the_header_was_redacted(
 def test_a_whole_file_gzip_bomb_is_refused_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(harness._recording, "MAX_EXPANDED_BYTES", 4 * 1024 * 1024)
+    monkeypatch.setattr(harness._interop.reading, "MAX_EXPANDED_BYTES", 4 * 1024 * 1024)
     source = tmp_path / "bomb.yaml.gz"
     source.write_bytes(gzip.compress(b"#" * (5 * 1024 * 1024)))
     result = _import(str(source), "--out", str(tmp_path / "o"))

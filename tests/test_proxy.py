@@ -15,10 +15,10 @@ import pytest
 from aiohttp import web
 from conftest import LIBRARY
 
-from harness._cassette import Cassette
-from harness._proxy import RecordingProxy
-from harness._serving import ServerThread
-from harness._sse import encode_event
+from harness._cassette.codec import Cassette
+from harness._cassette.sse import encode_event
+from harness._http.hosting import ServerThread
+from harness._http.proxy import RecordingProxy
 
 KEY = "sk-ant-proxy-test-key-0123456789"
 EVENTS = [line for line in Cassette(LIBRARY / "parallel_tools.jsonl").events()]
@@ -59,7 +59,7 @@ class Upstream:
             headers = {"content-type": "text/event-stream", "content-encoding": "gzip"}
             return web.Response(body=body, headers=headers)
         if answer == "json":
-            from harness._message import message_from_events
+            from harness._cassette.message import message_from_events
 
             return web.json_response(message_from_events(EVENTS))
         response = web.StreamResponse(headers={"content-type": "text/event-stream"})
@@ -177,7 +177,7 @@ def test_a_non_streaming_answer_is_recorded_as_the_events_of_its_message(
     [written] = sorted(out.iterdir())
     header, *lines = _lines(written)
     assert header["synthesized_from"] == "message"
-    from harness._message import message_from_events
+    from harness._cassette.message import message_from_events
 
     events = [line for line in lines if "type" in line]
     assert message_from_events(events) == message.model_dump(exclude_none=True) | {
@@ -269,7 +269,7 @@ def test_the_streaming_decoder_reads_any_cut_as_the_sdk_reads_the_whole(
 ) -> None:
     import random
 
-    from harness._sse import StreamingDecoder, events_from_body
+    from harness._cassette.sse import StreamingDecoder, events_from_body
 
     body = b"".join(encode_event(event) for event in EVENTS).replace(b"\n", newline)
     rng = random.Random(seed)

@@ -17,11 +17,11 @@ import pytest
 from conftest import LIBRARY
 
 from harness._adapter import to_model_events
-from harness._cassette import Cassette, expand_paths
-from harness._proxy import RecordingProxy
-from harness._replay import Outcome, collect, replay_outcome
-from harness._server import CassetteServer
-from harness._serving import ServerThread
+from harness._cassette.codec import Cassette, expand_paths
+from harness._http.hosting import ServerThread
+from harness._http.proxy import RecordingProxy
+from harness._http.server import CassetteServer
+from harness._replay.direct import Outcome, collect, replay_outcome
 
 REQUEST: dict[str, Any] = {
     "model": "claude-harness-test",

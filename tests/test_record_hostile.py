@@ -18,7 +18,7 @@ from click.testing import CliRunner, Result
 from fake_api import BODIES, FakeMessagesAPI
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from harness._record import record
+from harness._record.live import record
 from harness.builder import StreamBuilder
 from harness_cli.main import cli
 

@@ -7,9 +7,9 @@ import test_fuzz_cli
 from conftest import ROOT
 from fake_api import BEHAVIOURS
 
-from harness._cassette import MAX_AT_MS, MAX_LINE_BYTES, SPOOL_MEMORY
+from harness._cassette.codec import MAX_AT_MS, MAX_LINE_BYTES, SPOOL_MEMORY
 from harness._json import MAX_NESTING
-from harness._record import DEFAULT_MAX_DURATION, DEFAULT_TIMEOUT
+from harness._record.live import DEFAULT_MAX_DURATION, DEFAULT_TIMEOUT
 
 DOC = (ROOT / "docs" / "reliability.md").read_text()
 FUZZ = test_fuzz_cli.EXAMPLES

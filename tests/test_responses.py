@@ -25,7 +25,7 @@ from harness import (
     replay_outcome,
     write_cassette,
 )
-from harness._responses import Chunking, Cut, Stall, plan_response
+from harness._replay.plan import Chunking, Cut, Stall, plan_response
 from harness.builder import StreamBuilder
 
 OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}

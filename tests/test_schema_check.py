@@ -15,8 +15,8 @@ from conftest import LIBRARY
 from hypothesis import given, settings, strategies as st
 from jsonschema import Draft202012Validator
 
-from harness._cassette import schema
-from harness._schema_check import compile_check
+from harness._cassette.codec import schema
+from harness._cassette.schema import compile_check
 
 KINDS = ("header", "event", "directive")
 DEFINITIONS = schema()["$defs"]

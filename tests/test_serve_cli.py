@@ -17,10 +17,10 @@ import httpx2
 import pytest
 from conftest import LIBRARY
 
-from harness._cassette import Cassette
-from harness._server import CassetteServer
-from harness._serving import ServerThread
-from harness._sse import encode_event
+from harness._cassette.codec import Cassette
+from harness._cassette.sse import encode_event
+from harness._http.hosting import ServerThread
+from harness._http.server import CassetteServer
 
 KEY = "sk-ant-cli-test-key-0123456789"
 TEXT_ONLY = LIBRARY / "text_only.jsonl"
@@ -170,7 +170,7 @@ def test_harness_help_loads_neither_aiohttp_nor_the_server() -> None:
         "from harness_cli.main import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'aiohttp' "
-        "or m in ('harness._server', 'harness._proxy')))"
+        "or m in ('harness._http.server', 'harness._http.proxy')))"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60

@@ -26,11 +26,11 @@ import pytest
 from conftest import LIBRARY, ROOT
 from filelock import FileLock
 
-from harness._cassette import Cassette, expand_paths
+from harness._cassette.codec import Cassette, expand_paths
 from harness._events import TextEvent, ToolCallEvent
-from harness._replay import replay_outcome
-from harness._server import CassetteServer
-from harness._serving import ServerThread
+from harness._http.hosting import ServerThread
+from harness._http.server import CassetteServer
+from harness._replay.direct import replay_outcome
 
 NODE_PREFIX = ROOT / ".node"
 NODE_SDK = NODE_PREFIX / "node_modules" / "@anthropic-ai" / "sdk" / "package.json"

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from conftest import LIBRARY
 
 from harness import Cassette, CassetteError
-from harness._cassette import MAX_LINE_BYTES
-from harness._replay import replay_outcome
+from harness._cassette.codec import MAX_LINE_BYTES
+from harness._replay.direct import replay_outcome
 from harness_cli.main import cli
 
 GOOD = LIBRARY / "interleaved.jsonl"

@@ -86,7 +86,7 @@ def _failure(error: Exception) -> dict[str, Any]:
     from anthropic import APIStatusError
 
     from harness._exceptions import StreamProtocolError
-    from harness._replay import failure_to_json
+    from harness._replay.direct import failure_to_json
 
     if isinstance(error, StreamProtocolError | APIStatusError):
         return failure_to_json(error)

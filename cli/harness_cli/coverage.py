@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from harness._cassette import expand_paths
+from harness._cassette.codec import expand_paths
 from harness._terminal import printable
 from harness_cli.exit import Exit
 
@@ -24,7 +24,7 @@ reached by none; 2 a cassette is unusable (PATH:LINE: reason on stderr)."""
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 def coverage(paths: tuple[str, ...]) -> None:
     """Table of the error codes against the cassettes that reach them."""
-    from harness._coverage import measure_coverage
+    from harness._testing.coverage import measure_coverage
 
     files = expand_paths(paths)
     if not files:

@@ -29,7 +29,7 @@ unusable (PATH:LINE: reason on stderr)."""
 )
 def diff(a: str, b: str, ignore_ids: bool) -> None:
     """Compare two cassettes' outcomes; print a unified diff when they differ."""
-    from harness._diff import diff_outcomes
+    from harness._testing.diff import diff_outcomes
 
     try:
         result = diff_outcomes(a, b, ignore_ids=ignore_ids)

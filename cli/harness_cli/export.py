@@ -8,10 +8,10 @@ from typing import NoReturn
 
 import click
 
-from harness._cassette import expand_paths
+from harness._cassette.codec import expand_paths
 from harness._exceptions import CassetteError, CassetteImportError
-from harness._export_vcr import export_name, export_vcr
-from harness._import import output_names, prepare_folder
+from harness._interop.export import export_name, export_vcr
+from harness._interop.importer import output_names, prepare_folder
 from harness_cli.exit import Exit
 
 EXAMPLES = """\b

@@ -9,7 +9,7 @@ from typing import NoReturn
 
 import click
 
-from harness._cassette import Cassette, make_header, write_cassette
+from harness._cassette.codec import Cassette, make_header, write_cassette
 from harness._exceptions import CassetteError
 from harness._terminal import printable
 from harness.faults import CATALOGUE, derive_variants
@@ -57,8 +57,8 @@ def faults(good: str | None, out_dir: str | None, list_only: bool) -> None:
         return
     if good is None or out_dir is None:
         _fail("harness faults: give GOOD.jsonl and --out DIR, or --list")
-    from harness._coverage import DONE, outcome_code
-    from harness._replay import replay_outcome
+    from harness._replay.direct import replay_outcome
+    from harness._testing.coverage import DONE, outcome_code
 
     try:
         cassette = Cassette(good)

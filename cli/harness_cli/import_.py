@@ -11,7 +11,12 @@ from typing import NoReturn
 import click
 
 from harness._exceptions import CassetteImportError
-from harness._import import import_recording, output_names, prepare_folder, recording_files
+from harness._interop.importer import (
+    import_recording,
+    output_names,
+    prepare_folder,
+    recording_files,
+)
 from harness_cli.exit import Exit
 
 EXAMPLES = """\b

@@ -1,4 +1,4 @@
-"""`harness record`: parse options, call `harness._record`, report in one line."""
+"""`harness record`: parse options, call `harness._record.live`, report in one line."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 import click
 
 from harness._exceptions import InputError, RecordError
-from harness._record import (
+from harness._record.live import (
     DEFAULT_MAX_DURATION,
     DEFAULT_TIMEOUT,
     api_key_from_environment,

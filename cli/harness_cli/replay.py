@@ -8,7 +8,7 @@ from typing import IO, Any
 
 import click
 
-from harness._cassette import Cassette, CassetteLine, expand_paths, live_api_warnings
+from harness._cassette.codec import Cassette, CassetteLine, expand_paths, live_api_warnings
 from harness._exceptions import CassetteError
 from harness._terminal import json_text, printable
 from harness_cli.exit import Exit
@@ -35,8 +35,8 @@ def readable(line: dict[str, Any]) -> str:
 def _outcome_lines(cassette: Cassette, wire: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """JSON lines of a replay, streamed: events as they come, then the failure if any."""
     from harness._events import event_to_json
-    from harness._replay import failure_to_json, is_stream_failure
-    from harness._wire import replay_events
+    from harness._replay.direct import failure_to_json, is_stream_failure
+    from harness._replay.sdk import replay_events
 
     try:
         for event in replay_events(cassette, **wire):
@@ -112,7 +112,7 @@ def replay(
     if via != "sdk" and (chunk_size is not None or chunk_seed is not None):
         option = "--chunk-size" if chunk_size is not None else "--chunk-seed"
         raise click.UsageError(f"{option} needs --via sdk (only the SDK path reads bytes)")
-    from harness._responses import Chunking
+    from harness._replay.plan import Chunking
 
     wire = {"via": via, "chunking": Chunking(chunk_size, chunk_seed), "realtime": realtime}
     files = expand_paths(paths)

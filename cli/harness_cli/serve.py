@@ -33,7 +33,7 @@ def _say(line: str) -> None:
 
 def _run(name: str, app: web.Application, host: str, port: int) -> None:
     """Serve until SIGINT/SIGTERM, the base URL first; exit 2 in one line if it cannot bind."""
-    from harness._serving import run_until_signal
+    from harness._http.hosting import run_until_signal
 
     def ready(url: str) -> None:
         _say(f"ANTHROPIC_BASE_URL={url}")
@@ -111,8 +111,8 @@ def serve(
     realtime: bool,
 ) -> None:
     """Answer Messages API requests from cassettes, over HTTP, for any client."""
-    from harness._responses import Chunking
-    from harness._server import CassetteServer
+    from harness._http.server import CassetteServer
+    from harness._replay.plan import Chunking
 
     try:
         server = CassetteServer(
@@ -145,7 +145,7 @@ Exit status: 0 stopped by SIGTERM; 130 by Ctrl-C; 2 the port cannot be bound."""
 @port_option
 def proxy(upstream: str, out: str, host: str, port: int) -> None:
     """Forward requests to the API and record each Messages answer as a cassette."""
-    from harness._proxy import RecordingProxy
+    from harness._http.proxy import RecordingProxy
 
     if not upstream.startswith(("http://", "https://")):
         click.echo(f"harness proxy: --upstream {upstream!r} is not an http(s) URL", err=True)

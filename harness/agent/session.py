@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness._adapter import ato_model_events
-from harness._cassette import Cassette
+from harness._cassette.codec import Cassette
 from harness._events import ModelEvent
 from harness._exceptions import ReplayError, SessionError
 from harness._files import atomic_write
@@ -181,7 +181,7 @@ class ReplayModelClient:
 
     async def _sdk_stream(self, path: Path) -> AsyncIterator[Any]:
         """The turn's SDK event objects, one per loop iteration, acting on directives."""
-        from harness._replay import sdk_events
+        from harness._replay.direct import sdk_events
 
         hang = False
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from harness._cassette import (
+from harness._cassette.codec import (
     Cassette,
     CassetteSource,
     DirectiveHandler,
@@ -33,7 +33,7 @@ from harness._cassette import (
 )
 from harness._exceptions import HarnessError, ReplayError
 from harness._redact import redact, redact_headers
-from harness._responses import Chunking, PlannedResponse, RealtimePacer, plan_response
+from harness._replay.plan import Chunking, PlannedResponse, RealtimePacer, plan_response
 
 __all__ = ["DEFAULT_MATCH_ON", "CapturedRequest", "Replayer", "cassettes_from"]
 

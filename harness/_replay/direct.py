@@ -4,7 +4,7 @@ The raw lines become SDK objects exactly as `anthropic.Stream` builds them for a
 stream: `ping` is skipped, an `error` event raises the SDK's `APIStatusError` (built by
 the SDK's own `make_status_error`, on a 200 response, as mid-stream), and every other
 event becomes what the SDK's `construct_type` with `RawMessageStreamEvent` makes of it
-(built faster, and equal: see `harness._construct`). The SDK is
+(built faster, and equal: see `harness._replay.construct`). The SDK is
 imported on first use, never by `import harness`.
 """
 
@@ -16,10 +16,16 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from harness._adapter import ato_model_events, to_model_events
-from harness._cassette import Cassette, CassetteSource, DirectiveHandler, pass_over, read_cassette
+from harness._cassette.codec import (
+    Cassette,
+    CassetteSource,
+    DirectiveHandler,
+    pass_over,
+    read_cassette,
+)
 from harness._events import ModelEvent, event_to_json
 from harness._exceptions import StreamProtocolError
-from harness._responses import (
+from harness._replay.plan import (
     CUT_DIRECTIVE,
     HTTP_ERROR_DIRECTIVE,
     STALL_DIRECTIVE,
@@ -55,7 +61,7 @@ def _sdk_builders() -> tuple[Callable[[dict[str, Any]], Any], Callable[..., Any]
     import httpx2
     from anthropic import Anthropic
 
-    from harness._construct import event_builder
+    from harness._replay.construct import event_builder
 
     @cache
     def client() -> Anthropic:

@@ -37,10 +37,10 @@ from typing import IO, TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 import orjson
 
+from harness._cassette.schema import Check, compile_check
 from harness._exceptions import CassetteError
 from harness._files import atomic_write
 from harness._json import MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
-from harness._schema_check import Check, compile_check
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -235,7 +235,7 @@ class Cassette:
 
     def sse(self, line: CassetteLine) -> bytes:
         """An event line as the API's SSE framing carries it (a kept cassette caches it)."""
-        from harness._sse import encode_event
+        from harness._cassette.sse import encode_event
 
         return encode_event(line.data)
 

@@ -1,6 +1,6 @@
 """`harness serve`: cassettes answered over a real socket, to any client of the Messages API.
 
-`POST /v1/messages` is answered as the in-process clients answer (`harness._responses`):
+`POST /v1/messages` is answered as the in-process clients answer (`harness._replay.plan`):
 SSE or a `Message` JSON as the request's `stream` asks, cut into chunks, paced, with
 the cassette's HTTP errors, cuts and stalls. This module only picks the cassette and
 executes the planned answer on an aiohttp `StreamResponse`: each piece written as it
@@ -33,18 +33,18 @@ from typing import Any, Final
 import orjson
 from aiohttp import web
 
-from harness._cassette import AT_DIRECTIVE, Cassette, expand_paths
+from harness._cassette.codec import AT_DIRECTIVE, Cassette, expand_paths
 from harness._exceptions import HarnessError, ReplayError
+from harness._http.hosting import MAX_BODY, api_error, api_errors
 from harness._redact import redact
-from harness._replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer, cassettes_from
-from harness._responses import (
+from harness._replay.plan import (
     Chunking,
     Cut,
     PlannedResponse,
     Stall,
     replay_error_response,
 )
-from harness._serving import MAX_BODY, api_error, api_errors
+from harness._replay.replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer, cassettes_from
 
 __all__ = ["CASSETTE_HEADER", "CassetteServer"]
 

@@ -73,7 +73,7 @@ class FaultCase:
     @property
     def code(self) -> str | None:
         """What the adapter's outcome came to, in the catalogue's terms (None: no such code)."""
-        from harness._replay import failure_code
+        from harness._replay.direct import failure_code
 
         return None if self.error is None else failure_code(self.error)
 
@@ -229,7 +229,7 @@ def _write_responses(
     variant_responses: list[list[dict[str, Any]]], fault: Fault, good: str, folder: Path
 ) -> list[Path]:
     """The variant's files: `<fault>.jsonl`, or a session folder `<fault>/turn-NN.jsonl`."""
-    from harness._cassette import make_header, write_cassette
+    from harness._cassette.codec import make_header, write_cassette
 
     header = make_header(
         f"{fault.name}: {fault.description} (from {good})",
@@ -251,7 +251,7 @@ def _write_responses(
 
 def _client_events(case: FaultCase) -> Iterator[Any]:
     """The SDK's stream of a wire row, read by a cassette client (errors raised as it would)."""
-    from harness._clients import cassette_client
+    from harness._replay.clients import cassette_client
 
     client = cassette_client(case.served, match_on=None, **case.client_options)
     try:
@@ -273,8 +273,8 @@ def run_fault(
 
     None when the fault does not apply to this cassette (no tool block: no tool faults).
     """
-    from harness._cassette import Cassette
-    from harness._replay import sdk_events
+    from harness._cassette.codec import Cassette
+    from harness._replay.direct import sdk_events
 
     broken = fault.derive(list(Cassette(good).events()))
     if broken is None:

@@ -14,7 +14,7 @@ import binascii
 from typing import Any
 
 from harness._exceptions import CassetteImportError
-from harness._recording import Exchange, Unreadable, first_values
+from harness._interop.reading import Exchange, Unreadable, first_values
 
 __all__ = ["exchanges_from_har", "is_har_document"]
 

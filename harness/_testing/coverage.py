@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from harness._exceptions import ERROR_TABLE, CassetteError
-from harness._replay import Outcome, failure_code, replay_outcome
+from harness._replay.direct import Outcome, failure_code, replay_outcome
 
 __all__ = ["DONE", "CoverageReport", "measure_coverage", "outcome_code"]
 

@@ -36,11 +36,11 @@ import orjson
 from aiohttp import web
 from multidict import CIMultiDict
 
-from harness._cassette import AT_DIRECTIVE, make_header, write_cassette
+from harness._cassette.codec import AT_DIRECTIVE, make_header, write_cassette
+from harness._cassette.sse import SSEFormatError, StreamingDecoder
+from harness._http.hosting import MAX_BODY, api_error, api_errors
 from harness._redact import redact_request
-from harness._responses import lines_of_answer
-from harness._serving import MAX_BODY, api_error, api_errors
-from harness._sse import SSEFormatError, StreamingDecoder
+from harness._replay.plan import lines_of_answer
 
 __all__ = ["RecordingProxy"]
 

@@ -25,16 +25,16 @@ from typing import TYPE_CHECKING, Any, Final
 
 from harness._exceptions import InputError
 from harness._modes import RecordMode
-from harness._record import api_key_from_environment
-from harness._replayer import Replayer
-from harness._responses import PlannedResponse
+from harness._record.live import api_key_from_environment
+from harness._replay.plan import PlannedResponse
+from harness._replay.replayer import Replayer
 
 if TYPE_CHECKING:
     from anthropic import Anthropic, AsyncAnthropic
     from filelock import BaseFileLock
 
-    from harness._fault_check import FaultCase
-    from harness._replayer import CapturedRequest
+    from harness._replay.replayer import CapturedRequest
+    from harness._testing.fault_runs import FaultCase
 
 __all__ = ["ClientSession"]
 
@@ -142,7 +142,7 @@ class ClientSession:
         return {} if self.fault is None else self.fault.client_options
 
     def _recording_client(self, asynchronous: bool) -> Any:
-        from harness._clients import recording_client
+        from harness._replay.clients import recording_client
 
         if self._clients:
             raise InputError(f"{self.where}: a recording test can use one client, not two")
@@ -164,7 +164,7 @@ class ClientSession:
         if self.recording:
             recording: Anthropic = self._recording_client(asynchronous=False)
             return recording
-        from harness._clients import cassette_client
+        from harness._replay.clients import cassette_client
 
         built = cassette_client([], replayer=self._replayer, **self._options())
         self._clients.append(built)
@@ -175,7 +175,7 @@ class ClientSession:
         if self.recording:
             recording: AsyncAnthropic = self._recording_client(asynchronous=True)
             return recording
-        from harness._clients import async_cassette_client
+        from harness._replay.clients import async_cassette_client
 
         built = async_cassette_client([], replayer=self._replayer, **self._options())
         self._clients.append(built)
@@ -195,7 +195,7 @@ class ClientSession:
                 self._finish_recording()
         finally:
             self._unlock()
-        from harness._clients import replay_errors
+        from harness._replay.clients import replay_errors
 
         errors = [error for client in self._clients for error in replay_errors(client)]
         if self.fault is not None:

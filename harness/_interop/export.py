@@ -21,11 +21,11 @@ from typing import Any, Final
 import orjson
 import yaml
 
-from harness._cassette import Cassette
+from harness._cassette.codec import Cassette
+from harness._cassette.sse import encode_event
 from harness._files import atomic_write
 from harness._redact import redact_request
-from harness._responses import HTTP_ERROR_DIRECTIVE
-from harness._sse import encode_event
+from harness._replay.plan import HTTP_ERROR_DIRECTIVE
 
 __all__ = ["API_URL", "export_name", "export_vcr", "vcr_cassette"]
 

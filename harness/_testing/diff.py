@@ -12,9 +12,9 @@ import difflib
 import os
 from dataclasses import dataclass
 
-from harness._coverage import outcome_code
-from harness._replay import Outcome, replay_outcome
+from harness._replay.direct import Outcome, replay_outcome
 from harness._terminal import json_text
+from harness._testing.coverage import outcome_code
 
 __all__ = ["OutcomeDiff", "diff_outcomes", "outcome_lines"]
 

@@ -29,16 +29,16 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import httpx2
 
-from harness._cassette import Cassette, CassetteLine, CassetteSource
+from harness._cassette.codec import Cassette, CassetteLine, CassetteSource
 from harness._exceptions import HarnessError, InputError
-from harness._replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer, cassettes_from
-from harness._responses import Chunking
-from harness._wire import BASE_URL, ReplayTransport
+from harness._replay.plan import Chunking
+from harness._replay.replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer, cassettes_from
+from harness._replay.sdk import BASE_URL, ReplayTransport
 
 if TYPE_CHECKING:
     from anthropic import Anthropic, AsyncAnthropic
 
-    from harness._record import RecordingTransport
+    from harness._record.live import RecordingTransport
 
 __all__ = [
     "DEFAULT_MATCH_ON",
@@ -186,7 +186,7 @@ def recording_client(
     """
     import anthropic
 
-    from harness._record import RecordingTransport, api_key_from_environment
+    from harness._record.live import RecordingTransport, api_key_from_environment
 
     key = api_key or api_key_from_environment()
     inner = httpx2.AsyncHTTPTransport() if asynchronous else httpx2.HTTPTransport()

@@ -2,7 +2,7 @@
 
 The request is built from options or a request file, sent with the Anthropic SDK
 (`stream=True`, no retries), and the raw SSE events are read as the API sent them
-(`harness._sse`, before any parsing). The cassette holds a header
+(`harness._cassette.sse`, before any parsing). The cassette holds a header
 (`source: recorded`, SDK version, model, the request without credentials, UTC time) and
 every event in arrival order, each preceded by a directive `{"harness": "at", "ms": N}`:
 its arrival offset in milliseconds from the request, which plain replay passes over and
@@ -37,16 +37,16 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx2
 
-from harness._cassette import AT_DIRECTIVE, make_header, write_cassette
+from harness._cassette.codec import AT_DIRECTIVE, make_header, write_cassette
+from harness._cassette.sse import SSEFormatError, events_from_response
 from harness._exceptions import InputError, RecordError
 from harness._files import atomic_write
 from harness._redact import is_secret_name, redact, redact_request, redact_uri
-from harness._sse import SSEFormatError, events_from_response
 
 if TYPE_CHECKING:
     from anthropic import Anthropic
 
-    from harness._replayer import CapturedRequest
+    from harness._replay.replayer import CapturedRequest
 
 __all__ = [
     "RecordingTransport",
@@ -363,9 +363,9 @@ def cassette_lines_of_answer(
     status: int, headers: Any, body: bytes
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """How one live HTTP answer is kept: (header metadata, cassette lines), as
-    `harness._responses.lines_of_answer` says; `RecordError` for an unusable answer."""
+    `harness._replay.plan.lines_of_answer` says; `RecordError` for an unusable answer."""
     from harness._redact import redact_headers
-    from harness._responses import lines_of_answer
+    from harness._replay.plan import lines_of_answer
 
     kept = redact_headers(headers)
     try:
@@ -437,7 +437,7 @@ class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         import anthropic
 
         from harness._redact import redact, redact_headers
-        from harness._replayer import CapturedRequest
+        from harness._replay.replayer import CapturedRequest
 
         try:
             sent = json.loads(body) if body else None

@@ -7,7 +7,7 @@ to a real `anthropic.Anthropic` or `AsyncAnthropic` through an in-process `httpx
 transport: no socket is opened. The adapter then reads the SDK's own stream, so the
 SDK's SSE decoder, JSON parsing and `error`-event handling all run, as in a live call.
 
-The answer is planned by `harness._responses` (HTTP errors, cuts and stalls included)
+The answer is planned by `harness._replay.plan` (HTTP errors, cuts and stalls included)
 and carried out here by `ReplayTransport`; `{"harness": "at", "ms": N}` offsets are
 slept to when a `RealtimePacer` is given.
 """
@@ -23,13 +23,12 @@ from typing import TYPE_CHECKING, Any, Final
 import httpx2
 
 from harness._adapter import ato_model_events, to_model_events
-from harness._cassette import CassetteSource, DirectiveHandler, pass_over, read_cassette
+from harness._cassette.codec import CassetteSource, DirectiveHandler, pass_over, read_cassette
 from harness._events import ModelEvent
 from harness._exceptions import CassetteError, InputError, ReplayError
 from harness._modes import Via
-from harness._replay import Outcome, acollect, areplay, collect, replay
-from harness._replayer import Replayer
-from harness._responses import (
+from harness._replay.direct import Outcome, acollect, areplay, collect, replay
+from harness._replay.plan import (
     Chunking,
     Piece,
     PlannedResponse,
@@ -38,6 +37,7 @@ from harness._responses import (
     connection_cut,
     replay_error_response,
 )
+from harness._replay.replayer import Replayer
 
 if TYPE_CHECKING:
     from anthropic import Anthropic, AsyncAnthropic

@@ -2,7 +2,7 @@
 
 `plan_response(cassette, stream=...)` turns a cassette into a `PlannedResponse`: a status,
 headers, and a body of pieces — byte chunks, cut as a `Chunking` says, with `Stall` and
-`Cut` markers between them. An in-process transport (`harness._wire.ReplayTransport`) and
+`Cut` markers between them. An in-process transport (`harness._replay.sdk.ReplayTransport`) and
 the socket server (`harness serve`) only execute the plan: write bytes, sleep on a stall,
 drop the connection on a cut. So one cassette answers the same way everywhere.
 
@@ -15,7 +15,7 @@ Directive lines the plan obeys (besides `at`, paced by `RealtimePacer`):
 
 A streamed answer is SSE (`text/event-stream`), an `error` event included, as the API
 sends one mid-stream. A non-streaming answer is the `Message` JSON the events fold into
-(`harness._message`), or the HTTP error an `error` event stands for.
+(`harness._cassette.message`), or the HTTP error an `error` event stands for.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, overload
 
-from harness._cassette import AT_DIRECTIVE, Cassette, DirectiveHandler, pass_over
+from harness._cassette.codec import AT_DIRECTIVE, Cassette, DirectiveHandler, pass_over
+from harness._cassette.message import StreamErrorEvent, events_from_message, message_from_events
+from harness._cassette.sse import events_from_body
 from harness._exceptions import ReplayError
-from harness._message import StreamErrorEvent, events_from_message, message_from_events
-from harness._sse import events_from_body
 
 __all__ = [
     "CUT_DIRECTIVE",

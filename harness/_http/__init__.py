@@ -1,0 +1,6 @@
+"""The harness over a real socket: `serve` (cassettes answered) and `proxy` (answers recorded).
+
+`hosting` binds, announces and stops an aiohttp app and answers in the API's error shape;
+`server` and `proxy` are the two apps. It may import the flat core, `harness._cassette`,
+`harness._replay` and `harness._record`.
+"""

@@ -1,0 +1,6 @@
+"""Other tools' recordings: vcrpy, VCR, go-vcr and HAR files read in, vcrpy cassettes written.
+
+`reading` opens any recording file safely (size, compression, YAML); `vcr` and `har` turn
+a document into exchanges; `importer` turns exchanges into cassettes; `export` writes a
+cassette as a vcrpy cassette. It may import the flat core and `harness._cassette`.
+"""

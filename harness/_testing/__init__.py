@@ -1,0 +1,6 @@
+"""What the test-facing commands and the pytest plugin run: faults, coverage, diffs, sessions.
+
+`fault_runs` runs the fault catalogue against an adapter or the user's code; `coverage`
+files cassettes under the outcomes they reach; `diff` compares two replays;
+`client_session` is one test's cassette clients. It may import every other subpackage.
+"""
