@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness._cassette.directives import CUT, HTTP_ERROR, STALL
+
 __all__ = [
     "CATALOGUE",
     "DONE",
@@ -320,7 +322,7 @@ def cut_connection_in_tool(events: Events) -> Events | None:
 def _http_error(status: int, error_type: str, message: str, **headers: str) -> dict[str, Any]:
     """An `http_error` directive: the API's error JSON with the given status and headers."""
     return {
-        "harness": "http_error",
+        "harness": HTTP_ERROR,
         "status": status,
         "headers": {"request-id": "req_01HarnessFaultCatalogue", **headers},
         "body": {"type": "error", "error": {"type": error_type, "message": message}},
@@ -364,7 +366,7 @@ def cut_mid_event(events: Events) -> Events | None:
 
     half = len(encode_event(events[at])) // 2
     kept = copy.deepcopy(events[: at + 1])
-    return [*kept[:at], {"harness": "cut", "after_bytes": half}, kept[at]]
+    return [*kept[:at], {"harness": CUT, "after_bytes": half}, kept[at]]
 
 
 def stall(events: Events) -> Events | None:
@@ -372,7 +374,7 @@ def stall(events: Events) -> Events | None:
     if at is None:
         return None
     broken = copy.deepcopy(events)
-    broken.insert(at, {"harness": "stall", "ms": STALL_MS})
+    broken.insert(at, {"harness": STALL, "ms": STALL_MS})
     return broken
 
 

@@ -130,12 +130,19 @@ def test_an_abort_directive_without_a_controller_is_a_replay_error(tmp_path: Pat
         asyncio.run(run_agent(client, prompt="p"))
 
 
-def test_an_unknown_directive_is_a_replay_error(tmp_path: Path) -> None:
+def test_an_unknown_directive_makes_the_session_unusable(tmp_path: Path) -> None:
     turn = StreamBuilder().directive("teleport").text(0, "x").stop()
     folder = write_session(tmp_path / "s", [("odd directive", turn)], prompt="p")
-    client = ReplayModelClient(load_session(folder).turns)
-    with pytest.raises(AgentFailed, match="directive 'teleport' is not supported"):
-        asyncio.run(run_agent(client, prompt="p"))
+    with pytest.raises(CassetteError, match=r"turn-01\.jsonl:3: unknown directive 'teleport'"):
+        load_session(folder)
+
+
+def test_every_directive_a_recording_holds_is_accepted(tmp_path: Path) -> None:
+    turn = StreamBuilder().directive("at", ms=0).directive("stall", ms=1)
+    turn.text(0, "x").stop()
+    folder = write_session(tmp_path / "s", [("recorded", turn)], prompt="p")
+    result, _ = asyncio.run(replay_session(load_session(folder), tmp_path))
+    assert result.stop_reason == "complete"
 
 
 def write_config(folder: Path, config: Any) -> Path:

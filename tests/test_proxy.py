@@ -16,6 +16,7 @@ from aiohttp import web
 from conftest import LIBRARY
 
 from harness._cassette.codec import Cassette
+from harness._cassette.sessions import turn_files
 from harness._cassette.sse import encode_event
 from harness._http.hosting import ServerThread
 from harness._http.proxy import RecordingProxy
@@ -242,8 +243,9 @@ def test_cassettes_are_named_in_arrival_order_after_those_already_there(
         for _ in range(3):
             with _client(url) as client, client.messages.stream(**MESSAGE_REQUEST) as stream:
                 stream.until_done()
-    names = sorted(path.name for path in out.iterdir())
-    assert names == ["turn-0007.jsonl", "turn-0008.jsonl", "turn-0009.jsonl", "turn-0010.jsonl"]
+    names = [path.name for path in turn_files(out)]
+    # numbered after the turn already there (a four-digit one, as the proxy of 0.1 wrote)
+    assert names == ["turn-0007.jsonl", "turn-08.jsonl", "turn-09.jsonl", "turn-10.jsonl"]
 
 
 def test_an_unreachable_upstream_is_the_apis_502_error(tmp_path: Path) -> None:

@@ -7,7 +7,8 @@ import test_fuzz_cli
 from conftest import ROOT
 from fake_api import BEHAVIOURS
 
-from harness._cassette.codec import MAX_AT_MS, MAX_LINE_BYTES, SPOOL_MEMORY
+from harness._cassette.codec import MAX_LINE_BYTES, SPOOL_MEMORY
+from harness._cassette.directives import MAX_AT_MS
 from harness._json import MAX_NESTING
 from harness._record.live import DEFAULT_MAX_DURATION, DEFAULT_TIMEOUT
 

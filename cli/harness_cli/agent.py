@@ -39,7 +39,12 @@ an empty turn), it was aborted, or max_turns was reached; 2 the session is unusa
     show_default=True,
     help='text: a readable transcript; json: {"stop_reason", "messages"} (Messages API shape).',
 )
-def agent(session_dir: str, root: str, output_format: str) -> None:
+@click.option(
+    "--realtime",
+    is_flag=True,
+    help='Pace each turn at its recorded arrival offsets ({"harness": "at"} lines).',
+)
+def agent(session_dir: str, root: str, output_format: str, realtime: bool) -> None:
     """Replay a session folder offline, running its tools for real under --root."""
     from harness.agent.loop import AgentFailed
     from harness.agent.messages import messages_to_api, render_transcript
@@ -47,7 +52,7 @@ def agent(session_dir: str, root: str, output_format: str) -> None:
 
     try:
         session = load_session(session_dir)
-        result, _ = asyncio.run(replay_session(session, root))
+        result, _ = asyncio.run(replay_session(session, root, realtime=realtime))
     except (SessionError, CassetteError, ReplayError) as error:
         _unusable(error)
     except KeyboardInterrupt:  # e.g. a session whose stream hangs (the hang directive)

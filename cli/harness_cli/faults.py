@@ -10,6 +10,7 @@ from typing import NoReturn
 import click
 
 from harness._cassette.codec import Cassette, make_header, write_cassette
+from harness._cassette.sessions import write_turns
 from harness._exceptions import CassetteError
 from harness._terminal import printable
 from harness.faults import CATALOGUE, derive_variants
@@ -92,11 +93,7 @@ def faults(good: str | None, out_dir: str | None, list_only: bool) -> None:
             if len(responses) == 1:
                 write_cassette(path, variant.events, header=header)
             else:
-                os.makedirs(path, exist_ok=True)
-                for turn, lines in enumerate(responses, start=1):
-                    write_cassette(
-                        os.path.join(path, f"turn-{turn:02d}.jsonl"), lines, header=header
-                    )
+                write_turns(path, responses, header=header)
         except OSError as error:
             _fail(f"{path}: cannot write: {error.strerror or error}")
         click.echo(f"{variant.expected_code:<{EXPECT_WIDTH}}  {printable(path)}")

@@ -131,7 +131,7 @@ Examples:
   harness serve recordings/                  # the recorded session, turn by turn
 
 Each /v1/messages answer (streamed, not streamed, or an HTTP error) becomes
-OUT/turn-NNNN.jsonl, in arrival order, written once it has ended; the request is kept
+OUT/turn-NN.jsonl, in arrival order, written once it has ended; the request is kept
 without credentials, and the key is never written. Other endpoints pass through
 unrecorded. The first stdout line is ANTHROPIC_BASE_URL=http://HOST:PORT.
 

@@ -37,6 +37,7 @@ from typing import IO, TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 import orjson
 
+from harness._cassette.directives import AT, HTTP_ERROR, directive_problem
 from harness._cassette.schema import Check, compile_check
 from harness._exceptions import CassetteError
 from harness._files import atomic_write
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
 __all__ = [
     "AT_DIRECTIVE",
     "FORMAT_VERSION",
-    "MAX_AT_MS",
     "MAX_LINE_BYTES",
     "STDIN",
     "Cassette",
@@ -67,8 +67,9 @@ SOURCES: Final = ("synthetic", "recorded", "imported")
 
 LineKind = Literal["event", "directive"]
 
-#: The directive a recording writes before each event: `{"harness": "at", "ms": N}`.
-AT_DIRECTIVE: Final = "at"
+#: The directive a recording writes before each event: `{"harness": "at", "ms": N}`
+#: (`harness._cassette.directives` defines them all).
+AT_DIRECTIVE: Final = AT
 
 #: The longest line a cassette may hold, newline not counted: 8 MiB.
 MAX_LINE_BYTES: Final = 8 * 1024 * 1024
@@ -77,9 +78,6 @@ STDIN: Final = "-"
 STDIN_NAME: Final = "<stdin>"
 #: How much of a stream's spool stays in memory before it moves to a temporary file.
 SPOOL_MEMORY: Final = 1024 * 1024
-
-#: The largest `at` offset a cassette may hold: a day, far beyond any recording's length.
-MAX_AT_MS: Final = 86_400_000
 
 #: Called with each directive line's object as replay reaches it.
 DirectiveHandler = Callable[[dict[str, Any]], None]
@@ -225,10 +223,12 @@ class Cassette:
                     )
                 continue
             self._check(number, kind, data)
-            if kind == "directive" and data["harness"] == AT_DIRECTIVE:
-                self._check_at(number, data)
+            if kind == "directive":
+                problem = directive_problem(data)
+                if problem is not None:
+                    raise CassetteError(self.path, number, problem)
             # An HTTP error answer stands for the whole response: no event is needed.
-            seen_event = seen_event or kind == "event" or data["harness"] == "http_error"
+            seen_event = seen_event or kind == "event" or data["harness"] == HTTP_ERROR
             yield CassetteLine(number, "event" if kind == "event" else "directive", data)
         if not seen_event:
             raise CassetteError(self.path, max(number, 1), "cassette holds no stream events")
@@ -290,15 +290,6 @@ class Cassette:
                 yield number, data
         except OSError as error:
             raise CassetteError(self.path, 1, f"cannot read: {error.strerror or error}") from None
-
-    def _check_at(self, number: int, data: dict[str, Any]) -> None:
-        ms = data.get("ms")
-        if isinstance(ms, bool) or not isinstance(ms, int | float) or not 0 <= ms <= MAX_AT_MS:
-            raise CassetteError(
-                self.path,
-                number,
-                f"an at directive needs ms, a number of milliseconds from 0 to {MAX_AT_MS}",
-            )
 
     def _check(self, number: int, kind: str, data: dict[str, Any]) -> None:
         reason = _schema_reason(kind, data)

@@ -14,8 +14,9 @@ folder, written atomically once the answer has ended:
   client's retry logic reads, the error JSON).
 
 The header holds the request without credentials (`redact_request`). Files are named
-`turn-NNNN.jsonl` by request arrival, so the folder sorts in arrival order and is a
-session `harness serve` answers turn by turn. Other endpoints pass through and are
+`turn-NN.jsonl` by request arrival (`harness._cassette.sessions`), numbered after any
+turn already in the folder, so the folder is a session `harness serve` answers turn by
+turn. Other endpoints pass through and are
 listed on the log, not recorded. A stop (SIGINT/SIGTERM) or a client leaving mid-answer
 writes nothing for that answer.
 """
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import time
 import zlib
 from collections.abc import Callable
@@ -36,7 +36,9 @@ import orjson
 from aiohttp import web
 from multidict import CIMultiDict
 
-from harness._cassette.codec import AT_DIRECTIVE, make_header, write_cassette
+from harness._cassette.codec import make_header, write_cassette
+from harness._cassette.directives import AT, CUT
+from harness._cassette.sessions import last_turn, turn_path
 from harness._cassette.sse import SSEFormatError, StreamingDecoder
 from harness._http.hosting import MAX_BODY, api_error, api_errors
 from harness._redact import redact_request
@@ -63,8 +65,6 @@ HOP_HEADERS: Final = frozenset(
 )
 #: Headers aiohttp would add to a request that lacks them: the request goes as it came.
 AUTO_HEADERS: Final = ("Accept-Encoding", "User-Agent", "Content-Type")
-#: Response headers an HTTP error cassette keeps: those a client's retry logic reads.
-_TURN: Final = re.compile(r"turn-(\d+)\.jsonl$")
 
 
 def _decompressor(encoding: str) -> Callable[[bytes], bytes]:
@@ -102,7 +102,7 @@ class _Answer:
         self.unusable: str | None = None
 
     def _at(self) -> dict[str, Any]:
-        return {"harness": AT_DIRECTIVE, "ms": round((time.monotonic() - self.start) * 1000)}
+        return {"harness": AT, "ms": round((time.monotonic() - self.start) * 1000)}
 
     def feed(self, piece: bytes) -> None:
         if self.unusable is not None:
@@ -121,14 +121,14 @@ class _Answer:
 
     def cut(self) -> None:
         """Upstream broke off: the cassette ends where the client's stream did."""
-        self.lines.append({"harness": "cut"})
+        self.lines.append({"harness": CUT})
 
     def finish(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """The cassette's lines and header fields; `ValueError` when it cannot be one."""
         if self.unusable is not None:
             raise ValueError(self.unusable)
         if self.streamed:
-            if not self.lines or self.lines[-1].get("harness") != "cut":
+            if not self.lines or self.lines[-1].get("harness") != CUT:
                 try:
                     for event in self._sse.finish():
                         self.lines += [self._at(), event]
@@ -157,7 +157,7 @@ class RecordingProxy:
         self.log = log
         self.max_body = max_body
         self.written: list[str] = []
-        self._turn = _last_turn(self.out)
+        self._turn = last_turn(self.out)
         self._session: aiohttp.ClientSession | None = None
 
     def app(self) -> web.Application:
@@ -180,7 +180,7 @@ class RecordingProxy:
 
     def _next_path(self) -> str:
         self._turn += 1
-        return os.path.join(self.out, f"turn-{self._turn:04d}.jsonl")
+        return os.fspath(turn_path(self.out, self._turn))
 
     async def forward(self, request: web.Request) -> web.StreamResponse:
         """Send the request upstream and stream the answer back; keep a Messages answer."""
@@ -273,7 +273,7 @@ class RecordingProxy:
             return
         self.written.append(target)
         events = sum(1 for line in lines if "type" in line)
-        cut = ", upstream broke off" if lines[-1] == {"harness": "cut"} else ""
+        cut = ", upstream broke off" if lines[-1] == {"harness": CUT} else ""
         self.log(f"{where} -> {answer.status}, {events} events{cut}: wrote {target}")
 
 
@@ -286,13 +286,3 @@ def _messages_request(request: web.Request, body: bytes) -> dict[str, Any] | Non
     except orjson.JSONDecodeError:
         return None
     return parsed if isinstance(parsed, dict) else None
-
-
-def _last_turn(folder: str) -> int:
-    """The highest `turn-N.jsonl` number already in `folder` (0 for none), to number after."""
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return 0
-    numbers = [int(found.group(1)) for name in names if (found := _TURN.match(name))]
-    return max(numbers, default=0)

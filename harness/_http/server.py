@@ -27,17 +27,18 @@ import asyncio
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, is_dataclass
-from pathlib import Path
 from typing import Any, Final
 
 import orjson
 from aiohttp import web
 
-from harness._cassette.codec import AT_DIRECTIVE, Cassette, expand_paths
+from harness._cassette.codec import Cassette, expand_paths
+from harness._cassette.sessions import is_session_folder
 from harness._exceptions import HarnessError, ReplayError
 from harness._http.hosting import MAX_BODY, api_error, api_errors
 from harness._redact import redact
 from harness._replay.plan import (
+    AsyncPacer,
     Chunking,
     Cut,
     PlannedResponse,
@@ -73,7 +74,7 @@ def _served(paths: Sequence[str]) -> list[Cassette]:
     other folder every `*.jsonl` below it, sorted, so that its subfolders can be named too."""
     found: list[Cassette] = []
     for path in paths:
-        if os.path.isdir(path) and not any(Path(path).glob("turn-*.jsonl")):
+        if os.path.isdir(path) and not is_session_folder(path):
             files = expand_paths([path])
             if not files:
                 raise ReplayError(f"{path}: no cassettes (*.jsonl) in the folder")
@@ -81,27 +82,6 @@ def _served(paths: Sequence[str]) -> list[Cassette]:
         else:
             found += cassettes_from([path])
     return found
-
-
-class _Pacer:
-    """Realtime pacing that never blocks the event loop: the replay's directive handler
-    notes when the next piece is due (its `at` offset), and the writer awaits that time."""
-
-    def __init__(self) -> None:
-        self._start = asyncio.get_running_loop().time()
-        self.due: float | None = None
-
-    def __call__(self, directive: dict[str, Any]) -> None:
-        ms = directive.get("ms")
-        if directive.get("harness") == AT_DIRECTIVE and isinstance(ms, int | float):
-            self.due = self._start + ms / 1000
-
-    async def wait(self) -> None:
-        if self.due is not None:
-            delay = self.due - asyncio.get_running_loop().time()
-            self.due = None
-            if delay > 0:
-                await asyncio.sleep(delay)
 
 
 def _jsonable(value: Any) -> Any:
@@ -201,7 +181,7 @@ class CassetteServer:
         if not isinstance(parsed, dict):
             self.log(f"{where} -> 400 (the body is not a JSON object)")
             return api_error(400, "harness serve: the request body must be a JSON object")
-        pacer = _Pacer() if self.realtime else None
+        pacer = AsyncPacer() if self.realtime else None
         self.replayer.on_directive = pacer  # read when the answer is planned, just below
         try:
             planned, name = self._plan(request, body, parsed)
@@ -217,7 +197,7 @@ class CassetteServer:
         request: web.Request,
         planned: PlannedResponse,
         where: str = "",
-        pacer: _Pacer | None = None,
+        pacer: AsyncPacer | None = None,
     ) -> web.StreamResponse:
         """Execute a planned answer: write the bytes, sleep the stalls, drop at a cut."""
         response = web.StreamResponse(status=planned.status, headers=planned.headers)

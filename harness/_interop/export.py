@@ -22,10 +22,10 @@ import orjson
 import yaml
 
 from harness._cassette.codec import Cassette
+from harness._cassette.directives import HTTP_ERROR
 from harness._cassette.sse import encode_event
 from harness._files import atomic_write
 from harness._redact import redact_request
-from harness._replay.plan import HTTP_ERROR_DIRECTIVE
 
 __all__ = ["API_URL", "export_name", "export_vcr", "vcr_cassette"]
 
@@ -120,7 +120,7 @@ def export_vcr(path: str, target: str, *, force: bool = False) -> int:
     errors = [
         line.data
         for line in cassette.lines()
-        if line.kind == "directive" and line.data["harness"] == HTTP_ERROR_DIRECTIVE
+        if line.kind == "directive" and line.data["harness"] == HTTP_ERROR
     ]
     document = vcr_cassette(cassette.header or {}, events, errors[0] if errors else None)
     text = _comment(cassette) + yaml.dump(

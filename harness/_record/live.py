@@ -37,7 +37,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx2
 
-from harness._cassette.codec import AT_DIRECTIVE, make_header, write_cassette
+from harness._cassette.codec import make_header, write_cassette
+from harness._cassette.directives import AT
+from harness._cassette.sessions import turn_path
 from harness._cassette.sse import SSEFormatError, events_from_response
 from harness._exceptions import InputError, RecordError
 from harness._files import atomic_write
@@ -270,7 +272,7 @@ def _stream_lines(
         if not kind.startswith("text/event-stream"):
             raise SSEFormatError(f"content-type is {kind or 'missing'}, not text/event-stream")
         for event in events_from_response(response, _within(response.iter_bytes(), deadline)):
-            yield {"harness": AT_DIRECTIVE, "ms": round((time.monotonic() - start) * 1000)}
+            yield {"harness": AT, "ms": round((time.monotonic() - start) * 1000)}
             yield event
             seen[0] += 1
             delta = event.get("delta")
@@ -415,7 +417,7 @@ class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
                 f"the code sent request {number}, but the cassette marker names "
                 f"{len(self.paths)} cassette(s): name more, or a session folder"
             )
-        return os.path.join(self.session, f"turn-{number:02d}.jsonl")
+        return os.fspath(turn_path(self.session, number))
 
     def _refusal(self, error: RecordError, request: httpx2.Request) -> httpx2.Response:
         """A 404 the SDK does not retry, carrying the error's line (an exception raised in a

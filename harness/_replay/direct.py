@@ -23,14 +23,10 @@ from harness._cassette.codec import (
     pass_over,
     read_cassette,
 )
+from harness._cassette.directives import CUT, HTTP_ERROR, STALL
 from harness._events import ModelEvent, event_to_json
 from harness._exceptions import StreamProtocolError
-from harness._replay.plan import (
-    CUT_DIRECTIVE,
-    HTTP_ERROR_DIRECTIVE,
-    STALL_DIRECTIVE,
-    connection_cut,
-)
+from harness._replay.plan import connection_cut
 
 if TYPE_CHECKING:
     from anthropic import APIStatusError
@@ -93,11 +89,11 @@ def sdk_events(cassette: Cassette, on_directive: DirectiveHandler = pass_over) -
         data = line.data
         if line.kind == "directive":
             name = data["harness"]
-            if name == HTTP_ERROR_DIRECTIVE:
+            if name == HTTP_ERROR:
                 raise api_error(data["body"], int(data["status"]), data.get("headers"))
-            if name == CUT_DIRECTIVE:
+            if name == CUT:
                 raise connection_cut()
-            if name != STALL_DIRECTIVE:  # no clock on this path: a stall changes nothing
+            if name != STALL:  # no clock on this path: a stall changes nothing
                 on_directive(data)
             continue
         kind = data["type"]

@@ -20,6 +20,7 @@ sends one mid-stream. A non-streaming answer is the `Message` JSON the events fo
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import time
@@ -27,16 +28,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, overload
 
-from harness._cassette.codec import AT_DIRECTIVE, Cassette, DirectiveHandler, pass_over
+from harness._cassette.codec import Cassette, DirectiveHandler, pass_over
+from harness._cassette.directives import AT, CUT, HTTP_ERROR, STALL
 from harness._cassette.message import StreamErrorEvent, events_from_message, message_from_events
 from harness._cassette.sse import events_from_body
 from harness._exceptions import ReplayError
 
 __all__ = [
-    "CUT_DIRECTIVE",
-    "HTTP_ERROR_DIRECTIVE",
     "RETRY_HEADERS",
-    "STALL_DIRECTIVE",
+    "AsyncPacer",
     "Chunking",
     "Cut",
     "Piece",
@@ -50,9 +50,6 @@ __all__ = [
     "sse_pieces",
 ]
 
-HTTP_ERROR_DIRECTIVE: Final = "http_error"
-CUT_DIRECTIVE: Final = "cut"
-STALL_DIRECTIVE: Final = "stall"
 #: Largest chunk drawn when only a chunk seed is given.
 DEFAULT_SEEDED_MAX: Final = 16
 SSE_HEADERS: Final = {"content-type": "text/event-stream; charset=utf-8"}
@@ -132,14 +129,34 @@ class RealtimePacer:
         self._start = time.monotonic()
         self._sleep = sleep
 
-    def __call__(self, directive: dict[str, Any]) -> None:
-        if directive.get("harness") != AT_DIRECTIVE:
-            return
+    def due(self, directive: Mapping[str, Any]) -> float | None:
+        """When (`time.monotonic()`) an `at` directive's event is due; None for any other."""
         ms = directive.get("ms")
-        if isinstance(ms, int | float):
-            wait = self._start + ms / 1000 - time.monotonic()
-            if wait > 0:
-                self._sleep(wait)
+        if directive.get("harness") != AT or not isinstance(ms, int | float):
+            return None
+        return self._start + ms / 1000
+
+    def __call__(self, directive: dict[str, Any]) -> None:
+        due = self.due(directive)
+        if due is not None and (wait := due - time.monotonic()) > 0:
+            self._sleep(wait)
+
+
+class AsyncPacer(RealtimePacer):
+    """The same pacing for a reader on an event loop, which must never block: the handler
+    notes when the next piece is due, and the reader awaits `wait()` before handing it on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._due: float | None = None
+
+    def __call__(self, directive: dict[str, Any]) -> None:
+        self._due = self.due(directive) or self._due
+
+    async def wait(self) -> None:
+        """Sleep until the piece noted last is due (at once if none is, or it is past)."""
+        due, self._due = self._due, None
+        await asyncio.sleep(0 if due is None else max(due - time.monotonic(), 0))
 
 
 def connection_cut() -> Exception:
@@ -177,9 +194,9 @@ def sse_pieces(cassette: Cassette, on_directive: DirectiveHandler = pass_over) -
             yield encoded
             continue
         name = data["harness"]
-        if name == STALL_DIRECTIVE:
+        if name == STALL:
             yield Stall(int(data["ms"]))
-        elif name == CUT_DIRECTIVE:
+        elif name == CUT:
             if "after_bytes" not in data:
                 yield Cut()
                 return
@@ -195,7 +212,7 @@ def _http_error(cassette: Cassette) -> dict[str, Any] | None:
     for line in cassette.lines():
         if line.kind == "event":
             return None
-        if line.data["harness"] == HTTP_ERROR_DIRECTIVE:
+        if line.data["harness"] == HTTP_ERROR:
             return line.data
     return None
 
@@ -216,9 +233,9 @@ def _message_pieces(cassette: Cassette) -> PlannedResponse:
     for line in cassette.lines():
         if line.kind == "event":
             events.append(line.data)
-        elif line.data["harness"] == STALL_DIRECTIVE:
+        elif line.data["harness"] == STALL:
             before.append(Stall(int(line.data["ms"])))
-        elif line.data["harness"] == CUT_DIRECTIVE:
+        elif line.data["harness"] == CUT:
             cut = True
             break
     try:
@@ -253,7 +270,7 @@ def lines_of_answer(
     if status >= 400:
         error = _json_object(body, f"the {status} answer")
         retry = {name: kept[name] for name in RETRY_HEADERS if name in kept}
-        line = {"harness": HTTP_ERROR_DIRECTIVE, "status": status, "headers": retry}
+        line = {"harness": HTTP_ERROR, "status": status, "headers": retry}
         return [{**line, "body": error}], {}
     if status != 200:
         raise ValueError(f"status {status} is not a Messages answer")

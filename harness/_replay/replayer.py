@@ -17,9 +17,8 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -31,6 +30,7 @@ from harness._cassette.codec import (
     pass_over,
     read_cassette,
 )
+from harness._cassette.sessions import TURN_PATTERN, turn_files
 from harness._exceptions import HarnessError, ReplayError
 from harness._redact import redact, redact_headers
 from harness._replay.plan import Chunking, PlannedResponse, RealtimePacer, plan_response
@@ -38,7 +38,6 @@ from harness._replay.plan import Chunking, PlannedResponse, RealtimePacer, plan_
 __all__ = ["DEFAULT_MATCH_ON", "CapturedRequest", "Replayer", "cassettes_from"]
 
 DEFAULT_MATCH_ON: Final = ("model", "messages", "system", "tools")
-_TURN: Final = re.compile(r"turn-(\d+)\.jsonl")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,22 +55,22 @@ class CapturedRequest:
         return self.body if isinstance(self.body, dict) else {}
 
 
-def cassettes_from(paths: Sequence[CassetteSource]) -> list[Cassette]:
-    """Cassettes in answer order: each file as given; a folder, its `turn-NN.jsonl` by number,
-    else every `*.jsonl` in it by name."""
+def cassettes_from(
+    paths: Sequence[CassetteSource],
+    open_cassette: Callable[[CassetteSource], Cassette] = read_cassette,
+) -> list[Cassette]:
+    """Cassettes in answer order: each file as given (a `Cassette` as it is); a folder, its
+    `turn-NN.jsonl` by turn number, else every `*.jsonl` in it by name. Each source is
+    opened once, by `open_cassette`."""
     found: list[Cassette] = []
     for source in paths:
         if isinstance(source, Cassette) or not os.path.isdir(source):
-            found.append(read_cassette(source))
+            found.append(open_cassette(source))
             continue
-        folder = Path(source)
-        turns = sorted(
-            (int(m.group(1)), p) for p in folder.iterdir() if (m := _TURN.fullmatch(p.name))
-        )
-        files = [p for _, p in turns] or sorted(folder.glob("*.jsonl"))
+        files = turn_files(source) or sorted(Path(source).glob("*.jsonl"))
         if not files:
-            raise ReplayError(f"{folder}: no cassettes (turn-NN.jsonl or *.jsonl) in the folder")
-        found.extend(Cassette(p) for p in files)
+            raise ReplayError(f"{source}: no cassettes ({TURN_PATTERN} or *.jsonl) in the folder")
+        found.extend(open_cassette(path) for path in files)
     return found
 
 

@@ -204,7 +204,9 @@ class ClientSession:
 
     def _finish_recording(self) -> None:
         if self._session_folder is not None:
-            for stale in self._session_folder.glob("turn-*.jsonl"):
+            from harness._cassette.sessions import turn_files
+
+            for stale in turn_files(self._session_folder):
                 if os.fspath(stale) not in self._written:
                     stale.unlink()
         self._run_folder.mkdir(exist_ok=True)

@@ -230,23 +230,18 @@ def _write_responses(
 ) -> list[Path]:
     """The variant's files: `<fault>.jsonl`, or a session folder `<fault>/turn-NN.jsonl`."""
     from harness._cassette.codec import make_header, write_cassette
+    from harness._cassette.sessions import write_turns
 
     header = make_header(
         f"{fault.name}: {fault.description} (from {good})",
         fault=fault.name,
         expect=fault.expect,
     )
-    if len(variant_responses) == 1:
-        paths = [folder / f"{fault.name}.jsonl"]
-    else:
-        (folder / fault.name).mkdir(exist_ok=True)
-        paths = [
-            folder / fault.name / f"turn-{turn:02d}.jsonl"
-            for turn in range(1, len(variant_responses) + 1)
-        ]
-    for path, lines in zip(paths, variant_responses, strict=True):
-        write_cassette(path, lines, header=header)
-    return paths
+    if len(variant_responses) > 1:
+        return write_turns(folder / fault.name, variant_responses, header=header)
+    path = folder / f"{fault.name}.jsonl"
+    write_cassette(path, variant_responses[0], header=header)
+    return [path]
 
 
 def _client_events(case: FaultCase) -> Iterator[Any]:

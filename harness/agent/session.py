@@ -2,13 +2,18 @@
 
 A session folder holds `session.json` (`{"system", "prompt", "tools", "max_turns"}`) and
 one cassette per model turn, `turn-01.jsonl`, `turn-02.jsonl`, ... `ReplayModelClient`
-serves the turns in order through the real adapter, fed with the SDK's own event
-objects, and keeps every request it receives so a test can assert what the loop sent
-back. Two replay directives act on the loop:
+serves the turns in order (by turn number: `turn-100` after `turn-99`) through the real
+adapter, fed with the SDK's own event objects, and keeps every request it receives so a
+test can assert what the loop sent back. Two replay directives act on the loop:
 
 - `{"harness": "abort"}` sets the abort signal when replay reaches that line;
 - `{"harness": "hang"}` makes the stream wait, deaf to the signal, until the task
   consuming it is cancelled: a non-cooperative stream.
+
+The other directives are carried out as direct replay does (`http_error`, `cut`) or
+passed over (`stall`; `at`, the offsets `harness record` and `harness proxy` write,
+unless `realtime`, which then waits until each event's recorded offset from the turn's
+request, without holding up the event loop).
 """
 
 from __future__ import annotations
@@ -16,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +28,8 @@ from typing import Any
 
 from harness._adapter import ato_model_events
 from harness._cassette.codec import Cassette
+from harness._cassette.directives import ABORT, AT, HANG
+from harness._cassette.sessions import TURN_PATTERN, turn_files, turn_number, turn_path
 from harness._events import ModelEvent
 from harness._exceptions import ReplayError, SessionError
 from harness._files import atomic_write
@@ -44,7 +50,6 @@ __all__ = [
 ]
 
 SESSION_FILE = "session.json"
-TURN_NAME = re.compile(r"turn-(\d+)\.jsonl")
 #: key -> (Python type, how an error message names it)
 SESSION_KEYS: dict[str, tuple[type, str]] = {
     "system": (str, "a string"),
@@ -107,7 +112,7 @@ def write_session(
     with atomic_write(root / SESSION_FILE) as handle:
         handle.write((json.dumps(config, indent=2, ensure_ascii=False) + "\n").encode())
     for number, (description, builder) in enumerate(turns, start=1):
-        builder.write(root / f"turn-{number:02d}.jsonl", description)
+        builder.write(turn_path(root, number), description)
     return root
 
 
@@ -139,14 +144,16 @@ def _read_config(path: Path) -> dict[str, Any]:
 
 
 def _turn_files(root: Path) -> tuple[Path, ...]:
-    """`turn-NN.jsonl` files in name order, numbered 1, 2, 3... without a gap."""
-    found = sorted(root.glob("turn-*.jsonl"))
+    """The turn cassettes in turn order, numbered 1, 2, 3... without a gap."""
+    try:
+        found = turn_files(root)
+    except OSError as error:
+        raise SessionError(f"{root}: cannot read: {error.strerror or error}") from None
     if not found:
-        raise SessionError(f"{root}: no turn-NN.jsonl cassettes")
+        raise SessionError(f"{root}: no {TURN_PATTERN} cassettes")
     for expected, path in enumerate(found, start=1):
-        match = TURN_NAME.fullmatch(path.name)
-        if match is None or int(match.group(1)) != expected:
-            raise SessionError(f"{path}: expected turn number {expected} here (turn-NN.jsonl)")
+        if turn_number(path.name) != expected:
+            raise SessionError(f"{path}: expected turn number {expected} here ({TURN_PATTERN})")
     return tuple(found)
 
 
@@ -157,9 +164,12 @@ class ReplayModelClient:
         self,
         turns: Sequence[str | os.PathLike[str]],
         controller: AbortController | None = None,
+        *,
+        realtime: bool = False,
     ) -> None:
         self.turns = [Path(turn) for turn in turns]
         self.controller = controller
+        self.realtime = realtime
         self.requests: list[ModelRequest] = []
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
@@ -182,20 +192,23 @@ class ReplayModelClient:
     async def _sdk_stream(self, path: Path) -> AsyncIterator[Any]:
         """The turn's SDK event objects, one per loop iteration, acting on directives."""
         from harness._replay.direct import sdk_events
+        from harness._replay.plan import AsyncPacer
 
         hang = False
+        pacer = AsyncPacer() if self.realtime else None
 
         def on_directive(directive: dict[str, Any]) -> None:
             nonlocal hang
             name = directive["harness"]
-            if name == "hang":
+            if name == HANG:
                 hang = True
-            elif name == "abort":
+            elif name == ABORT:
                 if self.controller is None:
                     raise ReplayError(f"{path}: an abort directive needs a controller")
                 self.controller.abort(f"{path}: abort directive")
-            else:
-                raise ReplayError(f"{path}: directive {name!r} is not supported by agent replay")
+            elif name == AT and pacer is not None:
+                pacer(directive)
+            # any other directive this reader meets is passed over (harness._cassette.directives)
 
         events: Iterator[Any] = sdk_events(Cassette(path), on_directive)
         while True:
@@ -204,20 +217,22 @@ class ReplayModelClient:
                 await asyncio.Event().wait()  # deaf to the signal; only cancellation ends it
             if event is None:
                 return
-            await asyncio.sleep(0)  # a real stream yields to the event loop between events
+            # a real stream yields to the event loop between events, here at its pace
+            await (pacer.wait() if pacer is not None else asyncio.sleep(0))
             yield event
 
 
 async def replay_session(
-    session: Session, root: str | os.PathLike[str]
+    session: Session, root: str | os.PathLike[str], *, realtime: bool = False
 ) -> tuple[AgentResult, ReplayModelClient]:
-    """Run the loop over a session with real tools under `root`.
+    """Run the loop over a session with real tools under `root`; `realtime` paces each
+    turn's events at their recorded `at` offsets.
 
     Raises `AgentFailed` when a turn fails, `ReplayError` (directly or as the cause of
     `AgentFailed`) when the loop and the recording disagree.
     """
     controller = AbortController()
-    client = ReplayModelClient(session.turns, controller)
+    client = ReplayModelClient(session.turns, controller, realtime=realtime)
     tools = [TOOL_FACTORIES[name](root) for name in session.tools]
     result = await run_agent(
         client,

@@ -1,0 +1,145 @@
+"""Every replay directive, defined once: its name, its fields, who acts on it, who passes over it.
+
+A directive is a cassette line with a `"harness"` key, an instruction to whoever replays
+the cassette, never a stream event. Every reader of cassettes imports its names from here
+and accepts every directive it can meet: the ones it acts on, it carries out; the others
+it passes over (or hands to its caller's `DirectiveHandler`, which passes over what it
+does not know). The codec refuses a directive that is not listed here, so a typo in a
+hand-written cassette is told at its line instead of passed over unnoticed.
+
+The readers (`Directive.acted_on_by` names them):
+- `direct`: direct replay, the SDK's event objects built from the lines
+  (`harness._replay.direct`); it has no clock, so `stall` changes nothing there;
+- `wire`: byte-level replay, a response plan carried out by a transport or a server
+  (`harness._replay.plan`: the cassette clients, `--via sdk`, `harness serve`);
+- `realtime`: a pacer sleeping to the recorded offsets (`--realtime` of `replay`,
+  `serve`, `agent`);
+- `agent`: agent session replay (`harness.agent.session`).
+
+`cassette.schema.json` checks the fields of the directives it names (its `directive`
+definition); `tests/test_directives.py` holds the two to the same fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+__all__ = [
+    "ABORT",
+    "AT",
+    "CUT",
+    "DIRECTIVES",
+    "HANG",
+    "HTTP_ERROR",
+    "MAX_AT_MS",
+    "STALL",
+    "Directive",
+    "Reader",
+    "directive_problem",
+]
+
+Reader = Literal["direct", "wire", "realtime", "agent"]
+READERS: Final[tuple[Reader, ...]] = ("direct", "wire", "realtime", "agent")
+
+#: `{"harness": "at", "ms": N}`: the next event arrived N ms after the request.
+AT: Final = "at"
+#: `{"harness": "http_error", "status": S, "headers": {...}, "body": {...}}`.
+HTTP_ERROR: Final = "http_error"
+#: `{"harness": "cut"}` or `{"harness": "cut", "after_bytes": N}`: the connection drops.
+CUT: Final = "cut"
+#: `{"harness": "stall", "ms": N}`: no byte for N ms before the next one.
+STALL: Final = "stall"
+#: `{"harness": "abort"}`: the agent's abort signal is set here.
+ABORT: Final = "abort"
+#: `{"harness": "hang"}`: the stream waits, deaf to the signal, until cancelled.
+HANG: Final = "hang"
+
+#: The largest `at` offset a cassette may hold: a day, far beyond any recording's length.
+MAX_AT_MS: Final = 86_400_000
+
+
+@dataclass(frozen=True, slots=True)
+class Directive:
+    """One directive: its name, its fields (required, then optional), what it does, and
+    which readers act on it (every other reader passes over it)."""
+
+    name: str
+    required: tuple[str, ...]
+    optional: tuple[str, ...]
+    effect: str
+    acted_on_by: frozenset[Reader]
+
+    @property
+    def passed_over_by(self) -> frozenset[Reader]:
+        return frozenset(READERS) - self.acted_on_by
+
+
+def _registry(*directives: Directive) -> Mapping[str, Directive]:
+    return {directive.name: directive for directive in directives}
+
+
+#: Every directive, by name.
+DIRECTIVES: Final[Mapping[str, Directive]] = _registry(
+    Directive(
+        AT,
+        ("ms",),
+        (),
+        "the next event arrived `ms` milliseconds after the request (record and proxy "
+        "write one before every event)",
+        frozenset({"realtime"}),
+    ),
+    Directive(
+        HTTP_ERROR,
+        ("status", "body"),
+        ("headers",),
+        "the answer is this HTTP error instead of a stream; it stands before any event",
+        frozenset({"direct", "wire", "agent"}),
+    ),
+    Directive(
+        CUT,
+        (),
+        ("after_bytes",),
+        "the connection drops here (after the first `after_bytes` bytes of the next event)",
+        frozenset({"direct", "wire", "agent"}),
+    ),
+    Directive(
+        STALL,
+        ("ms",),
+        (),
+        "no byte for `ms` milliseconds before the next one",
+        frozenset({"wire"}),
+    ),
+    Directive(
+        ABORT,
+        (),
+        (),
+        "the agent's abort signal is set when replay reaches the line",
+        frozenset({"agent"}),
+    ),
+    Directive(
+        HANG,
+        (),
+        (),
+        "the stream waits, deaf to the abort signal, until its task is cancelled",
+        frozenset({"agent"}),
+    ),
+)
+
+
+def directive_problem(data: Mapping[str, Any]) -> str | None:
+    """Why a directive line cannot be used (unknown name, a field missing or out of range),
+    or None. The schema has checked the types of the fields it names already."""
+    name = data.get("harness")
+    directive = DIRECTIVES.get(name) if isinstance(name, str) else None
+    if directive is None:
+        return f"unknown directive {name!r} (known: {', '.join(DIRECTIVES)})"
+    if directive.name == AT:
+        ms = data.get("ms")
+        if isinstance(ms, bool) or not isinstance(ms, int | float) or not 0 <= ms <= MAX_AT_MS:
+            return f"an at directive needs ms, a number of milliseconds from 0 to {MAX_AT_MS}"
+    missing = [field for field in directive.required if field not in data]
+    if missing:
+        return f"a {directive.name} directive needs {' and '.join(missing)}"
+    return None
