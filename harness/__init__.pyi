@@ -107,6 +107,12 @@ from ._replay.sdk import (
     outcome_via_sdk as outcome_via_sdk,
     replay_events as replay_events,
 )
+from ._strict.client import (
+    strict as strict,
+)
+from ._strict.transport import (
+    StrictTransport as StrictTransport,
+)
 from ._testing.fault_runs import (
     Adapter as Adapter,
     ExpectFailure as ExpectFailure,

@@ -18,6 +18,11 @@ State:
   own `content_block_stop` (a delta is only ever a fragment);
 - the last `stop_reason` from `message_delta`, and how many tool calls were yielded.
 
+The stop reasons that complete a message are `end_turn` and `tool_use`; a caller that
+handles truncation widens them (`StreamAdapter(stop_reasons=...)`, `harness.strict`'s
+`allow_stop_reasons=`). `check_end()` applies the end rules early, at `message_stop`,
+for a guard that must refuse the event completing a broken answer before passing it on.
+
 Events are dispatched on their `type` strings, never on `isinstance`: the SDK builds an
 event of a type it does not know leniently, as an object of some other class.
 
@@ -28,7 +33,7 @@ from the first (`__cause__`).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,13 +42,15 @@ from harness._exceptions import StreamProtocolError
 from harness._json import strict_json
 
 __all__ = [
+    "COMPLETE_STOP_REASONS",
     "StreamAdapter",
     "ato_model_events",
     "to_model_events",
     "tool_input",
 ]
 
-COMPLETE_STOP_REASONS = frozenset({"end_turn", "tool_use"})
+#: The stop reasons that complete a message by default: anything else left it unfinished.
+COMPLETE_STOP_REASONS: frozenset[str] = frozenset({"end_turn", "tool_use"})
 
 
 def tool_input(value: object, index: int) -> dict[str, Any]:
@@ -75,7 +82,8 @@ class _ToolBlock:
 class StreamAdapter:
     """One message's worth of raw stream events -> internal events. See the module docstring."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, stop_reasons: Collection[str] = COMPLETE_STOP_REASONS) -> None:
+        self._complete_stop_reasons = stop_reasons
         self._started = False
         self._stopped = False
         self._block_kinds: dict[int, str] = {}
@@ -98,14 +106,18 @@ class StreamAdapter:
 
     def finish(self) -> list[ModelEvent]:
         """The input is exhausted: check the end-of-stream rules and return `[DoneEvent()]`."""
+        self.check_end()
+        self._finished = True
+        return [DoneEvent()]
+
+    def check_end(self) -> None:
+        """Raise now what `finish()` would raise if the input ended here; the machine goes on."""
         self._check_usable()
         try:
             self._check_end()
         except StreamProtocolError as error:
             self._error = error
             raise
-        self._finished = True
-        return [DoneEvent()]
 
     def _check_usable(self) -> None:
         if self._error is not None:
@@ -201,7 +213,7 @@ class StreamAdapter:
         reason = self._stop_reason
         if reason is None:
             raise StreamProtocolError("missing_stop_reason")
-        if not isinstance(reason, str) or reason not in COMPLETE_STOP_REASONS:
+        if not isinstance(reason, str) or reason not in self._complete_stop_reasons:
             raise StreamProtocolError("unsupported_stop_reason", stop_reason=reason)
         if reason == "end_turn" and self._tool_calls:
             raise StreamProtocolError("end_turn_with_tool_calls", count=self._tool_calls)

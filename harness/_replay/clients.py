@@ -50,6 +50,7 @@ __all__ = [
     "client_replayer",
     "recording_client",
     "replay_errors",
+    "share_source",
 ]
 
 #: One cassette (a path or a `Cassette`), a session folder, or a sequence of them, in order.
@@ -210,6 +211,14 @@ def recording_client(
         )
     _SOURCES[client] = transport
     return client
+
+
+def share_source(client: Anthropic | AsyncAnthropic, copy: Anthropic | AsyncAnthropic) -> None:
+    """`copy` (a client made from `client`, e.g. by `harness.strict`) answers from the same
+    cassettes: `captured_requests` and `replay_errors` of either see both."""
+    source = _SOURCES.get(client)
+    if source is not None:
+        _SOURCES[copy] = source
 
 
 def client_replayer(client: Anthropic | AsyncAnthropic) -> Replayer:

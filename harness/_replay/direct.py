@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Outcome",
     "acollect",
+    "adapter_event_builder",
     "areplay",
     "collect",
     "failure_code",
@@ -80,11 +81,17 @@ def _sdk_builders() -> tuple[Callable[[dict[str, Any]], Any], Callable[..., Any]
     return build, api_error
 
 
+def adapter_event_builder() -> Callable[[dict[str, Any]], Any]:
+    """What the adapter is fed for one raw event's JSON: the one builder, shared by direct
+    replay and `harness.strict`'s guard, so both apply the rules to the same objects."""
+    return _sdk_builders()[0]
+
+
 def sdk_events(cassette: Cassette, on_directive: DirectiveHandler = pass_over) -> Iterator[Any]:
     """The cassette's events as the SDK's stream yields them; raises as a live client would:
     `APIStatusError` at an `error` event or an `http_error` line, `RemoteProtocolError` at
     a `cut` (an event cut mid-way is never emitted by the SDK's SSE decoder)."""
-    build, api_error = _sdk_builders()
+    build, api_error = adapter_event_builder(), _sdk_builders()[1]
     for line in cassette.lines():
         data = line.data
         if line.kind == "directive":

@@ -1,0 +1,148 @@
+"""The guard: an answer's bytes checked by the adapter before the client reads them.
+
+Theory of operation
+-------------------
+`StreamGuard` is sans-IO, like the adapter it drives. `feed(chunk)` takes the next
+bytes of an SSE body and returns the bytes that may go on to the client: those of the
+whole events among them, each decoded (`StreamingDecoder`, the one SSE decoder), built
+as direct replay builds it (`adapter_event_builder`) and fed to a `StreamAdapter`. The
+bytes of an event still incomplete wait for the rest of it. On a violation, `feed`
+returns the bytes of the events before it and keeps the error in `failure`, for the
+driver to raise once they are handed over: the client never reads the event that broke
+the rules. At `message_stop` the end rules run (`StreamAdapter.check_end`), so a wrong
+or missing stop reason is refused before the event that would complete the answer;
+`finish()`, at the end of the body, refuses an answer that never stopped.
+
+An API `error` event is the API's own report, as on direct replay: it goes on
+unchecked, and the client raises its own error for it. A `data:` field that is not an
+event raises `SSEFormatError` (the client's decoder would fail on it, or read it
+leniently). `check_message` applies the same rules to a non-streaming `Message` JSON,
+as the events a stream of it carries (`events_from_message`).
+
+`guarded` and `aguarded` are the two drivers: the body's chunks in, the checked chunks
+out, raising where the guard does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Collection, Iterable, Iterator
+from typing import Any, Final
+
+from harness._adapter import COMPLETE_STOP_REASONS, StreamAdapter
+from harness._cassette.message import events_from_message
+from harness._cassette.sse import StreamingDecoder
+from harness._exceptions import StreamProtocolError
+from harness._replay.direct import adapter_event_builder
+
+__all__ = ["StreamGuard", "aguarded", "check_message", "guarded"]
+
+#: The end of an event: a line end, then an empty line (`\r` before a `\n` dropped).
+_EVENT_END: Final = re.compile(rb"\n\r?\n")
+
+
+class StreamGuard:
+    """One SSE answer's bytes, released event by event once the adapter accepts them."""
+
+    def __init__(
+        self,
+        *,
+        stop_reasons: Collection[str] = COMPLETE_STOP_REASONS,
+        build: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> None:
+        self._decoder = StreamingDecoder()
+        self._adapter = StreamAdapter(stop_reasons=stop_reasons)
+        self._build = build or adapter_event_builder()
+        self._held = b""
+        self._api_error = False
+        #: The violation found, raised by the driver after the bytes `feed` returned.
+        self.failure: StreamProtocolError | None = None
+
+    def feed(self, chunk: bytes) -> bytes:
+        """The bytes of `chunk` (with those held before) that may go on to the client."""
+        if self._api_error:
+            return chunk
+        if self.failure is not None:
+            return b""
+        held = self._held + chunk
+        start = 0
+        for end in _EVENT_END.finditer(held):
+            if not self._accept(self._decoder.feed(held[start : end.end()])):
+                self._held = b""
+                return held[:start]
+            start = end.end()
+        self._held = held[start:]
+        return held[:start]
+
+    def finish(self) -> bytes:
+        """The body ended: the bytes still held, if their event passes; then the end rules."""
+        if self._api_error or self.failure is not None:
+            return b""
+        rest, self._held = self._held, b""
+        if not self._accept(self._decoder.feed(rest) + self._decoder.finish()):
+            return b""
+        try:
+            self._adapter.finish()
+        except StreamProtocolError as error:
+            self.failure = error
+        return rest
+
+    def _accept(self, events: list[dict[str, Any]]) -> bool:
+        """Feed the adapter; False (the error kept in `failure`) at a violation."""
+        for data in events:
+            kind = data["type"]
+            if kind == "ping":
+                continue
+            if kind == "error":
+                self._api_error = True
+                return True
+            try:
+                self._adapter.feed(self._build(data))
+                if kind == "message_stop":
+                    self._adapter.check_end()
+            except StreamProtocolError as error:
+                self.failure = error
+                return False
+        return True
+
+
+def check_message(
+    message: dict[str, Any], *, stop_reasons: Collection[str] = COMPLETE_STOP_REASONS
+) -> None:
+    """Raise `StreamProtocolError` if a non-streaming `Message` breaks the rules a stream of
+    it would: the same adapter over the events `events_from_message` gives."""
+    build = adapter_event_builder()
+    adapter = StreamAdapter(stop_reasons=stop_reasons)
+    for event in events_from_message(message):
+        adapter.feed(build(event))
+    adapter.finish()
+
+
+def guarded(chunks: Iterable[bytes], guard: StreamGuard) -> Iterator[bytes]:
+    """The sync driver: `chunks` as the guard releases them; raises at a violation."""
+    for chunk in chunks:
+        released = guard.feed(chunk)
+        if released:
+            yield released
+        if guard.failure is not None:
+            raise guard.failure
+    released = guard.finish()
+    if released:
+        yield released
+    if guard.failure is not None:
+        raise guard.failure
+
+
+async def aguarded(chunks: AsyncIterable[bytes], guard: StreamGuard) -> AsyncIterator[bytes]:
+    """The async driver, the same steps."""
+    async for chunk in chunks:
+        released = guard.feed(chunk)
+        if released:
+            yield released
+        if guard.failure is not None:
+            raise guard.failure
+    released = guard.finish()
+    if released:
+        yield released
+    if guard.failure is not None:
+        raise guard.failure

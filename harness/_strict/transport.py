@@ -1,0 +1,180 @@
+"""`StrictTransport`: the guard as an HTTP transport, for `httpx2` and `httpx` alike.
+
+It wraps another transport (a socket's, a cassette's, or a client's `send`) and passes
+every request on. The answer of a successful `POST .../v1/messages` comes back checked:
+
+- an SSE stream (`text/event-stream`) has its body read through a `StreamGuard`, event
+  by event; a violation raises `StreamProtocolError` from the body, where the client's
+  reader gets it (the SDK raises it as it is, from the stream it iterates);
+- a `Message` JSON is read and checked whole (`check_message`) before it is returned,
+  unless `check_messages=False` (`harness.strict` checks it in the SDK's middleware
+  instead: an error raised inside a transport reaches the SDK's caller as an
+  `APIConnectionError` from it, after the SDK's retries).
+
+The body is handed on decoded (the guard reads what the client would), so the answer
+loses its `content-encoding` and `content-length`; its bytes are the same. Any other
+request or answer passes untouched. The same class serves `httpx2` and `httpx` (v1)
+clients: the answer is built with the classes of the inner transport's response.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Collection, Iterator
+from functools import cache
+from typing import Any, Final
+
+import httpx2
+import orjson
+
+from harness._adapter import COMPLETE_STOP_REASONS
+from harness._strict.guard import StreamGuard, aguarded, check_message, guarded
+
+__all__ = ["SendTransport", "StrictTransport"]
+
+MESSAGES_SUFFIX: Final = "/v1/messages"
+#: Headers that describe the body as it was sent: it is handed on decoded.
+_ENCODING_HEADERS: Final = frozenset({"content-encoding", "content-length"})
+
+
+def _checked_kind(request: Any, response: Any) -> str | None:
+    """ "stream" or "message" for an answer the guard checks, None for any other."""
+    if request.method != "POST" or not request.url.path.endswith(MESSAGES_SUFFIX):
+        return None
+    if not 200 <= response.status_code < 300:
+        return None
+    content_type = response.headers.get("content-type", "")
+    if content_type.startswith("text/event-stream"):
+        return "stream"
+    if content_type.startswith("application/json"):
+        return "message"
+    return None
+
+
+def _headers(response: Any) -> list[tuple[str, str]]:
+    return [
+        (name, value)
+        for name, value in response.headers.multi_items()
+        if name.lower() not in _ENCODING_HEADERS
+    ]
+
+
+@cache
+def _body_class(module_name: str) -> type[Any]:
+    """A guarded body for responses of `httpx2` or `httpx`: each checks its own stream type."""
+    module: Any = sys.modules[module_name]
+
+    class GuardedBody(module.SyncByteStream, module.AsyncByteStream):  # type: ignore[misc]
+        """The inner response's decoded bytes, released as the guard accepts them."""
+
+        def __init__(self, response: Any, guard: StreamGuard) -> None:
+            self._response = response
+            self._guard = guard
+
+        def __iter__(self) -> Iterator[bytes]:
+            yield from guarded(self._response.iter_bytes(), self._guard)
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            async for chunk in aguarded(self._response.aiter_bytes(), self._guard):
+                yield chunk
+
+        def close(self) -> None:
+            self._response.close()
+
+        async def aclose(self) -> None:
+            await self._response.aclose()
+
+    return GuardedBody
+
+
+class StrictTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
+    """A transport whose Messages answers pass the adapter's rules; see the module docstring.
+
+    `allow_stop_reasons` widens the stop reasons that complete a message (the default:
+    `end_turn`, `tool_use`), e.g. `{"max_tokens"}` for code that handles truncation.
+    """
+
+    def __init__(
+        self,
+        inner: Any,
+        *,
+        allow_stop_reasons: Collection[str] = (),
+        check_messages: bool = True,
+    ) -> None:
+        self.inner = inner
+        self.stop_reasons = COMPLETE_STOP_REASONS | frozenset(allow_stop_reasons)
+        self.check_messages = check_messages
+
+    def handle_request(self, request: Any) -> Any:
+        response = self.inner.handle_request(request)
+        kind = _checked_kind(request, response)
+        if kind == "stream":
+            return self._guarded(request, response)
+        if kind == "message" and self.check_messages:
+            response.read()
+            self._check(response.content)
+        return response
+
+    async def handle_async_request(self, request: Any) -> Any:
+        response = await self.inner.handle_async_request(request)
+        kind = _checked_kind(request, response)
+        if kind == "stream":
+            return self._guarded(request, response)
+        if kind == "message" and self.check_messages:
+            await response.aread()
+            self._check(response.content)
+        return response
+
+    def close(self) -> None:
+        self.inner.close()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def _guarded(self, request: Any, response: Any) -> Any:
+        body = _body_class(type(response).__module__.partition(".")[0])
+        return type(response)(
+            response.status_code,
+            headers=_headers(response),
+            stream=body(response, StreamGuard(stop_reasons=self.stop_reasons)),
+            request=request,
+            extensions=response.extensions,
+        )
+
+    def _check(self, content: bytes) -> None:
+        try:
+            message = orjson.loads(content)
+        except orjson.JSONDecodeError:
+            return  # not a Message: the client reports what it cannot read
+        if isinstance(message, dict) and message.get("type") == "message":
+            check_message(message, stop_reasons=self.stop_reasons)
+
+
+class SendTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
+    """A transport that sends through an existing client (its transport, mounts, proxies
+    and hooks), streaming: what `harness.strict` wraps, leaving the SDK's client as it was."""
+
+    def __init__(self, client: httpx2.Client | httpx2.AsyncClient) -> None:
+        self.client = client
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        assert isinstance(self.client, httpx2.Client)
+        response = self.client.send(request, stream=True)
+        return httpx2.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=response.stream,
+            request=request,
+            extensions=response.extensions,
+        )
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        assert isinstance(self.client, httpx2.AsyncClient)
+        response = await self.client.send(request, stream=True)
+        return httpx2.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=response.stream,
+            request=request,
+            extensions=response.extensions,
+        )

@@ -1,0 +1,220 @@
+"""`harness.strict` and `StrictTransport`: the adapter's verdict, at the transport, before
+the SDK reads the event; good answers byte for byte."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import httpx2
+import pytest
+from conftest import LIBRARY
+
+from harness import (
+    Chunking,
+    Replayer,
+    ReplayTransport,
+    StreamProtocolError,
+    StrictTransport,
+    async_cassette_client,
+    captured_requests,
+    cassette_client,
+    read_cassette,
+    replay_outcome,
+    strict,
+)
+from harness._cassette.message import message_from_events
+from harness._cassette.sse import encode_event
+from harness._strict.guard import StreamGuard, check_message
+from harness.builder import StreamBuilder
+
+CASSETTES = sorted(path for path in LIBRARY.rglob("*.jsonl") if "sessions" not in path.parts)
+GOOD = [path for path in CASSETTES if "errors" not in path.parts]
+ASK: Any = {
+    "model": "claude-sonnet-5",
+    "max_tokens": 64,
+    "messages": [{"role": "user", "content": "Go"}],
+}
+
+
+def _events(path: Path) -> list[dict[str, Any]]:
+    return [line.data for line in read_cassette(path).lines() if line.kind == "event"]
+
+
+def _raw_stream(client: anthropic.Anthropic) -> tuple[list[str], BaseException | None]:
+    """The event types `create(stream=True)` yields, then what it raised (or None)."""
+    seen: list[str] = []
+    try:
+        for event in client.messages.create(**ASK, stream=True):
+            seen.append(event.type)
+    except Exception as error:
+        return seen, error
+    return seen, None
+
+
+@pytest.mark.parametrize("path", CASSETTES, ids=lambda p: str(p.relative_to(LIBRARY)))
+def test_strict_client_raises_what_direct_replay_does(path: Path) -> None:
+    direct = replay_outcome(path).error
+    seen, error = _raw_stream(strict(cassette_client(path, max_retries=0)))
+    if direct is None:
+        assert error is None
+    elif isinstance(direct, StreamProtocolError):
+        assert isinstance(error, StreamProtocolError)
+        assert (error.code, str(error)) == (direct.code, str(direct))
+    else:
+        assert type(error) is type(direct)
+    types = [event["type"] for event in _events(path) if event["type"] != "ping"]
+    assert seen == types[: len(seen)], "the SDK saw a prefix of the stream"
+    if isinstance(direct, StreamProtocolError) and direct.code != "event_after_message_stop":
+        assert "message_stop" not in seen, "the broken answer was never completed"
+
+
+@pytest.mark.parametrize(
+    "code", ["missing_stop_reason", "unsupported_stop_reason", "end_turn_with_tool_calls"]
+)
+def test_end_rules_refuse_message_stop_before_the_sdk_reads_it(code: str) -> None:
+    seen, error = _raw_stream(strict(cassette_client(LIBRARY / "errors" / f"{code}.jsonl")))
+    assert isinstance(error, StreamProtocolError) and error.code == code
+    assert seen[-1] != "message_stop" and "message_delta" in seen
+
+
+def test_a_clean_end_without_message_stop_raises_instead_of_ending() -> None:
+    path = LIBRARY / "errors/missing_message_stop.jsonl"
+    seen, error = _raw_stream(strict(cassette_client(path)))
+    assert isinstance(error, StreamProtocolError) and error.code == "missing_message_stop"
+    plain, plain_error = _raw_stream(cassette_client(path))
+    assert plain_error is None and plain == seen, "the plain SDK ends quietly after the same events"
+
+
+def test_messages_stream_raises_from_the_guard_and_the_chain_reaches_it() -> None:
+    client = strict(cassette_client(LIBRARY / "errors/invalid_tool_json.jsonl"))
+    with (
+        pytest.raises(StreamProtocolError, match="invalid input_json_delta JSON") as raised,
+        client.messages.stream(**ASK) as stream,
+    ):
+        stream.get_final_message()
+    assert raised.value.code == "invalid_tool_json"
+
+
+@pytest.mark.parametrize("path", GOOD, ids=lambda p: str(p.relative_to(LIBRARY)))
+@pytest.mark.parametrize("size", [1, 7, None], ids=["1-byte", "7-byte", "by-event"])
+def test_good_bytes_pass_byte_for_byte_however_cut(path: Path, size: int | None) -> None:
+    assert replay_outcome(path).error is None
+    chunking = Chunking() if size is None else Chunking(size=size)
+
+    def body(transport: httpx2.BaseTransport) -> tuple[bytes, list[bytes]]:
+        with (
+            httpx2.Client(transport=transport, base_url="https://api.anthropic.com") as http,
+            http.stream("POST", "/v1/messages", json={**ASK, "stream": True}) as response,
+        ):
+            chunks = list(response.iter_bytes())
+            return b"".join(chunks), chunks
+
+    def replayer() -> Replayer:
+        return Replayer([read_cassette(path)], match_on=None, chunking=chunking)
+
+    plain, _ = body(ReplayTransport(replayer()))
+    checked, chunks = body(StrictTransport(ReplayTransport(replayer())))
+    assert checked == plain
+    assert all(chunk.endswith(b"\n\n") for chunk in chunks), "released at event ends only"
+
+
+def test_the_async_client_is_guarded_by_the_same_rules() -> None:
+    async def run(path: Path) -> BaseException | None:
+        client = strict(async_cassette_client(path))
+        try:
+            async with client.messages.stream(**ASK) as stream:
+                await stream.get_final_message()
+        except Exception as error:
+            return error
+        return None
+
+    assert asyncio.run(run(LIBRARY / "two_tools.jsonl")) is None
+    error = asyncio.run(run(LIBRARY / "errors/invalid_tool_json.jsonl"))
+    assert isinstance(error, StreamProtocolError) and error.code == "invalid_tool_json"
+
+
+def test_a_non_streaming_message_is_checked_by_the_same_rules() -> None:
+    good = strict(cassette_client(LIBRARY / "two_tools.jsonl"))
+    assert good.messages.create(**ASK).stop_reason == "tool_use"
+    broken = strict(cassette_client(LIBRARY / "errors/end_turn_with_tool_calls.jsonl"))
+    with pytest.raises(StreamProtocolError) as raised:
+        broken.messages.create(**ASK)
+    assert raised.value.code == "end_turn_with_tool_calls"
+    assert len(captured_requests(broken)) == 1, "raised as it is: no retry"
+
+
+def test_check_message_is_the_adapter_over_the_message_stream() -> None:
+    check_message(message_from_events(_events(LIBRARY / "two_tools.jsonl")))
+    truncated = message_from_events(_events(LIBRARY / "errors/unsupported_stop_reason.jsonl"))
+    with pytest.raises(StreamProtocolError, match="max_tokens"):
+        check_message(truncated)
+    check_message(truncated, stop_reasons={"end_turn", "tool_use", "max_tokens"})
+
+
+def test_allow_stop_reasons_widens_the_default_and_only_that() -> None:
+    path = LIBRARY / "errors/unsupported_stop_reason.jsonl"
+    seen, error = _raw_stream(strict(cassette_client(path), allow_stop_reasons={"max_tokens"}))
+    assert error is None and seen[-1] == "message_stop"
+    _, error = _raw_stream(strict(cassette_client(path)))
+    assert isinstance(error, StreamProtocolError) and error.code == "unsupported_stop_reason"
+    broken = LIBRARY / "errors/invalid_tool_json.jsonl"
+    _, error = _raw_stream(strict(cassette_client(broken), allow_stop_reasons={"max_tokens"}))
+    assert isinstance(error, StreamProtocolError) and error.code == "invalid_tool_json"
+
+
+def test_allow_stop_reasons_takes_a_collection_not_a_string() -> None:
+    with pytest.raises(ValueError, match="collection of stop reasons"):
+        strict(cassette_client(LIBRARY / "two_tools.jsonl"), allow_stop_reasons="max_tokens")
+
+
+def test_strict_takes_sdk_clients_only() -> None:
+    with pytest.raises(ValueError, match=r"takes an anthropic\.Anthropic or AsyncAnthropic"):
+        strict(object())  # type: ignore[type-var]
+
+
+def test_the_guard_holds_an_incomplete_event_back() -> None:
+    guard = StreamGuard()
+    body = b"".join(encode_event(event) for event in StreamBuilder().text(0, "hi").stop().events())
+    first_end = body.index(b"\n\n") + 2
+    assert guard.feed(body[: first_end + 5]) == body[:first_end]
+    assert guard.feed(body[first_end + 5 :]) == body[first_end:]
+    assert guard.finish() == b"" and guard.failure is None
+
+
+def test_an_api_error_event_passes_on_for_the_sdk_to_raise() -> None:
+    _, error = _raw_stream(strict(cassette_client(LIBRARY / "errors/overloaded_error.jsonl")))
+    assert isinstance(error, anthropic.APIStatusError)
+
+
+def test_import_harness_loads_no_sdk_and_strict_loads_it_lazily() -> None:
+    code = "import sys, harness; harness.strict; print('anthropic' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "False", result.stderr
+
+
+def _own_client(path: Path, **options: Any) -> anthropic.Anthropic:
+    """Code that builds its own `http_client`: the SDK over a `StrictTransport` it made."""
+    replayer = Replayer([read_cassette(path)], match_on=None)
+    transport = StrictTransport(ReplayTransport(replayer))
+    http = httpx2.Client(transport=transport, base_url="https://api.anthropic.com")
+    return anthropic.Anthropic(api_key="test", http_client=http, **options)
+
+
+def test_strict_transport_guards_a_client_built_on_it() -> None:
+    _, error = _raw_stream(_own_client(LIBRARY / "two_tools.jsonl"))
+    assert error is None
+    _, error = _raw_stream(_own_client(LIBRARY / "errors/orphan_json_delta.jsonl"))
+    assert isinstance(error, StreamProtocolError) and error.code == "orphan_json_delta"
+
+
+def test_strict_transport_checks_a_message_and_the_sdk_wraps_what_it_raises() -> None:
+    client = _own_client(LIBRARY / "errors/tool_use_without_tool_calls.jsonl", max_retries=0)
+    with pytest.raises(anthropic.APIConnectionError) as raised:
+        client.messages.create(**ASK)
+    cause = raised.value.__cause__
+    assert isinstance(cause, StreamProtocolError) and cause.code == "tool_use_without_tool_calls"
