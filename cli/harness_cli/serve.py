@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -15,28 +14,17 @@ from harness_cli.exit import Exit
 if TYPE_CHECKING:
     from aiohttp import web
 
+    from harness._http.hosting import LineLog
+
 LOCALHOST = "127.0.0.1"
 
 
-def _say(line: str) -> None:
-    """One line on stdout, at once: scripts read the base URL, people the requests.
-
-    A reader that has gone (`harness serve ... | head -1`) does not stop the server: the
-    lines after it go nowhere.
-    """
-    try:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-
-
-def _run(name: str, app: web.Application, host: str, port: int) -> None:
+def _run(name: str, app: web.Application, host: str, port: int, log: LineLog) -> None:
     """Serve until SIGINT/SIGTERM, the base URL first; exit 2 in one line if it cannot bind."""
     from harness._http.hosting import run_until_signal
 
     def ready(url: str) -> None:
-        _say(f"ANTHROPIC_BASE_URL={url}")
+        log(f"ANTHROPIC_BASE_URL={url}")
         if host != LOCALHOST:
             click.echo(
                 f"harness {name}: listening on {host}, not 127.0.0.1: "
@@ -49,6 +37,8 @@ def _run(name: str, app: web.Application, host: str, port: int) -> None:
     except InputError as error:
         click.echo(f"harness {name}: {error}", err=True)
         sys.exit(Exit.UNUSABLE)
+    finally:
+        log.close()
     click.echo(f"harness {name}: stopped ({stopped_by})", err=True)
     sys.exit(Exit.INTERRUPTED if stopped_by == "SIGINT" else Exit.OK)
 
@@ -111,17 +101,19 @@ def serve(
     realtime: bool,
 ) -> None:
     """Answer Messages API requests from cassettes, over HTTP, for any client."""
+    from harness._http.hosting import LineLog
     from harness._http.server import CassetteServer
     from harness._replay.plan import Chunking
 
+    log = LineLog()  # stdout: the base URL, then one line a request, never blocking a request
     try:
         server = CassetteServer(
-            paths, chunking=Chunking(chunk_size, chunk_seed), realtime=realtime, log=_say
+            paths, chunking=Chunking(chunk_size, chunk_seed), realtime=realtime, log=log
         )
     except HarnessError as error:  # an unusable cassette, a folder without any
         click.echo(f"harness serve: {error}", err=True)
         sys.exit(Exit.UNUSABLE)
-    _run("serve", server.app(), host, port)
+    _run("serve", server.app(), host, port, log)
 
 
 PROXY_EXAMPLES = """\b
@@ -145,9 +137,11 @@ Exit status: 0 stopped by SIGTERM; 130 by Ctrl-C; 2 the port cannot be bound."""
 @port_option
 def proxy(upstream: str, out: str, host: str, port: int) -> None:
     """Forward requests to the API and record each Messages answer as a cassette."""
+    from harness._http.hosting import LineLog
     from harness._http.proxy import RecordingProxy
 
     if not upstream.startswith(("http://", "https://")):
         click.echo(f"harness proxy: --upstream {upstream!r} is not an http(s) URL", err=True)
         sys.exit(Exit.UNUSABLE)
-    _run("proxy", RecordingProxy(upstream, out, log=_say).app(), host, port)
+    log = LineLog()
+    _run("proxy", RecordingProxy(upstream, out, log=log).app(), host, port, log)

@@ -5,9 +5,10 @@ holds what they share: the API's own error JSON (`{"type": "error", "error": {..
 for anything the app does not answer itself, so a client's SDK raises its usual typed
 error and never sees a traceback; binding to 127.0.0.1 by default; the base URL line;
 a clean stop on SIGINT/SIGTERM (in-flight responses are cancelled, so their
-connections close unfinished and nothing half-done is written); and `ServerThread`,
-the same server in a background thread for tests and benchmarks. No access log is
-kept: a request's headers, and so its API key, are never logged.
+connections close unfinished and nothing half-done is written); `LineLog`, the
+request log that never holds up the event loop; and `ServerThread`, the same server in
+a background thread for tests and benchmarks. No access log is kept: a request's
+headers, and so its API key, are never logged.
 """
 
 from __future__ import annotations
@@ -15,11 +16,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import io
+import os
+import queue
+import select
 import signal
+import sys
 import threading
 from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import Any, Final
+from typing import IO, Any, Final
 
 from aiohttp import web
 
@@ -27,7 +33,9 @@ from harness._exceptions import InputError
 
 __all__ = [
     "LOCALHOST",
+    "LOG_BACKLOG",
     "MAX_BODY",
+    "LineLog",
     "ServerThread",
     "api_error",
     "api_errors",
@@ -39,6 +47,11 @@ LOCALHOST: Final = "127.0.0.1"
 MAX_BODY: Final = 32 * 1024 * 1024
 #: How long in-flight responses may run on after a stop is asked before they are cancelled.
 SHUTDOWN_GRACE: Final = 0.25
+
+#: Log lines waiting for a slow reader at most; beyond, lines are dropped and counted.
+LOG_BACKLOG: Final = 10_000
+#: How long a stopping server waits for its last log lines to be read.
+LOG_DRAIN_SECONDS: Final = 1.0
 
 #: The `error.type` the API gives with each status (its "Errors" page).
 ERROR_TYPE_OF_STATUS: Final = {
@@ -88,6 +101,82 @@ def api_errors(log: Callable[[str], None]) -> Any:
             return api_error(500, f"harness: internal error: {type(error).__name__}")
 
     return middleware
+
+
+class LineLog:
+    """A log of lines that never blocks its caller: `log(line)` queues and returns.
+
+    A thread writes the lines in order. Nobody reading the stream (a pipe whose reader
+    took the first line and stopped) blocks that thread only: the event loop goes on
+    answering, at most `LOG_BACKLOG` lines wait, and the lines beyond are dropped and
+    counted in one line once the reader is back. A reader gone for good (`| head -1`)
+    ends the writing quietly. A stream with a file descriptor is written with
+    `os.write`, so a writer blocked at exit holds no lock of `sys.stdout`.
+    """
+
+    def __init__(self, stream: IO[str] | None = None, *, backlog: int = LOG_BACKLOG) -> None:
+        self._stream = sys.stdout if stream is None else stream
+        self._fd: int | None
+        try:
+            self._stream.flush()
+            self._fd = self._stream.fileno()
+        except (OSError, ValueError, io.UnsupportedOperation):
+            self._fd = None  # an in-memory stream (click's test runner): never blocks
+        self._backlog = backlog
+        self._lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._dropped = 0
+        self._dropped_lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+
+    def __call__(self, line: str) -> None:
+        if self._thread is None:
+            with self._start_lock:
+                if self._thread is None:
+                    self._thread = threading.Thread(
+                        target=self._write_all, name="harness-log", daemon=True
+                    )
+                    self._thread.start()
+        if self._lines.qsize() >= self._backlog:
+            with self._dropped_lock:
+                self._dropped += 1
+            return
+        self._lines.put(line)
+
+    def close(self, timeout: float = LOG_DRAIN_SECONDS) -> None:
+        """Write what is queued, waiting `timeout` seconds at most for a slow reader."""
+        if self._thread is not None:
+            self._lines.put(None)
+            self._thread.join(timeout)
+
+    def _write_all(self) -> None:
+        while True:
+            batch = [self._lines.get()]
+            while not self._lines.empty() and batch[-1] is not None:
+                batch.append(self._lines.get_nowait())
+            lines = [line for line in batch if line is not None]
+            with self._dropped_lock:
+                dropped, self._dropped = self._dropped, 0
+            if dropped:
+                lines.append(f"({dropped} log lines dropped: standard output was not read)")
+            try:
+                self._write("".join(line + "\n" for line in lines))
+            except (OSError, ValueError):  # the reader has gone: the lines after it go nowhere
+                return
+            if batch[-1] is None:
+                return
+
+    def _write(self, text: str) -> None:
+        if self._fd is None:
+            self._stream.write(text)
+            self._stream.flush()
+            return
+        data = text.encode("utf-8", errors="replace")
+        while data:
+            try:
+                data = data[os.write(self._fd, data) :]
+            except BlockingIOError:  # a non-blocking stdout: wait until it takes more
+                select.select([], [self._fd], [])
 
 
 def _base_url(site: web.TCPSite) -> str:
