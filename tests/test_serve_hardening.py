@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import select
 import signal
+import socket
 import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import httpx2
+import pytest
+from aiohttp import web
 from conftest import LIBRARY
 from test_serve_cli import BODY, HARNESS, KEY, TEXT_ONLY, _whole_stream
 
-from harness._http.hosting import LineLog
+from harness._http.hosting import MAX_HEADERS, TOO_DEEP, LineLog, ServerThread
+from harness._http.proxy import RecordingProxy
+from harness._http.server import CassetteServer
+from harness._json import MAX_NESTING
 
 
 def _fill(pipe: int) -> None:
@@ -82,3 +92,122 @@ def test_serve_keeps_answering_while_nobody_reads_its_output() -> None:
             process.communicate(timeout=30)
         os.close(read_end)
         os.close(write_end)
+
+
+SECRET = "sk-ant-api03-hardening-secret-0123456789"
+BAD_REQUESTS = {
+    "not HTTP": (b"GARBAGE\r\n\r\n", 400),
+    "a header without a colon": (
+        b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key " + SECRET.encode() + b"\r\n\r\n",
+        400,
+    ),
+    "a header too long": (
+        b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: "
+        + SECRET.encode() * 300
+        + b"\r\n\r\n",
+        431,
+    ),
+    "too many headers": (
+        b"POST /v1/messages HTTP/1.1\r\nHost: x\r\n"
+        + b"".join(b"x-key-%d: %s\r\n" % (n, SECRET.encode()) for n in range(MAX_HEADERS + 1))
+        + b"\r\n",
+        431,
+    ),
+    "a request line too long": (
+        b"POST /v1/messages?key=" + SECRET.encode() * 300 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+        414,
+    ),
+    "a bad content-length": (
+        b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: "
+        + SECRET.encode()
+        + b"\r\nContent-Length: "
+        + SECRET.encode()
+        + b"\r\n\r\n",
+        400,
+    ),
+}
+
+
+def _apps(tmp_path: Path, log: Callable[[str], None]) -> dict[str, web.Application]:
+    return {
+        "serve": CassetteServer([str(LIBRARY)], log=log).app(),
+        "proxy": RecordingProxy("http://127.0.0.1:9", tmp_path, log=log).app(),
+    }
+
+
+def _exchange(url: str, raw: bytes) -> tuple[int, Any]:
+    """Send `raw` bytes, read the whole answer (the server closes): status and JSON body."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as connection:
+        connection.sendall(raw)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
+
+
+@pytest.mark.parametrize("app_name", ["serve", "proxy"])
+@pytest.mark.parametrize("case", BAD_REQUESTS, ids=str)
+def test_a_bad_request_is_one_line_without_the_secret_and_the_right_4xx(
+    app_name: str, case: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    raw, status = BAD_REQUESTS[case]
+    lines: list[str] = []
+    with ServerThread(_apps(tmp_path, lines.append)[app_name]) as url:
+        got, body = _exchange(url, raw)
+    assert got == status
+    assert body["type"] == "error" and body["error"]["type"] == "invalid_request_error"
+    assert len(lines) == 1 and lines[0].startswith("bad request from 127.0.0.1 -> "), lines
+    out, err = capfd.readouterr()
+    assert (out, err) == ("", "")
+    assert SECRET[:12] not in lines[0] + json.dumps(body)
+
+
+def _nested(depth: int) -> bytes:
+    """A Messages request nesting `depth` levels in all (its own object is one)."""
+    inner = depth - 1
+    return (
+        b'{"model": "m", "max_tokens": 9, "messages": [], "metadata": '
+        + b"[" * inner
+        + b"]" * inner
+        + b"}"
+    )
+
+
+def test_a_body_at_the_nesting_limit_is_answered_and_listed() -> None:
+    with ServerThread(CassetteServer([str(TEXT_ONLY)]).app()) as url:
+        answer = httpx2.post(f"{url}/v1/messages", content=_nested(MAX_NESTING))
+        listed = httpx2.get(f"{url}/_harness/requests")
+    assert answer.status_code == 200
+    assert listed.status_code == 200 and len(listed.json()) == 1
+
+
+@pytest.mark.parametrize("depth", [MAX_NESTING + 1, 1000, 1100])
+def test_a_body_nested_past_the_limit_is_the_apis_400(depth: int) -> None:
+    lines: list[str] = []
+    with ServerThread(CassetteServer([str(TEXT_ONLY)], log=lines.append).app()) as url:
+        answer = httpx2.post(f"{url}/v1/messages", content=_nested(depth))
+    assert answer.status_code == 400
+    assert answer.json() == {
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": f"harness serve: {TOO_DEEP}"},
+    }
+    assert lines == [
+        f"#1 POST /v1/messages -> 400 (the body nests deeper than {MAX_NESTING} levels)"
+    ]
+
+
+def test_the_proxy_forwards_a_body_nested_past_the_limit_and_records_nothing(
+    tmp_path: Path,
+) -> None:
+    lines: list[str] = []
+    upstream = CassetteServer([str(TEXT_ONLY)]).app()
+    with (
+        ServerThread(upstream) as upstream_url,
+        ServerThread(RecordingProxy(upstream_url, tmp_path, log=lines.append).app()) as url,
+    ):
+        answer = httpx2.post(f"{url}/v1/messages", content=_nested(1000))
+    assert answer.status_code == 400 and TOO_DEEP in answer.text  # upstream's own answer
+    assert lines[0] == f"POST /v1/messages: not recorded: {TOO_DEEP}"
+    assert list(tmp_path.iterdir()) == []

@@ -19,6 +19,7 @@ import errno
 import io
 import os
 import queue
+import re
 import select
 import signal
 import sys
@@ -28,23 +29,38 @@ from types import TracebackType
 from typing import IO, Any, Final
 
 from aiohttp import web
+from aiohttp.http_exceptions import BadHttpMethod, HttpProcessingError, LineTooLong
+from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_request import BaseRequest
+from aiohttp.web_server import Server
 
 from harness._exceptions import InputError
+from harness._json import MAX_NESTING
 
 __all__ = [
     "LOCALHOST",
     "LOG_BACKLOG",
     "MAX_BODY",
+    "MAX_FIELD_BYTES",
+    "MAX_HEADERS",
+    "TOO_DEEP",
     "LineLog",
     "ServerThread",
     "api_error",
     "api_errors",
+    "harness_app",
     "run_until_signal",
 ]
 
 LOCALHOST: Final = "127.0.0.1"
 #: The Messages API's own request size limit (32 MB); larger bodies get its 413.
 MAX_BODY: Final = 32 * 1024 * 1024
+#: A request line or header line may hold at most this many bytes (aiohttp's default),
+#: a request at most `MAX_HEADERS` headers: beyond, 414 or 431 in the API's error shape.
+MAX_FIELD_BYTES: Final = 8190
+MAX_HEADERS: Final = 128
+#: Why a request body nested past the one nesting limit (`harness._json`) gets a 400.
+TOO_DEEP: Final = f"the request body nests deeper than {MAX_NESTING} levels, the limit"
 #: How long in-flight responses may run on after a stop is asked before they are cancelled.
 SHUTDOWN_GRACE: Final = 0.25
 
@@ -61,9 +77,12 @@ ERROR_TYPE_OF_STATUS: Final = {
     404: "not_found_error",
     405: "invalid_request_error",
     413: "request_too_large",
+    414: "invalid_request_error",
     429: "rate_limit_error",
+    431: "invalid_request_error",
     500: "api_error",
     502: "api_error",
+    504: "timeout_error",
     529: "overloaded_error",
 }
 
@@ -74,6 +93,17 @@ def api_error(status: int, message: str) -> web.Response:
     return web.json_response(
         {"type": "error", "error": {"type": kind, "message": message}}, status=status
     )
+
+
+#: Where an app keeps the log its bad requests are told on (`harness_app`).
+LOG: Final[web.AppKey[Callable[[str], None]]] = web.AppKey("harness-log")
+
+
+def harness_app(log: Callable[[str], None], *, max_body: int = MAX_BODY) -> web.Application:
+    """An app answering every failure in the API's error shape, told on `log` in one line."""
+    app = web.Application(client_max_size=max_body, middlewares=[api_errors(log)])
+    app[LOG] = log
+    return app
 
 
 def api_errors(log: Callable[[str], None]) -> Any:
@@ -179,6 +209,91 @@ class LineLog:
                 select.select([], [self._fd], [])
 
 
+#: How a request line starts (the URL, as aiohttp's C parser quotes it, or the method).
+_REQUEST_LINE: Final = re.compile(rb"/|[A-Z]+ ")
+
+
+def _bad_request(error: BaseException | None) -> tuple[int, str]:
+    """The status and a fixed reason for a request aiohttp could not parse.
+
+    The reason never quotes the request: aiohttp's own message quotes the offending
+    line, which may be an API key's header.
+    """
+    if isinstance(error, LineTooLong):
+        line = error.args[0] if error.args else b""
+        if isinstance(line, str):
+            line = line.encode("utf-8", errors="replace")
+        if isinstance(line, bytes | bytearray) and _REQUEST_LINE.match(line):
+            return 414, f"the request line is longer than {MAX_FIELD_BYTES} bytes"
+        return 431, f"a header is longer than {MAX_FIELD_BYTES} bytes"
+    if isinstance(error, HttpProcessingError) and error.message.startswith("Too many headers"):
+        return 431, f"more than {MAX_HEADERS} headers"
+    if isinstance(error, BadHttpMethod):
+        return 400, "not an HTTP request (a bad method)"
+    if isinstance(error, HttpProcessingError):
+        return 400, f"malformed HTTP ({type(error).__name__})"
+    return 500, f"internal error ({type(error).__name__})"
+
+
+class _Handler(RequestHandler):
+    """aiohttp's connection handler, telling a failure in one line and the API's error JSON.
+
+    aiohttp logs a request it cannot parse with a traceback quoting the offending line
+    (an `x-api-key` header cut at 8190 bytes, say), and answers it in plain text.
+    """
+
+    def __init__(self, manager: Server, log: Callable[[str], None], **options: Any) -> None:
+        super().__init__(manager, **options)
+        self._log = log
+
+    def handle_error(
+        self,
+        request: BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        code, reason = _bad_request(exc)
+        self._log(f"bad request from {request.remote} -> {code}: {reason}")
+        if request.writer.output_size > 0:  # the answer had begun: the connection is broken
+            raise ConnectionError("the answer had begun: the connection is closed")
+        response = api_error(code, f"harness: {reason}")
+        response.force_close()
+        return response
+
+    def log_exception(self, *args: Any, **kw: Any) -> None:
+        error = kw.get("exc_info")
+        name = type(error).__name__ if isinstance(error, BaseException) else "error"
+        self._log(f"{args[0] if args else 'error'} ({name})")
+
+
+class _Server(Server):
+    def __init__(self, log: Callable[[str], None], made: Server) -> None:
+        super().__init__(
+            made.request_handler,
+            request_factory=made.request_factory,
+            handler_cancellation=made.handler_cancellation,
+            loop=made._loop,
+            **made._kwargs,
+        )
+        self._harness_log = log
+
+    def __call__(self) -> RequestHandler:
+        return _Handler(self, self._harness_log, loop=self._loop, **self._kwargs)
+
+
+class _Runner(web.AppRunner):
+    """`AppRunner` whose connections are `_Handler`s telling failures on the app's log."""
+
+    async def _make_server(self) -> Server:
+        made = await super()._make_server()
+        return _Server(self.app.get(LOG, _nowhere), made)
+
+
+def _nowhere(line: str) -> None:
+    """The log of an app built without `harness_app`: lines go nowhere."""
+
+
 def _base_url(site: web.TCPSite) -> str:
     server = site._server
     assert isinstance(server, asyncio.base_events.Server)
@@ -188,8 +303,14 @@ def _base_url(site: web.TCPSite) -> str:
 
 
 async def _start(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, str]:
-    runner = web.AppRunner(
-        app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE
+    runner = _Runner(
+        app,
+        access_log=None,
+        handle_signals=False,
+        shutdown_timeout=SHUTDOWN_GRACE,
+        max_line_size=MAX_FIELD_BYTES,
+        max_field_size=MAX_FIELD_BYTES,
+        max_headers=MAX_HEADERS,
     )
     await runner.setup()
     site = web.TCPSite(runner, host, port)

@@ -40,7 +40,8 @@ from harness._cassette.codec import make_header, write_cassette
 from harness._cassette.directives import AT, CUT
 from harness._cassette.sessions import last_turn, turn_path
 from harness._cassette.sse import SSEFormatError, StreamingDecoder
-from harness._http.hosting import MAX_BODY, api_error, api_errors
+from harness._http.hosting import MAX_BODY, TOO_DEEP, api_error, harness_app
+from harness._json import deeper_than_limit, may_be_too_deep
 from harness._redact import redact_request
 from harness._replay.plan import lines_of_answer
 
@@ -161,7 +162,7 @@ class RecordingProxy:
         self._session: aiohttp.ClientSession | None = None
 
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=self.max_body, middlewares=[api_errors(self.log)])
+        app = harness_app(self.log, max_body=self.max_body)
         app.router.add_route("*", "/{tail:.*}", self.forward)
         app.on_startup.append(self._open)
         app.on_cleanup.append(self._close)
@@ -189,6 +190,9 @@ class RecordingProxy:
         start = time.monotonic()
         where = f"{request.method} {request.path}"
         request_json = _messages_request(request, body)
+        if request_json is not None and may_be_too_deep(body) and deeper_than_limit(request_json):
+            self.log(f"{where}: not recorded: {TOO_DEEP}")  # upstream still gets it
+            request_json = None
         target = self._next_path() if request_json is not None else None
         headers = CIMultiDict(
             (name, value)

@@ -24,6 +24,7 @@ logged or kept.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, is_dataclass
@@ -35,7 +36,8 @@ from aiohttp import web
 from harness._cassette.codec import Cassette, expand_paths
 from harness._cassette.sessions import is_session_folder
 from harness._exceptions import HarnessError, ReplayError
-from harness._http.hosting import MAX_BODY, api_error, api_errors
+from harness._http.hosting import MAX_BODY, TOO_DEEP, api_error, harness_app
+from harness._json import MAX_NESTING, deeper_than_limit, may_be_too_deep
 from harness._redact import redact
 from harness._replay.plan import (
     AsyncPacer,
@@ -97,6 +99,15 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _dumps(value: Any) -> str:
+    """JSON text of the captured requests: a body at the nesting limit is two levels
+    deeper once listed, past orjson's encoder; the standard library takes those."""
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(value)
+
+
 class CassetteServer:
     """The serve app's state: the cassettes, their names, and the replayer answering in order."""
 
@@ -123,7 +134,7 @@ class CassetteServer:
         self._count = 0
 
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=self.max_body, middlewares=[api_errors(self.log)])
+        app = harness_app(self.log, max_body=self.max_body)
         app.router.add_post(MESSAGES_PATH, self.messages)
         app.router.add_get("/_harness/requests", self.requests)
         app.router.add_post("/_harness/reset", self.reset)
@@ -176,11 +187,17 @@ class CassetteServer:
         try:
             parsed = orjson.loads(body)
         except orjson.JSONDecodeError as error:
+            if "depth limit" in str(error):  # past orjson's reader: past ours too
+                self.log(f"{where} -> 400 (the body nests deeper than {MAX_NESTING} levels)")
+                return api_error(400, f"harness serve: {TOO_DEEP}")
             self.log(f"{where} -> 400 (the body is not JSON)")
             return api_error(400, f"harness serve: the request body is not JSON: {error}")
         if not isinstance(parsed, dict):
             self.log(f"{where} -> 400 (the body is not a JSON object)")
             return api_error(400, "harness serve: the request body must be a JSON object")
+        if may_be_too_deep(body) and deeper_than_limit(parsed):
+            self.log(f"{where} -> 400 (the body nests deeper than {MAX_NESTING} levels)")
+            return api_error(400, f"harness serve: {TOO_DEEP}")
         pacer = AsyncPacer() if self.realtime else None
         self.replayer.on_directive = pacer  # read when the answer is planned, just below
         try:
@@ -226,8 +243,7 @@ class CassetteServer:
     async def requests(self, request: web.Request) -> web.Response:
         """`GET /_harness/requests`: the requests received, credentials removed."""
         return web.json_response(
-            [_jsonable(captured) for captured in self.replayer.requests],
-            dumps=lambda data: orjson.dumps(data).decode(),
+            [_jsonable(captured) for captured in self.replayer.requests], dumps=_dumps
         )
 
     async def reset(self, request: web.Request) -> web.Response:
