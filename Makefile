@@ -12,7 +12,7 @@ NODE_SDK := .node/node_modules/@anthropic-ai/sdk/package.json
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,frameworks]'
 	touch $(STAMP)
 
 demo: $(STAMP)

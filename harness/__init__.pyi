@@ -91,6 +91,9 @@ from ._replay.direct import (
     is_stream_failure as is_stream_failure,
     replay_outcome as replay_outcome,
 )
+from ._replay.httpx1 import (
+    HTTPXReplayTransport as HTTPXReplayTransport,
+)
 from ._replay.plan import (
     Chunking as Chunking,
     RealtimePacer as RealtimePacer,
