@@ -17,7 +17,7 @@ import httpx2
 import pytest
 from aiohttp import web
 from conftest import LIBRARY
-from test_serve_cli import BODY, HARNESS, KEY, TEXT_ONLY, _whole_stream
+from test_serve_cli import BODY, HARNESS, KEY, TEXT_ONLY, _whole_stream, running
 
 from harness._http.hosting import MAX_HEADERS, TOO_DEEP, LineLog, ServerThread
 from harness._http.proxy import RecordingProxy
@@ -211,3 +211,99 @@ def test_the_proxy_forwards_a_body_nested_past_the_limit_and_records_nothing(
     assert answer.status_code == 400 and TOO_DEEP in answer.text  # upstream's own answer
     assert lines[0] == f"POST /v1/messages: not recorded: {TOO_DEEP}"
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Host": "attacker.example"},
+        {"Host": "attacker.example:8080"},
+        {"Host": "127.0.0.1.attacker.example"},
+        {"Origin": "http://attacker.example"},
+        {"Origin": "null"},
+    ],
+    ids=lambda headers: " ".join(f"{name}: {value}" for name, value in headers.items()),
+)
+@pytest.mark.parametrize("endpoint", [("GET", "requests"), ("POST", "reset")], ids=str)
+def test_the_control_endpoints_refuse_a_foreign_host_or_origin(
+    headers: dict[str, str], endpoint: tuple[str, str]
+) -> None:
+    method, name = endpoint
+    lines: list[str] = []
+    server = CassetteServer([str(TEXT_ONLY)], log=lines.append)
+    with ServerThread(server.app()) as url:
+        httpx2.post(f"{url}/v1/messages", json=BODY, headers={"x-api-key": KEY})
+        answer = httpx2.request(method, f"{url}/_harness/{name}", headers=headers)
+    assert answer.status_code == 403
+    assert answer.json()["error"]["type"] == "permission_error"
+    assert len(server.replayer.requests) == 1  # not reset
+    assert lines[-1].startswith(f"{method} /_harness/{name} -> 403: ")
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"Host": "localhost"},
+        {"Host": "[::1]:9"},
+        {"Origin": "http://localhost:3000"},
+        {"Origin": "http://127.0.0.1:8080"},
+        {"Host": "devbox.internal:8080", "Origin": "http://devbox.internal:8080"},
+    ],
+    ids=lambda headers: " ".join(f"{name}: {value}" for name, value in headers.items()) or "none",
+)
+def test_the_control_endpoints_answer_this_machine_and_the_host_listened_on(
+    headers: dict[str, str],
+) -> None:
+    server = CassetteServer([str(TEXT_ONLY)], host="devbox.internal")
+    with ServerThread(server.app()) as url:
+        answer = httpx2.get(f"{url}/_harness/requests", headers=headers)
+    assert answer.status_code == 200 and answer.json() == []
+
+
+def _linked_library(tmp_path: Path) -> Path:
+    """A served folder holding one cassette of its own and a link to one outside it."""
+    served = tmp_path / "served"
+    (served / "sub").mkdir(parents=True)
+    (served / "own.jsonl").write_bytes(TEXT_ONLY.read_bytes())
+    (served / "sub" / "outside.jsonl").symlink_to(LIBRARY / "parallel_tools.jsonl")
+    (served / "inside.jsonl").symlink_to(served / "own.jsonl")
+    return served
+
+
+def test_a_link_out_of_the_folder_served_is_left_out_and_said(tmp_path: Path) -> None:
+    served = _linked_library(tmp_path)
+    server = CassetteServer([str(served)], match_on=None)
+    assert sorted(server.names) == sorted(
+        ["inside", "inside.jsonl", "own", "own.jsonl"]
+        + [str(served / name) for name in ("inside", "inside.jsonl", "own", "own.jsonl")]
+    )
+    outside = served / "sub" / "outside.jsonl"
+    target = LIBRARY / "parallel_tools.jsonl"
+    assert server.left_out == [f"left out {outside}: it links to {target}, outside {served}"]
+    with ServerThread(server.app()) as url:
+        answer = httpx2.post(
+            f"{url}/v1/messages", json=BODY, headers={"x-harness-cassette": "sub/outside"}
+        )
+    assert answer.status_code == 404
+
+
+def test_a_link_is_resolved_at_start(tmp_path: Path) -> None:
+    served = _linked_library(tmp_path)
+    server = CassetteServer([str(served)], match_on=None)
+    (served / "inside.jsonl").unlink()  # swapped for a link out, once the server runs
+    (served / "inside.jsonl").symlink_to(LIBRARY / "parallel_tools.jsonl")
+    with ServerThread(server.app()) as url:
+        answer = httpx2.post(
+            f"{url}/v1/messages", json=BODY, headers={"x-harness-cassette": "inside"}
+        )
+    assert answer.content == _whole_stream(TEXT_ONLY)
+
+
+@pytest.mark.slow
+def test_serve_says_which_links_it_left_out(tmp_path: Path) -> None:
+    served = _linked_library(tmp_path)
+    with running("serve", str(served)) as serve:
+        serve.base_url()
+        _, _, err = serve.stop()
+    assert err.splitlines()[0].startswith(f"harness serve: left out {served / 'sub'}")

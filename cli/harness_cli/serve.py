@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from harness._exceptions import HarnessError, InputError
+from harness._terminal import printable
 from harness_cli.exit import Exit
 
 if TYPE_CHECKING:
@@ -108,11 +109,17 @@ def serve(
     log = LineLog()  # stdout: the base URL, then one line a request, never blocking a request
     try:
         server = CassetteServer(
-            paths, chunking=Chunking(chunk_size, chunk_seed), realtime=realtime, log=log
+            paths,
+            chunking=Chunking(chunk_size, chunk_seed),
+            realtime=realtime,
+            log=log,
+            host=host,
         )
     except HarnessError as error:  # an unusable cassette, a folder without any
         click.echo(f"harness serve: {error}", err=True)
         sys.exit(Exit.UNUSABLE)
+    for reason in server.left_out:
+        click.echo(f"harness serve: {printable(reason)}", err=True)
     _run("serve", server.app(), host, port, log)
 
 

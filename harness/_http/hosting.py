@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import errno
 import io
+import ipaddress
 import os
 import queue
 import re
@@ -27,6 +28,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import IO, Any, Final
+from urllib.parse import urlsplit
 
 from aiohttp import web
 from aiohttp.http_exceptions import BadHttpMethod, HttpProcessingError, LineTooLong
@@ -38,6 +40,7 @@ from harness._exceptions import InputError
 from harness._json import MAX_NESTING
 
 __all__ = [
+    "CONTROL_PREFIX",
     "LOCALHOST",
     "LOG_BACKLOG",
     "MAX_BODY",
@@ -48,6 +51,7 @@ __all__ = [
     "ServerThread",
     "api_error",
     "api_errors",
+    "control_refusal",
     "harness_app",
     "run_until_signal",
 ]
@@ -99,11 +103,81 @@ def api_error(status: int, message: str) -> web.Response:
 LOG: Final[web.AppKey[Callable[[str], None]]] = web.AppKey("harness-log")
 
 
-def harness_app(log: Callable[[str], None], *, max_body: int = MAX_BODY) -> web.Application:
-    """An app answering every failure in the API's error shape, told on `log` in one line."""
-    app = web.Application(client_max_size=max_body, middlewares=[api_errors(log)])
+def harness_app(
+    log: Callable[[str], None], *, max_body: int = MAX_BODY, host: str = LOCALHOST
+) -> web.Application:
+    """An app answering every failure in the API's error shape, told on `log` in one line;
+    its control endpoints answer this machine only (`local_control`, `host` listened on)."""
+    middlewares = [api_errors(log), local_control(host, log)]
+    app = web.Application(client_max_size=max_body, middlewares=middlewares)
     app[LOG] = log
     return app
+
+
+#: The path prefix of the harness's own endpoints (`/_harness/requests`, `/_harness/reset`).
+CONTROL_PREFIX: Final = "/_harness/"
+
+
+def _host_name(authority: str) -> str:
+    """The host of a `Host` header (`name:port`, `[v6]:port`), lower-cased, brackets off."""
+    authority = authority.strip().lower()
+    if authority.startswith("["):
+        return authority[1 : authority.find("]")] if "]" in authority else authority
+    return authority.rpartition(":")[0] if authority.count(":") == 1 else authority
+
+
+def _is_this_machine(name: str | None, host: str) -> bool:
+    if not name:
+        return False
+    if name in ("localhost", host.lower().strip("[]")):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def control_refusal(request: web.BaseRequest, host: str = LOCALHOST) -> str | None:
+    """Why a request to the control endpoints is refused (None: it is not).
+
+    They answer only a request whose `Host` names this machine by a loopback address,
+    `localhost` or the address listened on (`--host`), and whose `Origin`, if any, does
+    too: a web page the developer visits reaches 127.0.0.1 only under its own name (DNS
+    rebinding) or with its own origin, and may neither read the captured prompts nor
+    reset the server.
+    """
+    named = _host_name(request.headers.get("Host", ""))
+    if not _is_this_machine(named, host):
+        return f"Host {named!r} is not this machine"
+    origin = request.headers.get("Origin")
+    if origin is not None:
+        try:
+            origin_host = urlsplit(origin).hostname
+        except ValueError:
+            origin_host = None
+        if not _is_this_machine(origin_host, host):
+            return f"Origin {origin!r} is not this machine"
+    return None
+
+
+def local_control(host: str, log: Callable[[str], None]) -> Any:
+    """Middleware refusing the control endpoints (`CONTROL_PREFIX`) to another Host or
+    Origin with the API's 403 (`control_refusal`)."""
+
+    @web.middleware
+    async def middleware(
+        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        if request.path.startswith(CONTROL_PREFIX):
+            refusal = control_refusal(request, host)
+            if refusal is not None:
+                log(f"{request.method} {request.path} -> 403: {refusal}")
+                return api_error(
+                    403, f"harness: {CONTROL_PREFIX} answers this machine only: {refusal}"
+                )
+        return await handler(request)
+
+    return middleware
 
 
 def api_errors(log: Callable[[str], None]) -> Any:

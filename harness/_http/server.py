@@ -34,9 +34,9 @@ import orjson
 from aiohttp import web
 
 from harness._cassette.codec import Cassette, expand_paths
-from harness._cassette.sessions import is_session_folder
+from harness._cassette.sessions import is_session_folder, turn_files
 from harness._exceptions import HarnessError, ReplayError
-from harness._http.hosting import MAX_BODY, TOO_DEEP, api_error, harness_app
+from harness._http.hosting import LOCALHOST, MAX_BODY, TOO_DEEP, api_error, harness_app
 from harness._json import MAX_NESTING, deeper_than_limit, may_be_too_deep
 from harness._redact import redact
 from harness._replay.plan import (
@@ -56,34 +56,59 @@ CASSETTE_HEADER: Final = "x-harness-cassette"
 MESSAGES_PATH: Final = "/v1/messages"
 
 
-def _names(paths: Sequence[str], cassettes: Sequence[Cassette]) -> dict[str, Cassette]:
+def _names(served: Sequence[tuple[str, str]], cassettes: Sequence[Cassette]) -> dict[str, Cassette]:
     """Each cassette under the names a header may give: relative to its folder served (or
     its file name), with and without `.jsonl`; the path as given works too."""
-    folders = [os.path.abspath(path) for path in paths if os.path.isdir(path)]
     names: dict[str, Cassette] = {}
-    for cassette in cassettes:
-        full = os.path.abspath(cassette.path)
-        inside = [os.path.relpath(full, folder) for folder in folders]
-        relative = next((name for name in inside if not name.startswith("..")), None)
-        for name in (relative or os.path.basename(full), os.path.normpath(cassette.path)):
+    for (given, root), cassette in zip(served, cassettes, strict=True):
+        relative = os.path.relpath(given, root) if root else os.path.basename(given)
+        for name in (relative, os.path.normpath(given)):
             for key in (name, name.removesuffix(".jsonl")):
                 names.setdefault(key, cassette)
     return names
 
 
-def _served(paths: Sequence[str]) -> list[Cassette]:
-    """The cassettes in answer order: a session folder (`turn-NN.jsonl`) turn by turn, any
-    other folder every `*.jsonl` below it, sorted, so that its subfolders can be named too."""
-    found: list[Cassette] = []
+def _inside(path: str, root: str) -> bool:
+    return os.path.commonpath([path, root]) == root
+
+
+def _opened_at(path: str) -> str:
+    """Where a cassette is read from: its real path if a link leads there, else as found."""
+    real = os.path.realpath(path)
+    return path if real == os.path.abspath(path) else real
+
+
+def _served(
+    paths: Sequence[str], left_out: list[str]
+) -> tuple[list[Cassette], list[tuple[str, str]]]:
+    """The cassettes in answer order, and for each the path found and the folder served
+    ("" for a file given): a session folder (`turn-NN.jsonl`) turn by turn, any other
+    folder every `*.jsonl` below it, sorted, so that its subfolders can be named too.
+
+    Symlinks are resolved now, once: a cassette reached through a link is read at its
+    real path, and one whose real path lies outside the real path of its folder is left
+    out, the reason added to `left_out`.
+    """
+    found: list[tuple[str, str, str]] = []  # as found, its folder, where it is read
     for path in paths:
-        if os.path.isdir(path) and not is_session_folder(path):
-            files = expand_paths([path])
-            if not files:
-                raise ReplayError(f"{path}: no cassettes (*.jsonl) in the folder")
-            found += cassettes_from(files)
-        else:
-            found += cassettes_from([path])
-    return found
+        if not os.path.isdir(path):
+            found.append((path, "", _opened_at(path)))
+            continue
+        session = is_session_folder(path)
+        files = [str(file) for file in turn_files(path)] if session else expand_paths([path])
+        root = os.path.realpath(path)
+        inside = []
+        for file in files:
+            real = os.path.realpath(file)
+            if _inside(real, root):
+                inside.append((file, path, _opened_at(file)))
+            else:
+                left_out.append(f"left out {file}: it links to {real}, outside {path}")
+        if not inside:
+            raise ReplayError(f"{path}: no cassettes (*.jsonl) in the folder")
+        found += inside
+    cassettes = cassettes_from([real for _, _, real in found])
+    return cassettes, [(given, root) for given, root, _ in found]
 
 
 def _jsonable(value: Any) -> Any:
@@ -120,21 +145,25 @@ class CassetteServer:
         match_on: Sequence[str] | None = DEFAULT_MATCH_ON,
         log: Callable[[str], None] = lambda line: None,
         max_body: int = MAX_BODY,
+        host: str = LOCALHOST,
     ) -> None:
-        self.cassettes = _served(paths)
+        #: Files found in a folder served but left out, each with the reason.
+        self.left_out: list[str] = []
+        self.cassettes, served = _served(paths, self.left_out)
         for cassette in self.cassettes:
             cassette.validate()  # a bad cassette is told now, in one line, not at a request
-        self.names = _names(paths, self.cassettes)
+        self.names = _names(served, self.cassettes)
         self.replayer = Replayer(self.cassettes, match_on=match_on, chunking=chunking)
         self.realtime = realtime
         self.log = log
         self.max_body = max_body
+        self.host = host
         self._played: set[int] = set()
         self._in_order = 0
         self._count = 0
 
     def app(self) -> web.Application:
-        app = harness_app(self.log, max_body=self.max_body)
+        app = harness_app(self.log, max_body=self.max_body, host=self.host)
         app.router.add_post(MESSAGES_PATH, self.messages)
         app.router.add_get("/_harness/requests", self.requests)
         app.router.add_post("/_harness/reset", self.reset)
