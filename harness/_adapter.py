@@ -94,6 +94,12 @@ class StreamAdapter:
         self._error: StreamProtocolError | None = None
         self._finished = False
 
+    @property
+    def open_tool_blocks(self) -> tuple[int, ...]:
+        """The indexes of the `tool_use` blocks open now, in opening order: a snapshot, which
+        the machine never changes (what `harness replay --trace` shows after each event)."""
+        return tuple(self._tools)
+
     def feed(self, event: Any) -> list[ModelEvent]:
         """Take one raw stream event; return the internal events it completes."""
         if self._error is not None or self._finished:

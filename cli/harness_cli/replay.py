@@ -8,7 +8,13 @@ from typing import IO, Any
 
 import click
 
-from harness._cassette.codec import Cassette, CassetteLine, expand_paths, live_api_warnings
+from harness._cassette.codec import (
+    Cassette,
+    CassetteLine,
+    expand_paths,
+    live_api_warnings,
+    pass_over,
+)
 from harness._exceptions import CassetteError
 from harness._terminal import json_text, printable
 from harness_cli.exit import Exit
@@ -47,6 +53,46 @@ def _outcome_lines(cassette: Cassette, wire: dict[str, Any]) -> Iterator[dict[st
         yield failure_to_json(error)
 
 
+def _write_outcome(
+    out: IO[str], cassette: Cassette, output_format: str, label: str | None, wire: dict[str, Any]
+) -> bool:
+    """Print a replay's lines (JSON ones naming `label`, if given); whether the stream failed."""
+    failed = False
+    for line in _outcome_lines(cassette, wire):
+        failed = line["type"] in ("protocol_error", "api_error", "connection_error")
+        if output_format == "json":
+            if label is not None:
+                line = {**line, "cassette": label}
+            out.write(json_text(line) + "\n")
+        else:
+            out.write(readable(line) + "\n")
+    return failed
+
+
+def _write_trace(
+    out: IO[str], cassette: Cassette, output_format: str, label: str | None, realtime: bool
+) -> bool:
+    """Print a replay's trace, a row as it is reached (JSON rows naming `label`, if given);
+    whether the stream failed."""
+    from harness._replay.plan import RealtimePacer
+    from harness._testing.trace import HEADER, format_row, trace
+
+    rows = trace(cassette, RealtimePacer() if realtime else pass_over)
+    if output_format == "text":
+        out.write(HEADER + "\n")
+    failed = False
+    for row in rows:
+        failed = row.error is not None
+        if output_format == "json":
+            shown = row.to_json()
+            if label is not None:
+                shown["cassette"] = label
+            out.write(json_text(shown) + "\n")
+        else:
+            out.write("".join(line + "\n" for line in format_row(row)))
+    return failed
+
+
 def _report_unusable(error: CassetteError) -> None:
     click.echo(printable(str(error)), err=True)
 
@@ -59,6 +105,11 @@ Examples:
   harness replay --via sdk --chunk-size 7 cassettes/   # through a real SDK client
   harness replay --realtime recorded.jsonl            # at the recorded pace
   curl -s https://example.org/rec.jsonl | harness replay -   # - is standard input
+  harness replay --trace broken/interleaved.drop_tool_stop.jsonl   # where it broke
+
+--trace prints one row a line of the cassette: its line number, the tool blocks open
+after it, the event (start(i), delta(i), stop(i) for block events) and what it emitted;
+the row where a rule fires carries the error, and the trace stops there.
 
 A path is read once, so pipes, FIFOs and /dev/stdin work; a line longer than 8 MiB
 is refused (PATH:LINE). Printed text escapes control characters (as \\u001b).
@@ -100,6 +151,13 @@ error; 2 a cassette is unusable (PATH:LINE: reason on stderr)."""
     is_flag=True,
     help='Sleep until each recorded arrival offset ({"harness": "at"} lines).',
 )
+@click.option(
+    "--trace",
+    "show_trace",
+    is_flag=True,
+    help="Print the adapter's timeline: a row a line, the open tool blocks after it, what "
+    "it emitted, the error where a rule fired (direct replay only).",
+)
 def replay(
     paths: tuple[str, ...],
     output_format: str,
@@ -107,11 +165,14 @@ def replay(
     chunk_size: int | None,
     chunk_seed: int | None,
     realtime: bool,
+    show_trace: bool,
 ) -> None:
     """Replay cassettes (files, or folders of *.jsonl) through the adapter."""
     if via != "sdk" and (chunk_size is not None or chunk_seed is not None):
         option = "--chunk-size" if chunk_size is not None else "--chunk-seed"
         raise click.UsageError(f"{option} needs --via sdk (only the SDK path reads bytes)")
+    if show_trace and via != "direct":
+        raise click.UsageError("--trace replays directly: it does not combine with --via sdk")
     from harness._replay.plan import Chunking
 
     wire = {"via": via, "chunking": Chunking(chunk_size, chunk_seed), "realtime": realtime}
@@ -124,15 +185,13 @@ def replay(
             out.write(f"== {printable(path)}\n")
         try:
             cassette = Cassette(path)
-            for line in _outcome_lines(cassette, wire):
-                if line["type"] in ("protocol_error", "api_error", "connection_error"):
-                    status = max(status, Exit.FAILED)
-                if output_format == "json":
-                    if several:
-                        line = {**line, "cassette": path}
-                    out.write(json_text(line) + "\n")
-                else:
-                    out.write(readable(line) + "\n")
+            label = path if several else None
+            if show_trace:
+                failed = _write_trace(out, cassette, output_format, label, realtime)
+            else:
+                failed = _write_outcome(out, cassette, output_format, label, wire)
+            if failed:
+                status = max(status, Exit.FAILED)
         except CassetteError as error:
             out.flush()
             _report_unusable(error)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from harness._adapter import ato_model_events, to_model_events
 from harness._cassette.codec import (
     Cassette,
+    CassetteLine,
     CassetteSource,
     DirectiveHandler,
     pass_over,
@@ -40,6 +41,7 @@ __all__ = [
     "failure_code",
     "failure_to_json",
     "is_stream_failure",
+    "line_reader",
     "replay",
     "replay_outcome",
     "sdk_events",
@@ -88,11 +90,30 @@ def adapter_event_builder() -> Callable[[dict[str, Any]], Any]:
 
 
 def sdk_events(cassette: Cassette, on_directive: DirectiveHandler = pass_over) -> Iterator[Any]:
-    """The cassette's events as the SDK's stream yields them; raises as a live client would:
-    `APIStatusError` at an `error` event or an `http_error` line, `RemoteProtocolError` at
-    a `cut` (an event cut mid-way is never emitted by the SDK's SSE decoder)."""
-    build, api_error = adapter_event_builder(), _sdk_builders()[1]
+    """The cassette's events as the SDK's stream yields them; raises as a live client would
+    (see `line_reader`)."""
+    event_of = line_reader(on_directive)
     for line in cassette.lines():
+        event = event_of(line)
+        if event is not None:
+            yield event
+
+
+def line_reader(
+    on_directive: DirectiveHandler = pass_over,
+) -> Callable[[CassetteLine], Any | None]:
+    """The one step from a cassette line to what the SDK's stream makes of it, shared by
+    `sdk_events` and the trace (`harness._testing.trace`).
+
+    The function returned gives a line's event object, or None for a line the stream
+    yields nothing for (a `ping`, a directive passed over), and raises as a live client
+    would: `APIStatusError` at an `error` event or an `http_error` line,
+    `RemoteProtocolError` at a `cut` (an event cut mid-way is never emitted by the SDK's
+    SSE decoder).
+    """
+    build, api_error = adapter_event_builder(), _sdk_builders()[1]
+
+    def event_of(line: CassetteLine) -> Any | None:
         data = line.data
         if line.kind == "directive":
             name = data["harness"]
@@ -102,13 +123,15 @@ def sdk_events(cassette: Cassette, on_directive: DirectiveHandler = pass_over) -
                 raise connection_cut()
             if name != STALL:  # no clock on this path: a stall changes nothing
                 on_directive(data)
-            continue
+            return None
         kind = data["type"]
         if kind == "ping":
-            continue
+            return None
         if kind == "error":
             raise api_error(data)
-        yield build(data)
+        return build(data)
+
+    return event_of
 
 
 def replay(

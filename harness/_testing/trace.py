@@ -1,0 +1,344 @@
+"""The trace of a stream: each cassette line, the tool blocks open after it, what it emitted.
+
+This is the picture the adapter is explained with (docs/replay.md): an interleaved stream
+`start(1) start(3) delta(3) delta(1) stop(1) stop(3)`, under each event the open tool
+blocks `{1} {1,3} {1,3} {1,3} {3} {}`, under those the events emitted, `tool_call(1)`
+`tool_call(3)` `done`. `trace(cassette)` draws it for any stream, so a failure explains
+itself: the row where a rule fires carries the error, and the trace stops there.
+
+The rows come from the one adapter, not a copy of its rules: each line goes through the
+step direct replay takes (`harness._replay.direct.line_reader`), the event it gives is fed
+to a `StreamAdapter`, and the row holds what `feed` returned and the adapter's
+`open_tool_blocks` after it; the end row holds what `finish` returned. Lines the SDK's
+stream yields nothing for (a `ping`, a directive) are rows too, with the state unchanged.
+So the emits of a trace, concatenated, are the internal events `harness replay` prints.
+
+`trace_hint(path)` is the command that prints a case's trace, for every failure report
+(the plugin's, `harness diff`'s, `harness conform`'s) to name.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import textwrap
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from itertools import zip_longest
+from typing import Any, Final
+
+from harness._adapter import StreamAdapter
+from harness._cassette.codec import (
+    CassetteLine,
+    CassetteSource,
+    DirectiveHandler,
+    pass_over,
+    read_cassette,
+)
+from harness._events import ModelEvent, event_to_json
+from harness._replay.direct import failure_code, failure_to_json, is_stream_failure, line_reader
+from harness._terminal import json_text, printable
+
+__all__ = [
+    "END",
+    "HEADER",
+    "TraceRow",
+    "format_row",
+    "format_rows",
+    "rows_side_by_side",
+    "trace",
+    "trace_hint",
+]
+
+#: The `event` of the last row, the end of the stream (`finish`).
+END: Final = "end"
+#: The `event` of a directive line's row.
+DIRECTIVE: Final = "directive"
+
+#: No excerpt: the event's head says it all.
+_NOTHING: Final = object()
+#: The text form's width: a row fits an 80-column terminal unless one name is very long.
+WIDTH: Final = 80
+#: Columns before the event: the line number (4), the open tool blocks (6), spaces.
+_PREFIX: Final = 13
+#: The event column's width on a row that emits something; the emits start after it.
+_EVENT: Final = 20
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TraceRow:
+    """One row of a trace: a cassette line (or the end), the open tool blocks after it,
+    the internal events it completed, and the error if a rule fired here (the last row).
+
+    `number` is the cassette line (None on the end row); `event` the line's event type,
+    `"directive"` or `"end"`; `data` the line's object (None on the end row).
+    """
+
+    number: int | None
+    event: str
+    index: int | None
+    open: tuple[int, ...]
+    emits: tuple[ModelEvent, ...] = ()
+    error: BaseException | None = None
+    data: Mapping[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as `harness replay --trace --format json` prints it (docs/replay.md)."""
+        row: dict[str, Any] = {
+            "n": self.number,
+            "event": self.event,
+            "index": self.index,
+            "open": sorted(self.open),
+            "emits": [event_to_json(event) for event in self.emits],
+        }
+        if self.error is not None:
+            row["error"] = {
+                "code": failure_code(self.error),
+                "message": failure_to_json(self.error)["message"],
+            }
+        return row
+
+
+def trace(source: CassetteSource, on_directive: DirectiveHandler = pass_over) -> Iterator[TraceRow]:
+    """The rows of a cassette's replay, lazily, as direct replay runs it; the last is the
+    end row or the row whose error ended the stream. A `CassetteError` raises at its line."""
+    cassette = read_cassette(source)
+    adapter = StreamAdapter()
+    event_of = line_reader(on_directive)
+    for line in cassette.lines():
+        try:
+            event = event_of(line)
+            emits = adapter.feed(event) if event is not None else []
+        except Exception as error:
+            if not is_stream_failure(error):
+                raise
+            yield _line_row(line, adapter, error=error)
+            return
+        yield _line_row(line, adapter, emits)
+    try:
+        emits = adapter.finish()
+    except Exception as error:
+        if not is_stream_failure(error):
+            raise
+        yield TraceRow(
+            number=None, event=END, index=None, open=adapter.open_tool_blocks, error=error
+        )
+        return
+    yield TraceRow(
+        number=None, event=END, index=None, open=adapter.open_tool_blocks, emits=tuple(emits)
+    )
+
+
+def _line_row(
+    line: CassetteLine,
+    adapter: StreamAdapter,
+    emits: Iterable[ModelEvent] = (),
+    *,
+    error: BaseException | None = None,
+) -> TraceRow:
+    """The row of `line`, with the adapter's state after it."""
+    data = line.data
+    index = data.get("index")
+    return TraceRow(
+        number=line.number,
+        event=DIRECTIVE if line.kind == "directive" else str(data["type"]),
+        index=index if isinstance(index, int) and line.kind == "event" else None,
+        open=adapter.open_tool_blocks,
+        emits=tuple(emits),
+        error=error,
+        data=data,
+    )
+
+
+def trace_hint(path: str | os.PathLike[str]) -> str:
+    """The command that prints the trace of the cassette at `path`, quoted for a shell and
+    safe to print: what a failure report names so the trace is one step away."""
+    return f"harness replay --trace {printable(shlex.quote(os.fspath(path)))}"
+
+
+# The text form -------------------------------------------------------------------------
+
+
+def _open_set(indexes: Iterable[int]) -> str:
+    return "{" + ",".join(str(index) for index in sorted(indexes)) + "}"
+
+
+def _cut(text: str, width: int) -> str:
+    """`text` in at most `width` characters, an ellipsis marking a cut."""
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+def _event_parts(row: TraceRow) -> tuple[str, object]:
+    """The event's head (`start(1) tool_use read`) and the value of its excerpt, if any.
+
+    Block events are named as in the chapter's picture: `start(i)`, `delta(i)`, `stop(i)`.
+    """
+    data = row.data or {}
+    nothing: object = _NOTHING
+    if row.event == END:
+        return "end of stream", nothing
+    if row.event == DIRECTIVE:
+        fields = {key: value for key, value in data.items() if key != "harness"}
+        return f"directive {printable(str(data.get('harness')))}", fields or nothing
+    index = "" if row.index is None else str(row.index)
+    if row.event == "content_block_start":
+        block = data.get("content_block") or {}
+        kind = printable(str(block.get("type")))
+        if kind == "text":
+            return f"start({index}) text", block.get("text", nothing)
+        if "name" in block:
+            return f"start({index}) {kind} {printable(str(block['name']))}", block.get(
+                "input", nothing
+            )
+        return f"start({index}) {kind}", nothing
+    if row.event == "content_block_delta":
+        delta = data.get("delta") or {}
+        kind = printable(str(delta.get("type")))
+        for field in ("text", "partial_json", "thinking"):
+            if field in delta:
+                return f"delta({index}) {kind}", delta[field]
+        return f"delta({index}) {kind}", nothing
+    if row.event == "content_block_stop":
+        return f"stop({index})", nothing
+    if row.event == "message_delta":
+        reason = (data.get("delta") or {}).get("stop_reason")
+        return f"message_delta stop_reason={json_text(reason)}", nothing
+    if row.event == "error":
+        details = data.get("error") or {}
+        return f"error {printable(str(details.get('type')))}", nothing
+    return printable(row.event), nothing
+
+
+def _event_text(row: TraceRow, width: int) -> str:
+    """The event column: its head, and the excerpt as far as `width` allows."""
+    head, value = _event_parts(row)
+    if value is _NOTHING:
+        return head
+    room = width - len(head) - 1
+    if room < 6:  # not enough for an excerpt that says anything
+        return head
+    return f"{head} {_cut(json_text(value), room)}"
+
+
+def _emit_text(event: ModelEvent, width: int, *, ids: bool = True) -> str:
+    """An emitted event in `width` columns if it can be: text is cut to fit; of a tool call
+    only the name is, down to a few characters, never the id (what a reader looks for)."""
+    line = event_to_json(event)
+    if line["type"] == "text":
+        return _cut(f"text {json_text(line['text'])}", width)
+    if line["type"] == "tool_call":
+        call = line["call"]
+        ident = f" {printable(str(call['id']))}" if ids else ""
+        name = printable(str(call["name"]))
+        name = _cut(name, max(width - len("tool_call ") - len(ident), 8))
+        return f"tool_call {name}{ident}"
+    return str(line["type"])
+
+
+def _emitted(row: TraceRow, width: int, *, ids: bool = True) -> list[str]:
+    """What the row emitted, one entry an event; a fired rule is `error CODE`."""
+    shown = [_emit_text(event, width, ids=ids) for event in row.emits]
+    if row.error is not None:
+        shown.append(f"error {_error_code(row.error)}")
+    return shown
+
+
+def _error_code(error: BaseException) -> str:
+    return printable(str(failure_code(error)))
+
+
+def _error_message(error: BaseException) -> str:
+    return printable(str(failure_to_json(error)["message"]))
+
+
+HEADER: Final = f"{'line':>4}  {'open':<6} {'event':<{_EVENT}}  emits"
+
+
+def format_row(row: TraceRow) -> list[str]:
+    """A row as text: one line of 80 columns at most (excerpts and text are cut to fit),
+    any further emits under the first, then a fired rule's code and message, wrapped."""
+    number = "end" if row.number is None else str(row.number)
+    prefix = f"{number:>4}  {_open_set(row.open):<6} "
+    column = len(prefix) + _EVENT + 2
+    beside = [_emit_text(event, WIDTH - column) for event in row.emits]
+    if beside and all(column + len(emit) <= WIDTH for emit in beside):
+        event = _event_text(row, _EVENT).ljust(_EVENT)
+        lines = [f"{prefix}{event}  {beside[0]}", *(" " * column + more for more in beside[1:])]
+    else:  # a tool call too long to stand beside the event stands under it, to the right
+        lines = [prefix + _event_text(row, WIDTH - len(prefix))]
+        for emitted in row.emits:
+            emit = _emit_text(emitted, WIDTH - len(prefix))
+            lines.append(" " * max(min(column, WIDTH - len(emit)), len(prefix)) + emit)
+    if row.error is not None:
+        lines.extend(
+            textwrap.wrap(
+                f"error {_error_code(row.error)}: {_error_message(row.error)}",
+                WIDTH,
+                initial_indent=" " * _PREFIX,
+                subsequent_indent=" " * (_PREFIX + 2),
+                break_on_hyphens=False,
+            )
+        )
+    return lines
+
+
+def format_rows(rows: Iterable[TraceRow]) -> Iterator[str]:
+    """The text form of a trace, lazily: the header line, then each row's lines."""
+    yield HEADER
+    for row in rows:
+        yield from format_row(row)
+
+
+# Two traces side by side (`harness diff --trace`) --------------------------------------
+
+
+def _compact(row: TraceRow | None, width: int, *, ids: bool) -> str:
+    """A row in `width` columns: line, open blocks, event, what it emitted."""
+    if row is None:
+        return ""
+    number = "end" if row.number is None else str(row.number)
+    shown = _emitted(row, width, ids=ids)
+    head = f"{number:>4} {_open_set(row.open):<5} "
+    event = _event_text(row, 20 if shown else width - len(head))
+    text = head + (f"{event:<20} {', '.join(shown)}" if shown else event)
+    return _cut(text, width)
+
+
+def _comparable(row: TraceRow, *, ids: bool) -> tuple[object, ...]:
+    """What two rows must share to agree: all of the JSON row but the line number (a
+    re-recording numbers its lines its own way), tool-call ids only if `ids`."""
+    shown = row.to_json()
+    emits = shown["emits"]
+    if not ids:
+        emits = [
+            {**emit, "call": {**emit["call"], "id": None}} if emit["type"] == "tool_call" else emit
+            for emit in emits
+        ]
+    return (shown["event"], shown["index"], shown["open"], json_text(emits), shown.get("error"))
+
+
+def rows_side_by_side(
+    a: Iterable[TraceRow],
+    b: Iterable[TraceRow],
+    labels: tuple[str, str],
+    *,
+    ids: bool = True,
+    width: int = WIDTH,
+) -> tuple[list[str], int | None]:
+    """Two traces as text side by side, up to and including the first row where they
+    differ, marked `!`; and that row's position (1-based), or None when they agree."""
+    half = (width - 3) // 2
+    lines = [f"{_cut(printable(labels[0]), half):<{half}}   {_cut(printable(labels[1]), half)}"]
+    for position, (left, right) in enumerate(zip_longest(a, b), start=1):
+        agree = (
+            left is not None
+            and right is not None
+            and _comparable(left, ids=ids) == _comparable(right, ids=ids)
+        )
+        mark = "|" if agree else "!"
+        lines.append(
+            f"{_compact(left, half, ids=ids):<{half}} {mark} {_compact(right, half, ids=ids)}"
+        )
+        if not agree:
+            return lines, position
+    return lines, None

@@ -1,0 +1,307 @@
+"""`harness replay --trace`: the adapter's timeline, checked against the adapter's own outcome.
+
+Every library cassette and every fault variant of every good stream is traced, and its
+rows are held to what `harness replay --format json` prints for the same file: the emits,
+concatenated, are exactly its event lines, and the row where a rule fired carries its
+failure line's code and message.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from conftest import LIBRARY
+
+from harness import Cassette, CassetteError, expand_paths, replay_outcome, write_cassette
+from harness._adapter import StreamAdapter
+from harness._events import event_to_json
+from harness._replay.direct import sdk_events
+from harness._testing.trace import END, format_rows, trace, trace_hint
+from harness.builder import StreamBuilder
+from harness.faults import derive_variants
+from harness_cli.main import cli
+
+FAILURES = ("protocol_error", "api_error", "connection_error")
+ROW_KEYS = ["n", "event", "index", "open", "emits"]
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def json_lines(result: Result) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def _usable(path: str) -> bool:
+    try:
+        Cassette(path).validate()
+    except CassetteError:
+        return False
+    return True
+
+
+LIBRARY_FILES = [path for path in expand_paths([str(LIBRARY)]) if _usable(path)]
+
+
+def _good_streams() -> dict[str, list[dict[str, Any]]]:
+    return {
+        Path(path).relative_to(LIBRARY).as_posix(): list(Cassette(path).events())
+        for path in LIBRARY_FILES
+        if replay_outcome(path).completed
+    }
+
+
+GOOD = _good_streams()
+VARIANTS = [
+    pytest.param(name, index, id=f"{name}:{variant.fault.name}")
+    for name, events in GOOD.items()
+    for index, variant in enumerate(derive_variants(events))
+]
+
+
+def assert_trace_is_the_replay(path: str) -> list[dict[str, Any]]:
+    """The trace of `path` against `harness replay --format json` of it; returns the rows."""
+    replayed = run("replay", "--format", "json", path)
+    traced = run("replay", "--trace", "--format", "json", path)
+    assert traced.exit_code == replayed.exit_code
+    lines, rows = json_lines(replayed), json_lines(traced)
+    events = [line for line in lines if line["type"] not in FAILURES]
+    assert [emit for row in rows for emit in row["emits"]] == events
+    *before, last = rows
+    assert all(list(row) == ROW_KEYS for row in before), "only the last row may carry an error"
+    if lines[-1]["type"] in FAILURES:
+        failure = lines[-1]
+        code = failure.get("code") or f"{failure['type']}:{failure['error_type']}"
+        assert list(last) == [*ROW_KEYS, "error"]
+        assert last["error"] == {"code": code, "message": failure["message"]}
+    else:
+        assert last == {
+            "n": None,
+            "event": END,
+            "index": None,
+            "open": [],
+            "emits": [{"type": "done"}],
+        }
+    numbers = [line.number for line in Cassette(path).lines()]
+    shown = [row["n"] for row in rows if row["n"] is not None]
+    assert shown == numbers[: len(shown)], "a row a line, in the cassette's order"
+    if last["n"] is None:
+        assert shown == numbers, "the end row comes after every line"
+    else:
+        assert "error" in last, "the trace stops early only where a rule fired"
+    return rows
+
+
+@pytest.mark.parametrize(
+    "path", LIBRARY_FILES, ids=[Path(p).relative_to(LIBRARY).as_posix() for p in LIBRARY_FILES]
+)
+def test_the_trace_of_every_library_cassette_emits_exactly_what_replay_prints(path: str) -> None:
+    assert_trace_is_the_replay(path)
+
+
+@pytest.mark.parametrize(("name", "index"), VARIANTS)
+def test_the_trace_of_every_fault_variant_emits_exactly_what_replay_prints(
+    name: str, index: int, tmp_path: Path
+) -> None:
+    variant = derive_variants(GOOD[name])[index]
+    for turn, events in enumerate(variant.responses, start=1):
+        path = tmp_path / f"turn-{turn}.jsonl"
+        write_cassette(path, events)
+        assert_trace_is_the_replay(str(path))
+
+
+def test_the_interleaved_stream_draws_the_chapters_picture() -> None:
+    """start(1) start(3) delta(3) delta(1) stop(1) stop(3): open {1} {1,3} {1,3} {1,3} {3} {},
+    emitted tool_call(1) tool_call(3), then done."""
+    rows = list(trace(LIBRARY / "interleaved.jsonl"))
+    tools = [row for row in rows if row.index in (1, 3)]
+    json_deltas_before = [row for row in tools if row.event == "content_block_delta"]
+    picture = [row for row in tools if row not in json_deltas_before[:1]]  # delta(1) of ""
+    assert [(row.event.removeprefix("content_block_"), row.index) for row in picture] == [
+        ("start", 1),
+        ("start", 3),
+        ("delta", 3),
+        ("delta", 3),
+        ("delta", 1),
+        ("stop", 1),
+        ("stop", 3),
+    ]
+    assert [row.open for row in picture] == [(1,), (1, 3), (1, 3), (1, 3), (1, 3), (3,), ()]
+    calls = {row.index: event_to_json(row.emits[0]) for row in picture if row.emits}
+    assert [call["call"]["input"]["path"] for call in calls.values()] == [
+        "notes/a.md",
+        "notes/b.md",
+    ]
+    assert list(calls) == [1, 3]
+    assert rows[-1].event == END
+    assert [event.type for event in rows[-1].emits] == ["done"]
+
+
+def test_a_rule_firing_mid_stream_is_the_last_row_and_carries_the_error() -> None:
+    rows = json_lines(
+        run(
+            "replay",
+            "--trace",
+            "--format",
+            "json",
+            str(LIBRARY / "errors" / "duplicate_tool_start.jsonl"),
+        )
+    )
+    assert [row["n"] for row in rows] == [2, 3, 4, 5]
+    assert rows[-1]["event"] == "content_block_start"
+    assert rows[-1]["open"] == [1]  # the machine's state is as before the event it refused
+    assert rows[-1]["error"] == {
+        "code": "duplicate_tool_start",
+        "message": "Anthropic stream protocol error: duplicate tool_use start for block 1",
+    }
+
+
+def test_an_end_of_stream_error_is_on_the_end_row_with_the_blocks_left_open() -> None:
+    path = LIBRARY / "errors" / "unclosed_tool_blocks_at_end.jsonl"
+    rows = json_lines(run("replay", "--trace", "--format", "json", str(path)))
+    assert rows[-1]["n"] is None and rows[-1]["event"] == END
+    assert rows[-1]["open"] == [0]
+    assert rows[-1]["error"]["code"] == "unclosed_tool_blocks"
+
+
+def test_directives_are_rows_of_their_own_and_change_no_state(tmp_path: Path) -> None:
+    path = tmp_path / "stalled.jsonl"
+    events = StreamBuilder().tool(1, "read", {"path": "a.md"}).stop("tool_use").events()
+    write_cassette(path, [*events[:2], {"harness": "stall", "ms": 5}, *events[2:]])
+    rows = json_lines(run("replay", "--trace", "--format", "json", str(path)))
+    directive = rows[2]  # no header: line 3
+    assert directive == {"n": 3, "event": "directive", "index": None, "open": [1], "emits": []}
+    text = run("replay", "--trace", str(path)).stdout.splitlines()
+    assert text[3] == '   3  {1}    directive stall {"ms": 5}'
+
+
+def test_a_cut_directive_ends_the_trace_on_its_row_as_the_connection_drops(tmp_path: Path) -> None:
+    path = tmp_path / "cut.jsonl"
+    events = StreamBuilder().text(0, "Hi").stop().events()
+    write_cassette(path, [*events[:3], {"harness": "cut"}, *events[3:]])
+    rows = json_lines(run("replay", "--trace", "--format", "json", str(path)))
+    assert rows[-1]["event"] == "directive"
+    assert rows[-1]["error"]["code"] == "connection_error:RemoteProtocolError"
+
+
+def test_the_text_trace_of_the_interleaved_stream() -> None:
+    result = run("replay", "--trace", str(LIBRARY / "interleaved.jsonl"))
+    assert result.exit_code == 0
+    assert result.stdout.splitlines() == [
+        "line  open   event                 emits",
+        "   2  {}     message_start",
+        '   3  {}     start(0) text ""',
+        "   4  {}     ping",
+        '   5  {}     delta(0) text_delta   text "I\'ll read both files"',
+        '   6  {}     delta(0) text_delta   text " at once."',
+        "   7  {}     stop(0)",
+        "   8  {1}    start(1) tool_use read {}",
+        '   9  {1}    delta(1) input_json_delta ""',
+        "  10  {1,3}  start(3) tool_use read {}",
+        '  11  {1,3}  delta(3) input_json_delta ""',
+        '  12  {1,3}  delta(3) input_json_delta "{\\"path\\": \\"notes/b.md\\"}"',
+        '  13  {1,3}  delta(1) input_json_delta "{\\"path\\": \\"notes/a.md\\"}"',
+        "  14  {3}    stop(1)               tool_call read toolu_01T1x1fJ34qAmk2tNTrN7Up6",
+        "  15  {}     stop(3)               tool_call read toolu_01GcQvRvBoCBcPoAW6VyJCrk",
+        '  16  {}     message_delta stop_reason="tool_use"',
+        "  17  {}     message_stop",
+        " end  {}     end of stream         done",
+    ]
+
+
+@pytest.mark.parametrize(
+    "path", LIBRARY_FILES, ids=[Path(p).relative_to(LIBRARY).as_posix() for p in LIBRARY_FILES]
+)
+def test_every_text_row_fits_an_80_column_terminal(path: str) -> None:
+    for line in format_rows(trace(path)):
+        assert len(line) <= 80, line
+
+
+def test_long_text_and_json_are_cut_to_an_excerpt_that_fits(tmp_path: Path) -> None:
+    path = tmp_path / "long.jsonl"
+    long = "word " * 100
+    StreamBuilder().text(0, long).tool(1, "read", {"path": long}, pieces=1).stop("tool_use").write(
+        path, "long text and a long tool input"
+    )
+    lines = list(format_rows(trace(path)))
+    assert all(len(line) <= 80 for line in lines)
+    assert sum(line.endswith(" wor…") or line.endswith(" w…") for line in lines) == 2
+
+
+def test_cassette_text_reaches_the_terminal_escaped(tmp_path: Path) -> None:
+    path = tmp_path / "hostile.jsonl"
+    StreamBuilder().text(0, "\x1b[31mred\u202e").tool(1, "re\x1bad", {"p": "\x07"}).stop(
+        "tool_use"
+    ).write(path, "control characters in text, a tool name and its input")
+    result = run("replay", "--trace", str(path))
+    assert result.exit_code == 0
+    assert "\x1b" not in result.stdout and "\u202e" not in result.stdout
+    assert "\x07" not in result.stdout
+    assert "\\u001b[31mred\\u202e" in result.stdout
+    assert "tool_call re\\u001bad" in result.stdout
+    assert json_lines(run("replay", "--trace", "--format", "json", str(path)))[2]["emits"] == [
+        {"type": "text", "text": "\x1b[31mred\u202e"}
+    ]
+
+
+def test_several_cassettes_each_get_a_heading_or_a_cassette_field() -> None:
+    paths = [str(LIBRARY / "text_only.jsonl"), str(LIBRARY / "errors" / "orphan_json_delta.jsonl")]
+    text = run("replay", "--trace", *paths)
+    assert text.exit_code == 1
+    assert [line for line in text.stdout.splitlines() if line.startswith("== ")] == [
+        f"== {path}" for path in paths
+    ]
+    rows = json_lines(run("replay", "--trace", "--format", "json", *paths))
+    assert {row["cassette"] for row in rows} == set(paths)
+
+
+def test_an_unusable_line_stops_the_trace_with_path_and_line_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "broken.jsonl"
+    events = StreamBuilder().text(0, "Hi").stop().events()
+    path.write_text(
+        "\n".join(
+            json.dumps(line) for line in [events[0], events[1], {"type": "content_block_delta"}]
+        )
+        + "\n"
+    )
+    result = run("replay", "--trace", str(path))
+    assert result.exit_code == 2
+    assert result.stdout.splitlines()[1:] == [
+        "   1  {}     message_start",
+        '   2  {}     start(0) text ""',
+    ]
+    assert f"{path}:3: " in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_trace_through_the_sdk_is_refused_in_one_line() -> None:
+    result = run("replay", "--trace", "--via", "sdk", str(LIBRARY / "text_only.jsonl"))
+    assert result.exit_code == 2
+    assert "--trace replays directly" in result.output
+
+
+def test_the_adapters_open_blocks_are_a_snapshot_it_never_changes() -> None:
+    adapter = StreamAdapter()
+    events = list(sdk_events(Cassette(LIBRARY / "interleaved.jsonl")))
+    seen = []
+    for event in events:
+        adapter.feed(event)
+        seen.append(adapter.open_tool_blocks)
+    assert (1, 3) in seen and seen[-1] == ()
+    assert isinstance(seen[-1], tuple)
+    declared = vars(StreamAdapter)["open_tool_blocks"]
+    assert isinstance(declared, property) and declared.fset is None
+
+
+def test_the_hint_is_a_command_a_shell_runs_as_shown() -> None:
+    assert (
+        trace_hint("cassettes/interleaved.jsonl")
+        == "harness replay --trace cassettes/interleaved.jsonl"
+    )
+    assert trace_hint(Path("my dir/a b.jsonl")) == "harness replay --trace 'my dir/a b.jsonl'"
+    assert "\x1b" not in trace_hint("a\x1b.jsonl")
