@@ -34,7 +34,7 @@ import os
 import sys
 import uuid
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NoReturn
@@ -52,11 +52,12 @@ if TYPE_CHECKING:
     from harness._replay.direct import Outcome
     from harness._replay.replayer import CapturedRequest
     from harness._testing.client_session import ClientSession
+    from harness._testing.record_once import RecordGate
     from harness.snapshot import OutcomeOrValueSnapshot
 
 __all__ = ["Adapter", "CassetteMark", "FaultCase", "adapter_outcome", "load_adapter"]
 
-MARKER_KEYWORDS: Final = ("dir", "record", "request", "match_on")
+MARKER_KEYWORDS: Final = ("dir", "record", "request", "match_on", "fault_turn")
 API_KEY_VARIABLE: Final = "ANTHROPIC_API_KEY"
 
 
@@ -93,9 +94,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "cassette(*names_or_paths, dir=None, record=None, request=None, match_on=...): the "
-        "cassettes the harness fixtures replay (several, or a session folder, answer a client's "
-        "requests in order); a name is looked up in the cassette folder, .jsonl added",
+        "cassette(*names_or_paths, dir=None, record=None, request=None, match_on=..., "
+        "fault_turn=None): the cassettes the harness fixtures replay (several, or a session "
+        "folder, answer a client's requests in order; fault_variant breaks a session's turn "
+        "fault_turn, default the last); a name is looked up in the cassette folder, .jsonl added",
     )
     config.stash[_RUN_ID] = uuid.uuid4().hex
 
@@ -111,6 +113,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 _RUN_ID = pytest.StashKey[str]()
+#: Set by `fault_variant` when the client fixtures record its good cassette: how to derive
+#: the pending case once they have.
+_DERIVE = pytest.StashKey[Callable[[], bool]]()
+#: Set by `harness_cassette` when it leaves the recording to the client fixtures.
+_DEFERRED = pytest.StashKey[bool]()
+#: The fixture that records with the code's own requests, when a test uses a client.
+_CLIENTS: Final = "_harness_clients"
 
 
 def run_id(config: pytest.Config) -> str:
@@ -132,6 +141,8 @@ class CassetteMark:
     #: the fields compared with a cassette's recorded request, when the marker names them
     match_on: tuple[str, ...] | None = None
     match_on_given: bool = False
+    #: the session folder's turn `fault_variant` breaks (1 is the first; None: the fixture's)
+    fault_turn: int | None = None
 
     @property
     def name(self) -> str:
@@ -180,6 +191,11 @@ def cassette_mark(node: pytest.Item, fixture: str = "harness_replay") -> Cassett
         isinstance(match_on, str) or not all(isinstance(field, str) for field in match_on)
     ):
         _fail(f"{where}: @pytest.mark.cassette match_on= takes a list of request fields, or None")
+    fault_turn = marker.kwargs.get("fault_turn")
+    if fault_turn is not None and (
+        isinstance(fault_turn, bool) or not isinstance(fault_turn, int) or fault_turn < 1
+    ):
+        _fail(f"{where}: @pytest.mark.cassette fault_turn= takes a turn number (1 is the first)")
     folder = marker.kwargs.get("dir")
     return CassetteMark(
         names=tuple(os.fspath(arg) for arg in marker.args),
@@ -188,6 +204,7 @@ def cassette_mark(node: pytest.Item, fixture: str = "harness_replay") -> Cassett
         request=request,
         match_on=None if match_on is None else tuple(match_on),
         match_on_given="match_on" in marker.kwargs,
+        fault_turn=fault_turn,
     )
 
 
@@ -266,7 +283,13 @@ def harness_cassette(
     harness_cassette_dir: Path,
     harness_record_mode: str | RecordMode,
 ) -> Path:
-    """The marked cassette's path, recorded first if the record mode asks for it."""
+    """The marked cassette's path, recorded first if the record mode asks for it.
+
+    A test that also uses a client fixture, with no `request=` on the marker, leaves the
+    recording to the client: the code's own request records it.
+    """
+    from harness._testing.record_once import RecordGate
+
     mark = cassette_mark(request.node)
     if len(mark.names) != 1:
         _fail(
@@ -275,8 +298,12 @@ def harness_cassette(
         )
     path = cassette_path(mark.name, _cassette_folder(request, mark, harness_cassette_dir))
     mode = _chosen_mode(request, mark, harness_record_mode)
-    if mode is RecordMode.ALL or (mode is RecordMode.MISSING and not path.exists()):
-        _record(path, mode, mark, request.node.nodeid)
+    gate = RecordGate([path], mode=mode, run_id=run_id(request.config))
+    if gate.needs_recording():
+        if mark.request is None and _CLIENTS in request.fixturenames:
+            request.node.stash[_DEFERRED] = True
+            return path
+        _record(path, gate, mark, request.node.nodeid)
     elif not path.exists():
         _fail(
             f"cassette not found: {path} (record it with --harness-record=missing "
@@ -302,9 +329,11 @@ def _chosen_mode(
     return _record_mode(chosen, "harness_record_mode fixture")
 
 
-def _record(path: Path, mode: RecordMode, mark: CassetteMark, where: str) -> None:
-    """Record `path` live, or skip the test saying why it cannot be."""
+def _record(path: Path, gate: RecordGate, mark: CassetteMark, where: str) -> None:
+    """Record `path` live from the marker's `request=` (once a run: `gate`), or skip the
+    test saying why it cannot be."""
     __tracebackhide__ = True
+    mode = gate.mode
     if not os.environ.get(API_KEY_VARIABLE):
         pytest.skip(
             f"record mode {mode}: recording {path} live needs {API_KEY_VARIABLE}, which is not set"
@@ -317,18 +346,23 @@ def _record(path: Path, mode: RecordMode, mark: CassetteMark, where: str) -> Non
     from harness._exceptions import RecordError
     from harness._record.live import record
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if not gate.acquire():
+        return  # another test recorded it while this one waited
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         record(
             dict(mark.request),
             os.fspath(path),
             force=mode is RecordMode.ALL,
             description=f"Recorded by {where} (record mode {mode})",
         )
+        gate.recorded()
     except RecordError as error:
         failure = f"{where}: recording {path} failed: {error}"
     else:
         return
+    finally:
+        gate.release()
     _fail(failure)
 
 
@@ -360,10 +394,18 @@ def replay(harness_replay: Outcome) -> Outcome:
 
 
 @pytest.fixture
+def harness_fault_turn() -> int | None:
+    """The turn of a session-folder cassette `fault_variant` breaks (1 is the first; None,
+    the default: the last). The marker's `fault_turn=` wins."""
+    return None
+
+
+@pytest.fixture
 def fault_variant(
     request: pytest.FixtureRequest,
     harness_cassette: Path,
     harness_adapter: Adapter,
+    harness_fault_turn: int | None,
     tmp_path: Path,
 ) -> FaultCase:
     """One catalogue row's broken variant of the marked (good) cassette, run through the adapter.
@@ -371,33 +413,40 @@ def fault_variant(
     The test is parametrised over the catalogue, one id a fault; a row that does not apply
     to the cassette is skipped. `fault_variant.assert_caught()` fails with a readable report.
     With `harness_client` or `harness_async_client` in the same test, the client serves the
-    variant: `with fault_variant.expect_failure(): your_function(harness_client)`.
+    variant: `with fault_variant.expect_failure(): your_function(harness_client)`. A session
+    folder keeps its turns: the variant breaks one (`fault_turn=`, default the last), the
+    turns before it are answered as recorded.
     """
-    from harness._exceptions import CassetteError
-    from harness._replay.direct import replay_outcome
-    from harness._testing.fault_runs import run_fault
+    from harness._exceptions import HarnessError
+    from harness._testing.fault_runs import derive_into, pending_fault
     from harness.faults import fault_named
 
     fault = fault_named(request.param)
-    case = None
-    try:
-        reference = replay_outcome(harness_cassette).error
-        if reference is None:
-            case = run_fault(harness_adapter, harness_cassette, fault, tmp_path)
-    except CassetteError as error:
-        problem: str | None = str(error)
-    else:
-        problem = None
-        if reference is not None:
-            problem = (
-                f"the fault catalogue derives variants from a good stream, but "
-                f"{harness_cassette} ends in an error: {reference}"
+    mark = cassette_mark(request.node, "fault_variant")
+    turn = harness_fault_turn if mark.fault_turn is None else mark.fault_turn
+    case = pending_fault(fault, tmp_path)
+
+    def derive() -> bool:
+        return derive_into(case, harness_adapter, harness_cassette, tmp_path, turn)
+
+    if request.node.stash.get(_DEFERRED, False):
+        if harness_cassette.is_dir() or harness_cassette.suffix != ".jsonl":
+            _fail(
+                f"{request.node.nodeid}: fault_variant breaks a recorded session folder, and "
+                f"{harness_cassette} is still to be recorded: record it with a test of the code "
+                "without fault_variant first"
             )
-    if problem is not None:
-        _fail(problem)
-    if case is None:
-        pytest.skip(f"fault {fault.name} does not apply to {harness_cassette.name}")
-    return case
+        request.node.stash[_DERIVE] = derive  # the client records it, then derives
+        return case
+    try:
+        applies = derive()
+    except HarnessError as error:
+        problem = str(error)
+    else:
+        if not applies:
+            pytest.skip(f"fault {fault.name} does not apply to {harness_cassette.name}")
+        return case
+    _fail(problem)
 
 
 @pytest.fixture
@@ -434,6 +483,7 @@ def _harness_clients(
             run_id=run_id(request.config),
             where=request.node.nodeid,
             fault=fault,
+            derive=request.node.stash.get(_DERIVE, None),
         )
         skip = session.open()
     except HarnessError as error:
@@ -505,7 +555,3 @@ def pytest_assertrepr_compare(
     shown = [side.last if isinstance(side, snapshot_side) else side for side in (left, right)]
     explained: list[str] | None = syrupy.pytest_assertrepr_compare(config, op, *shown)
     return explained
-    for side in (right, left):
-        if isinstance(side, module.OutcomeOrValueSnapshot):
-            return [f"{left!r} {op} {right!r}", *side.diff()]
-    return None

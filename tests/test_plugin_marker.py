@@ -115,21 +115,26 @@ def test_misuse_fails_the_test_with_one_clear_line(project: pytest.Pytester) -> 
         @pytest.mark.cassette("garbage")
         def test_unusable_cassette(harness_replay):
             pass
+
+        @pytest.mark.cassette("hello", fault_turn=0)
+        def test_bad_fault_turn(harness_replay):
+            pass
         """
     )
     result = project.runpytest()
-    result.assert_outcomes(errors=5)
+    result.assert_outcomes(errors=6)
     result.stdout.fnmatch_lines_random(
         [
             "*test_no_marker*the harness_replay fixture needs "
             "@pytest.mark.cassette('name-or-path')",
             "*test_unknown_keyword*unknown keyword(s) folder "
-            "(known: dir, record, request, match_on)",
+            "(known: dir, record, request, match_on, fault_turn)",
             "*test_two_names*harness_replay and fault_variant take one cassette; several, "
             "or a session folder, answer harness_client's requests",
             "*test_bad_record_mode*record mode 'sometimes' is not one of "
             "none, missing (alias once), all",
             "*/cassettes/garbage.jsonl:1: not valid JSON: *",
+            "*test_bad_fault_turn*fault_turn= takes a turn number (1 is the first)",
         ]
     )
     output = result.stdout.str()

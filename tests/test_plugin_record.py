@@ -151,3 +151,97 @@ def test_unknown_record_mode_is_a_usage_error(project: pytest.Pytester) -> None:
     result = project.runpytest("--harness-record=sometimes")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--harness-record: invalid choice: 'sometimes'*"])
+
+
+# -- one recording path: fault_variant records its good cassette once, by any route ------------
+
+FAULT_RECORD_TESTS = f"""
+import pytest
+from harness import TextEvent, to_model_events
+
+REQUEST = {REQUEST!r}
+
+
+def strict_summary(client):
+    with client.messages.stream(**REQUEST) as stream:
+        return "".join(e.text for e in to_model_events(stream) if isinstance(e, TextEvent))
+
+
+@pytest.mark.cassette("good", request=REQUEST)
+def test_adapter(fault_variant):
+    fault_variant.assert_caught()
+
+
+@pytest.mark.cassette("by_code")
+def test_code(harness_client, harness_requests, fault_variant):
+    with fault_variant.expect_failure():
+        strict_summary(harness_client)
+    assert harness_requests[0].json["messages"] == REQUEST["messages"]
+"""
+
+
+def _text_rows() -> tuple[int, int]:
+    """(rows that apply to the fake API's text stream, rows that do not)."""
+    from harness.faults import CATALOGUE
+
+    events = StreamBuilder().text(0, "recorded").stop().events()
+    applies = sum(fault.derive(events) is not None for fault in CATALOGUE)
+    return applies, len(CATALOGUE) - applies
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["all", "missing"])
+def test_fault_variant_records_its_cassette_once_by_either_route(
+    project: pytest.Pytester, live: FakeMessagesAPI, mode: str
+) -> None:
+    """The marker's `request=` and the code's own request through `harness_client` take the
+    same lock and run marker: one live call a cassette, and every row derived from it."""
+    project.makepyfile(test_inner=FAULT_RECORD_TESTS)
+    applies, skipped = _text_rows()
+    result = project.runpytest(f"--harness-record={mode}")
+    result.assert_outcomes(passed=2 * applies, skipped=2 * skipped)
+    assert len(live.received) == 2
+    assert sorted(request.json()["stream"] for request in live.received) == [True, True]
+    for name in ("good", "by_code"):
+        recorded = Cassette(project.path / "cassettes" / f"{name}.jsonl")
+        assert recorded.header is not None
+        assert recorded.header["request"]["messages"] == REQUEST["messages"]
+    project.runpytest(f"--harness-record={mode}").assert_outcomes(
+        passed=2 * applies, skipped=2 * skipped
+    )
+    assert len(live.received) == (4 if mode == "all" else 2)  # `all`: once a run
+
+
+@pytest.mark.slow
+def test_a_row_recording_the_cassette_is_served_its_variant(
+    project: pytest.Pytester, live: FakeMessagesAPI
+) -> None:
+    """The row that records is judged too: its code is served the variant, not the recording."""
+    project.makepyfile(
+        test_inner="""
+        import pytest
+
+        def summary(client):
+            with client.messages.stream(
+                model="m", max_tokens=8, messages=[{"role": "user", "content": "Go"}]
+            ) as stream:
+                return "".join(stream.text_stream)
+
+        @pytest.mark.cassette("fresh")
+        def test_code(harness_client, fault_variant):
+            with fault_variant.expect_failure():
+                summary(harness_client)
+        """
+    )
+    result = project.runpytest("--harness-record=missing", "-k", "drop_message_stop")
+    result.assert_outcomes(failed=1, deselected=len(_catalogue()) - 1)
+    result.stdout.fnmatch_lines(
+        ["*summary returned 'recorded' on drop_message_stop: the broken stream was accepted*"]
+    )
+    assert len(live.received) == 1
+
+
+def _catalogue() -> list[str]:
+    from harness.faults import CATALOGUE
+
+    return [fault.name for fault in CATALOGUE]

@@ -4,51 +4,54 @@ The pytest plugin's `harness_client`, `harness_async_client` and `harness_reques
 fixtures share one `ClientSession`. It decides, from the record mode and what exists,
 whether the test replays (a `Replayer` every client of the test shares, so a sync and
 an async client answer from one order) or records (a live `recording_client` writing
-each answer to the next cassette; the key comes from `ANTHROPIC_API_KEY`).
+each answer to the next cassette; the key comes from `ANTHROPIC_API_KEY`). The decision
+goes through the plugin's one `RecordGate` (`harness._testing.record_once`): a cassette
+shared by parallel tests is recorded once, and under `all` once per run.
 
-Parallel runs (`pytest -n 2`) record a shared cassette once: a `filelock.FileLock` per
-cassette is taken before deciding, and held until the recording test ends, so the other
-tests wait, find the cassette written, and replay it. Under `all`, a per-run marker
-(keyed by xdist's `testrunuid`, shared by every worker of one run) says the cassette
-was already re-recorded in this run. Locks and markers live in the temporary folder,
-keyed by the cassette's absolute path, so the cassette folder stays clean.
+With `fault_variant`, the client serves the row's variant of the good cassette. When the
+good cassette is still to be recorded (no `request=` on the marker: the code's own
+request records it), the first request goes live and is written, the variant is derived
+from that answer and served in its place, and the rest of the run derives its rows from
+the written cassette: one live call for every row.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+
+import httpx2
 
 from harness._exceptions import InputError
 from harness._modes import RecordMode
 from harness._record.live import api_key_from_environment
 from harness._replay.plan import PlannedResponse
 from harness._replay.replayer import Replayer
+from harness._testing.record_once import RecordGate
 
 if TYPE_CHECKING:
     from anthropic import Anthropic, AsyncAnthropic
-    from filelock import BaseFileLock
 
+    from harness._record.live import RecordingTransport
     from harness._replay.replayer import CapturedRequest
+    from harness._replay.sdk import ReplayTransport
     from harness._testing.fault_runs import FaultCase
 
 __all__ = ["ClientSession"]
 
 API_KEY_VARIABLE: Final = "ANTHROPIC_API_KEY"
-#: How long a test waits for another worker's live recording of a cassette it shares.
-LOCK_TIMEOUT_S: Final = 600
-
-
-def _key(path: Path) -> str:
-    return hashlib.sha256(os.fsencode(path.resolve())).hexdigest()[:24]
+#: The header the SDK numbers its retries with ("0": a first attempt).
+RETRY_HEADER: Final = "x-stainless-retry-count"
 
 
 class ClientSession:
-    """The cassettes of one test, replayed or recorded; see the module docstring."""
+    """The cassettes of one test, replayed or recorded; see the module docstring.
+
+    `fault` is the test's `fault_variant`; `derive`, for a pending one (its good cassette
+    still to be recorded), fills it in from the cassette and says whether the row applies.
+    """
 
     def __init__(
         self,
@@ -59,6 +62,7 @@ class ClientSession:
         run_id: str,
         where: str,
         fault: FaultCase | None = None,
+        derive: Callable[[], bool] | None = None,
     ) -> None:
         self.paths = list(paths)
         self.mode = mode
@@ -67,14 +71,16 @@ class ClientSession:
         self.fault = fault
         self.recording = False
         self.requests: list[CapturedRequest] = []
-        self._run_folder = Path(tempfile.gettempdir()) / f"stream-harness-run-{run_id}"
-        self._locks: list[BaseFileLock] = []
+        self._gate = RecordGate(self.paths, mode=mode, run_id=run_id)
+        self._derive = derive
         self._replayer: Replayer | None = None
         self._clients: list[Any] = []
         self._session_folder: Path | None = None
         self._written: list[str] = []
         if len(self.paths) > 1 and any(self._is_session(path) for path in self.paths):
             raise InputError(f"{where}: a session folder must be the cassette marker's only name")
+        if fault is not None and fault.pending and derive is None:
+            raise InputError(f"{where}: a pending fault variant needs its derivation")
 
     @staticmethod
     def _is_session(path: Path) -> bool:
@@ -82,33 +88,24 @@ class ClientSession:
 
     # -- deciding ------------------------------------------------------------------------
 
-    def _needs_recording(self) -> bool:
-        if self.mode is RecordMode.ALL:
-            return not all((self._run_folder / _key(path)).exists() for path in self.paths)
-        if self.mode is RecordMode.MISSING:
-            return not all(path.exists() for path in self.paths)
-        return False
-
     def open(self) -> str | None:
-        """Decide replay or record; a reason to skip when recording needs a key not set.
-
-        Raises `InputError` for a cassette that is missing in replay-only mode.
-        """
-        if self.fault is None and self._needs_recording():
+        """Decide replay or record; a reason to skip (recording needs a key not set, or the
+        fault row does not apply). Raises `InputError` for a cassette missing in replay-only
+        mode, or one the fault catalogue cannot derive from."""
+        records = self.fault is None or self.fault.pending
+        if records and self._gate.needs_recording():
             if not os.environ.get(API_KEY_VARIABLE):
                 names = ", ".join(str(path) for path in self.paths)
                 return (
                     f"record mode {self.mode}: recording {names} live needs "
                     f"{API_KEY_VARIABLE}, which is not set"
                 )
-            self._lock()
-            if self._needs_recording():  # no other worker recorded it while this one waited
+            if self._gate.acquire():  # no other worker recorded it while this one waited
                 self.recording = True
                 if len(self.paths) == 1 and self._is_session(self.paths[0]):
                     self._session_folder = self.paths[0]
                 return None
-            self._unlock()
-        for path in self.paths if self.fault is None else []:
+        for path in self.paths if records else []:
             if not path.exists():
                 raise InputError(
                     f"cassette not found: {path} (record it with --harness-record=missing "
@@ -116,25 +113,23 @@ class ClientSession:
                 )
         if self.fault is None:
             self._replayer = Replayer(self.paths, match_on=self.match_on)
-        else:
-            self._replayer = _FaultReplayer(self.fault)
-            self.fault.replay_errors = self._replayer.errors  # type: ignore[assignment]
-        self.requests = self._replayer.requests
+            self.requests = self._replayer.requests
+            return None
+        if self.fault.pending and not self._derived():
+            return f"fault {self.fault.fault.name} does not apply to {self.paths[0].name}"
+        self._serve_fault()
         return None
 
-    def _lock(self) -> None:
-        from filelock import FileLock
+    def _derived(self) -> bool:
+        assert self._derive is not None
+        return self._derive()
 
-        folder = Path(tempfile.gettempdir()) / "stream-harness-locks"
-        folder.mkdir(exist_ok=True)
-        for path in sorted(self.paths):  # one order everywhere: no two tests wait on each other
-            lock = FileLock(folder / f"{_key(path)}.lock", timeout=LOCK_TIMEOUT_S)
-            lock.acquire()
-            self._locks.append(lock)
-
-    def _unlock(self) -> None:
-        while self._locks:
-            self._locks.pop().release()
+    def _serve_fault(self) -> _FaultReplayer:
+        assert self.fault is not None
+        replayer = _FaultReplayer(self.fault, self.requests)
+        self.fault.replay_errors = replayer.errors  # type: ignore[assignment]
+        self._replayer = replayer
+        return replayer
 
     # -- clients ---------------------------------------------------------------------------
 
@@ -146,18 +141,65 @@ class ClientSession:
 
         if self._clients:
             raise InputError(f"{self.where}: a recording test can use one client, not two")
+        if self.fault is not None:
+            return self._fault_recording_client(asynchronous)
         files = [] if self._session_folder is not None else self.paths
         client = recording_client(
             files,
             session=self._session_folder,
             api_key=api_key_from_environment(),
             asynchronous=asynchronous,
-            description=f"Recorded by {self.where} (record mode {self.mode})",
+            description=self._description,
             requests=self.requests,
             written=self._written,
         )
         self._clients.append(client)
         return client
+
+    @property
+    def _description(self) -> str:
+        return f"Recorded by {self.where} (record mode {self.mode})"
+
+    def _fault_recording_client(self, asynchronous: bool) -> Any:
+        """A live client whose first answer is recorded, then replaced by the fault's variant."""
+        import anthropic
+
+        from harness._record.live import RecordingTransport
+
+        inner = httpx2.AsyncHTTPTransport() if asynchronous else httpx2.HTTPTransport()
+        recording = RecordingTransport(
+            inner, self.paths, description=self._description, written=self._written
+        )
+        assert self.fault is not None
+        timeout = self.fault.client_options.get("timeout")
+        transport = _RecordThenServe(recording, self._serve_recorded_fault, timeout)
+        key = api_key_from_environment()
+        client: Anthropic | AsyncAnthropic
+        if asynchronous:
+            client = anthropic.AsyncAnthropic(
+                api_key=key, http_client=httpx2.AsyncClient(transport=transport)
+            )
+        else:
+            client = anthropic.Anthropic(
+                api_key=key, http_client=httpx2.Client(transport=transport)
+            )
+        self._clients.append(client)
+        return client
+
+    def _serve_recorded_fault(self) -> ReplayTransport:
+        """The transport answering once the good cassette is written: the fault's variant."""
+        import pytest
+
+        from harness._replay.sdk import ReplayTransport
+
+        assert self.fault is not None
+        if not self._derived():
+            # A BaseException: it passes through the SDK and the code's `except Exception`.
+            raise pytest.skip.Exception(
+                f"fault {self.fault.fault.name} does not apply to {self.paths[0].name}",
+                _use_item_location=True,
+            )
+        return ReplayTransport(self._serve_fault())
 
     def client(self) -> Anthropic:
         """The test's `anthropic.Anthropic`."""
@@ -194,44 +236,109 @@ class ClientSession:
             if self.recording:
                 self._finish_recording()
         finally:
-            self._unlock()
+            self._gate.release()
         from harness._replay.clients import replay_errors
 
-        errors = [error for client in self._clients for error in replay_errors(client)]
         if self.fault is not None:
-            errors = []  # expect_failure reports them, with the row
+            return None  # expect_failure reports what the cassettes could not answer, with the row
+        errors = [error for client in self._clients for error in replay_errors(client)]
         return f"{self.where}: {errors[0]}" if errors else None
 
     def _finish_recording(self) -> None:
+        if not self._written:
+            return  # nothing was recorded (the code sent nothing, or the API refused)
         if self._session_folder is not None:
             from harness._cassette.sessions import turn_files
 
             for stale in turn_files(self._session_folder):
                 if os.fspath(stale) not in self._written:
                     stale.unlink()
-        self._run_folder.mkdir(exist_ok=True)
-        for path in self.paths:
-            (self._run_folder / _key(path)).touch()
+        self._gate.recorded()
+
+
+class _RecordThenServe(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
+    """Forwards the first request live through `recording` (which writes the good
+    cassette), then answers it, and every later one, from the transport `serve()` makes,
+    with `read_timeout` (the `stall` row's short one: the live call kept the SDK's own)."""
+
+    def __init__(
+        self,
+        recording: RecordingTransport,
+        serve: Callable[[], ReplayTransport],
+        read_timeout: float | None,
+    ) -> None:
+        self.recording = recording
+        self.serve = serve
+        self.read_timeout = read_timeout
+        self._served: ReplayTransport | None = None
+
+    def _replayed(self, request: httpx2.Request) -> httpx2.Request:
+        if self.read_timeout is not None:
+            timeout = dict(request.extensions.get("timeout", {}))
+            timeout["read"] = self.read_timeout
+            request.extensions["timeout"] = timeout
+        return request
+
+    def _switch(self, response: httpx2.Response) -> httpx2.Response | None:
+        """After the live answer: None when it was recorded (serve the variant instead),
+        else the recording's own refusal, for the code to see."""
+        if self.recording.errors:
+            return response
+        self._served = self.serve()
+        return None
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        if self._served is None:
+            refused = self._switch(self.recording.handle_request(request))
+            if refused is not None:
+                return refused
+        assert self._served is not None
+        return self._served.handle_request(self._replayed(request))
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        if self._served is None:
+            refused = self._switch(await self.recording.handle_async_request(request))
+            if refused is not None:
+                return refused
+        assert self._served is not None
+        return await self._served.handle_async_request(self._replayed(request))
+
+    def close(self) -> None:
+        self.recording.close()
+
+    async def aclose(self) -> None:
+        await self.recording.aclose()
 
 
 class _FaultReplayer(Replayer):
     """Serves a fault variant; a stream-level row skips the test at a non-streaming request,
-    which gets the `Message` JSON: there is no stream to break."""
+    which gets the `Message` JSON: there is no stream to break. A retry of the broken turn
+    (the SDK's retry header) is answered the variant again, so turns after it stay in order."""
 
-    def __init__(self, case: FaultCase) -> None:
+    def __init__(self, case: FaultCase, requests: list[CapturedRequest]) -> None:
         super().__init__(case.served, match_on=None)
+        self.requests = requests
         self.case = case
+        self._answered = 0
 
     def respond(
         self, method: str, path: str, headers: Mapping[str, str], body: bytes
     ) -> PlannedResponse:
-        if not self.case.fault.wire and b'"stream":true' not in body.replace(b" ", b""):
+        case = self.case
+        retried = self._answered == case.variant_index + 1 and headers.get(RETRY_HEADER, "0") != "0"
+        at_variant = retried or self._answered == case.variant_index
+        streamed = b'"stream":true' in body.replace(b" ", b"")
+        if at_variant and not case.fault.wire and not streamed:
             import pytest
 
-            # A BaseException: it passes through the SDK and the code's `except Exception`.
             raise pytest.skip.Exception(
-                f"fault {self.case.fault.name} breaks a stream, and the code made a "
+                f"fault {case.fault.name} breaks a stream, and the code made a "
                 "non-streaming request (answered with the Message JSON)",
                 _use_item_location=True,
             )
+        if retried:
+            return self.respond_with(
+                self.cassettes[case.variant_index], method, path, headers, body
+            )
+        self._answered += 1
         return super().respond(method, path, headers, body)

@@ -53,9 +53,10 @@ class FaultCase:
     `expected_code` (the outcome the harness's own adapter gives: an error-table code,
     `api_error:<type>`, `connection_error:<class>`, or `done`), `path` (the broken
     variant's cassette, to replay by hand), `responses` (every file a client is answered
-    from, in order: one, or a session's turns), `events` and `error` (what the adapter
-    under test made of the variant). `caught`, `report()`, `assert_caught()` judge the
-    adapter; `expect_failure()` judges your own code, served the variant by a client.
+    from, in order: one, or a session's turns with the broken one among them), `events`
+    and `error` (what the adapter under test made of the variant). `caught`, `report()`,
+    `assert_caught()` judge the adapter; `expect_failure()` judges your own code, served
+    the variant by a client.
     """
 
     fault: Fault
@@ -66,6 +67,8 @@ class FaultCase:
     responses: list[Path] = field(default_factory=list)
     #: what the cassettes could not answer while the client fixtures served the variant
     replay_errors: list[Exception] = field(default_factory=list)
+    #: where the variant stands in `responses` (after a session's earlier turns)
+    variant_index: int = 0
 
     def __repr__(self) -> str:
         return f"<FaultCase {self.fault.name}: expects {self.expected_code}>"
@@ -91,10 +94,24 @@ class FaultCase:
         return self.code == self.expected_code
 
     @property
+    def pending(self) -> bool:
+        """Whether the variant is still to be derived (its good cassette is being recorded)."""
+        return not self.responses
+
+    @property
     def served(self) -> list[Path]:
-        """The responses a client is answered from: the variant repeated for the SDK's retries."""
-        *before, variant = self.responses or [self.path]
-        return [*before, *[variant] * SDK_ATTEMPTS]
+        """The responses a client is answered from, in order: a session's earlier turns, the
+        variant (repeated for the SDK's retries when it is the last), the later turns."""
+        responses = self.responses or [self.path]
+        upto, later = responses[: self.variant_index + 1], responses[self.variant_index + 1 :]
+        return [*upto, *[upto[-1]] * (0 if later else SDK_ATTEMPTS - 1), *later]
+
+    @property
+    def turn_served(self) -> list[Path]:
+        """The faulted turn alone, as `served` answers it (one request and its retries)."""
+        first = self.variant_index - len(self.fault.before)
+        upto = (self.responses or [self.path])[first : self.variant_index + 1]
+        return [*upto, *[upto[-1]] * (SDK_ATTEMPTS - 1)]
 
     @property
     def client_options(self) -> dict[str, Any]:
@@ -248,7 +265,7 @@ def _client_events(case: FaultCase) -> Iterator[Any]:
     """The SDK's stream of a wire row, read by a cassette client (errors raised as it would)."""
     from harness._replay.clients import cassette_client
 
-    client = cassette_client(case.served, match_on=None, **case.client_options)
+    client = cassette_client(case.turn_served, match_on=None, **case.client_options)
     try:
         with client.messages.create(
             model="harness-replay",
@@ -261,25 +278,90 @@ def _client_events(case: FaultCase) -> Iterator[Any]:
         client.close()
 
 
-def run_fault(
-    adapter: Adapter, good: str | os.PathLike[str], fault: Fault, folder: Path
-) -> FaultCase | None:
-    """Derive `fault`'s variant of the good cassette, write it in `folder`, replay it.
+def _turns(good: Path) -> list[Path]:
+    """A good cassette's responses: the file itself, or a session folder's turns in order."""
+    from harness._replay.replayer import cassettes_from
 
-    None when the fault does not apply to this cassette (no tool block: no tool faults).
+    if not good.is_dir():
+        return [good]
+    return [Path(cassette.path) for cassette in cassettes_from([good])]
+
+
+def faulted_turn(good: str | os.PathLike[str], turn: int | None) -> Path:
+    """The response of `good` a fault breaks: the cassette, or turn `turn` of a session
+    folder (1 is the first; None: the last). `InputError` for a turn the folder lacks."""
+    from harness._exceptions import InputError
+
+    turns = _turns(Path(good))
+    if turn is None:
+        return turns[-1]
+    if not 1 <= turn <= len(turns):
+        held = f"{len(turns)} turn{'s' if len(turns) != 1 else ''}"
+        raise InputError(f"{good}: fault_turn={turn}, but the session folder holds {held}")
+    return turns[turn - 1]
+
+
+def derive_into(
+    case: FaultCase,
+    adapter: Adapter,
+    good: str | os.PathLike[str],
+    folder: Path,
+    turn: int | None = None,
+) -> bool:
+    """Derive `case.fault`'s variant of the good cassette into `case`, write it in `folder`,
+    replay it through `adapter`; False when the fault does not apply (no tool block).
+
+    A session folder keeps its turns: the fault breaks turn `turn` (None: the last), the
+    turns before it are answered as recorded, then the variant (and the row's own earlier
+    responses, a 429), then the turns after it. The broken turn must replay to `done`, or
+    `InputError` says it does not.
     """
     from harness._cassette.codec import Cassette
-    from harness._replay.direct import sdk_events
+    from harness._exceptions import InputError
+    from harness._replay.direct import replay_outcome, sdk_events
 
-    broken = fault.derive(list(Cassette(good).events()))
+    turns = _turns(Path(good))
+    broken_turn = faulted_turn(good, turn)
+    reference = replay_outcome(broken_turn).error
+    if reference is not None:
+        raise InputError(
+            f"the fault catalogue derives variants from a good stream, but {broken_turn} "
+            f"ends in an error: {reference}"
+        )
+    fault = case.fault
+    broken = fault.derive(list(Cassette(broken_turn).events()))
     if broken is None:
-        return None
-    paths = _write_responses([*fault.before, broken], fault, os.fspath(good), folder)
-    case = FaultCase(fault, fault.expect, paths[-1], responses=paths)
+        return False
+    written = _write_responses([*fault.before, broken], fault, os.fspath(good), folder)
+    at = turns.index(broken_turn)
+    case.path = written[-1]
+    case.responses = [*turns[:at], *written, *turns[at + 1 :]]
+    case.variant_index = at + len(written) - 1
     events = _client_events(case) if fault.wire else sdk_events(Cassette(case.path))
     try:
         for event in adapter(events):
             case.events.append(event)
     except Exception as error:
         case.error = error
-    return case
+    return True
+
+
+def pending_fault(fault: Fault, folder: Path) -> FaultCase:
+    """A case whose good cassette is still to be recorded: `derive_into` fills it in."""
+    return FaultCase(fault, fault.expect, folder / f"{fault.name}.jsonl")
+
+
+def run_fault(
+    adapter: Adapter,
+    good: str | os.PathLike[str],
+    fault: Fault,
+    folder: Path,
+    turn: int | None = None,
+) -> FaultCase | None:
+    """Derive `fault`'s variant of the good cassette (or of a session folder's turn `turn`,
+    None: the last), write it in `folder`, replay it through `adapter`.
+
+    None when the fault does not apply to this cassette (no tool block: no tool faults).
+    """
+    case = pending_fault(fault, folder)
+    return case if derive_into(case, adapter, good, folder, turn) else None
