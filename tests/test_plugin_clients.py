@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Iterator
 
 import pytest
-from conftest import EXAMPLES, LIBRARY
+from conftest import EXAMPLES, LIBRARY, ROOT
 from fake_api import FakeMessagesAPI
 
 from harness import Cassette, write_cassette
@@ -426,3 +426,138 @@ def test_expect_failure_names_the_coroutine_asyncio_ran(project: pytest.Pytester
             "stream was accepted silently *",
         ]
     )
+
+
+# -- fault_variant over a session folder: one turn broken, the earlier ones as recorded ---------
+
+SESSION_APP = """
+from harness import TextEvent, to_model_events
+
+
+def two_turns(client):
+    answers = []
+    for prompt in ("one", "two"):
+        with client.messages.stream(
+            model="claude-sonnet-5", max_tokens=64, messages=[{"role": "user", "content": prompt}]
+        ) as stream:
+            events = to_model_events(stream)
+            answers.append("".join(e.text for e in events if isinstance(e, TextEvent)))
+    return answers
+"""
+
+SESSION_TESTS = """
+import pytest
+from session_app import two_turns
+
+
+def sent(requests):
+    return [request.json["messages"][0]["content"] for request in requests]
+
+
+@pytest.mark.cassette("chat")
+def test_last_turn(harness_client, harness_requests, fault_variant):
+    with fault_variant.expect_failure():
+        two_turns(harness_client)
+    assert sent(harness_requests)[:2] == ["one", "two"]  # the first turn was answered
+
+
+@pytest.mark.cassette("chat", fault_turn=1)
+def test_first_turn(harness_client, harness_requests, fault_variant):
+    with fault_variant.expect_failure():
+        answers = two_turns(harness_client)
+    if fault_variant.recoverable:  # the SDK retried through the 429: turn 2 as recorded
+        assert answers == ["first answer", "second answer"]
+    else:
+        assert "two" not in sent(harness_requests)
+
+
+@pytest.mark.cassette("chat")
+def test_adapter(fault_variant):
+    fault_variant.assert_caught()
+"""
+
+
+@pytest.fixture
+def session_project(project: pytest.Pytester) -> pytest.Pytester:
+    """`cassettes/chat/`: two text turns, "first answer" and "second answer"."""
+    chat = project.path / "cassettes" / "chat"
+    chat.mkdir()
+    for turn, text in ((1, "first"), (2, "second")):
+        builder = StreamBuilder().text(0, text, " answer").stop()
+        builder.write(chat / f"turn-{turn:02d}.jsonl", f"turn {turn}")
+    project.makepyfile(session_app=SESSION_APP, test_inner=SESSION_TESTS)
+    return project
+
+
+def _applicable_to_text() -> int:
+    events = StreamBuilder().text(0, "first", " answer").stop().events()
+    return sum(fault.derive(events) is not None for fault in CATALOGUE)
+
+
+@pytest.mark.slow
+def test_fault_variant_breaks_one_turn_of_a_session_and_serves_the_others(
+    session_project: pytest.Pytester,
+) -> None:
+    applies = _applicable_to_text()
+    result = session_project.runpytest("-rs")
+    result.assert_outcomes(passed=3 * applies, skipped=3 * (len(CATALOGUE) - applies))
+    assert "Is a directory" not in result.stdout.str()
+
+
+@pytest.mark.slow
+def test_the_fault_turn_fixture_chooses_and_the_marker_wins(
+    session_project: pytest.Pytester,
+) -> None:
+    session_project.makeconftest(
+        """
+        import pytest
+
+        @pytest.fixture
+        def harness_fault_turn():
+            return 1
+        """
+    )
+    # The fixture moves test_last_turn's fault to turn 1: it never sends "two" now.
+    result = session_project.runpytest("-k", "drop_message_stop")
+    result.assert_outcomes(passed=2, failed=1, deselected=3 * len(CATALOGUE) - 3)
+    result.stdout.fnmatch_lines(["FAILED test_inner.py::test_last_turn[[]drop_message_stop[]]*"])
+    assert "AssertionError: assert ['one'] == ['one', 'two']" in result.stdout.str()
+
+
+@pytest.mark.slow
+def test_a_fault_turn_the_session_lacks_is_one_line(session_project: pytest.Pytester) -> None:
+    session_project.makepyfile(
+        test_inner="""
+        import pytest
+
+        @pytest.mark.cassette("chat", fault_turn=3)
+        def test_rows(fault_variant):
+            pass
+        """
+    )
+    result = session_project.runpytest("-k", "drop_message_stop")
+    result.assert_outcomes(errors=1, deselected=len(CATALOGUE) - 1)
+    result.stdout.fnmatch_lines(
+        ["*/cassettes/chat: fault_turn=3, but the session folder holds 2 turns"]
+    )
+
+
+def _docs_session_test() -> str:
+    """The complete test docs/clients.md shows under "A session folder", as it is shown."""
+    text = (ROOT / "docs" / "clients.md").read_text(encoding="utf-8")
+    section = text.split("### A session folder", 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+@pytest.mark.slow
+def test_the_documented_session_fault_test_runs_once_a_row(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    chat = pytester.path / "tests" / "cassettes" / "chat"
+    chat.mkdir(parents=True)
+    for turn, text in ((1, "The notes say"), (2, "Short")):
+        builder = StreamBuilder().text(0, text).stop()
+        builder.write(chat / f"turn-{turn:02d}.jsonl", f"turn {turn}")
+    (pytester.path / "tests" / "test_chat.py").write_text(_docs_session_test())
+    result = pytester.runpytest("-rs")
+    applies = _applicable_to_text()
+    result.assert_outcomes(passed=applies, skipped=len(CATALOGUE) - applies)
