@@ -24,7 +24,10 @@ option `harness_adapter = pkg.module:function` (default `harness.to_model_events
 `AsyncAnthropic` clients answered from the marked cassettes (one response a request, in
 order) and `harness_requests` what they were sent; under `missing`/`all` they go live and
 record the answers instead (`harness._testing.client_session`). Request matching is the
-`harness_match_on` fixture, then the marker's `match_on=` (None: off).
+`harness_match_on` fixture, then the marker's `match_on=` (None: off). Strict clients
+(`harness.strict`: the adapter's rules at the transport) are the ini option
+`harness_strict` (default false), then the marker's `strict=`, then `--harness-strict
+on|off`.
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Adapter", "CassetteMark", "FaultCase", "adapter_outcome", "load_adapter"]
 
-MARKER_KEYWORDS: Final = ("dir", "record", "request", "match_on", "fault_turn")
+MARKER_KEYWORDS: Final = ("dir", "record", "request", "match_on", "fault_turn", "strict")
 API_KEY_VARIABLE: Final = "ANTHROPIC_API_KEY"
 
 
@@ -83,6 +86,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         f"all: re-record every cassette. Recording is live and needs {API_KEY_VARIABLE}; "
         "without it such tests are skipped",
     )
+    group.addoption(
+        "--harness-strict",
+        action="store",
+        dest="harness_strict",
+        choices=("on", "off"),
+        default=None,
+        help="on: harness_client and harness_async_client are harness.strict clients (a broken "
+        "stream raises StreamProtocolError in the code under test); off: plain ones. Overrides "
+        "the marker's strict= and the harness_strict ini option",
+    )
+    parser.addini(
+        "harness_strict",
+        "whether the client fixtures are harness.strict clients (default: false)",
+        type="bool",
+        default=False,
+    )
     parser.addini(
         "harness_adapter",
         "adapter the harness_replay fixture and the fault catalogue run, as pkg.module:function "
@@ -95,9 +114,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "cassette(*names_or_paths, dir=None, record=None, request=None, match_on=..., "
-        "fault_turn=None): the cassettes the harness fixtures replay (several, or a session "
-        "folder, answer a client's requests in order; fault_variant breaks a session's turn "
-        "fault_turn, default the last); a name is looked up in the cassette folder, .jsonl added",
+        "fault_turn=None, strict=None): the cassettes the harness fixtures replay (several, or a "
+        "session folder, answer a client's requests in order; fault_variant breaks a session's "
+        "turn fault_turn, default the last; strict: harness.strict clients); a name is looked up "
+        "in the cassette folder, .jsonl added",
     )
     config.stash[_RUN_ID] = uuid.uuid4().hex
 
@@ -143,6 +163,8 @@ class CassetteMark:
     match_on_given: bool = False
     #: the session folder's turn `fault_variant` breaks (1 is the first; None: the fixture's)
     fault_turn: int | None = None
+    #: whether the client fixtures are strict (None: the ini option decides)
+    strict: bool | None = None
 
     @property
     def name(self) -> str:
@@ -196,6 +218,9 @@ def cassette_mark(node: pytest.Item, fixture: str = "harness_replay") -> Cassett
         isinstance(fault_turn, bool) or not isinstance(fault_turn, int) or fault_turn < 1
     ):
         _fail(f"{where}: @pytest.mark.cassette fault_turn= takes a turn number (1 is the first)")
+    strict = marker.kwargs.get("strict")
+    if strict is not None and not isinstance(strict, bool):
+        _fail(f"{where}: @pytest.mark.cassette strict= takes True or False")
     folder = marker.kwargs.get("dir")
     return CassetteMark(
         names=tuple(os.fspath(arg) for arg in marker.args),
@@ -205,6 +230,7 @@ def cassette_mark(node: pytest.Item, fixture: str = "harness_replay") -> Cassett
         match_on=None if match_on is None else tuple(match_on),
         match_on_given="match_on" in marker.kwargs,
         fault_turn=fault_turn,
+        strict=strict,
     )
 
 
@@ -327,6 +353,17 @@ def _chosen_mode(
 ) -> RecordMode:
     chosen = request.config.getoption("harness_record") or mark.record or fixture
     return _record_mode(chosen, "harness_record_mode fixture")
+
+
+def _strict_chosen(request: pytest.FixtureRequest) -> bool:
+    """Whether the client fixtures are strict: ini < marker's `strict=` < `--harness-strict`."""
+    option: str | None = request.config.getoption("harness_strict")
+    if option is not None:
+        return option == "on"
+    mark = cassette_mark(request.node, "harness_client")
+    if mark.strict is not None:
+        return mark.strict
+    return bool(request.config.getini("harness_strict"))
 
 
 def _record(path: Path, gate: RecordGate, mark: CassetteMark, where: str) -> None:
@@ -501,20 +538,33 @@ def _harness_clients(
 
 
 @pytest.fixture
-def harness_client(_harness_clients: ClientSession) -> Anthropic:
+def harness_client(request: pytest.FixtureRequest, _harness_clients: ClientSession) -> Anthropic:
     """An `anthropic.Anthropic` answered from the marked cassettes, one response a request.
 
     Streaming, non-streaming and `messages.stream()` calls alike; the SDK's own retries
-    run. A request the cassettes cannot answer fails the test with one line.
+    run. A request the cassettes cannot answer fails the test with one line. Strict
+    (`harness.strict`) when the `strict` option says so.
     """
-    return _harness_clients.client()
+    client = _harness_clients.client()
+    if not _strict_chosen(request):
+        return client
+    from harness._strict.client import strict
+
+    return strict(client)
 
 
 @pytest.fixture
-def harness_async_client(_harness_clients: ClientSession) -> AsyncAnthropic:
+def harness_async_client(
+    request: pytest.FixtureRequest, _harness_clients: ClientSession
+) -> AsyncAnthropic:
     """An `anthropic.AsyncAnthropic` answered from the marked cassettes (the same order as
-    `harness_client`'s, when a test uses both)."""
-    return _harness_clients.async_client()
+    `harness_client`'s, when a test uses both); strict as `harness_client` is."""
+    client = _harness_clients.async_client()
+    if not _strict_chosen(request):
+        return client
+    from harness._strict.client import strict
+
+    return strict(client)
 
 
 @pytest.fixture

@@ -11,6 +11,8 @@ import anthropic  # noqa: F401
 import hypothesis
 
 import harness._replay.direct
+import harness._strict.client
+import harness._strict.report
 import harness._testing.fault_runs
 import harness.faults
 import harness.snapshot  # noqa: F401

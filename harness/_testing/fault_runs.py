@@ -234,9 +234,12 @@ class ExpectFailure:
                 "from it (the harness's adapter completes the stream)"
             )
         if not case.recoverable and error is None:
+            from harness._strict.report import strict_verdict
+
             return (
                 f"{code} returned {_shown(self.returned)} on {name}: the broken stream was "
                 f"accepted silently (the harness's adapter fails it with {case.expected_code}; "
+                f"{strict_verdict(case.served, case.client_options)}; "
                 f"replay: harness replay {case.path})"
             )
         return None

@@ -1,0 +1,35 @@
+"""What `harness.strict` makes of an answer, in words: for the fault report of a row the
+code under test accepted silently."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from harness._exceptions import StreamProtocolError
+
+__all__ = ["strict_verdict"]
+
+
+def strict_verdict(served: Sequence[str | os.PathLike[str]], options: dict[str, Any]) -> str:
+    """One clause: what a strict cassette client serving `served` raises to the code."""
+    from harness._replay.clients import cassette_client
+    from harness._strict.client import strict
+
+    client = strict(cassette_client(list(served), match_on=None, **options))
+    try:
+        for _ in client.messages.create(
+            model="harness-replay",
+            max_tokens=1,
+            messages=[{"role": "user", "content": "replay"}],
+            stream=True,
+        ):
+            pass
+    except StreamProtocolError as error:
+        return f"harness.strict would have raised StreamProtocolError: {error}"
+    except Exception as error:
+        return f"harness.strict leaves it to the SDK, which raises {type(error).__name__}"
+    finally:
+        client.close()
+    return "harness.strict accepts it"
