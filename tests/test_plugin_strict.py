@@ -103,7 +103,7 @@ def test_a_strict_marker_takes_a_bool(project: pytest.Pytester) -> None:
 
 def test_the_fault_report_says_what_strict_would_have_raised(project: pytest.Pytester) -> None:
     project.makepyfile(
-        test_faults="""
+        test_fault_rows="""
         import pytest
         from app import summarize
 
@@ -113,7 +113,7 @@ def test_the_fault_report_says_what_strict_would_have_raised(project: pytest.Pyt
                 summarize(harness_client)
         """
     )
-    result = project.runpytest("test_faults.py", "-k", "drop_stop_reason or truncate")
+    result = project.runpytest("test_fault_rows.py", "-k", "drop_stop_reason or truncate")
     result.stdout.fnmatch_lines(
         [
             "E       AssertionError: summarize returned * on drop_stop_reason: the broken stream "
@@ -126,7 +126,7 @@ def test_the_fault_report_says_what_strict_would_have_raised(project: pytest.Pyt
 
 def test_with_strict_on_the_same_code_notices_every_broken_row(project: pytest.Pytester) -> None:
     project.makepyfile(
-        test_faults="""
+        test_fault_rows="""
         import pytest
         from app import summarize
 
@@ -136,7 +136,7 @@ def test_with_strict_on_the_same_code_notices_every_broken_row(project: pytest.P
                 summarize(harness_client)
         """
     )
-    result = project.runpytest("test_faults.py")
+    result = project.runpytest("test_fault_rows.py")
     outcomes = result.parseoutcomes()
     assert outcomes.get("failed", 0) == 0, result.stdout.str()
     assert outcomes["passed"] >= 10
