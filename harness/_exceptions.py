@@ -3,6 +3,8 @@
     HarnessError                  base of everything the harness raises on purpose
     ├── StreamProtocolError       the stream broke the protocol (the adapter); `.code`
     │                             is a key of ERROR_TABLE, `str()` starts with the prefix
+    ├── APIErrorEvent             the API's error in a stream replayed without the SDK
+    │                             (where the SDK would raise its `APIStatusError`)
     ├── InputError (ValueError)   input the harness cannot use, reported as `WHERE: reason`
     │   ├── CassetteError         a cassette file: `PATH:LINE: reason`
     │   ├── CassetteImportError   a recording to import (vcrpy, HAR): `PATH: reason`
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ERROR_TABLE",
     "PROTOCOL_ERROR_PREFIX",
+    "APIErrorEvent",
     "AgentError",
     "AgentFailed",
     "CassetteError",
@@ -80,6 +83,17 @@ class StreamProtocolError(HarnessError):
 
 def _rebuild_protocol_error(code: str, fields: dict[str, object]) -> StreamProtocolError:
     return StreamProtocolError(code, **fields)
+
+
+class APIErrorEvent(HarnessError):
+    """An API `error` event, or an `http_error` answer, met by a replay that builds no SDK
+    objects (`harness replay`, `coverage`, `faults`, `diff`): where the SDK raises its
+    `APIStatusError`, these commands report the same type and message from `body`."""
+
+    def __init__(self, body: dict[str, object], status_code: int = 200) -> None:
+        super().__init__(f"{body}")
+        self.body = body
+        self.status_code = status_code
 
 
 class InputError(HarnessError, ValueError):

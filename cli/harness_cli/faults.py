@@ -63,7 +63,7 @@ def faults(good: str | None, out_dir: str | None, list_only: bool) -> None:
 
     try:
         cassette = Cassette(good)
-        code = outcome_code(replay_outcome(cassette))
+        code = outcome_code(replay_outcome(cassette, sdk_objects=False))
         events = list(cassette.events())
     except CassetteError as error:
         _fail(str(error))

@@ -39,13 +39,21 @@ def readable(line: dict[str, Any]) -> str:
 
 
 def _outcome_lines(cassette: Cassette, wire: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """JSON lines of a replay, streamed: events as they come, then the failure if any."""
+    """JSON lines of a replay, streamed: events as they come, then the failure if any.
+    Direct replay hands nothing of the SDK on, so it never imports it (`sdk_objects`)."""
     from harness._events import event_to_json
-    from harness._replay.direct import failure_to_json, is_stream_failure
-    from harness._replay.sdk import replay_events
+    from harness._replay.direct import failure_to_json, is_stream_failure, replay
+    from harness._replay.plan import RealtimePacer
 
     try:
-        for event in replay_events(cassette, **wire):
+        if wire["via"] == "sdk":
+            from harness._replay.sdk import replay_events
+
+            events = replay_events(cassette, **wire)
+        else:
+            pacer = RealtimePacer() if wire["realtime"] else pass_over
+            events = replay(cassette, pacer, sdk_objects=False)
+        for event in events:
             yield event_to_json(event)
     except Exception as error:
         if not is_stream_failure(error):
@@ -77,7 +85,7 @@ def _write_trace(
     from harness._replay.plan import RealtimePacer
     from harness._testing.trace import HEADER, format_row, trace
 
-    rows = trace(cassette, RealtimePacer() if realtime else pass_over)
+    rows = trace(cassette, RealtimePacer() if realtime else pass_over, sdk_objects=False)
     if output_format == "text":
         out.write(HEADER + "\n")
     failed = False

@@ -1,15 +1,24 @@
-"""Replay a cassette through the adapter, feeding it the SDK's own event objects.
+"""Replay a cassette through the adapter, from its lines, as a live stream would go.
 
-The raw lines become SDK objects exactly as `anthropic.Stream` builds them for a live
-stream: `ping` is skipped, an `error` event raises the SDK's `APIStatusError` (built by
-the SDK's own `make_status_error`, on a 200 response, as mid-stream), and every other
-event becomes what the SDK's `construct_type` with `RawMessageStreamEvent` makes of it
-(built faster, and equal: see `harness._replay.construct`). The SDK is
-imported on first use, never by `import harness`.
+The raw lines become what the adapter reads, in one of two forms, with the same rules:
+- the SDK's own event objects, exactly as `anthropic.Stream` builds them for a live
+  stream (`sdk_events`): `ping` is skipped, an `error` event raises the SDK's
+  `APIStatusError` (built by the SDK's own `make_status_error`, on a 200 response, as
+  mid-stream), and every other event becomes what the SDK's `construct_type` with
+  `RawMessageStreamEvent` makes of it (built faster, and equal: see
+  `harness._replay.construct`). The Python API (`replay_outcome`, `replay_events`)
+  hands these to user code, so it keeps them;
+- light views over the parsed lines (`event_views`, `harness._views`), where nothing
+  of the SDK reaches user code (`harness replay`, `coverage`, `faults`, `diff`): the SDK
+  is not imported. An `error` event raises `APIErrorEvent`, whose `failure_to_json`
+  line is the one the SDK's error gives (an `http_error` body without an error type
+  and message, which the SDK's error class would name, is built by the SDK still).
+The SDK is imported on first use, never by `import harness`.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -26,8 +35,9 @@ from harness._cassette.codec import (
 )
 from harness._cassette.directives import CUT, HTTP_ERROR, STALL
 from harness._events import ModelEvent, event_to_json
-from harness._exceptions import StreamProtocolError
+from harness._exceptions import APIErrorEvent, StreamProtocolError
 from harness._replay.plan import connection_cut
+from harness._views import EventView
 
 if TYPE_CHECKING:
     from anthropic import APIStatusError
@@ -38,6 +48,7 @@ __all__ = [
     "adapter_event_builder",
     "areplay",
     "collect",
+    "event_views",
     "failure_code",
     "failure_to_json",
     "is_stream_failure",
@@ -49,9 +60,13 @@ __all__ = [
 
 API_URL = "https://api.anthropic.com/v1/messages"
 
+#: (build what the adapter reads from an event line, build the error an `error` event or
+#: an `http_error` line raises from its body, status and headers)
+Builders = tuple[Callable[[dict[str, Any]], Any], Callable[..., Exception]]
+
 
 @cache
-def _sdk_builders() -> tuple[Callable[[dict[str, Any]], Any], Callable[..., Any]]:
+def _sdk_builders() -> Builders:
     """(build an event object, build the APIStatusError for an `error` event), SDK's way.
 
     Made once: the client's construction loads the CA bundle (~0.1 s), every replay reuses
@@ -89,10 +104,20 @@ def adapter_event_builder() -> Callable[[dict[str, Any]], Any]:
     return _sdk_builders()[0]
 
 
-def sdk_events(cassette: Cassette, on_directive: DirectiveHandler = pass_over) -> Iterator[Any]:
-    """The cassette's events as the SDK's stream yields them; raises as a live client would
-    (see `line_reader`)."""
-    event_of = line_reader(on_directive)
+def _view_error(body: dict[str, Any], status: int | None = None, headers: Any = None) -> Exception:
+    """`APIErrorEvent` where its failure line is certainly the SDK error's: the body names
+    the error's type and message; otherwise the SDK's own error (its class names it)."""
+    details = body.get("error")
+    if isinstance(details, dict) and "type" in details and "message" in details:
+        return APIErrorEvent(body, 200 if status is None else status)
+    return _sdk_builders()[1](body, status, headers)
+
+
+VIEW_BUILDERS: Builders = (EventView, _view_error)
+
+
+def _events(cassette: Cassette, on_directive: DirectiveHandler, sdk_objects: bool) -> Iterator[Any]:
+    event_of = line_reader(on_directive, sdk_objects=sdk_objects)
     for line in cassette.lines():
         event = event_of(line)
         if event is not None:
@@ -100,7 +125,7 @@ def sdk_events(cassette: Cassette, on_directive: DirectiveHandler = pass_over) -
 
 
 def line_reader(
-    on_directive: DirectiveHandler = pass_over,
+    on_directive: DirectiveHandler = pass_over, *, sdk_objects: bool = True
 ) -> Callable[[CassetteLine], Any | None]:
     """The one step from a cassette line to what the SDK's stream makes of it, shared by
     `sdk_events` and the trace (`harness._testing.trace`).
@@ -109,9 +134,10 @@ def line_reader(
     yields nothing for (a `ping`, a directive passed over), and raises as a live client
     would: `APIStatusError` at an `error` event or an `http_error` line,
     `RemoteProtocolError` at a `cut` (an event cut mid-way is never emitted by the SDK's
-    SSE decoder).
+    SSE decoder). With `sdk_objects=False` it gives `EventView`s and raises
+    `APIErrorEvent` instead, without the SDK (see the module).
     """
-    build, api_error = adapter_event_builder(), _sdk_builders()[1]
+    build, api_error = _sdk_builders() if sdk_objects else VIEW_BUILDERS
 
     def event_of(line: CassetteLine) -> Any | None:
         data = line.data
@@ -134,12 +160,33 @@ def line_reader(
     return event_of
 
 
+def sdk_events(cassette: Cassette, on_directive: DirectiveHandler = pass_over) -> Iterator[Any]:
+    """The cassette's events as the SDK's stream yields them; raises as a live client would:
+    `APIStatusError` at an `error` event or an `http_error` line, `RemoteProtocolError` at
+    a `cut` (an event cut mid-way is never emitted by the SDK's SSE decoder)."""
+    return _events(cassette, on_directive, True)
+
+
+def event_views(cassette: Cassette, on_directive: DirectiveHandler = pass_over) -> Iterator[Any]:
+    """The same stream as `sdk_events`, as `EventView`s, without the SDK: `APIErrorEvent`
+    at an `error` event or an `http_error` line (see the module)."""
+    return _events(cassette, on_directive, False)
+
+
 def replay(
-    source: CassetteSource, on_directive: DirectiveHandler = pass_over
+    source: CassetteSource,
+    on_directive: DirectiveHandler = pass_over,
+    *,
+    sdk_objects: bool = True,
 ) -> Iterator[ModelEvent]:
-    """Internal events of a cassette, lazily; raises as the live stream would."""
+    """Internal events of a cassette, lazily; raises as the live stream would.
+
+    `sdk_objects=False` feeds the adapter `EventView`s and never imports the SDK: for
+    callers that hand no error object on (an API error is then an `APIErrorEvent`).
+    """
     cassette = read_cassette(source)
-    return to_model_events(sdk_events(cassette, on_directive))
+    events = sdk_events if sdk_objects else event_views
+    return to_model_events(events(cassette, on_directive))
 
 
 async def _async_sdk_events(cassette: Cassette) -> AsyncIterator[Any]:
@@ -158,7 +205,7 @@ class Outcome:
     """What a stream came to: the events yielded, then the error that ended it (or None)."""
 
     events: list[ModelEvent] = field(default_factory=list)
-    error: StreamProtocolError | APIStatusError | None = None
+    error: StreamProtocolError | APIStatusError | APIErrorEvent | None = None
 
     @property
     def completed(self) -> bool:
@@ -173,22 +220,22 @@ class Outcome:
 
 
 def is_stream_failure(error: BaseException) -> bool:
-    """Whether `error` is how a stream ends badly: the adapter's error, the SDK's API error,
-    or the connection failing (dropped, timed out) as a live one can."""
-    if isinstance(error, StreamProtocolError):
+    """Whether `error` is how a stream ends badly: the adapter's error, the API's error
+    (the SDK's, or `APIErrorEvent`), or the connection failing (dropped, timed out) as a
+    live one can. Imports nothing: an SDK error exists only once the SDK is loaded."""
+    if isinstance(error, StreamProtocolError | APIErrorEvent):
         return True
     if _is_connection_failure(error):
         return True
-    from anthropic import APIStatusError
-
-    return isinstance(error, APIStatusError)
+    anthropic = sys.modules.get("anthropic")
+    return anthropic is not None and isinstance(error, anthropic.APIStatusError)
 
 
 def _is_connection_failure(error: BaseException) -> bool:
-    import httpx2
-    from anthropic import APIConnectionError
-
-    return isinstance(error, httpx2.TransportError | APIConnectionError)
+    httpx2, anthropic = sys.modules.get("httpx2"), sys.modules.get("anthropic")
+    return (httpx2 is not None and isinstance(error, httpx2.TransportError)) or (
+        anthropic is not None and isinstance(error, anthropic.APIConnectionError)
+    )
 
 
 def collect(events: Iterable[ModelEvent]) -> Outcome:
@@ -217,9 +264,13 @@ async def acollect(events: AsyncIterable[ModelEvent]) -> Outcome:
     return outcome
 
 
-def replay_outcome(source: CassetteSource) -> Outcome:
-    """Replay to the end and collect the outcome; a `CassetteError` still raises."""
-    return collect(replay(source))
+def replay_outcome(source: CassetteSource, *, sdk_objects: bool = True) -> Outcome:
+    """Replay to the end and collect the outcome; a `CassetteError` still raises.
+
+    `sdk_objects=False`: without the SDK (`replay`), for callers that read the outcome's
+    JSON lines or code only.
+    """
+    return collect(replay(source, sdk_objects=sdk_objects))
 
 
 def failure_code(error: BaseException) -> str | None:

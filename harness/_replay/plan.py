@@ -20,7 +20,6 @@ sends one mid-stream. A non-streaming answer is the `Message` JSON the events fo
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 import time
@@ -155,6 +154,8 @@ class AsyncPacer(RealtimePacer):
 
     async def wait(self) -> None:
         """Sleep until the piece noted last is due (at once if none is, or it is past)."""
+        import asyncio  # here: replay without a loop (`harness replay`) never loads it
+
         due, self._due = self._due, None
         await asyncio.sleep(0 if due is None else max(due - time.monotonic(), 0))
 

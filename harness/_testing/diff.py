@@ -21,7 +21,7 @@ __all__ = ["OutcomeDiff", "diff_outcomes", "outcome_lines"]
 
 def outcome_lines(path: str | os.PathLike[str], *, ignore_ids: bool = False) -> list[str]:
     """A cassette's outcome as JSON text lines; raises `CassetteError` if it is unusable."""
-    return _lines(replay_outcome(path), ignore_ids)
+    return _lines(replay_outcome(path, sdk_objects=False), ignore_ids)
 
 
 def _lines(outcome: Outcome, ignore_ids: bool) -> list[str]:
@@ -54,7 +54,8 @@ def diff_outcomes(
     a: str | os.PathLike[str], b: str | os.PathLike[str], *, ignore_ids: bool = False
 ) -> OutcomeDiff:
     """Replay both cassettes and diff their outcomes, labelled with the paths as given."""
-    a_outcome, b_outcome = replay_outcome(a), replay_outcome(b)
+    a_outcome = replay_outcome(a, sdk_objects=False)
+    b_outcome = replay_outcome(b, sdk_objects=False)
     a_lines, b_lines = _lines(a_outcome, ignore_ids), _lines(b_outcome, ignore_ids)
     diff = difflib.unified_diff(
         a_lines, b_lines, fromfile=os.fspath(a), tofile=os.fspath(b), lineterm=""

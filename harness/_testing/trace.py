@@ -99,12 +99,18 @@ class TraceRow:
         return row
 
 
-def trace(source: CassetteSource, on_directive: DirectiveHandler = pass_over) -> Iterator[TraceRow]:
+def trace(
+    source: CassetteSource,
+    on_directive: DirectiveHandler = pass_over,
+    *,
+    sdk_objects: bool = True,
+) -> Iterator[TraceRow]:
     """The rows of a cassette's replay, lazily, as direct replay runs it; the last is the
-    end row or the row whose error ended the stream. A `CassetteError` raises at its line."""
+    end row or the row whose error ended the stream. A `CassetteError` raises at its line.
+    `sdk_objects=False`: without the SDK (`harness replay --trace`; see `line_reader`)."""
     cassette = read_cassette(source)
     adapter = StreamAdapter()
-    event_of = line_reader(on_directive)
+    event_of = line_reader(on_directive, sdk_objects=sdk_objects)
     for line in cassette.lines():
         try:
             event = event_of(line)
