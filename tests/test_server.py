@@ -140,6 +140,23 @@ def test_a_session_folder_is_answered_turn_by_turn_then_runs_out(tmp_path: Path)
     assert "request 3, but the cassettes hold 2 responses" in str(raised.value)
 
 
+def test_a_header_naming_a_session_folder_gets_its_turns_in_order(tmp_path: Path) -> None:
+    (tmp_path / "s").mkdir()
+    for number in (2, 1, 10):  # turn order is by number: turn-10 after turn-02
+        _write(tmp_path / "s" / f"turn-{number:02d}.jsonl", f"s{number}")
+    _write(tmp_path / "other.jsonl", "other")
+    with ServerThread(CassetteServer([str(tmp_path)]).app()) as url, _client(url) as client:
+        named = {"x-harness-cassette": "s"}
+        texts = [_text(client, REQUEST, extra_headers=named) for _ in range(3)]
+        other = _text(client, REQUEST, extra_headers={"x-harness-cassette": "other"})
+        assert [*texts, other] == ["s1", "s2", "s10", "other"]
+        with pytest.raises(anthropic.NotFoundError) as raised:
+            client.messages.create(**REQUEST, extra_headers=named)
+        assert "session 's': its 3 turns were all answered" in str(raised.value)
+        client.post("/_harness/reset", cast_to=object)
+        assert _text(client, REQUEST, extra_headers=named) == "s1"
+
+
 def test_the_header_wins_then_the_matching_request_then_the_order(tmp_path: Path) -> None:
     _write(tmp_path / "a.jsonl", "a")
     _write(tmp_path / "b.jsonl", "b", request=_asking("about b"))

@@ -10,7 +10,8 @@ looks like live.
 
 Which cassette answers a request, first rule that applies:
 1. the one named by an `x-harness-cassette` header (its path relative to the folder
-   served, or its file name for a file served, `.jsonl` optional);
+   served, or its file name for a file served, `.jsonl` optional); a header naming a
+   session folder among those served gets its turns, one a request, in turn order;
 2. the first one, not yet played, whose header's recorded request matches the request
    on the match fields (`model`, `messages`, `system`, `tools`);
 3. the next in order: files as given, a session folder turn by turn, any other folder
@@ -34,7 +35,7 @@ import orjson
 from aiohttp import web
 
 from harness._cassette.codec import Cassette, expand_paths
-from harness._cassette.sessions import is_session_folder, turn_files
+from harness._cassette.sessions import is_session_folder, turn_files, turn_number
 from harness._exceptions import HarnessError, ReplayError
 from harness._http.hosting import LOCALHOST, MAX_BODY, TOO_DEEP, api_error, harness_app
 from harness._json import MAX_NESTING, deeper_than_limit, may_be_too_deep
@@ -66,6 +67,18 @@ def _names(served: Sequence[tuple[str, str]], cassettes: Sequence[Cassette]) -> 
             for key in (name, name.removesuffix(".jsonl")):
                 names.setdefault(key, cassette)
     return names
+
+
+def _sessions(names: dict[str, Cassette]) -> dict[str, list[Cassette]]:
+    """Each session folder a header may name (as its turns' names, less the file name),
+    with its turns in turn order."""
+    turns: dict[str, dict[int, Cassette]] = {}
+    for name, cassette in names.items():
+        folder, _, file = name.rpartition(os.sep)
+        number = turn_number(file)
+        if folder and number is not None:
+            turns.setdefault(folder, {})[number] = cassette
+    return {folder: [found[n] for n in sorted(found)] for folder, found in turns.items()}
 
 
 def _inside(path: str, root: str) -> bool:
@@ -153,6 +166,8 @@ class CassetteServer:
         for cassette in self.cassettes:
             cassette.validate()  # a bad cassette is told now, in one line, not at a request
         self.names = _names(served, self.cassettes)
+        self.sessions = _sessions(self.names)
+        self._turns_answered: dict[str, int] = {}
         self.replayer = Replayer(self.cassettes, match_on=match_on, chunking=chunking)
         self.realtime = realtime
         self.log = log
@@ -193,7 +208,7 @@ class CassetteServer:
         named = request.headers.get(CASSETTE_HEADER)
         if named is not None:
             key = os.path.normpath(named.strip())
-            cassette = self.names.get(key)
+            cassette = self.names.get(key) or self._next_turn(key)
             if cassette is None:
                 raise LookupError(f"no cassette named {named!r} is served")
             return self.replayer.respond_with(cassette, *arguments), self._name(cassette)
@@ -207,6 +222,17 @@ class CassetteServer:
             self._in_order += 1
             self._played.add(number)
         return self.replayer.respond(*arguments), self._name(self.cassettes[number])
+
+    def _next_turn(self, session: str) -> Cassette | None:
+        """The next turn of a session folder named by the header (None: no such folder)."""
+        turns = self.sessions.get(session)
+        if turns is None:
+            return None
+        answered = self._turns_answered.get(session, 0)
+        if answered == len(turns):
+            raise ReplayError(f"session {session!r}: its {len(turns)} turns were all answered")
+        self._turns_answered[session] = answered + 1
+        return turns[answered]
 
     async def messages(self, request: web.Request) -> web.StreamResponse:
         """`POST /v1/messages`: one answer from the cassette the selection order picks."""
@@ -279,6 +305,7 @@ class CassetteServer:
         """`POST /_harness/reset`: forget the requests, play from the first cassette again."""
         self.replayer.reset()
         self._played.clear()
+        self._turns_answered.clear()
         self._in_order = 0
         self.log("reset: the next request gets the first answer again")
         return web.json_response({"reset": True})
