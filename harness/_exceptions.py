@@ -22,12 +22,14 @@ Exit codes are the command line's business (`harness_cli.exit.Exit`), never carr
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from harness.agent.messages import Message
 
 __all__ = [
+    "ERROR_FIELDS",
     "ERROR_TABLE",
     "PROTOCOL_ERROR_PREFIX",
     "APIErrorEvent",
@@ -43,6 +45,7 @@ __all__ = [
     "SessionError",
     "StreamProtocolError",
     "ToolError",
+    "error_pattern",
 ]
 
 PROTOCOL_ERROR_PREFIX: Final = "Anthropic stream protocol error: "
@@ -62,6 +65,31 @@ ERROR_TABLE: Final[dict[str, str]] = {
     "missing_message_start": "stream began with {event_type} instead of message_start",
     "event_after_message_stop": "{event_type} arrived after message_stop",
 }
+
+#: field of a template -> what it holds, as a regular expression (RE2, JavaScript, Rust and
+#: Python read it alike), so that a message from any language's adapter maps to its code.
+ERROR_FIELDS: Final[dict[str, str]] = {
+    "index": r"\d+",
+    "indexes": r"\d+(, \d+)*",
+    "count": r"[1-9]\d*",
+    "stop_reason": r".+",
+    "event_type": r"\S+",
+}
+
+
+def _literal(text: str) -> str:
+    """`text` as a pattern: only the metacharacters escaped (`re.escape` also escapes
+    spaces, which JavaScript's `u` mode and Rust refuse)."""
+    return re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\1", text)
+
+
+def error_pattern(code: str) -> str:
+    """The pattern a whole message of `code` matches, with or without the prefix: the
+    template, its literal text escaped and its fields as `ERROR_FIELDS` says."""
+    pattern = ""
+    for number, part in enumerate(re.split(r"\{(\w+)\}", ERROR_TABLE[code])):
+        pattern += ERROR_FIELDS[part] if number % 2 else _literal(part)
+    return f"^({_literal(PROTOCOL_ERROR_PREFIX)})?{pattern}$"
 
 
 class HarnessError(Exception):

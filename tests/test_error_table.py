@@ -14,23 +14,7 @@ from harness import (
     expand_paths,
     replay_outcome,
 )
-
-#: What each placeholder of the table stands for: indexes, a count, a stop reason, an event type.
-PLACEHOLDERS = {
-    "index": r"\d+",
-    "indexes": r"\d+(, \d+)*",
-    "count": r"[1-9]\d*",
-    "stop_reason": r"[a-z_]+",
-    "event_type": r"[a-z_]+",
-}
-
-
-def message_pattern(code: str) -> re.Pattern[str]:
-    """The full message of a row, its placeholders turned into what they may hold."""
-    pattern = re.escape(PROTOCOL_ERROR_PREFIX)
-    for n, part in enumerate(re.split(r"\{(\w+)\}", ERROR_TABLE[code])):
-        pattern += PLACEHOLDERS[part] if n % 2 else re.escape(part)
-    return re.compile(pattern)
+from harness._exceptions import error_pattern
 
 
 @pytest.fixture(scope="module")
@@ -55,9 +39,21 @@ def test_every_error_table_row_is_reached_by_a_cassette(
 def test_every_reached_row_has_its_exact_message(
     code: str, reached: dict[str, list[tuple[str, str]]]
 ) -> None:
-    pattern = message_pattern(code)
+    pattern = re.compile(error_pattern(code))
     for path, message in reached.get(code, []):
+        assert message.startswith(PROTOCOL_ERROR_PREFIX), f"{path}: {message!r}"
         assert pattern.fullmatch(message), f"{path}: {message!r}"
+
+
+@pytest.mark.parametrize("code", sorted(ERROR_TABLE))
+def test_each_pattern_recognises_its_own_messages_alone(
+    code: str, reached: dict[str, list[tuple[str, str]]]
+) -> None:
+    """What `harness conform` relies on: a message, prefixed or not, maps to one code."""
+    for _, message in reached.get(code, []):
+        for shown in (message, message.removeprefix(PROTOCOL_ERROR_PREFIX)):
+            matching = [other for other in ERROR_TABLE if re.match(error_pattern(other), shown)]
+            assert matching == [code], shown
 
 
 def test_every_row_has_a_cassette_named_after_its_code() -> None:

@@ -22,6 +22,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "import": ("import_", "import_command", "Convert vcrpy cassettes and HAR files to cassettes."),
     "export": ("export", "export", "Write cassettes as vcrpy cassettes (fault variants too)."),
     "faults": ("faults", "faults", "Derive broken variants of a good cassette, one per fault."),
+    "conform": (
+        "conform",
+        "conform",
+        "Judge an adapter in any language on every case.",
+    ),
     "coverage": ("coverage", "coverage", "Table of error codes and the cassettes that reach them."),
     "diff": ("diff", "diff", "Compare two cassettes' outcomes; exit 1 when they differ."),
     "agent": ("agent", "agent", "Replay a recorded session through the agent loop, tools run."),

@@ -1,0 +1,176 @@
+"""`harness conform`: run an adapter in any language on every case and judge what it prints."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from typing import Any
+
+import click
+
+from harness._exceptions import PROTOCOL_ERROR_PREFIX, InputError
+from harness._terminal import json_text, printable
+from harness_cli.exit import Exit
+
+EXAMPLES = """\b
+Examples:
+  harness conform -- node dist/conform-stdin.js
+  harness conform -j 2 --keep broken/ -- ./my-adapter
+  harness conform my-cassettes/ -- cargo run -q --bin conform
+  harness conform --serve -- node dist/conform-serve.js
+  harness conform --list > cases.json       # every case and its outcome, for other runners
+
+Stdin mode: COMMAND runs once a case, reads the case's raw stream events on standard
+input (one JSON object a line, then EOF), and prints the internal events (one JSON object
+a line), then, on a failure, {"type": "error", "message": ...} (with "error_type" for an
+API error). With --serve, COMMAND asks ANTHROPIC_BASE_URL itself, sending the header
+x-harness-cassette: $HARNESS_CASSETTE. The protocol: docs/conform.md.
+Without PATH, the cases are the cassette library shipped with the harness and every
+fault variant of its good cassettes. Exit status: 0 every case agrees; 1 some disagree;
+2 unusable (no COMMAND, command not found, a bad PATH)."""
+
+
+class _CommandAfterDashes(click.Command):
+    """Everything after the first `--` is the command to judge, kept out of the parsing."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            at = args.index("--")
+            args, ctx.meta["conform_command"] = args[:at], args[at + 1 :]
+        return super().parse_args(ctx, args)
+
+
+def _unusable(message: str) -> None:
+    click.echo(printable(f"harness conform: {message}"), err=True)
+    sys.exit(Exit.UNUSABLE)
+
+
+def _listing(cases: list[Any]) -> dict[str, Any]:
+    from harness._testing.conform import error_table
+
+    return {
+        "protocol_error_prefix": PROTOCOL_ERROR_PREFIX,
+        "error_table": error_table(),
+        "cases": [case.to_json() for case in cases],
+    }
+
+
+def _trace_hint(verdict: Any, keep: str | None) -> str:
+    """The command that prints the case's trace, from a file the user has or can write."""
+    case = verdict.case
+    if keep is not None:
+        from harness._testing.conform import write_case
+
+        return f"harness replay --trace {write_case(case, keep)}"
+    relative = os.path.relpath(case.source)
+    source = case.source if relative.startswith("..") else relative
+    if case.fault is None:
+        return f"harness replay --trace {source}"
+    return f"--keep DIR writes it, then harness replay --trace DIR/{case.name}.jsonl"
+
+
+@click.command(cls=_CommandAfterDashes, epilog=EXAMPLES)
+@click.argument("paths", nargs=-1, metavar="[PATH...] -- COMMAND [ARG...]")
+@click.option(
+    "--serve",
+    is_flag=True,
+    help="Serve each case over HTTP (the wire-level cases too) to a COMMAND that calls the "
+    "API with its own SDK client.",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Cases run at the same time.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    help="Seconds a case may run before COMMAND is killed (and the case disagrees).",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: a line per disagreeing case and a summary; json: an object a case, then a "
+    "summary object.",
+)
+@click.option(
+    "--keep",
+    metavar="DIR",
+    help="Write each disagreeing case's cassette into DIR, to trace it with harness replay.",
+)
+@click.option(
+    "--list",
+    "list_only",
+    is_flag=True,
+    help="Print every case, its input and its expected outcome, and the error table, as one "
+    "JSON document; run nothing.",
+)
+def conform(
+    paths: tuple[str, ...],
+    serve: bool,
+    jobs: int,
+    timeout: float,
+    output_format: str,
+    keep: str | None,
+    list_only: bool,
+) -> None:
+    """Judge an adapter in any language against the library and the fault catalogue."""
+    from harness._exceptions import CassetteError
+    from harness._testing.conform import collect_cases, run_cases
+
+    command: list[str] = click.get_current_context().meta.get("conform_command", [])
+    for path in paths:
+        if not os.path.exists(path):
+            _unusable(f"{path}: no such file or folder")
+    try:
+        cases = collect_cases(paths)
+    except (CassetteError, InputError) as error:
+        _unusable(str(error))
+    if list_only:
+        click.echo(json_text(_listing(cases)))
+        return
+    if not command:
+        _unusable("give the command to judge after --: harness conform -- COMMAND [ARG...]")
+    if shutil.which(command[0]) is None:
+        _unusable(f"{command[0]}: command not found (or not executable)")
+    if keep is not None:
+        try:
+            os.makedirs(keep, exist_ok=True)
+        except OSError as error:
+            _unusable(f"--keep {keep}: cannot create folder: {error.strerror or error}")
+    run = run_cases(cases, command, jobs=jobs, timeout=timeout, serve=serve)
+    skipped = 0 if serve else sum(case.wire for case in cases)
+    agreeing = total = 0
+    for verdict in run:
+        total += 1
+        agreeing += verdict.agree
+        if output_format == "json":
+            click.echo(json_text(verdict.to_json()))
+        elif not verdict.agree:
+            click.echo(printable(_disagreement(verdict, keep)))
+    if output_format == "json":
+        summary = {"cases": total, "agree": agreeing, "disagree": total - agreeing}
+        click.echo(json_text({"summary": {**summary, "skipped": skipped}}))
+    else:
+        tail = f" ({skipped} wire-level cases skipped: --serve runs them)" if skipped else ""
+        click.echo(f"{agreeing}/{total} cases agree{tail}")
+    sys.exit(Exit.OK if agreeing == total else Exit.FAILED)
+
+
+def _disagreement(verdict: Any, keep: str | None) -> str:
+    from harness._testing.conform import describe
+
+    case = verdict.case
+    return (
+        f"{case.name}: expected {describe(case.expected)}, got {describe(verdict.got)}; "
+        f"{verdict.difference}; trace: {_trace_hint(verdict, keep)}"
+    )

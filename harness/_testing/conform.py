@@ -1,0 +1,516 @@
+"""`harness conform`: the library and the fault catalogue against an adapter in any language.
+
+A `Case` is one stream and the outcome the harness's own adapter gives it: a cassette of
+the library (or of the paths given), named by its path (`interleaved`,
+`errors/missing_stop_reason`), or a fault variant of a good one, named by the cassette
+and the fault row (`interleaved.drop_message_start`). `run_case` hands a case to a
+command, a fresh process each time: on its standard input the case's raw events, one
+JSON object a line (stdin mode), or, with `serve`, over HTTP from a `CassetteServer`
+(the wire-level cases too: HTTP errors, cuts, stalls, sessions). `read_output` reads
+what it printed, `judge` compares that with the expected outcome. The protocol, written
+for someone implementing it in another language, is docs/conform.md.
+
+The expected outcomes come from the adapter fed plain JSON objects (`_Fields`), not the
+SDK's event objects: `import anthropic` costs about 1.5 s, and what the adapter reads of
+an event is its fields. `tests/test_conform.py` holds the two to the same outcomes on
+every case.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from itertools import zip_longest
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+import harness
+from harness._adapter import StreamAdapter
+from harness._cassette.codec import Cassette, expand_paths, make_header, write_cassette
+from harness._cassette.directives import CUT, HTTP_ERROR, STALL
+from harness._cassette.sessions import is_session_folder, turn_files, write_turns
+from harness._events import event_to_json
+from harness._exceptions import (
+    ERROR_TABLE,
+    InputError,
+    StreamProtocolError,
+    error_pattern,
+)
+from harness.faults import DONE, derive_variants, fault_named
+
+__all__ = [
+    "CASSETTE_ENV",
+    "DEFAULT_TIMEOUT_S",
+    "LIBRARY_GLOBS",
+    "UNRECOGNISED",
+    "Case",
+    "Result",
+    "Verdict",
+    "collect_cases",
+    "error_table",
+    "judge",
+    "library_path",
+    "outcome_of_message",
+    "read_output",
+    "run_case",
+    "write_case",
+]
+
+#: The library's cassettes that are cases (and that the wheel ships: setup.py): the top
+#: level, `errors/`, and each turn of the agent sessions, a stream of its own.
+LIBRARY_GLOBS: Final = ("*.jsonl", "errors/*.jsonl", "sessions/*/turn-*.jsonl")
+#: The variable naming the case a `--serve` command must ask for (`x-harness-cassette`).
+CASSETTE_ENV: Final = "HARNESS_CASSETTE"
+DEFAULT_TIMEOUT_S: Final = 10.0
+#: The outcome of an error line whose message no row of the error table recognises.
+UNRECOGNISED: Final = "unrecognised_error"
+_CONNECTION_ERROR: Final = "connection_error:"
+#: What a line of output may be shown with before it is shortened.
+_SHOWN: Final = 200
+
+
+def library_path() -> Path:
+    """The cassette library: `harness/_library/` in an installed wheel, `cassettes/` in a
+    checkout (the same files: setup.py copies them at build time)."""
+    package = Path(harness.__file__).parent
+    shipped = package / "_library"
+    return shipped if shipped.is_dir() else package.parent / "cassettes"
+
+
+def error_table() -> list[dict[str, str]]:
+    """The error table as data: every code, its message template and its pattern."""
+    return [
+        {"code": code, "template": template, "pattern": error_pattern(code)}
+        for code, template in ERROR_TABLE.items()
+    ]
+
+
+@cache
+def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple((code, re.compile(error_pattern(code))) for code in ERROR_TABLE)
+
+
+def outcome_of_message(message: str) -> str:
+    """The code whose pattern recognises an error message, or `UNRECOGNISED`."""
+    for code, pattern in _patterns():
+        if pattern.match(message):
+            return code
+    return UNRECOGNISED
+
+
+# -- outcomes ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What a stream came to: the internal events in their JSON form (`done` included),
+    and the outcome: `done`, an error-table code, `api_error:<type>`,
+    `connection_error:<name>`, or for a command's output `unrecognised_error`."""
+
+    events: list[dict[str, Any]]
+    outcome: str
+    #: the error line's message, as the command printed it
+    message: str | None = None
+    #: why a command's output could not be read as the protocol says (None: it could)
+    problem: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        shown: dict[str, Any] = {"events": self.events, "outcome": self.outcome}
+        if self.message is not None:
+            shown["message"] = self.message
+        if self.problem is not None:
+            shown["problem"] = self.problem
+        return shown
+
+
+class _Fields(dict[str, Any]):
+    """A JSON object whose fields read as attributes, as the adapter reads an SDK event.
+
+    As in the SDK's models, a tool's `input` stays the plain JSON object it is."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            value = self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+        return _Fields(value) if type(value) is dict and name != "input" else value
+
+
+def _wire_outcome(directive: Mapping[str, Any]) -> str | None:
+    """What a client makes of a wire directive; None for one that changes nothing (`at`)."""
+    kind = directive.get("harness")
+    if kind == HTTP_ERROR:
+        details = directive.get("body", {}).get("error", {})
+        return f"api_error:{details.get('type', 'APIStatusError')}"
+    if kind == CUT:
+        return fault_named("cut_mid_event").expect
+    if kind == STALL:
+        return fault_named("stall").expect
+    return None
+
+
+def expected_result(lines: Iterable[Mapping[str, Any]]) -> Result:
+    """The harness's adapter over one response's lines, as a client reading them sees
+    them: `ping` passed over, an `error` event an API error, a wire directive where the
+    stream ends in an HTTP or connection error."""
+    adapter = StreamAdapter()
+    events: list[dict[str, Any]] = []
+    try:
+        for line in lines:
+            if "harness" in line:
+                outcome = _wire_outcome(line)
+                if outcome is not None:
+                    return Result(events, outcome)
+                continue
+            if line["type"] == "ping":
+                continue
+            if line["type"] == "error":
+                details = line.get("error")
+                kind = details.get("type") if isinstance(details, dict) else None
+                return Result(events, f"api_error:{kind or 'APIStatusError'}")
+            events += [event_to_json(event) for event in adapter.feed(_Fields(line))]
+        events += [event_to_json(event) for event in adapter.finish()]
+    except StreamProtocolError as error:
+        return Result(events, error.code)
+    return Result(events, DONE)
+
+
+# -- cases ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One stream for the command, and what the harness's adapter makes of it.
+
+    `responses` holds one response's lines (events and directives), or a session's turns
+    in the order the requests are answered; the last one is judged (the earlier ones
+    answer retries). `source` is the cassette it is, or the good one it derives from."""
+
+    name: str
+    responses: tuple[list[dict[str, Any]], ...]
+    expected: Result
+    source: str
+    fault: str | None = None
+
+    @property
+    def wire(self) -> bool:
+        """Whether only a client over HTTP can be given this case (stdin mode skips it)."""
+        return len(self.responses) > 1 or any(
+            _wire_outcome(line) is not None for line in self.responses[-1] if "harness" in line
+        )
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """The raw events of the stdin protocol: the event lines, in order, no directive."""
+        return [line for line in self.responses[-1] if "harness" not in line]
+
+    def to_json(self) -> dict[str, Any]:
+        """The case as `harness conform --list` prints it."""
+        shown: dict[str, Any] = {
+            "case": self.name,
+            "source": self.source,
+            "fault": self.fault,
+            "wire": self.wire,
+            "expected": self.expected.to_json(),
+        }
+        if self.wire:
+            shown["responses"] = list(self.responses)
+        else:
+            shown["events"] = self.events
+        return shown
+
+
+def _lines(path: str | Path) -> list[dict[str, Any]]:
+    return [line.data for line in Cassette(path).lines()]
+
+
+def _cassette_cases(name: str, path: str) -> Iterator[Case]:
+    """The cassette's case, then, for a good stream, one case per applicable fault."""
+    lines = _lines(path)
+    case = Case(name, (lines,), expected_result(lines), path)
+    yield case
+    if case.expected.outcome != DONE or case.wire:
+        return
+    for variant in derive_variants(case.events):
+        responses = tuple(variant.responses)
+        yield Case(
+            f"{name}.{variant.fault.name}",
+            responses,
+            expected_result(responses[-1]),
+            path,
+            variant.fault.name,
+        )
+
+
+def _session_case(name: str, folder: str, turns: list[str]) -> Case:
+    responses = tuple(_lines(turn) for turn in turns)
+    return Case(name, responses, expected_result(responses[-1]), folder)
+
+
+def _found(root: str) -> Iterator[tuple[str, str, list[str]]]:
+    """(name, path, turns) of a PATH: a session folder is one case, its turns in order;
+    any other folder, each `*.jsonl` below it (turns of sessions inside it included)."""
+    if not os.path.isdir(root):
+        yield Path(root).stem, root, []
+        return
+    if is_session_folder(root):
+        yield Path(root).name, root, [str(path) for path in turn_files(root)]
+        return
+    for path in expand_paths([root]):
+        yield os.path.relpath(path, root).removesuffix(".jsonl"), path, []
+
+
+def _library_files() -> list[str]:
+    root = library_path()
+    return sorted(str(path) for pattern in LIBRARY_GLOBS for path in root.glob(pattern))
+
+
+def collect_cases(paths: Sequence[str] = ()) -> list[Case]:
+    """The cases of the paths given (files, folders of `*.jsonl`, session folders), or of
+    the shipped library; each good cassette followed by its fault variants.
+
+    A bad cassette raises `CassetteError`; two cases of one name raise `InputError`."""
+    found: list[tuple[str, str, list[str]]]
+    if paths:
+        found = [entry for root in paths for entry in _found(root)]
+    else:
+        root = str(library_path())
+        found = [
+            (os.path.relpath(path, root).removesuffix(".jsonl"), path, [])
+            for path in _library_files()
+        ]
+    cases: list[Case] = []
+    for name, path, turns in found:
+        if turns:
+            cases.append(_session_case(name, path, turns))
+        else:
+            cases.extend(_cassette_cases(name, path))
+    seen: dict[str, Case] = {}
+    for case in cases:
+        other = seen.setdefault(case.name, case)
+        if other is not case:
+            raise InputError(f"{case.source}: two cases named {case.name!r} (also {other.source})")
+    return cases
+
+
+def write_case(case: Case, folder: str | os.PathLike[str]) -> Path:
+    """Write the case's cassette (`<name>.jsonl`), or its session folder (`<name>/turn-NN`)."""
+    header = make_header(
+        f"harness conform case {case.name} (from {case.source})",
+        expect=case.expected.outcome,
+        **({"fault": case.fault} if case.fault else {}),
+    )
+    if len(case.responses) == 1:
+        path = Path(folder, f"{case.name}.jsonl")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_cassette(path, case.responses[0], header=header)
+        return path
+    session = Path(folder, case.name)
+    write_turns(session, case.responses, header=header)
+    return session
+
+
+# -- running a command ------------------------------------------------------------------
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+def _last_line(stderr: bytes) -> str:
+    lines = stderr.decode("utf-8", errors="replace").strip().splitlines()
+    return _shown(lines[-1].strip()) if lines else ""
+
+
+def read_output(stdout: bytes, stderr: bytes = b"", status: int | None = 0) -> Result:
+    """A command's standard output as the protocol reads it: events, then perhaps an error
+    line `{"type": "error", "message": ..., "error_type"?: ...}`, which must be the last."""
+    events: list[dict[str, Any]] = []
+    outcome: str | None = None
+    message: str | None = None
+    for number, raw in enumerate(stdout.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            line = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            line = None
+        text = _shown(raw.decode("utf-8", errors="replace"))
+        if not isinstance(line, dict):
+            return Result(
+                events, outcome or "", message, f"line {number} is not a JSON object: {text}"
+            )
+        if outcome is not None:
+            return Result(events, outcome, message, f"line {number} follows the error line: {text}")
+        if line.get("type") != "error":
+            events.append(line)
+            continue
+        message = str(line.get("message", ""))
+        error_type = line.get("error_type")
+        outcome = f"api_error:{error_type}" if error_type else outcome_of_message(message)
+    if outcome is not None:
+        return Result(events, outcome, message)
+    if events and events[-1] == {"type": "done"}:
+        return Result(events, DONE)
+    why = f"exit status {status}"
+    if stderr.strip():
+        why += f", stderr: {_last_line(stderr)}"
+    return Result(
+        events, "", problem=f"the output ended with neither done nor an error line ({why})"
+    )
+
+
+def run_case(
+    case: Case,
+    command: Sequence[str],
+    *,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    env: Mapping[str, str] | None = None,
+    stdin: bool = True,
+) -> Result:
+    """Run `command` once for `case`: its events on standard input (or nothing, with
+    `stdin=False`: the command asks a server), and read what it prints.
+
+    The command runs in a process group of its own, killed whole when it outlives
+    `timeout` seconds."""
+    payload = b"".join(orjson.dumps(event) + b"\n" for event in case.events) if stdin else b""
+    process = subprocess.Popen(
+        list(command),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=None if env is None else dict(env),
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = process.communicate(payload, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        stdout, stderr = process.communicate()
+        got = read_output(stdout)
+        return Result(got.events, got.outcome, got.message, f"timed out after {timeout:g} s")
+    return read_output(stdout, stderr, process.returncode)
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+# -- judging ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One case judged: whether the command agreed, and where it first did not."""
+
+    case: Case
+    got: Result
+    agree: bool
+    difference: str | None = field(default=None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "case": self.case.name,
+            "expected": self.case.expected.to_json(),
+            "got": self.got.to_json(),
+            "agree": self.agree,
+        }
+
+
+def _outcome_agrees(expected: str, got: str) -> bool:
+    """Equal outcomes; a connection failure is any error line that is neither a table
+    message nor an API error (each SDK names its own exception: docs/conform.md)."""
+    return got == expected or (expected.startswith(_CONNECTION_ERROR) and got == UNRECOGNISED)
+
+
+def describe(result: Result) -> str:
+    """An outcome in a few words: the code, or what went wrong with the output."""
+    if result.problem is not None:
+        return result.problem
+    if result.outcome == UNRECOGNISED:
+        return f"an error no row of the table recognises: {_shown(str(result.message))!r}"
+    return result.outcome
+
+
+def _event_text(event: dict[str, Any] | None, result: Result) -> str:
+    if event is not None:
+        return _shown(orjson.dumps(event).decode())
+    return f"the end ({describe(result)})"
+
+
+def judge(case: Case, got: Result) -> Verdict:
+    """Compare a command's result with the expected one: events equal, outcomes agreeing."""
+    expected = case.expected
+    agree = (
+        got.problem is None
+        and got.events == expected.events
+        and _outcome_agrees(expected.outcome, got.outcome)
+    )
+    if agree:
+        return Verdict(case, got, True)
+    for number, (want, have) in enumerate(zip_longest(expected.events, got.events), start=1):
+        if want != have:
+            difference = (
+                f"event {number}: expected {_event_text(want, expected)}, "
+                f"got {_event_text(have, got)}"
+            )
+            return Verdict(case, got, False, difference)
+    return Verdict(case, got, False, f"the {len(got.events)} events agree, the outcome does not")
+
+
+# -- a run ------------------------------------------------------------------------------
+
+
+def _judged(cases: Sequence[Case], run: Any, jobs: int) -> Iterator[Verdict]:
+    """Each case run (by `run(case) -> Result`) and judged, `jobs` at a time, in case order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for case, got in zip(cases, pool.map(run, cases), strict=True):
+            yield judge(case, got)
+
+
+def run_cases(
+    cases: Sequence[Case],
+    command: Sequence[str],
+    *,
+    jobs: int = 1,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    serve: bool = False,
+    environ: Mapping[str, str] = os.environ,
+) -> Iterator[Verdict]:
+    """Run the command on each case and judge it. Stdin mode takes the cases that are not
+    `wire`; with `serve`, every case is answered over HTTP by a `CassetteServer` on
+    127.0.0.1, the command told where (`ANTHROPIC_BASE_URL`) and which (`HARNESS_CASSETTE`,
+    for the `x-harness-cassette` header), with a dummy API key in place of any real one."""
+    if not serve:
+        stdin_cases = [case for case in cases if not case.wire]
+        yield from _judged(stdin_cases, lambda case: run_case(case, command, timeout=timeout), jobs)
+        return
+    import tempfile
+
+    from harness._http.hosting import ServerThread
+    from harness._http.server import CassetteServer
+    from harness._replay.clients import DUMMY_API_KEY
+
+    with tempfile.TemporaryDirectory(prefix="harness-conform-") as folder:
+        for case in cases:
+            write_case(case, folder)
+        server = CassetteServer([folder], match_on=None)
+        with ServerThread(server.app()) as url:
+            base = {**environ, "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": DUMMY_API_KEY}
+
+            def run(case: Case) -> Result:
+                env = {**base, CASSETTE_ENV: case.name}
+                return run_case(case, command, timeout=timeout, env=env, stdin=False)
+
+            yield from _judged(cases, run, jobs)

@@ -1,0 +1,32 @@
+"""The one build step beyond pyproject.toml: the cassette library ships inside the wheel.
+
+`cassettes/` stays at the top of the checkout (its scripts write it there); the wheel gets
+a copy of its cassettes (the top level, `errors/`, the sessions' turns; data only) as
+`harness/_library/`, which `harness conform` runs by default
+(`harness._testing.conform.library_path`).
+"""
+
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+LIBRARY = Path("cassettes")
+#: harness._testing.conform.LIBRARY_GLOBS (this script runs before harness can be imported)
+SHIPPED = ("*.jsonl", "errors/*.jsonl", "sessions/*/turn-*.jsonl")
+
+
+class BuildWithLibrary(build_py):
+    """`build_py`, then the library's cassettes copied into the built `harness/_library/`."""
+
+    def run(self) -> None:
+        super().run()
+        target = Path(self.build_lib, "harness", "_library")
+        for pattern in SHIPPED:
+            for source in sorted(LIBRARY.glob(pattern)):
+                destination = target / source.relative_to(LIBRARY)
+                self.mkpath(str(destination.parent))
+                self.copy_file(str(source), str(destination))
+
+
+setup(cmdclass={"build_py": BuildWithLibrary})
