@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test quick lint unit coverage wheel-check bench node clean
+.PHONY: demo test quick lint unit coverage wheel-check conform-ts bench node clean
 
 # The official TypeScript SDK, for the TypeScript client check (tests/test_server_typescript.py).
 NODE_SDK := .node/node_modules/@anthropic-ai/sdk/package.json
@@ -46,6 +46,24 @@ $(NODE_SDK):
 
 node: $(NODE_SDK)
 
+# The chapter's toModelEvents in TypeScript (examples/typescript), judged by `harness conform`
+# on every default case. Its npm packages (package-lock.json) go into the example's own
+# node_modules/ and its build into dist/, both ignored; without node the run is skipped.
+TS_EXAMPLE := examples/typescript
+TS_MODULES := $(TS_EXAMPLE)/node_modules/.package-lock.json
+TS_BUILT := $(TS_EXAMPLE)/dist/conform-stdin.js
+
+$(TS_MODULES): $(TS_EXAMPLE)/package-lock.json
+	cd $(TS_EXAMPLE) && npm ci --silent --no-audit --no-fund
+
+$(TS_BUILT): $(TS_MODULES) $(TS_EXAMPLE)/tsconfig.json $(wildcard $(TS_EXAMPLE)/src/*.ts)
+	cd $(TS_EXAMPLE) && node_modules/.bin/tsc -p .
+
+conform-ts: $(STAMP)
+	@if command -v node >/dev/null && command -v npm >/dev/null; then \
+	$(MAKE) --no-print-directory $(TS_BUILT) && $(BIN)/harness conform -j 2 -- node $(TS_BUILT); \
+	else echo "node or npm not found: the TypeScript conformance run (examples/typescript) is skipped"; fi
+
 coverage: $(STAMP)
 	$(BIN)/harness coverage cassettes/
 
@@ -53,7 +71,8 @@ wheel-check: $(STAMP)
 	./.ci/wheel-check
 
 # The suite runs last, so that its summary is the run's closing line.
-test: lint coverage wheel-check unit
+test: lint coverage wheel-check conform-ts unit
 
 clean:
 	rm -rf $(VENV) .node build dist *.egg-info .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(TS_EXAMPLE)/node_modules $(TS_EXAMPLE)/dist
