@@ -16,6 +16,15 @@ convention is written down in CONTRIBUTING.md:
     <!-- doc-test: run COMMAND -->     run COMMAND first (it must exit 0; output unchecked)
     <!-- doc-test: live -->            needs the network or a key: skipped
     <!-- doc-test: skip REASON -->     skipped, with the reason
+    <!-- doc-test: in DIR -->          run in a copy of the repository's DIR (a project of
+                                       its own, `examples/lenient_adapter`) instead
+    <!-- doc-test: excerpt -->         the output shown is an excerpt (below); the block
+                                       may start with any command (`$ pytest -q`)
+
+An excerpt is compared line for line too, except that a line `...` stands for any number
+of lines, `...` inside a line for any text, and a pytest run time (`in 6.25s`) for any
+other: so a count or a listing shown from a real `pytest` run is checked, and cannot drift.
+Examples that run `pytest` are marked slow.
 """
 
 from __future__ import annotations
@@ -40,6 +49,12 @@ DIRECTIVE = re.compile(r"^<!--\s*doc-test:\s*(?P<verb>\w+)\s*(?P<arg>.*?)\s*-->\
 EXIT_SUFFIX = '; echo "exit $?"'
 #: the environment of every example: no key, so nothing can reach the live API
 ENV: dict[str, str | None] = {"ANTHROPIC_API_KEY": None, "ANTHROPIC_BASE_URL": None}
+#: where an excerpt skips: a line of its own, or inside a line
+ELLIPSIS = "..."
+#: a pytest run time in its summary line, compared as any other
+RUN_TIME = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?")
+#: a pytest rule around a title (`==== 1 failed in 4.88s ====`), padded to the width
+RULE = re.compile(r"^(=+|_+) (.*?) (=+|_+)$")
 
 
 @dataclass
@@ -56,6 +71,9 @@ class Example:
     setup: list[str] = field(default_factory=list)
     run: list[str] = field(default_factory=list)
     skip: str | None = None
+    #: a folder of the repository to run in (a copy), instead of the cassettes' copy
+    workdir: str | None = None
+    excerpt: bool = False
 
     @property
     def id(self) -> str:
@@ -84,6 +102,10 @@ def _directives(lines: list[str], start: int, example: Example) -> set[int]:
             example.skip = "live: needs the network or ANTHROPIC_API_KEY"
         elif verb == "skip":
             example.skip = arg
+        elif verb == "in":
+            example.workdir = arg
+        elif verb == "excerpt":
+            example.excerpt = True
         else:
             raise ValueError(f"{example.id}: unknown doc-test directive {verb!r}")
         used.add(i)
@@ -129,10 +151,13 @@ def examples_in(path: Path) -> list[Example]:
         while i < len(lines) and (lines[i].startswith("    ") or not lines[i].strip()):
             block.append(lines[i][4:])
             i += 1
-        if block[0].startswith("$ harness "):
+        if block[0].startswith("$ "):
             example = Example(path, start + 1, _commands(block))
-            attached |= _directives(lines, start, example)
-            found.append(example)
+            used = _directives(lines, start, example)
+            # a `$ harness` block is always run; any other only when a directive says so
+            if block[0].startswith("$ harness ") or example.excerpt or example.workdir:
+                attached |= used
+                found.append(example)
     for number, line in enumerate(lines):
         if "doc-test:" in line and number not in attached:
             # A directive above anything but a `$ harness` block would silently do nothing.
@@ -145,8 +170,34 @@ def examples_in(path: Path) -> list[Example]:
 EXAMPLES = [example for path in doc_files() for example in examples_in(path)]
 
 
+def _runs_pytest(example: Example) -> bool:
+    return any(re.search(r"(^|[\s/&;])pytest\b", c.line) for c in example.commands)
+
+
+def _normal(line: str) -> str:
+    """A line as an excerpt compares it: any run time, and a rule's padding, alike."""
+    return RULE.sub(
+        lambda rule: f"{rule[1][0]} {rule[2]} {rule[1][0]}", RUN_TIME.sub(" in 0s", line)
+    )
+
+
+def _excerpt_matches(shown: list[str], actual: list[str]) -> bool:
+    """Whether `actual` is `shown` with its `...` filled in, run times aside."""
+    parts = []
+    for line in map(_normal, shown):
+        if line.strip() == ELLIPSIS:
+            parts.append(r"(?:[^\n]*\n)*?")
+        else:
+            parts.append(".*".join(re.escape(piece) for piece in line.split(ELLIPSIS)) + "\n")
+    text = "".join(_normal(line) + "\n" for line in actual)
+    return re.fullmatch("".join(parts), text) is not None
+
+
 def _prepare(example: Example, folder: Path) -> None:
-    shutil.copytree(LIBRARY, folder / "cassettes")
+    if example.workdir is not None:
+        shutil.copytree(ROOT / example.workdir, folder, dirs_exist_ok=True)
+    else:
+        shutil.copytree(LIBRARY, folder / "cassettes")
     for name in example.setup:
         # a name in tests/docs_setup/, else a path from the repository root
         source = SETUP / name if (SETUP / name).exists() else ROOT / name
@@ -166,7 +217,12 @@ def _run(line: str) -> tuple[int, str]:
     if line.startswith("harness "):
         result = CliRunner().invoke(cli, shlex.split(line)[1:], env=ENV, catch_exceptions=False)
         return result.exit_code, result.output
-    env = {key: value for key, value in os.environ.items() if key not in ENV}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ENV and not key.startswith("PYTEST_")  # an inner pytest runs as a user's
+    }
+    env["COLUMNS"] = "80"  # pytest's lines are cut to the terminal's width
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     done = subprocess.run(
         ["bash", "-c", line], capture_output=True, text=True, env=env, check=False
@@ -200,7 +256,14 @@ def test_the_docs_have_examples_to_run() -> None:
     assert len([e for e in EXAMPLES if e.skip is None]) >= 12
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=[example.id for example in EXAMPLES])
+@pytest.mark.parametrize(
+    "example",
+    [
+        pytest.param(example, marks=[pytest.mark.slow] if _runs_pytest(example) else [])
+        for example in EXAMPLES
+    ],
+    ids=[example.id for example in EXAMPLES],
+)
 def test_doc_example_output_is_real(
     example: Example, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -209,7 +272,29 @@ def test_doc_example_output_is_real(
     monkeypatch.chdir(tmp_path)
     _prepare(example, tmp_path)
     expected = [line for c in example.commands for line in (f"$ {c.line}", *c.expected)]
-    assert _actual(example) == expected
+    actual = _actual(example)
+    if example.excerpt:
+        assert _excerpt_matches(expected, actual), "\n".join(["the run printed:", *actual])
+    else:
+        assert actual == expected
+
+
+@pytest.mark.parametrize(
+    ("shown", "matches"),
+    [
+        (["$ pytest -q", "...", "FAILED a[x] - As...", "2 failed in 1.50s"], True),
+        (["$ pytest -q", "FAILED a[x] - As...", "2 failed in 9s"], True),
+        (["$ pytest -q", "...", "3 failed in 1.50s"], False),  # a count is compared
+        (["$ pytest -q", "FAILED a[x] - As..."], False),  # the summary line is missing
+        (["$ pytest -q", "...", "====== 2 failed in 10.50s ======"], True),
+        (["$ pytest -q", "...", "====== 2 passed in 0.72s ======"], False),
+    ],
+)
+def test_an_excerpt_skips_only_where_it_says(shown: list[str], matches: bool) -> None:
+    actual = ["$ pytest -q", "FAILED a[x] - Assertion", "2 failed in 0.72s"]
+    if shown[-1].startswith("="):
+        actual[-1] = "======= 2 failed in 0.72s ======="
+    assert _excerpt_matches(shown, actual) is matches
 
 
 def test_api_doc_draws_the_error_hierarchy_of_the_exceptions_module() -> None:
