@@ -133,6 +133,8 @@ Each /v1/messages answer (streamed, not streamed, or an HTTP error) becomes
 OUT/turn-NN.jsonl, in arrival order, written once it has ended; the request is kept
 without credentials, and the key is never written. Other endpoints pass through
 unrecorded. The first stdout line is ANTHROPIC_BASE_URL=http://HOST:PORT.
+With --strict, a streamed answer that breaks the protocol ends, at the event
+that breaks it, in an SSE error event naming the code (docs/strict.md).
 
 Exit status: 0 stopped by SIGTERM; 130 by Ctrl-C; 2 the port cannot be bound."""
 
@@ -140,9 +142,15 @@ Exit status: 0 stopped by SIGTERM; 130 by Ctrl-C; 2 the port cannot be bound."""
 @click.command(epilog=PROXY_EXAMPLES)
 @click.option("--upstream", required=True, metavar="URL", help="The API to forward to.")
 @click.option("--out", required=True, metavar="DIR", help="Folder for the cassettes.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Check each streamed answer with the strict adapter on its way; end a broken one "
+    "with an SSE error event naming the code.",
+)
 @host_option
 @port_option
-def proxy(upstream: str, out: str, host: str, port: int) -> None:
+def proxy(upstream: str, out: str, strict: bool, host: str, port: int) -> None:
     """Forward requests to the API and record each Messages answer as a cassette."""
     from harness._http.hosting import LineLog
     from harness._http.proxy import RecordingProxy
@@ -151,4 +159,4 @@ def proxy(upstream: str, out: str, host: str, port: int) -> None:
         click.echo(f"harness proxy: --upstream {upstream!r} is not an http(s) URL", err=True)
         sys.exit(Exit.UNUSABLE)
     log = LineLog()
-    _run("proxy", RecordingProxy(upstream, out, log=log).app(), host, port, log)
+    _run("proxy", RecordingProxy(upstream, out, log=log, strict=strict).app(), host, port, log)

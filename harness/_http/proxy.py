@@ -19,6 +19,14 @@ turn already in the folder, so the folder is a session `harness serve` answers t
 turn. Other endpoints pass through and are
 listed on the log, not recorded. A stop (SIGINT/SIGTERM) or a client leaving mid-answer
 writes nothing for that answer.
+
+With `strict=True` (`harness proxy --strict`) each streamed Messages answer also passes
+the strict adapter on its way (`harness._strict.guard.StreamGuard`): each event reaches
+the client once the adapter has accepted it, and at a violation the proxy ends the answer
+with an SSE `error` event naming the code (`strict_error_event`) and closes the
+connection, so the client's SDK raises, in any language. Upstream is asked for an
+uncompressed answer then (the guard reads the bytes it forwards); the recording keeps
+what upstream sent up to there, so it replays to the same error.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ import time
 import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import aiohttp
 import orjson
@@ -39,11 +47,14 @@ from multidict import CIMultiDict
 from harness._cassette.codec import make_header, write_cassette
 from harness._cassette.directives import AT, CUT
 from harness._cassette.sessions import last_turn, turn_path
-from harness._cassette.sse import SSEFormatError, StreamingDecoder
+from harness._cassette.sse import SSEFormatError, StreamingDecoder, encode_event
 from harness._http.hosting import MAX_BODY, TOO_DEEP, api_error, harness_app
 from harness._json import deeper_than_limit, may_be_too_deep
 from harness._redact import redact_request
 from harness._replay.plan import lines_of_answer
+
+if TYPE_CHECKING:
+    from harness._strict.guard import StreamGuard
 
 __all__ = ["RecordingProxy"]
 
@@ -152,8 +163,10 @@ class RecordingProxy:
         *,
         log: Callable[[str], None] = lambda line: None,
         max_body: int = MAX_BODY,
+        strict: bool = False,
     ) -> None:
         self.upstream = upstream.rstrip("/")
+        self.strict = strict
         self.out = os.fspath(out)
         self.log = log
         self.max_body = max_body
@@ -169,6 +182,10 @@ class RecordingProxy:
         return app
 
     async def _open(self, app: web.Application) -> None:
+        if self.strict:  # the guard's event classes, loaded before the first answer waits
+            from harness._replay.direct import adapter_event_builder
+
+            await asyncio.to_thread(adapter_event_builder)
         self._session = aiohttp.ClientSession(
             auto_decompress=False,
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=30),
@@ -190,6 +207,7 @@ class RecordingProxy:
         start = time.monotonic()
         where = f"{request.method} {request.path}"
         request_json = _messages_request(request, body)
+        guard = self._guard() if request_json is not None else None
         if request_json is not None and may_be_too_deep(body) and deeper_than_limit(request_json):
             self.log(f"{where}: not recorded: {TOO_DEEP}")  # upstream still gets it
             request_json = None
@@ -199,6 +217,8 @@ class RecordingProxy:
             for name, value in request.headers.items()
             if name.lower() not in HOP_HEADERS
         )
+        if guard is not None:
+            headers["Accept-Encoding"] = "identity"
         try:
             upstream = await self._session.request(
                 request.method,
@@ -216,6 +236,8 @@ class RecordingProxy:
             for name, value in upstream.headers.items():
                 if name.lower() not in HOP_HEADERS:
                     response.headers.add(name, value)
+            if guard is not None and not _guarded(upstream.status, upstream.headers):
+                guard = None  # an HTTP error or a non-streaming answer: passed as it is
             await response.prepare(request)
             answer = None
             if request_json is not None:
@@ -230,13 +252,24 @@ class RecordingProxy:
                 except (aiohttp.ClientError, OSError):
                     broke_off = True  # the client will see the same drop, the cassette a cut
                     break
+                if answer is not None:
+                    answer.feed(piece)
                 try:
-                    await response.write(piece)
+                    released = piece if guard is None else guard.feed(piece)
+                except SSEFormatError as error:
+                    self.log(f"{where}: --strict: {error}: the connection is closed")
+                    broke_off = True  # the client sees a drop: there is no event to end with
+                    break
+                try:
+                    if released:
+                        await response.write(released)
                 except (ConnectionResetError, aiohttp.ClientConnectionError):
                     self.log(f"{where} -> {upstream.status}, the client left: not recorded")
                     return response
-                if answer is not None:
-                    answer.feed(piece)
+                if guard is not None and guard.failure is not None:
+                    break
+            if guard is not None and not broke_off:
+                await self._end_strictly(where, response, guard)
         # The cassette is on disk before the client's answer ends: once a client has its
         # answer, its recording can be read.
         if answer is not None and target is not None:
@@ -251,6 +284,29 @@ class RecordingProxy:
         else:
             await response.write_eof()
         return response
+
+    def _guard(self) -> StreamGuard | None:
+        """A guard for a Messages answer under `strict`, else None."""
+        if not self.strict:
+            return None
+        from harness._strict.guard import StreamGuard
+
+        return StreamGuard()
+
+    async def _end_strictly(
+        self, where: str, response: web.StreamResponse, guard: StreamGuard
+    ) -> None:
+        """The rest of a guarded answer, or the `error` event ending a broken one."""
+        from harness._strict.guard import strict_error_event
+
+        if guard.failure is None:
+            rest = guard.finish()
+            if rest:
+                await response.write(rest)
+        if guard.failure is not None:
+            await response.write(encode_event(strict_error_event(guard.failure)))
+            response.force_close()
+            self.log(f"{where}: --strict: {guard.failure.code}: the answer ends in an error event")
 
     async def _write(
         self, where: str, target: str, request: dict[str, Any], answer: _Answer
@@ -279,6 +335,15 @@ class RecordingProxy:
         events = sum(1 for line in lines if "type" in line)
         cut = ", upstream broke off" if lines[-1] == {"harness": CUT} else ""
         self.log(f"{where} -> {answer.status}, {events} events{cut}: wrote {target}")
+
+
+def _guarded(status: int, headers: Any) -> bool:
+    """Whether an answer is a stream the strict guard reads: a 200 SSE body, not compressed."""
+    return (
+        status == 200
+        and str(headers.get("content-type", "")).startswith("text/event-stream")
+        and str(headers.get("content-encoding", "identity")).strip().lower() == "identity"
+    )
 
 
 def _messages_request(request: web.Request, body: bytes) -> dict[str, Any] | None:

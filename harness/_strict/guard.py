@@ -35,7 +35,17 @@ from harness._cassette.sse import StreamingDecoder
 from harness._exceptions import StreamProtocolError
 from harness._replay.direct import adapter_event_builder
 
-__all__ = ["StreamGuard", "aguarded", "check_message", "guarded"]
+__all__ = [
+    "STRICT_ERROR_TYPE",
+    "StreamGuard",
+    "aguarded",
+    "check_message",
+    "guarded",
+    "strict_error_event",
+]
+
+#: The `error.type` of the event `harness proxy --strict` ends a broken answer with.
+STRICT_ERROR_TYPE: Final = "stream_protocol_error"
 
 #: The end of an event: a line end, then an empty line (`\r` before a `\n` dropped).
 _EVENT_END: Final = re.compile(rb"\n\r?\n")
@@ -104,6 +114,19 @@ class StreamGuard:
                 self.failure = error
                 return False
         return True
+
+
+def strict_error_event(error: StreamProtocolError) -> dict[str, Any]:
+    """The SSE `error` event that ends a broken answer for a client in any language: every
+    SDK raises its API error for it, the code in `error.code` and first in the message."""
+    return {
+        "type": "error",
+        "error": {
+            "type": STRICT_ERROR_TYPE,
+            "code": error.code,
+            "message": f"{error.code}: {error}",
+        },
+    }
 
 
 def check_message(
