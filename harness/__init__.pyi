@@ -77,6 +77,7 @@ from ._record.live import (
 from ._replay.clients import (
     DUMMY_API_KEY as DUMMY_API_KEY,
     async_cassette_client as async_cassette_client,
+    async_recording_client as async_recording_client,
     captured_requests as captured_requests,
     cassette_client as cassette_client,
     recording_client as recording_client,

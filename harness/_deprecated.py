@@ -2,7 +2,8 @@
 
 Modules that became internal in 0.2 (`harness.replay` is now `harness._replay.direct`, ...) are
 found under their old names by a meta path finder; top-level names that were renamed
-are answered by the package's `__getattr__`. Both say what to use instead.
+are answered by the package's `__getattr__`; renamed keyword arguments call
+`warn_keyword`. All say what to use instead.
 """
 
 from __future__ import annotations
@@ -30,11 +31,18 @@ MODULES: Final = {
 }
 #: old top-level name -> its new name
 NAMES: Final = {"areplay": "areplay_events"}
+#: (function, old keyword argument) -> what to use instead
+KEYWORDS: Final = {("recording_client", "asynchronous"): "async_recording_client(...)"}
 
 
-def _warn(old: str, new: str) -> None:
+def _warn(old: str, new: str, stacklevel: int = 3) -> None:
     message = f"{old} is deprecated and will be removed in 0.3: use {new}"
-    warnings.warn(message, DeprecationWarning, stacklevel=3)
+    warnings.warn(message, DeprecationWarning, stacklevel=stacklevel)
+
+
+def warn_keyword(function: str, keyword: str) -> None:
+    """Warn, at the caller of `function`, that its `keyword` argument is deprecated."""
+    _warn(f"{function}({keyword}=...)", KEYWORDS[function, keyword], stacklevel=4)
 
 
 class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):

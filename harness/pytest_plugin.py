@@ -568,7 +568,7 @@ def harness_async_client(
 
 
 @pytest.fixture
-def harness_requests(_harness_clients: ClientSession) -> list[CapturedRequest]:
+def harness_requests(_harness_clients: ClientSession) -> Sequence[CapturedRequest]:
     """Every request the test's clients sent, in order (`.method`, `.path`, `.headers`,
     `.body`, `.json`), credentials removed."""
     return _harness_clients.requests

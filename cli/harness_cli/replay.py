@@ -43,7 +43,6 @@ def _outcome_lines(cassette: Cassette, wire: dict[str, Any]) -> Iterator[dict[st
     Direct replay hands nothing of the SDK on, so it never imports it (`sdk_objects`)."""
     from harness._events import event_to_json
     from harness._replay.direct import failure_to_json, is_stream_failure, replay
-    from harness._replay.plan import RealtimePacer
 
     try:
         if wire["via"] == "sdk":
@@ -51,8 +50,7 @@ def _outcome_lines(cassette: Cassette, wire: dict[str, Any]) -> Iterator[dict[st
 
             events = replay_events(cassette, **wire)
         else:
-            pacer = RealtimePacer() if wire["realtime"] else pass_over
-            events = replay(cassette, pacer, sdk_objects=False)
+            events = replay(cassette, realtime=wire["realtime"], sdk_objects=False)
         for event in events:
             yield event_to_json(event)
     except Exception as error:

@@ -55,6 +55,7 @@ __all__ = [
     "CassetteLine",
     "CassetteSource",
     "DirectiveHandler",
+    "KeptCassette",
     "expand_paths",
     "live_api_warnings",
     "pass_over",
@@ -192,19 +193,26 @@ class Cassette:
     """A cassette file: its header (read at once) and its lines (read lazily at each call;
     a stream that cannot be read twice is read once and spooled, see the module)."""
 
+    path: str
+    header: dict[str, Any] | None
+    _once: _ReadOnce | None
+
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        given = os.fspath(path)
-        self.path = STDIN_NAME if given == STDIN else given
-        self.header: dict[str, Any] | None = None
-        self._once: _ReadOnce | None = None
-        if _is_stream(given):
-            self._once = _ReadOnce(self._open_stream(given))
-            weakref.finalize(self, self._once.close)
+        self._open(path)
         for number, data in self._objects():
             if _classify(data) == "header":
                 self._check(number, "header", data)
                 self.header = data
             break
+
+    def _open(self, path: str | os.PathLike[str]) -> None:
+        given = os.fspath(path)
+        self.path = STDIN_NAME if given == STDIN else given
+        self.header = None
+        self._once = None
+        if _is_stream(given):
+            self._once = _ReadOnce(self._open_stream(given))
+            weakref.finalize(self, self._once.close)
 
     @property
     def description(self) -> str:
@@ -221,6 +229,9 @@ class Cassette:
                     raise CassetteError(
                         self.path, number, "a cassette header may only be on line 1"
                     )
+                if self.header is None:  # a kept cassette reads it here, in its one pass
+                    self._check(number, "header", data)
+                    self.header = data
                 continue
             self._check(number, kind, data)
             if kind == "directive":
@@ -300,6 +311,35 @@ class Cassette:
                     f"(this harness reads version {FORMAT_VERSION})"
                 )
             raise CassetteError(self.path, number, reason)
+
+
+class KeptCassette(Cassette):
+    """A cassette read whole, once, and kept: its lines and their SSE bytes, for a source
+    answered again and again (a client's every retry, every test). A path is opened once,
+    its header and lines read in the same pass; a `Cassette` given is read through itself
+    (its header as it was read, its lines once), never reopened by its path. A bad line
+    fails here, not mid-answer."""
+
+    def __init__(self, source: CassetteSource) -> None:
+        if isinstance(source, Cassette):
+            self.path, self.header, self._once = source.path, source.header, None
+            lines = source.lines()
+        else:
+            self._open(source)
+            lines = super().lines()
+        self._lines = list(lines)
+        self._sse = {
+            line.number: Cassette.sse(self, line) for line in self._lines if line.kind == "event"
+        }
+        if self._once is not None:
+            self._once.close()  # everything is kept: the spool is not read again
+            self._once = None
+
+    def lines(self) -> Iterator[CassetteLine]:
+        return iter(self._lines)
+
+    def sse(self, line: CassetteLine) -> bytes:
+        return self._sse.get(line.number) or super().sse(line)
 
 
 _NUMBERING: Final = (

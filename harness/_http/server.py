@@ -39,9 +39,7 @@ from harness._cassette.sessions import is_session_folder, turn_files, turn_numbe
 from harness._exceptions import HarnessError, ReplayError
 from harness._http.hosting import LOCALHOST, MAX_BODY, TOO_DEEP, api_error, harness_app
 from harness._json import MAX_NESTING, deeper_than_limit, may_be_too_deep
-from harness._redact import redact
 from harness._replay.plan import (
-    AsyncPacer,
     Chunking,
     Cut,
     PlannedResponse,
@@ -168,8 +166,9 @@ class CassetteServer:
         self.names = _names(served, self.cassettes)
         self.sessions = _sessions(self.names)
         self._turns_answered: dict[str, int] = {}
-        self.replayer = Replayer(self.cassettes, match_on=match_on, chunking=chunking)
-        self.realtime = realtime
+        self.replayer = Replayer(
+            self.cassettes, match_on=match_on, chunking=chunking, realtime=realtime
+        )
         self.log = log
         self.max_body = max_body
         self.host = host
@@ -185,13 +184,14 @@ class CassetteServer:
         return app
 
     def _name(self, cassette: Cassette) -> str:
-        return next(name for name, found in self.names.items() if found is cassette)
+        # a file served twice is two cassettes, the names the first one's
+        names = (name for name, found in self.names.items() if found is cassette)
+        return next(names, os.path.basename(cassette.path))
 
-    def _matching(self, request: dict[str, Any]) -> int | None:
-        """The first cassette not yet played whose recorded request matches `request`."""
+    def _matching(self, sent: CapturedRequest) -> int | None:
+        """The first cassette not yet played whose recorded request matches `sent`."""
         if self.replayer.match_on is None:
             return None
-        sent = CapturedRequest("POST", MESSAGES_PATH, {}, redact(request))
         for number, cassette in enumerate(self.cassettes):
             recorded = (cassette.header or {}).get("request")
             if number in self._played or not isinstance(recorded, dict):
@@ -200,28 +200,29 @@ class CassetteServer:
                 return number
         return None
 
-    def _plan(
-        self, request: web.Request, body: bytes, parsed: dict[str, Any]
-    ) -> tuple[PlannedResponse, str]:
+    def _plan(self, request: web.Request, parsed: dict[str, Any]) -> tuple[PlannedResponse, str]:
         """The planned answer and which cassette gives it, by the selection order."""
-        arguments = (request.method, request.path, dict(request.headers), body)
         named = request.headers.get(CASSETTE_HEADER)
+        chosen = None
         if named is not None:
             key = os.path.normpath(named.strip())
-            cassette = self.names.get(key) or self._next_turn(key)
-            if cassette is None:
+            chosen = self.names.get(key) or self._next_turn(key)
+            if chosen is None:
                 raise LookupError(f"no cassette named {named!r} is served")
-            return self.replayer.respond_with(cassette, *arguments), self._name(cassette)
-        number = self._matching(parsed)
+        headers = dict(request.headers)
+        sent = self.replayer.capture_parsed(request.method, request.path, headers, parsed)
+        if chosen is not None:
+            return self.replayer.answer_with(chosen, sent), self._name(chosen)
+        number = self._matching(sent)
         if number is not None:
             self._played.add(number)
             cassette = self.cassettes[number]
-            return self.replayer.respond_with(cassette, *arguments), self._name(cassette)
+            return self.replayer.answer_with(cassette, sent), self._name(cassette)
         number = self._in_order
-        if number < len(self.cassettes):  # else `respond` raises: the cassettes are used up
+        if number < len(self.cassettes):  # else `respond_to` raises: the cassettes are used up
             self._in_order += 1
             self._played.add(number)
-        return self.replayer.respond(*arguments), self._name(self.cassettes[number])
+        return self.replayer.respond_to(sent), self._name(self.cassettes[number])
 
     def _next_turn(self, session: str) -> Cassette | None:
         """The next turn of a session folder named by the header (None: no such folder)."""
@@ -253,31 +254,23 @@ class CassetteServer:
         if may_be_too_deep(body) and deeper_than_limit(parsed):
             self.log(f"{where} -> 400 (the body nests deeper than {MAX_NESTING} levels)")
             return api_error(400, f"harness serve: {TOO_DEEP}")
-        pacer = AsyncPacer() if self.realtime else None
-        self.replayer.on_directive = pacer  # read when the answer is planned, just below
         try:
-            planned, name = self._plan(request, body, parsed)
+            planned, name = self._plan(request, parsed)
         except (LookupError, HarnessError) as error:  # no such name, used up, a mismatch
             self.log(f"{where} -> 404: {str(error).splitlines()[0]}")
             return await self._send(request, replay_error_response(ReplayError(str(error))))
         kind = "stream" if parsed.get("stream") is True else "json"
         self.log(f"{where} {kind} -> {planned.status} from {name}")
-        return await self._send(request, planned, where, pacer)
+        return await self._send(request, planned, where)
 
     async def _send(
-        self,
-        request: web.Request,
-        planned: PlannedResponse,
-        where: str = "",
-        pacer: AsyncPacer | None = None,
+        self, request: web.Request, planned: PlannedResponse, where: str = ""
     ) -> web.StreamResponse:
         """Execute a planned answer: write the bytes, sleep the stalls, drop at a cut."""
         response = web.StreamResponse(status=planned.status, headers=planned.headers)
         await response.prepare(request)
         try:
             for piece in planned.body:
-                if pacer is not None:
-                    await pacer.wait()
                 if isinstance(piece, Stall):
                     await asyncio.sleep(piece.ms / 1000)
                 elif isinstance(piece, Cut):

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import httpx2
 
-from harness._cassette.codec import Cassette, CassetteLine, CassetteSource
+from harness._cassette.codec import Cassette, CassetteSource, KeptCassette
 from harness._exceptions import HarnessError, InputError
 from harness._replay.plan import Chunking
 from harness._replay.replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer, cassettes_from
@@ -45,6 +45,7 @@ __all__ = [
     "DUMMY_API_KEY",
     "Cassettes",
     "async_cassette_client",
+    "async_recording_client",
     "captured_requests",
     "cassette_client",
     "client_replayer",
@@ -65,35 +66,21 @@ _SOURCES: weakref.WeakKeyDictionary[Any, Replayer | RecordingTransport] = (
 )
 
 
-class _LoadedCassette(Cassette):
-    """A cassette read and checked once, its lines and their SSE bytes kept: a client
-    answers from the same small cassette again and again (every retry, every test), so
-    it is not re-read, re-validated and re-encoded each time. A bad line fails when the
-    client is made, not mid-test."""
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        super().__init__(path)
-        self._lines = list(super().lines())
-        self._sse = {
-            line.number: Cassette.sse(self, line) for line in self._lines if line.kind == "event"
-        }
-
-    def lines(self) -> Iterator[CassetteLine]:
-        return iter(self._lines)
-
-    def sse(self, line: CassetteLine) -> bytes:
-        return self._sse.get(line.number) or super().sse(line)
-
-
 def _sources(cassettes: Cassettes) -> list[Cassette]:
+    """Each source opened once and kept (`KeptCassette`): a client answers from the same
+    small cassette again and again, so it is not re-read, re-validated and re-encoded
+    each time, and a bad line fails when the client is made. A source named several
+    times is kept once; `-` is standard input, read once."""
     listed = [cassettes] if isinstance(cassettes, str | os.PathLike | Cassette) else cassettes
-    loaded: dict[str, Cassette] = {}  # one copy of a cassette named several times
-    found = []
-    for cassette in cassettes_from(list(listed)):
-        if cassette.path not in loaded:
-            loaded[cassette.path] = _LoadedCassette(cassette.path)
-        found.append(loaded[cassette.path])
-    return found
+    kept: dict[object, Cassette] = {}
+
+    def keep(source: CassetteSource) -> Cassette:
+        key = source if isinstance(source, Cassette) else os.path.abspath(source)
+        if key not in kept:
+            kept[key] = KeptCassette(source)
+        return kept[key]
+
+    return cassettes_from(list(listed), keep)
 
 
 def _replayer(
@@ -165,18 +152,32 @@ def async_cassette_client(
     return client
 
 
+def _recording_transport(
+    inner: httpx2.BaseTransport | httpx2.AsyncBaseTransport,
+    paths: Sequence[str | os.PathLike[str]],
+    session: str | os.PathLike[str] | None,
+    description: str,
+    requests: list[CapturedRequest] | None,
+    written: list[str] | None,
+) -> RecordingTransport:
+    from harness._record.live import RecordingTransport
+
+    return RecordingTransport(
+        inner, paths, session=session, description=description, requests=requests, written=written
+    )
+
+
 def recording_client(
     paths: Sequence[str | os.PathLike[str]],
     *,
     session: str | os.PathLike[str] | None = None,
     api_key: str | None = None,
     base_url: str | None = None,
-    asynchronous: bool = False,
     description: str = "Recorded through a cassette client",
     requests: list[CapturedRequest] | None = None,
     written: list[str] | None = None,
     **options: Any,
-) -> Anthropic | AsyncAnthropic:
+) -> Anthropic:
     """A live client (the key from `ANTHROPIC_API_KEY` unless given) that writes each answer
     to the next of `paths`, then `session/turn-NN.jsonl`: the cassette clients' record modes.
 
@@ -184,31 +185,65 @@ def recording_client(
     non-streaming `Message` is kept as the events of its stream, an HTTP error as an
     `http_error` line; requests are captured and stored without credentials (into
     `requests` if given), and each file written is appended to `written` if given.
+    `async_recording_client` is the same as an `AsyncAnthropic` (the keyword
+    `asynchronous=True` of 0.1 still gives one, with a `DeprecationWarning`).
     """
+    if "asynchronous" in options:
+        from harness._deprecated import warn_keyword
+
+        warn_keyword("recording_client", "asynchronous")
+        if options.pop("asynchronous"):
+            return async_recording_client(  # type: ignore[return-value]
+                paths,
+                session=session,
+                api_key=api_key,
+                base_url=base_url,
+                description=description,
+                requests=requests,
+                written=written,
+                **options,
+            )
     import anthropic
 
-    from harness._record.live import RecordingTransport, api_key_from_environment
+    from harness._record.live import api_key_from_environment
 
     key = api_key or api_key_from_environment()
-    inner = httpx2.AsyncHTTPTransport() if asynchronous else httpx2.HTTPTransport()
-    transport = RecordingTransport(
-        inner, paths, session=session, description=description, requests=requests, written=written
+    transport = _recording_transport(
+        httpx2.HTTPTransport(), paths, session, description, requests, written
     )
-    client: Anthropic | AsyncAnthropic
-    if asynchronous:
-        client = anthropic.AsyncAnthropic(
-            api_key=key,
-            base_url=base_url,
-            http_client=httpx2.AsyncClient(transport=transport),
-            **options,
-        )
-    else:
-        client = anthropic.Anthropic(
-            api_key=key,
-            base_url=base_url,
-            http_client=httpx2.Client(transport=transport),
-            **options,
-        )
+    client = anthropic.Anthropic(
+        api_key=key, base_url=base_url, http_client=httpx2.Client(transport=transport), **options
+    )
+    _SOURCES[client] = transport
+    return client
+
+
+def async_recording_client(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    session: str | os.PathLike[str] | None = None,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    description: str = "Recorded through a cassette client",
+    requests: list[CapturedRequest] | None = None,
+    written: list[str] | None = None,
+    **options: Any,
+) -> AsyncAnthropic:
+    """The same as `recording_client`, as an `anthropic.AsyncAnthropic`."""
+    import anthropic
+
+    from harness._record.live import api_key_from_environment
+
+    key = api_key or api_key_from_environment()
+    transport = _recording_transport(
+        httpx2.AsyncHTTPTransport(), paths, session, description, requests, written
+    )
+    client = anthropic.AsyncAnthropic(
+        api_key=key,
+        base_url=base_url,
+        http_client=httpx2.AsyncClient(transport=transport),
+        **options,
+    )
     _SOURCES[client] = transport
     return client
 
@@ -231,9 +266,9 @@ def client_replayer(client: Anthropic | AsyncAnthropic) -> Replayer:
     )
 
 
-def captured_requests(client: Anthropic | AsyncAnthropic) -> list[CapturedRequest]:
+def captured_requests(client: Anthropic | AsyncAnthropic) -> Sequence[CapturedRequest]:
     """Every request the client sent, in order: method, path, headers and JSON body,
-    credentials removed. The list grows as the code sends more."""
+    credentials removed. A read-only view: it grows as the code sends more."""
     return _source(client).requests
 
 

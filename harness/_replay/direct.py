@@ -36,7 +36,7 @@ from harness._cassette.codec import (
 from harness._cassette.directives import CUT, HTTP_ERROR, STALL
 from harness._events import ModelEvent, event_to_json
 from harness._exceptions import APIErrorEvent, StreamProtocolError
-from harness._replay.plan import connection_cut
+from harness._replay.plan import AsyncPacer, RealtimePacer, connection_cut
 from harness._views import EventView
 
 if TYPE_CHECKING:
@@ -47,6 +47,7 @@ __all__ = [
     "acollect",
     "adapter_event_builder",
     "areplay",
+    "asdk_events",
     "collect",
     "event_views",
     "failure_code",
@@ -173,31 +174,59 @@ def event_views(cassette: Cassette, on_directive: DirectiveHandler = pass_over) 
     return _events(cassette, on_directive, False)
 
 
+def _paced(pacer: RealtimePacer, on_directive: DirectiveHandler) -> DirectiveHandler:
+    """A handler that paces `at` lines with `pacer`, then hands every directive on."""
+
+    def handle(directive: dict[str, Any]) -> None:
+        pacer(directive)
+        on_directive(directive)
+
+    return handle
+
+
+async def asdk_events(
+    cassette: Cassette, on_directive: DirectiveHandler = pass_over, *, realtime: bool = False
+) -> AsyncIterator[Any]:
+    """`sdk_events` for an async reader: the same step, and with `realtime` each event
+    is awaited to its `at` offset without blocking the event loop."""
+    if not realtime:
+        for event in sdk_events(cassette, on_directive):
+            yield event
+        return
+    pacer = AsyncPacer()
+    for event in sdk_events(cassette, _paced(pacer, on_directive)):
+        await pacer.wait()
+        yield event
+
+
 def replay(
     source: CassetteSource,
     on_directive: DirectiveHandler = pass_over,
     *,
+    realtime: bool = False,
     sdk_objects: bool = True,
 ) -> Iterator[ModelEvent]:
-    """Internal events of a cassette, lazily; raises as the live stream would.
+    """Internal events of a cassette, lazily; raises as the live stream would. `realtime`
+    sleeps until each `at` offset; every directive also goes to `on_directive`.
 
     `sdk_objects=False` feeds the adapter `EventView`s and never imports the SDK: for
     callers that hand no error object on (an API error is then an `APIErrorEvent`).
     """
     cassette = read_cassette(source)
+    handler = _paced(RealtimePacer(), on_directive) if realtime else on_directive
     events = sdk_events if sdk_objects else event_views
-    return to_model_events(events(cassette, on_directive))
+    return to_model_events(events(cassette, handler))
 
 
-async def _async_sdk_events(cassette: Cassette) -> AsyncIterator[Any]:
-    for event in sdk_events(cassette):
-        yield event
-
-
-def areplay(source: CassetteSource) -> AsyncIterator[ModelEvent]:
-    """The async driver's view of the same cassette (`ato_model_events`)."""
+def areplay(
+    source: CassetteSource,
+    on_directive: DirectiveHandler = pass_over,
+    *,
+    realtime: bool = False,
+) -> AsyncIterator[ModelEvent]:
+    """The async driver over the same steps (`ato_model_events` over `asdk_events`)."""
     cassette = read_cassette(source)
-    return ato_model_events(_async_sdk_events(cassette))
+    return ato_model_events(asdk_events(cassette, on_directive, realtime=realtime))
 
 
 @dataclass(slots=True)

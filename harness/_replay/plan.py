@@ -6,7 +6,9 @@ headers, and a body of pieces — byte chunks, cut as a `Chunking` says, with `S
 the socket server (`harness serve`) only execute the plan: write bytes, sleep on a stall,
 drop the connection on a cut. So one cassette answers the same way everywhere.
 
-Directive lines the plan obeys (besides `at`, paced by `RealtimePacer`):
+Directive lines the plan obeys (`harness._cassette.directives`; with `realtime`, an `at`
+line becomes a stall until its offset from the plan's start, so every transport paces
+the way it carries out a stall, blocking or not):
 - `{"harness": "http_error", "status": S, "headers": {...}, "body": {...}}`: the answer is
   this HTTP error instead of a stream; it stands before any event.
 - `{"harness": "cut"}`: the connection drops here; with `"after_bytes": N`, after the
@@ -178,11 +180,15 @@ class PlannedResponse:
     body: Iterator[Piece]
 
 
-def sse_pieces(cassette: Cassette, on_directive: DirectiveHandler = pass_over) -> Iterator[Piece]:
-    """The cassette's events as SSE bytes, one piece an event, with its stalls and cuts.
+def sse_pieces(
+    cassette: Cassette, on_directive: DirectiveHandler = pass_over, *, realtime: bool = False
+) -> Iterator[Piece]:
+    """The cassette's events as SSE bytes, one piece an event, with its stalls and cuts;
+    with `realtime`, a stall until each `at` offset from the first piece asked for.
 
     Other directives go to `on_directive` as they are reached.
     """
+    pacer = RealtimePacer() if realtime else None
     cut_at: int | None = None
     for line in cassette.lines():
         data = line.data
@@ -203,6 +209,10 @@ def sse_pieces(cassette: Cassette, on_directive: DirectiveHandler = pass_over) -
                 return
             cut_at = int(data["after_bytes"])
         else:
+            if pacer is not None and (due := pacer.due(data)) is not None:
+                wait_ms = round((due - time.monotonic()) * 1000)
+                if wait_ms > 0:
+                    yield Stall(wait_ms)
             on_directive(data)
     if cut_at is not None:  # a mid-event cut with no event after it: cut at the end
         yield Cut()
@@ -312,10 +322,12 @@ def plan_response(
     stream: bool,
     chunking: Chunking = Chunking(),
     on_directive: DirectiveHandler = pass_over,
+    realtime: bool = False,
 ) -> PlannedResponse:
     """The answer the API would give a request that `cassette` recorded the answer to.
 
-    `stream` is the request's own `"stream"` field. A non-streaming answer that cannot
+    `stream` is the request's own `"stream"` field; `realtime` paces a stream at its
+    recorded `at` offsets. A non-streaming answer that cannot
     be built from the events raises `ReplayError`; a bad cassette raises `CassetteError`.
     """
     error = _http_error(cassette)
@@ -326,4 +338,5 @@ def plan_response(
         planned = _message_pieces(cassette)
         planned.body = chunking.cut(planned.body)
         return planned
-    return PlannedResponse(200, dict(SSE_HEADERS), chunking.cut(sse_pieces(cassette, on_directive)))
+    pieces = sse_pieces(cassette, on_directive, realtime=realtime)
+    return PlannedResponse(200, dict(SSE_HEADERS), chunking.cut(pieces))

@@ -14,14 +14,15 @@ raises `ReplayError` too: a test fails with one line, it never hangs.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar, overload
 
 from harness._cassette.codec import (
     Cassette,
@@ -31,11 +32,13 @@ from harness._cassette.codec import (
     read_cassette,
 )
 from harness._cassette.sessions import TURN_PATTERN, turn_files
-from harness._exceptions import HarnessError, ReplayError
+from harness._exceptions import CassetteError, HarnessError, ReplayError
 from harness._redact import redact, redact_headers
-from harness._replay.plan import Chunking, PlannedResponse, RealtimePacer, plan_response
+from harness._replay.plan import Chunking, PlannedResponse, plan_response
 
-__all__ = ["DEFAULT_MATCH_ON", "CapturedRequest", "Replayer", "cassettes_from"]
+__all__ = ["DEFAULT_MATCH_ON", "CapturedRequest", "Log", "Replayer", "cassettes_from"]
+
+T = TypeVar("T")
 
 DEFAULT_MATCH_ON: Final = ("model", "messages", "system", "tools")
 
@@ -105,8 +108,36 @@ def mismatch(
     return "\n".join(diffs) if diffs else None
 
 
+class Log(Sequence[T]):
+    """A read-only, live view of a list its owner alone appends to (and clears): what a
+    `Replayer` has captured so far, for anyone to read and nobody else to change."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: list[T]) -> None:
+        self._items = items
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        return self._items[index]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return repr(self._items)
+
+
 class Replayer:
-    """Answers requests from `cassettes`, one response a request, in order; thread-safe."""
+    """Answers requests from `cassettes`, one response a request, in order; thread-safe.
+
+    Everything about one request is passed with it; the replayer's own state is the
+    answer order and what it captured (`requests`, `errors`: read-only views).
+    """
 
     def __init__(
         self,
@@ -115,35 +146,49 @@ class Replayer:
         match_on: Sequence[str] | None = DEFAULT_MATCH_ON,
         chunking: Chunking = Chunking(),
         realtime: bool = False,
+        on_directive: DirectiveHandler = pass_over,
     ) -> None:
         self.cassettes = cassettes_from(cassettes)
         self.match_on = None if match_on is None else tuple(match_on)
         self.chunking = chunking
-        #: the directive handler of every answer; None: pace `at` offsets if `realtime`
-        self.on_directive: DirectiveHandler | None = None
         self.realtime = realtime
-        self.requests: list[CapturedRequest] = []
-        #: every error a transport answered for (`ReplayError`, `CassetteError`), in order
-        self.errors: list[HarnessError] = []
+        #: called with each directive line of every answer as it is planned
+        self.on_directive = on_directive
+        self._requests: list[CapturedRequest] = []
+        self._errors: list[HarnessError] = []
         self._next = 0
         self._lock = threading.Lock()
+
+    @property
+    def requests(self) -> Log[CapturedRequest]:
+        """Every request captured, in order (a live, read-only view)."""
+        return Log(self._requests)
+
+    @property
+    def errors(self) -> Log[HarnessError]:
+        """Every error a request was answered with (`ReplayError`, `CassetteError`), in order."""
+        return Log(self._errors)
 
     def reset(self) -> None:
         """Start over: the first cassette answers next, and the captured requests are dropped."""
         with self._lock:
             self._next = 0
-            self.requests.clear()
-            self.errors.clear()
+            self._requests.clear()
+            self._errors.clear()
 
     def capture(
         self, method: str, path: str, headers: Mapping[str, str], body: bytes
     ) -> CapturedRequest:
         """Record a request as sent (redacted) and return it."""
-        request = CapturedRequest(
-            method.upper(), path, redact_headers(headers), redact(_body(body))
-        )
+        return self.capture_parsed(method, path, headers, _body(body))
+
+    def capture_parsed(
+        self, method: str, path: str, headers: Mapping[str, str], body: Any
+    ) -> CapturedRequest:
+        """`capture` for a body its caller has parsed already (None: not JSON)."""
+        request = CapturedRequest(method.upper(), path, redact_headers(headers), redact(body))
         with self._lock:
-            self.requests.append(request)
+            self._requests.append(request)
         return request
 
     def respond(
@@ -152,15 +197,19 @@ class Replayer:
         """Capture the request and answer it from the next cassette in order.
 
         Raises `ReplayError` when the cassettes are used up or the request does not
-        match; the error is also kept in `errors`, for a test to fail on even when the
-        code under test swallowed what its client raised.
+        match, `CassetteError` for a cassette found unusable; the error is also kept in
+        `errors`, for a test to fail on even when the code under test swallowed what its
+        client raised.
         """
-        request = self.capture(method, path, headers, body)
+        return self.respond_to(self.capture(method, path, headers, body))
+
+    def respond_to(self, request: CapturedRequest) -> PlannedResponse:
+        """Answer a captured `request` from the next cassette in order (see `respond`)."""
         with self._lock:
-            number = len(self.requests)
+            number = len(self._requests)
             cassette = self.cassettes[self._next] if self._next < len(self.cassettes) else None
             self._next += cassette is not None
-        try:
+        with self._keeping_errors():
             if cassette is None:
                 held = len(self.cassettes)
                 raise ReplayError(
@@ -168,9 +217,6 @@ class Replayer:
                     f"response{'s' if held != 1 else ''}"
                 )
             return self.answer(cassette, request, number)
-        except ReplayError as error:
-            self.errors.append(error)
-            raise
 
     def respond_with(
         self,
@@ -181,11 +227,20 @@ class Replayer:
         body: bytes,
     ) -> PlannedResponse:
         """Capture the request and answer it from `cassette`, leaving the order as it is."""
-        request = self.capture(method, path, headers, body)
+        return self.answer_with(cassette, self.capture(method, path, headers, body))
+
+    def answer_with(self, cassette: Cassette, request: CapturedRequest) -> PlannedResponse:
+        """Answer a captured `request` from `cassette`, leaving the order as it is."""
+        with self._keeping_errors():
+            return self.answer(cassette, request, len(self._requests))
+
+    @contextlib.contextmanager
+    def _keeping_errors(self) -> Iterator[None]:
         try:
-            return self.answer(cassette, request, len(self.requests))
-        except ReplayError as error:
-            self.errors.append(error)
+            yield
+        except (ReplayError, CassetteError) as error:
+            with self._lock:
+                self._errors.append(error)
             raise
 
     def answer(
@@ -197,7 +252,8 @@ class Replayer:
             cassette,
             stream=request.json.get("stream") is True,
             chunking=self.chunking,
-            on_directive=self.on_directive or (RealtimePacer() if self.realtime else pass_over),
+            on_directive=self.on_directive,
+            realtime=self.realtime,
         )
 
     def matches(self, cassette: Cassette, request: CapturedRequest) -> bool:

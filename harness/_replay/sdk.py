@@ -32,7 +32,6 @@ from harness._replay.plan import (
     Chunking,
     Piece,
     PlannedResponse,
-    RealtimePacer,
     Stall,
     connection_cut,
     replay_error_response,
@@ -119,8 +118,7 @@ class ReplayTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
             planned = self.replayer.respond(request.method, request.url.path, request.headers, body)
         except ReplayError as error:
             planned = replay_error_response(error)
-        except CassetteError as error:
-            self.replayer.errors.append(error)
+        except CassetteError as error:  # kept in the replayer's errors, raised from the body
             planned = PlannedResponse(200, {}, _raising(error))
         timeout = request.extensions.get("timeout", {}).get("read")
         return httpx2.Response(
@@ -173,15 +171,29 @@ def _async_client(transport: ReplayTransport) -> AsyncAnthropic:
     )
 
 
+def _transport(
+    source: CassetteSource, chunking: Chunking, on_directive: DirectiveHandler, realtime: bool
+) -> ReplayTransport:
+    """The one replay's transport, its options given to the replayer when it is made."""
+    replayer = Replayer(
+        [read_cassette(source)],
+        match_on=None,
+        chunking=chunking,
+        realtime=realtime,
+        on_directive=on_directive,
+    )
+    return ReplayTransport(replayer)
+
+
 def sdk_stream(
     source: CassetteSource,
     chunking: Chunking = Chunking(),
     on_directive: DirectiveHandler = pass_over,
+    *,
+    realtime: bool = False,
 ) -> Generator[Any, None, None]:
     """The SDK's own stream of `RawMessageStreamEvent`s for the cassette, sync client."""
-    replayer = Replayer([read_cassette(source)], match_on=None, chunking=chunking)
-    replayer.on_directive = on_directive
-    client = _client(ReplayTransport(replayer))
+    client = _client(_transport(source, chunking, on_directive, realtime))
     try:
         yield from client.messages.create(**_request())
     finally:
@@ -189,11 +201,14 @@ def sdk_stream(
 
 
 async def async_sdk_stream(
-    source: CassetteSource, chunking: Chunking = Chunking()
+    source: CassetteSource,
+    chunking: Chunking = Chunking(),
+    on_directive: DirectiveHandler = pass_over,
+    *,
+    realtime: bool = False,
 ) -> AsyncGenerator[Any, None]:
     """The same stream read by `AsyncAnthropic`."""
-    replayer = Replayer([read_cassette(source)], match_on=None, chunking=chunking)
-    client = _async_client(ReplayTransport(replayer))
+    client = _async_client(_transport(source, chunking, on_directive, realtime))
     try:
         stream = await client.messages.create(**_request())
         async for event in stream:
@@ -206,16 +221,22 @@ def replay_via_sdk(
     source: CassetteSource,
     chunking: Chunking = Chunking(),
     on_directive: DirectiveHandler = pass_over,
+    *,
+    realtime: bool = False,
 ) -> Iterator[ModelEvent]:
     """Internal events of the cassette, read through the SDK's wire path."""
-    return to_model_events(sdk_stream(source, chunking, on_directive))
+    return to_model_events(sdk_stream(source, chunking, on_directive, realtime=realtime))
 
 
 def areplay_via_sdk(
-    source: CassetteSource, chunking: Chunking = Chunking()
+    source: CassetteSource,
+    chunking: Chunking = Chunking(),
+    on_directive: DirectiveHandler = pass_over,
+    *,
+    realtime: bool = False,
 ) -> AsyncIterator[ModelEvent]:
     """The async driver over `AsyncAnthropic`'s stream."""
-    return ato_model_events(async_sdk_stream(source, chunking))
+    return ato_model_events(async_sdk_stream(source, chunking, on_directive, realtime=realtime))
 
 
 def outcome_via_sdk(source: CassetteSource, chunking: Chunking = Chunking()) -> Outcome:
@@ -232,31 +253,44 @@ async def aoutcome_via_sdk(source: CassetteSource, chunking: Chunking = Chunking
         return await acollect(ato_model_events(stream))
 
 
+def _path(via: str | Via, chunking: Chunking) -> Via:
+    """Which path a replay takes; `InputError` for chunking without the wire path."""
+    path = Via.parse(via)
+    if path is Via.DIRECT and chunking != Chunking():
+        raise InputError("chunking applies to via='sdk' only")
+    return path
+
+
 def replay_events(
     source: CassetteSource,
     *,
     via: str | Via = Via.DIRECT,
     chunking: Chunking = Chunking(),
     realtime: bool = False,
+    on_directive: DirectiveHandler = pass_over,
 ) -> Iterator[ModelEvent]:
     """A cassette's internal events, lazily: the one replay entry point.
 
     `via="direct"` builds the SDK's event objects from the lines; `via="sdk"` sends the
     bytes through a real client, cut as `chunking` says. `realtime` sleeps until each
-    `at` directive's offset. Raises as the live stream would.
+    `at` directive's offset; `on_directive` is called with each directive line the path
+    does not carry out itself. Raises as the live stream would.
     """
-    on_directive: DirectiveHandler = RealtimePacer() if realtime else pass_over
-    if Via.parse(via) is Via.SDK:
-        return replay_via_sdk(source, chunking, on_directive)
-    if chunking != Chunking():
-        raise InputError("chunking applies to via='sdk' only")
-    return replay(source, on_directive)
+    if _path(via, chunking) is Via.SDK:
+        return replay_via_sdk(source, chunking, on_directive, realtime=realtime)
+    return replay(source, on_directive, realtime=realtime)
 
 
 def areplay_events(
-    source: CassetteSource, *, via: str | Via = Via.DIRECT
+    source: CassetteSource,
+    *,
+    via: str | Via = Via.DIRECT,
+    chunking: Chunking = Chunking(),
+    realtime: bool = False,
+    on_directive: DirectiveHandler = pass_over,
 ) -> AsyncIterator[ModelEvent]:
-    """The async driver's view of the same cassette (`ato_model_events`)."""
-    if Via.parse(via) is Via.SDK:
-        return areplay_via_sdk(source)
-    return areplay(source)
+    """`replay_events` for the async driver (`ato_model_events`), with the same options;
+    `realtime` waits without blocking the event loop."""
+    if _path(via, chunking) is Via.SDK:
+        return areplay_via_sdk(source, chunking, on_directive, realtime=realtime)
+    return areplay(source, on_directive, realtime=realtime)

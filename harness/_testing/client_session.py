@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, overload
 
 import httpx2
 
@@ -70,7 +70,9 @@ class ClientSession:
         self.where = where
         self.fault = fault
         self.recording = False
-        self.requests: list[CapturedRequest] = []
+        #: what the test's clients sent, read from whoever answers them at each look
+        self.requests: Sequence[CapturedRequest] = _SentRequests(self)
+        self._recorded: list[CapturedRequest] = []  # what a recording client captures
         self._gate = RecordGate(self.paths, mode=mode, run_id=run_id)
         self._derive = derive
         self._replayer: Replayer | None = None
@@ -113,7 +115,6 @@ class ClientSession:
                 )
         if self.fault is None:
             self._replayer = Replayer(self.paths, match_on=self.match_on)
-            self.requests = self._replayer.requests
             return None
         if self.fault.pending and not self._derived():
             return f"fault {self.fault.fault.name} does not apply to {self.paths[0].name}"
@@ -126,7 +127,7 @@ class ClientSession:
 
     def _serve_fault(self) -> _FaultReplayer:
         assert self.fault is not None
-        replayer = _FaultReplayer(self.fault, self.requests)
+        replayer = _FaultReplayer(self.fault)
         self.fault.replay_errors = replayer.errors  # type: ignore[assignment]
         self._replayer = replayer
         return replayer
@@ -137,20 +138,19 @@ class ClientSession:
         return {} if self.fault is None else self.fault.client_options
 
     def _recording_client(self, asynchronous: bool) -> Any:
-        from harness._replay.clients import recording_client
+        from harness._replay.clients import async_recording_client, recording_client
 
         if self._clients:
             raise InputError(f"{self.where}: a recording test can use one client, not two")
         if self.fault is not None:
             return self._fault_recording_client(asynchronous)
         files = [] if self._session_folder is not None else self.paths
-        client = recording_client(
+        client = (async_recording_client if asynchronous else recording_client)(
             files,
             session=self._session_folder,
             api_key=api_key_from_environment(),
-            asynchronous=asynchronous,
             description=self._description,
-            requests=self.requests,
+            requests=self._recorded,
             written=self._written,
         )
         self._clients.append(client)
@@ -256,6 +256,32 @@ class ClientSession:
         self._gate.recorded()
 
 
+class _SentRequests(Sequence["CapturedRequest"]):
+    """`harness_requests`: a read-only, live view of the requests the test's clients sent,
+    asked of the session's replayer (once there is one) or its recording client."""
+
+    def __init__(self, session: ClientSession) -> None:
+        self._session = session
+
+    def _sent(self) -> Sequence[CapturedRequest]:
+        replayer = self._session._replayer
+        return replayer.requests if replayer is not None else self._session._recorded
+
+    @overload
+    def __getitem__(self, index: int) -> CapturedRequest: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[CapturedRequest]: ...
+
+    def __getitem__(self, index: int | slice) -> CapturedRequest | Sequence[CapturedRequest]:
+        return self._sent()[index]
+
+    def __len__(self) -> int:
+        return len(self._sent())
+
+    def __repr__(self) -> str:
+        return repr(list(self._sent()))
+
+
 class _RecordThenServe(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
     """Forwards the first request live through `recording` (which writes the good
     cassette), then answers it, and every later one, from the transport `serve()` makes,
@@ -315,9 +341,8 @@ class _FaultReplayer(Replayer):
     which gets the `Message` JSON: there is no stream to break. A retry of the broken turn
     (the SDK's retry header) is answered the variant again, so turns after it stay in order."""
 
-    def __init__(self, case: FaultCase, requests: list[CapturedRequest]) -> None:
+    def __init__(self, case: FaultCase) -> None:
         super().__init__(case.served, match_on=None)
-        self.requests = requests
         self.case = case
         self._answered = 0
 
