@@ -2,6 +2,11 @@
 
 Data goes to a hidden temporary file in the target's folder, is flushed to disk, then
 renamed over the target, so a failed or interrupted write leaves the old file as it was.
+`AtomicBatch` does the same for many files at once (`harness import`): every temporary
+file is written, then one sync puts them all on disk, then each is renamed over its
+target and the folders are synced. A crash at any point leaves each target either as
+it was or whole, as one `atomic_write` a file does, at the cost of one sync, not one a
+file, and each folder is scanned for stale temporaries once, not at every file.
 
 The temporary file is `.NAME.PID.RANDOM.tmp`. It is removed when the write fails, on
 Ctrl-C (`KeyboardInterrupt`), and on SIGTERM or SIGHUP while their action is the
@@ -15,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -50,25 +56,40 @@ def _remove_and_die(signum: int, frame: FrameType | None) -> None:
     os.kill(os.getpid(), signum)
 
 
-@contextlib.contextmanager
-def _removed_on_termination(temporary: str) -> Iterator[None]:
-    """While the block runs, a terminating signal removes `temporary` before the exit."""
-    installed: list[signal.Signals] = []
+#: The signals whose handler this module installed, while `_writing` is not empty.
+_installed: list[signal.Signals] = []
+
+
+def _track(temporary: str) -> None:
+    """A terminating signal removes `temporary` before the exit, until `_untrack`."""
     with _writing_lock:
         _writing.add(temporary)
         if threading.current_thread() is threading.main_thread():
             for signum in _TERMINATING:
                 if signal.getsignal(signum) is signal.SIG_DFL:
                     signal.signal(signum, _remove_and_die)
-                    installed.append(signum)
+                    _installed.append(signum)
+
+
+def _untrack(temporary: str) -> None:
+    with _writing_lock:
+        _writing.discard(temporary)
+        if _writing or threading.current_thread() is not threading.main_thread():
+            return
+        for installed_signal in _installed:
+            if signal.getsignal(installed_signal) is _remove_and_die:
+                signal.signal(installed_signal, signal.SIG_DFL)
+        _installed.clear()
+
+
+@contextlib.contextmanager
+def _removed_on_termination(temporary: str) -> Iterator[None]:
+    """While the block runs, a terminating signal removes `temporary` before the exit."""
+    _track(temporary)
     try:
         yield
     finally:
-        with _writing_lock:
-            _writing.discard(temporary)
-            for installed_signal in installed:
-                if not _writing and signal.getsignal(installed_signal) is _remove_and_die:
-                    signal.signal(installed_signal, signal.SIG_DFL)
+        _untrack(temporary)
 
 
 def _alive(pid: int) -> bool:
@@ -81,21 +102,32 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def remove_stale_temporaries(target: str) -> list[str]:
-    """Remove the temporary files of `target` left by processes that no longer run."""
-    folder = os.path.dirname(os.path.abspath(target))
-    prefix = f".{os.path.basename(target)}."
+def _stale_pid(name: str) -> int | None:
+    """The writer's pid of a temporary file's name (`.NAME.PID.RANDOM.tmp`), else None."""
+    if not (name.startswith(".") and name.endswith(".tmp")):
+        return None
+    parts = name[1 : -len(".tmp")].rsplit(".", 2)
+    if len(parts) != 3 or not parts[0] or not parts[1].isdigit() or not parts[2]:
+        return None
+    return int(parts[1])
+
+
+def _remove_stale(folder: str, prefix: str = ".") -> list[str]:
     removed = []
     with contextlib.suppress(OSError), os.scandir(folder) as entries:
         for entry in entries:
-            if not (entry.name.startswith(prefix) and entry.name.endswith(".tmp")):
-                continue
-            pid, _, rest = entry.name[len(prefix) : -len(".tmp")].partition(".")
-            if pid.isdigit() and rest and not _alive(int(pid)):
+            pid = _stale_pid(entry.name) if entry.name.startswith(prefix) else None
+            if pid is not None and not _alive(pid):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(entry.path)
                     removed.append(entry.path)
     return removed
+
+
+def remove_stale_temporaries(target: str) -> list[str]:
+    """Remove the temporary files of `target` left by processes that no longer run."""
+    folder = os.path.dirname(os.path.abspath(target))
+    return _remove_stale(folder, f".{os.path.basename(target)}.")
 
 
 @contextlib.contextmanager
@@ -108,13 +140,10 @@ def atomic_write(path: str | os.PathLike[str], *, overwrite: bool = True) -> Ite
     target = os.fspath(path)
     if not overwrite and os.path.exists(target):
         raise FileExistsError(target)
-    folder = os.path.dirname(os.path.abspath(target))
-    name = os.path.basename(target)
     remove_stale_temporaries(target)
-    fd, temporary = tempfile.mkstemp(prefix=f".{name}.{os.getpid()}.", suffix=".tmp", dir=folder)
+    fd, temporary = _temporary(target)
     try:
         with _removed_on_termination(temporary):
-            os.fchmod(fd, _file_mode(target))
             with os.fdopen(fd, "wb") as handle:
                 yield handle
                 handle.flush()
@@ -128,3 +157,124 @@ def atomic_write(path: str | os.PathLike[str], *, overwrite: bool = True) -> Ite
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
+
+
+def _temporary(target: str) -> tuple[int, str]:
+    """A new temporary file beside `target`, with the mode `target` would get."""
+    folder = os.path.dirname(os.path.abspath(target))
+    name = os.path.basename(target)
+    fd, temporary = tempfile.mkstemp(prefix=f".{name}.{os.getpid()}.", suffix=".tmp", dir=folder)
+    try:
+        os.fchmod(fd, _file_mode(target))
+    except BaseException:
+        os.close(fd)
+        os.unlink(temporary)
+        raise
+    return fd, temporary
+
+
+def _sync_all(paths: list[str]) -> None:
+    """Put the files' data on disk: one `sync` on Linux (it returns once all is written),
+    else each file's own `fsync`."""
+    if sys.platform.startswith("linux"):
+        os.sync()
+        return
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _sync_folder(folder: str) -> None:
+    """Put a folder's entries (the renames into it) on disk, where the system allows it."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+class AtomicBatch:
+    """Many files replaced together: each is written to its temporary file by `write`, and
+    `commit` puts them all on disk with one sync, renames each over its target and syncs
+    the folders. Until the commit no target changes; `abort` (or leaving the `with`
+    block without a commit) removes the temporary files. Each folder is scanned for
+    stale temporaries once, at its first file."""
+
+    def __init__(self) -> None:
+        #: (temporary, target, overwrite) of the files written and not yet committed
+        self._pending: list[tuple[str, str, bool]] = []
+        self._scanned: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def __enter__(self) -> AtomicBatch:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.abort()
+
+    @contextlib.contextmanager
+    def write(self, path: str | os.PathLike[str], *, overwrite: bool = True) -> Iterator[IO[bytes]]:
+        """A binary handle whose content replaces `path` at the commit. With
+        `overwrite=False` an existing `path` raises `FileExistsError` now, and one that
+        appears before the commit is left as it was (`commit` names it)."""
+        target = os.fspath(path)
+        if not overwrite and os.path.exists(target):
+            raise FileExistsError(target)
+        folder = os.path.dirname(os.path.abspath(target))
+        if folder not in self._scanned:
+            _remove_stale(folder)
+            self._scanned.add(folder)
+        fd, temporary = _temporary(target)
+        _track(temporary)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                yield handle
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+            _untrack(temporary)
+            raise
+        self._pending.append((temporary, target, overwrite))
+
+    def commit(self) -> list[str]:
+        """Sync once, rename every file over its target, sync the folders; return the
+        targets left as they were because they appeared meanwhile (`overwrite=False`)."""
+        pending, self._pending = self._pending, []
+        if not pending:
+            return []
+        kept: list[str] = []
+        folders: set[str] = set()
+        try:
+            _sync_all([temporary for temporary, _, _ in pending])
+            while pending:
+                temporary, target, overwrite = pending[0]
+                if overwrite:
+                    os.replace(temporary, target)
+                else:
+                    try:
+                        os.link(temporary, target)
+                    except FileExistsError:
+                        kept.append(target)
+                    os.unlink(temporary)
+                pending.pop(0)
+                _untrack(temporary)
+                folders.add(os.path.dirname(os.path.abspath(target)))
+        finally:
+            self._pending = pending  # what a failure left: `abort` removes it
+        for folder in folders:
+            _sync_folder(folder)
+        return kept
+
+    def abort(self) -> None:
+        """Remove the temporary files not committed; no target changes."""
+        pending, self._pending = self._pending, []
+        for temporary, _, _ in pending:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+            _untrack(temporary)

@@ -11,7 +11,9 @@ from typing import NoReturn
 import click
 
 from harness._exceptions import CassetteImportError
+from harness._files import AtomicBatch
 from harness._interop.importer import (
+    ImportReport,
     import_recording,
     output_names,
     prepare_folder,
@@ -31,6 +33,11 @@ are listed as skipped. Headers are never copied. A file that cannot be read is
 reported and the rest go on; an existing output is left as it was, unless --force.
 Exit status: 0 done; 1 some file or output was not imported, or nothing was found
 to import; 2 no input could be read, or the arguments are unusable."""
+
+
+#: Cassettes written between two commits (one sync each): a killed run keeps what was
+#: committed before it, and the next run picks up from there.
+BATCH_FILES = 256
 
 
 def _fail(message: str) -> NoReturn:
@@ -93,23 +100,43 @@ def import_command(paths: tuple[str, ...], out_dir: str, force: bool) -> None:
         else:
             click.echo(line, err=err)
 
-    with _progress(files) as progress:
+    # What each file came to, said once its cassettes are on disk (at the batch's commit).
+    held: list[ImportReport | CassetteImportError] = []
+
+    def commit(batch: AtomicBatch) -> None:
+        try:
+            late = set(batch.commit())
+        except OSError as error:
+            _fail(f"{out_dir}: cannot write: {error.strerror or error}")
+        for item in held:
+            if isinstance(item, CassetteImportError):
+                tally.failed += 1
+                say(str(item), err=True)
+                continue
+            item.kept += [target for target, _ in item.written if target in late]
+            item.written = [(target, n) for target, n in item.written if target not in late]
+            for target, count in item.written:
+                say(f"wrote {target}: {count} events")
+            for reason in item.skipped:
+                say(f"skipped {reason}")
+            for target in item.kept:
+                say(f"{target}: already exists, left as it was (use --force to replace it)", True)
+            tally.written += len(item.written)
+            tally.skipped += len(item.skipped)
+            tally.kept += len(item.kept)
+        held.clear()
+
+    with _progress(files) as progress, AtomicBatch() as batch:
         for path in progress:
             try:
-                report = import_recording(path, out_dir, name=names[path], force=force)
+                held.append(
+                    import_recording(path, out_dir, name=names[path], force=force, batch=batch)
+                )
             except CassetteImportError as error:
-                tally.failed += 1
-                say(str(error), err=True)
-                continue
-            for target, count in report.written:
-                say(f"wrote {target}: {count} events")
-            for reason in report.skipped:
-                say(f"skipped {reason}")
-            for target in report.kept:
-                say(f"{target}: already exists, left as it was (use --force to replace it)", True)
-            tally.written += len(report.written)
-            tally.skipped += len(report.skipped)
-            tally.kept += len(report.kept)
+                held.append(error)
+            if len(batch) >= BATCH_FILES:
+                commit(batch)
+        commit(batch)
     for line, err in report_lines:
         click.echo(line, err=err)
     click.echo(tally.summary())

@@ -40,7 +40,7 @@ import orjson
 from harness._cassette.directives import AT, HTTP_ERROR, directive_problem
 from harness._cassette.schema import Check, compile_check
 from harness._exceptions import CassetteError
-from harness._files import atomic_write
+from harness._files import AtomicBatch, atomic_write
 from harness._json import MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
 
 if TYPE_CHECKING:
@@ -416,14 +416,17 @@ def write_cassette(
     *,
     header: dict[str, Any] | None = None,
     overwrite: bool = True,
+    batch: AtomicBatch | None = None,
 ) -> None:
     """Write a cassette atomically: a temporary file in the same folder, then a rename.
 
     If writing fails or is interrupted (the `lines` iterable may be a live stream), the
     temporary file is removed and whatever was at `path` stays as it was. With
     `overwrite=False` an existing `path` raises `FileExistsError`, checked at the rename.
+    With a `batch`, the rename waits for the batch's commit (`AtomicBatch`).
     """
-    with atomic_write(path, overwrite=overwrite) as handle:
+    writing = atomic_write if batch is None else batch.write
+    with writing(path, overwrite=overwrite) as handle:
         if header is not None:
             handle.write(dump_line(header) + b"\n")
         for line in lines:

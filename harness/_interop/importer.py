@@ -38,6 +38,7 @@ from harness._cassette.codec import _schema_reason, make_header, write_cassette
 from harness._cassette.message import events_from_message
 from harness._cassette.sse import SSEFormatError, events_from_body
 from harness._exceptions import CassetteImportError
+from harness._files import AtomicBatch
 from harness._interop.har import exchanges_from_har, is_har_document
 from harness._interop.reading import (
     BodyError,
@@ -231,12 +232,19 @@ def prepare_folder(out_dir: str) -> None:
 
 
 def import_recording(
-    path: str, out_dir: str, *, name: str | None = None, force: bool = False
+    path: str,
+    out_dir: str,
+    *,
+    name: str | None = None,
+    force: bool = False,
+    batch: AtomicBatch | None = None,
 ) -> ImportReport:
     """Write `OUT_DIR/<name>-<N>.jsonl` for each Messages exchange N of the recording `path`.
 
     Raises `CassetteImportError` when the file cannot be read as a recording. An output
-    that exists is left as it was and listed in `kept`, unless `force`.
+    that exists is left as it was and listed in `kept`, unless `force`. With a `batch`,
+    the cassettes reach their names at its commit (`harness import` writes many files
+    with one sync, and scans the folder once).
     """
     report = ImportReport()
     exchanges = _exchanges(path)
@@ -254,7 +262,7 @@ def import_recording(
                 raise _Skip("not a POST to /v1/messages")
             events, synthesized = _events(exchange)
             header = _header(path, exchange, events, synthesized)
-            write_cassette(target, events, header=header, overwrite=force)
+            write_cassette(target, events, header=header, overwrite=force, batch=batch)
         except _Skip as reason:
             report.skipped.append(f"{label}: {_shown(str(reason))}")
             continue
