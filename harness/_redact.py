@@ -13,7 +13,14 @@ import re
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-__all__ = ["is_secret_name", "redact", "redact_headers", "redact_request", "redact_uri"]
+__all__ = [
+    "is_secret_name",
+    "redact",
+    "redact_answer",
+    "redact_headers",
+    "redact_request",
+    "redact_uri",
+]
 
 _SECRET: Final = re.compile(
     r"key|token|secret|passw(or)?d|authori[sz]ation|cookie|credential|signature", re.IGNORECASE
@@ -34,17 +41,34 @@ def is_secret_name(name: str) -> bool:
     return bool(_SECRET.search(lowered))
 
 
-def redact(value: Any) -> Any:
-    """A copy of `value` with every credential-like key removed from every object in it."""
+#: Fields of an answer named like a credential that are the protocol's own, by the `type`
+#: of the object holding them: a thinking block's `signature` (a checksum the API reads
+#: back), which a stream must keep to stay a stream.
+_ANSWER_FIELDS: Final = frozenset({("thinking", "signature"), ("signature_delta", "signature")})
+
+
+def _redacted(value: Any, kept: frozenset[tuple[Any, str]]) -> Any:
     if isinstance(value, dict):
+        kind = value.get("type")
         return {
-            key: redact(item)
+            key: _redacted(item, kept)
             for key, item in value.items()
-            if not (isinstance(key, str) and is_secret_name(key))
+            if not (isinstance(key, str) and is_secret_name(key) and (kind, key) not in kept)
         }
     if isinstance(value, list | tuple):
-        return [redact(item) for item in value]
+        return [_redacted(item, kept) for item in value]
     return value
+
+
+def redact(value: Any) -> Any:
+    """A copy of `value` with every credential-like key removed from every object in it."""
+    return _redacted(value, frozenset())
+
+
+def redact_answer(value: Any) -> Any:
+    """An answer's event or error JSON as a recording keeps it: `redact`, but a thinking
+    block's `signature` stays (the protocol's field, not a credential)."""
+    return _redacted(value, _ANSWER_FIELDS)
 
 
 def redact_request(request: dict[str, Any]) -> dict[str, Any]:

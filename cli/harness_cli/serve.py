@@ -135,6 +135,8 @@ without credentials, and the key is never written. Other endpoints pass through
 unrecorded. The first stdout line is ANTHROPIC_BASE_URL=http://HOST:PORT.
 With --strict, a streamed answer that breaks the protocol ends, at the event
 that breaks it, in an SSE error event naming the code (docs/strict.md).
+An answer over 64 MiB decompressed, or holding a line over 8 MiB, still reaches the
+client whole, but is not recorded (one line says why).
 
 Exit status: 0 stopped by SIGTERM; 130 by Ctrl-C; 2 the port cannot be bound."""
 
@@ -150,7 +152,18 @@ Exit status: 0 stopped by SIGTERM; 130 by Ctrl-C; 2 the port cannot be bound."""
 )
 @host_option
 @port_option
-def proxy(upstream: str, out: str, strict: bool, host: str, port: int) -> None:
+@click.option(
+    "--upstream-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=600,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long upstream may take to connect, and then stay silent: "
+    "then a 504 (or, mid-answer, a cut), nothing recorded.",
+)
+def proxy(
+    upstream: str, out: str, strict: bool, host: str, port: int, upstream_timeout: float
+) -> None:
     """Forward requests to the API and record each Messages answer as a cassette."""
     from harness._http.hosting import LineLog
     from harness._http.proxy import RecordingProxy
@@ -159,4 +172,5 @@ def proxy(upstream: str, out: str, strict: bool, host: str, port: int) -> None:
         click.echo(f"harness proxy: --upstream {upstream!r} is not an http(s) URL", err=True)
         sys.exit(Exit.UNUSABLE)
     log = LineLog()
-    _run("proxy", RecordingProxy(upstream, out, log=log, strict=strict).app(), host, port, log)
+    recorder = RecordingProxy(upstream, out, log=log, strict=strict, timeout=upstream_timeout)
+    _run("proxy", recorder.app(), host, port, log)

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AT_DIRECTIVE",
     "FORMAT_VERSION",
+    "MAX_BODY_BYTES",
     "MAX_LINE_BYTES",
     "STDIN",
     "Cassette",
@@ -74,6 +75,8 @@ AT_DIRECTIVE: Final = AT
 
 #: The longest line a cassette may hold, newline not counted: 8 MiB.
 MAX_LINE_BYTES: Final = 8 * 1024 * 1024
+#: The most one recorded answer's body may hold, decompressed (import, the proxy): 64 MiB.
+MAX_BODY_BYTES: Final = 64 * 1024 * 1024
 #: The path that means standard input, and how messages name it.
 STDIN: Final = "-"
 STDIN_NAME: Final = "<stdin>"

@@ -81,15 +81,20 @@ class StreamingDecoder:
     A piece may end anywhere (mid-line, mid-character); see the module for the rules.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_line: int | None = None) -> None:
         self._buffer = b""
         self._data: list[str] = []
         self._count = 0
+        self._max_line = max_line
 
     def feed(self, piece: bytes) -> list[dict[str, Any]]:
-        """The events `piece` completes; `SSEFormatError` at a `data:` that is no event."""
+        """The events `piece` completes; `SSEFormatError` at a `data:` that is no event,
+        and at a line longer than `max_line` bytes (as soon as that much is held)."""
         self._buffer += piece
         *lines, self._buffer = self._buffer.split(b"\n")
+        limit = self._max_line
+        if limit is not None and any(len(line) > limit for line in (*lines, self._buffer)):
+            raise SSEFormatError(f"after event {self._count}: a line longer than {limit} bytes")
         return [event for line in lines if (event := self._line(line)) is not None]
 
     def finish(self) -> list[dict[str, Any]]:

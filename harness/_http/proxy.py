@@ -32,33 +32,40 @@ what upstream sent up to there, so it replays to the same error.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final, cast
 
 import aiohttp
 import orjson
 from aiohttp import web
 from multidict import CIMultiDict
 
-from harness._cassette.codec import make_header, write_cassette
+from harness._cassette.codec import MAX_BODY_BYTES, MAX_LINE_BYTES, make_header
 from harness._cassette.directives import AT, CUT
 from harness._cassette.sessions import last_turn, turn_path
 from harness._cassette.sse import SSEFormatError, StreamingDecoder, encode_event
+from harness._files import atomic_write
 from harness._http.hosting import MAX_BODY, TOO_DEEP, api_error, harness_app
-from harness._json import deeper_than_limit, may_be_too_deep
-from harness._redact import redact_request
+from harness._json import MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
+from harness._redact import redact_answer, redact_request, redact_uri
 from harness._replay.plan import lines_of_answer
 
 if TYPE_CHECKING:
     from harness._strict.guard import StreamGuard
 
-__all__ = ["RecordingProxy"]
+__all__ = ["DEFAULT_UPSTREAM_TIMEOUT", "RecordingProxy"]
 
 MESSAGES_PATH: Final = "/v1/messages"
+#: About how many decompressed bytes are handed on at a time.
+CHUNK: Final = 1024 * 1024
+#: Seconds upstream may take to accept a connection, and then stay silent (before its
+#: answer's headers, or between two pieces of it): the SDK's own default timeout.
+DEFAULT_UPSTREAM_TIMEOUT: Final = 600.0
 #: Headers of one hop, never forwarded (RFC 9110 §7.6.1), plus those aiohttp sets itself.
 HOP_HEADERS: Final = frozenset(
     {
@@ -79,78 +86,232 @@ HOP_HEADERS: Final = frozenset(
 AUTO_HEADERS: Final = ("Accept-Encoding", "User-Agent", "Content-Type")
 
 
-def _decompressor(encoding: str) -> Callable[[bytes], bytes]:
-    """Bytes as sent (the client gets them so) to bytes as meant (the cassette keeps those)."""
-    encoding = encoding.strip().lower()
-    if encoding in ("gzip", "x-gzip"):
-        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress
-    if encoding == "deflate":
-        return zlib.decompressobj().decompress
-    if encoding == "br":
-        import brotli
+class _Unrecordable(Exception):
+    """Why an answer is not recorded; the client still gets all of it, as upstream sent it."""
 
-        return brotli.Decompressor().process  # type: ignore[no-any-return]
-    if encoding == "zstd":
-        import zstandard
 
-        return zstandard.ZstdDecompressor().decompressobj().decompress
-    return bytes
+class _Inflate:
+    """Bytes as sent (the client gets them so) to bytes as meant (the cassette keeps those),
+    piece by piece, handed on in chunks of about `CHUNK` bytes, at most `limit` bytes in
+    all: a compression bomb is stopped at the cap, and never held expanded."""
+
+    def __init__(self, encoding: str, limit: int) -> None:
+        self.coding = encoding.strip().lower() or "identity"
+        self.limit = limit
+        self.size = 0
+        self._out: Callable[[bytes], None] = lambda data: None
+        self._failure: Exception | None = None
+        self._step: Callable[[bytes], None]
+        if self.coding in ("gzip", "x-gzip", "deflate"):
+            inflater = zlib.decompressobj(
+                zlib.MAX_WBITS if self.coding == "deflate" else 16 + zlib.MAX_WBITS
+            )
+
+            def inflate(piece: bytes) -> None:
+                while piece:
+                    self._take(inflater.decompress(piece, CHUNK))
+                    piece = inflater.unconsumed_tail
+
+            self._step = inflate
+        elif self.coding == "br":
+            import brotli
+
+            decompressor = brotli.Decompressor()
+
+            def unbrotli(piece: bytes) -> None:
+                self._take(decompressor.process(piece, output_buffer_limit=CHUNK))
+                while not decompressor.can_accept_more_data():
+                    self._take(decompressor.process(b"", output_buffer_limit=CHUNK))
+
+            self._step = unbrotli
+        elif self.coding == "zstd":
+            import zstandard
+
+            writer = zstandard.ZstdDecompressor().stream_writer(
+                cast(IO[bytes], _Sink(self._take)), write_size=CHUNK
+            )
+
+            def unzstd(piece: bytes) -> None:
+                writer.write(piece)
+
+            self._step = unzstd
+        else:
+            self._step = self._take
+
+    def _take(self, data: bytes) -> None:
+        self.size += len(data)
+        try:
+            if self.size > self.limit:
+                raise _Unrecordable(f"the answer is over {self.limit} bytes, the limit")
+            if data:
+                self._out(data)
+        except Exception as error:
+            self._failure = error  # not the decoder's: raised again as it is
+            raise
+
+    def feed(self, piece: bytes, out: Callable[[bytes], None]) -> None:
+        """Hand `piece`, decompressed, to `out`; `_Unrecordable` past the cap or at a
+        body that cannot be decoded, and whatever `out` raises."""
+        self._out = out
+        self._failure = None
+        try:
+            self._step(piece)
+        except Exception as error:  # zlib.error, brotli.error, zstandard.ZstdError
+            if self._failure is not None:
+                raise self._failure from None
+            raise _Unrecordable(f"the {self.coding} body cannot be decoded: {error}") from None
+
+
+class _Sink:
+    """What zstd writes to: each chunk it decompresses handed on at once."""
+
+    def __init__(self, take: Callable[[bytes], None]) -> None:
+        self._take = take
+
+    def write(self, data: bytes) -> int:
+        self._take(bytes(data))
+        return len(data)
+
+
+class _CassetteFile:
+    """A cassette written line by line to its temporary file as the answer comes, linked
+    into place once it has ended (`harness._files.atomic_write`), or removed."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self._writing: contextlib.AbstractContextManager[IO[bytes]] | None = None
+        self._handle: IO[bytes] | None = None
+
+    async def open(self) -> None:
+        """Create the temporary file: before the request goes upstream, so that reading
+        the answer waits for nothing (aiohttp drops what it holds once upstream breaks off)."""
+        os.makedirs(os.path.dirname(self.target) or ".", exist_ok=True)
+        writing = atomic_write(self.target, overwrite=False)
+        # Entered in a worker thread: `atomic_write` puts its own SIGTERM handler in place
+        # only in the main thread, and there it would replace the server's clean stop.
+        self._handle = await asyncio.to_thread(writing.__enter__)
+        self._writing = writing
+
+    def write(self, line: dict[str, Any]) -> None:
+        if self._handle is None:
+            raise OSError("the cassette file is not open")
+        encoded = dump_line(line)
+        if len(encoded) > MAX_LINE_BYTES:
+            raise _Unrecordable(f"a line would be longer than {MAX_LINE_BYTES} bytes, the limit")
+        self._handle.write(encoded + b"\n")
+
+    async def close(self) -> None:
+        writing, self._writing, self._handle = self._writing, None, None
+        if writing is not None:
+            await asyncio.to_thread(writing.__exit__, None, None, None)
+
+    def discard(self) -> None:
+        """Remove the temporary file: nothing is written for this answer."""
+        writing, self._writing, self._handle = self._writing, None, None
+        if writing is not None:
+            with contextlib.suppress(Exception):
+                writing.__exit__(_Unrecordable, _Unrecordable("discarded"), None)
 
 
 class _Answer:
-    """One Messages answer as it passes through: what the cassette will hold."""
+    """One Messages answer as it passes through, on its way to a cassette.
 
-    def __init__(self, status: int, headers: Any, start: float) -> None:
+    A stream's events go to the temporary cassette as they complete, never held whole;
+    any other answer (a `Message`, an HTTP error) is held until it ends, within the same
+    cap. Past a cap, or at anything that cannot be a cassette, recording stops for this
+    answer (`unusable` says why) while the client still gets every byte.
+    """
+
+    def __init__(
+        self, status: int, headers: Any, start: float, file: _CassetteFile, header: dict[str, Any]
+    ) -> None:
         self.status = status
         self.headers = {name.lower(): value for name, value in headers.items()}
         self.start = start
         self.streamed = status == 200 and self.headers.get("content-type", "").startswith(
             "text/event-stream"
         )
-        self._decode = _decompressor(self.headers.get("content-encoding", "identity"))
-        self._sse = StreamingDecoder()
+        self._inflate = _Inflate(self.headers.get("content-encoding", ""), MAX_BODY_BYTES)
+        self._sse = StreamingDecoder(max_line=MAX_LINE_BYTES)
         self._body = bytearray()
-        self.lines: list[dict[str, Any]] = []
+        self._first: dict[str, Any] | None = None
+        self.file = file
+        self.header = header
+        self.events = 0
         self.unusable: str | None = None
+        if self.streamed:
+            self._write(header)
 
     def _at(self) -> dict[str, Any]:
         return {"harness": AT, "ms": round((time.monotonic() - self.start) * 1000)}
+
+    def _write(self, line: dict[str, Any]) -> None:
+        try:
+            self.file.write(line)
+        except OSError as error:
+            self.stop(f"{self.file.target}: {error.strerror or error}")
 
     def feed(self, piece: bytes) -> None:
         if self.unusable is not None:
             return
         try:
-            data = self._decode(piece)
-            if not self.streamed:
-                if not self.lines:
-                    self.lines.append(self._at())  # the first byte's arrival
-                self._body += data
-                return
-            for event in self._sse.feed(data):
-                self.lines += [self._at(), event]
-        except (SSEFormatError, zlib.error, ValueError) as error:
-            self.unusable = str(error)
+            self._inflate.feed(piece, self._events if self.streamed else self._hold)
+        except (_Unrecordable, SSEFormatError, ValueError, OSError) as error:
+            self.stop(str(error))
 
-    def cut(self) -> None:
-        """Upstream broke off: the cassette ends where the client's stream did."""
-        self.lines.append({"harness": CUT})
+    def _hold(self, data: bytes) -> None:
+        self._first = self._first or self._at()  # the first byte's arrival
+        self._body += data
 
-    def finish(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        """The cassette's lines and header fields; `ValueError` when it cannot be one."""
+    def _events(self, data: bytes) -> None:
+        self._write_events(self._sse.feed(data))
+
+    def _write_events(self, events: list[dict[str, Any]]) -> None:
+        for event in events:
+            self.file.write(self._at())
+            self.file.write(_kept(event))
+            self.events += 1
+
+    def stop(self, reason: str) -> None:
+        """Record nothing of this answer, for `reason`; the client's answer goes on."""
+        if self.unusable is None:
+            self.unusable = reason
+        self.file.discard()
+
+    async def finish(self, cut: bool) -> None:
+        """End the cassette (`cut`: upstream broke off) and put it in place; `ValueError`
+        when it cannot be one, `OSError` when it cannot be written."""
         if self.unusable is not None:
             raise ValueError(self.unusable)
-        if self.streamed:
-            if not self.lines or self.lines[-1].get("harness") != CUT:
-                try:
-                    for event in self._sse.finish():
-                        self.lines += [self._at(), event]
-                except SSEFormatError as error:
-                    raise ValueError(str(error)) from None
-            if not any("type" in line for line in self.lines):
-                raise ValueError("the stream held no event")
-            return self.lines, {}
-        lines, metadata = lines_of_answer(self.status, self.headers, bytes(self._body))
-        return [*self.lines[:1], *lines], metadata
+        try:
+            if not self.streamed:
+                lines, extra = lines_of_answer(self.status, self.headers, bytes(self._body))
+                kept = [*([self._first] if self._first else []), *map(_kept, lines)]
+                self.events = sum(1 for line in kept if "type" in line)
+                for line in [{**self.header, **extra}, *kept]:
+                    self.file.write(line)
+            else:
+                if not cut:
+                    self._write_events(self._sse.finish())
+                if self.events == 0:
+                    raise ValueError("the stream held no event")
+                if cut:
+                    self.file.write({"harness": CUT})
+        except (_Unrecordable, SSEFormatError) as error:
+            self.stop(str(error))
+            raise ValueError(str(error)) from None
+        except BaseException:
+            self.stop("not written")
+            raise
+        await self.file.close()
+
+
+def _kept(line: dict[str, Any]) -> dict[str, Any]:
+    """A line of an answer as a cassette keeps it: credential-like fields removed."""
+    if deeper_than_limit(line):
+        raise _Unrecordable(f"an event nests deeper than {MAX_NESTING} levels, the limit")
+    kept: dict[str, Any] = redact_answer(line)
+    return kept
 
 
 class RecordingProxy:
@@ -163,10 +324,13 @@ class RecordingProxy:
         *,
         log: Callable[[str], None] = lambda line: None,
         max_body: int = MAX_BODY,
+        timeout: float = DEFAULT_UPSTREAM_TIMEOUT,
         strict: bool = False,
     ) -> None:
         self.upstream = upstream.rstrip("/")
         self.strict = strict
+        #: Seconds upstream may take to accept the connection, and be silent after.
+        self.timeout = timeout
         self.out = os.fspath(out)
         self.log = log
         self.max_body = max_body
@@ -188,7 +352,9 @@ class RecordingProxy:
             await asyncio.to_thread(adapter_event_builder)
         self._session = aiohttp.ClientSession(
             auto_decompress=False,
-            timeout=aiohttp.ClientTimeout(total=None, sock_connect=30),
+            timeout=aiohttp.ClientTimeout(
+                total=None, sock_connect=self.timeout, sock_read=self.timeout
+            ),
             connector=aiohttp.TCPConnector(limit=0),
         )
 
@@ -211,7 +377,30 @@ class RecordingProxy:
         if request_json is not None and may_be_too_deep(body) and deeper_than_limit(request_json):
             self.log(f"{where}: not recorded: {TOO_DEEP}")  # upstream still gets it
             request_json = None
-        target = self._next_path() if request_json is not None else None
+        file = _CassetteFile(self._next_path()) if request_json is not None else None
+        try:
+            if file is not None:
+                try:
+                    await file.open()
+                except OSError as error:
+                    self.log(f"{where}: not recorded: {file.target}: {error.strerror or error}")
+                    file = None
+            return await self._forward(request, body, where, start, request_json, file, guard)
+        finally:
+            if file is not None:
+                file.discard()  # unless written: a stop, a client gone, a cap passed
+
+    async def _forward(
+        self,
+        request: web.Request,
+        body: bytes,
+        where: str,
+        start: float,
+        request_json: dict[str, Any] | None,
+        file: _CassetteFile | None,
+        guard: StreamGuard | None,
+    ) -> web.StreamResponse:
+        assert self._session is not None
         headers = CIMultiDict(
             (name, value)
             for name, value in request.headers.items()
@@ -219,6 +408,7 @@ class RecordingProxy:
         )
         if guard is not None:
             headers["Accept-Encoding"] = "identity"
+        shown = redact_uri(self.upstream)
         try:
             upstream = await self._session.request(
                 request.method,
@@ -228,9 +418,28 @@ class RecordingProxy:
                 allow_redirects=False,
                 skip_auto_headers=AUTO_HEADERS,
             )
-        except (TimeoutError, aiohttp.ClientError, OSError) as error:
+        except TimeoutError as error:  # aiohttp's connect and read timeouts are ones
+            silent = f"no answer from upstream {shown} within {self.timeout:g} s"
+            self.log(f"{where} -> 504 ({silent}: {type(error).__name__})")
+            return api_error(504, f"harness proxy: {silent} (--upstream-timeout)")
+        except (aiohttp.ClientError, OSError) as error:
             self.log(f"{where} -> 502 (upstream unreachable: {type(error).__name__})")
-            return api_error(502, f"harness proxy: upstream {self.upstream} unreachable: {error}")
+            return api_error(502, f"harness proxy: upstream {shown} unreachable: {error}")
+        answer = None
+        if file is not None:
+            header = self._header(request_json or {})
+            answer = _Answer(upstream.status, upstream.headers, start, file, header)
+        return await self._relay(request, upstream, where, answer, guard)
+
+    async def _relay(
+        self,
+        request: web.Request,
+        upstream: aiohttp.ClientResponse,
+        where: str,
+        answer: _Answer | None,
+        guard: StreamGuard | None,
+    ) -> web.StreamResponse:
+        """Stream upstream's answer to the client as it comes, recording it alongside."""
         async with upstream:
             response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
             for name, value in upstream.headers.items():
@@ -239,9 +448,6 @@ class RecordingProxy:
             if guard is not None and not _guarded(upstream.status, upstream.headers):
                 guard = None  # an HTTP error or a non-streaming answer: passed as it is
             await response.prepare(request)
-            answer = None
-            if request_json is not None:
-                answer = _Answer(upstream.status, upstream.headers, start)
             broke_off = False
             pieces = upstream.content.iter_any().__aiter__()
             while True:
@@ -249,6 +455,11 @@ class RecordingProxy:
                     piece = await pieces.__anext__()
                 except StopAsyncIteration:
                     break
+                except TimeoutError:
+                    silent = f"upstream sent nothing for {self.timeout:g} s"
+                    self.log(f"{where} -> {upstream.status}, {silent}: cut, not recorded")
+                    _drop(request)
+                    return response
                 except (aiohttp.ClientError, OSError):
                     broke_off = True  # the client will see the same drop, the cassette a cut
                     break
@@ -272,15 +483,12 @@ class RecordingProxy:
                 await self._end_strictly(where, response, guard)
         # The cassette is on disk before the client's answer ends: once a client has its
         # answer, its recording can be read.
-        if answer is not None and target is not None:
-            if broke_off:
-                answer.cut()
-            await self._write(where, target, request_json or {}, answer)
+        if answer is not None:
+            await self._write(where, answer, broke_off)
         else:
             self.log(f"{where} -> {upstream.status} (passed through, not recorded)")
         if broke_off:
-            if request.transport is not None:
-                request.transport.close()
+            _drop(request)
         else:
             await response.write_eof()
         return response
@@ -308,33 +516,36 @@ class RecordingProxy:
             response.force_close()
             self.log(f"{where}: --strict: {guard.failure.code}: the answer ends in an error event")
 
-    async def _write(
-        self, where: str, target: str, request: dict[str, Any], answer: _Answer
-    ) -> None:
-        try:
-            lines, extra = answer.finish()
-        except ValueError as error:
-            self.log(f"{where} -> {answer.status}, not recorded: {error}")
-            return
+    def _header(self, request: dict[str, Any]) -> dict[str, Any]:
         model = str(request.get("model", "unknown model"))
-        header = make_header(
+        return make_header(
             f"Recorded by harness proxy from {model}",
             "recorded",
             model=model,
             request=redact_request(request),
             recorded_at=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
-            **extra,
         )
+
+    async def _write(self, where: str, answer: _Answer, broke_off: bool) -> None:
+        target = answer.file.target
         try:
-            os.makedirs(self.out, exist_ok=True)
-            await asyncio.to_thread(write_cassette, target, lines, header=header, overwrite=False)
+            await answer.finish(broke_off)
+        except ValueError as error:
+            self.log(f"{where} -> {answer.status}, not recorded: {error}")
+            return
         except OSError as error:
-            self.log(f"{where} -> {answer.status}, not recorded: {target}: {error.strerror}")
+            reason = error.strerror or error
+            self.log(f"{where} -> {answer.status}, not recorded: {target}: {reason}")
             return
         self.written.append(target)
-        events = sum(1 for line in lines if "type" in line)
-        cut = ", upstream broke off" if lines[-1] == {"harness": CUT} else ""
-        self.log(f"{where} -> {answer.status}, {events} events{cut}: wrote {target}")
+        cut = ", upstream broke off" if broke_off else ""
+        self.log(f"{where} -> {answer.status}, {answer.events} events{cut}: wrote {target}")
+
+
+def _drop(request: web.Request) -> None:
+    """Close the client's connection before the body ends: it sees the connection cut."""
+    if request.transport is not None:
+        request.transport.close()
 
 
 def _guarded(status: int, headers: Any) -> bool:

@@ -28,6 +28,7 @@ from typing import Any, Final
 import orjson
 import yaml
 
+from harness._cassette.codec import MAX_BODY_BYTES
 from harness._exceptions import CassetteImportError
 
 __all__ = [
@@ -50,8 +51,7 @@ MiB: Final = 1024 * 1024
 MAX_FILE_BYTES: Final = 256 * MiB
 #: The largest a file compressed whole may expand to.
 MAX_EXPANDED_BYTES: Final = 256 * MiB
-#: The largest a response body may decompress to.
-MAX_BODY_BYTES: Final = 64 * MiB
+#: The largest a response body may decompress to: `harness._cassette.codec.MAX_BODY_BYTES`.
 #: The most nodes a YAML document may hold once its aliases are expanded.
 MAX_NODES: Final = 5_000_000
 

@@ -1,0 +1,300 @@
+"""Issue 20: `harness proxy` bounded in memory and time, and redacting what it keeps.
+
+A hostile or broken upstream (a compression bomb, an endless stream, a huge event, a
+silent server, secrets in its answers) costs the proxy bounded memory and time; the
+client still gets what upstream sent, and the cassette is written whole or not at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import threading
+import tracemalloc
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import brotli
+import httpx2
+import pytest
+import zstandard
+from aiohttp import web
+from conftest import LIBRARY
+
+import harness._http.proxy
+from harness._cassette.codec import MAX_BODY_BYTES, MAX_LINE_BYTES, Cassette
+from harness._cassette.sse import encode_event
+from harness._http.hosting import ServerThread
+from harness._http.proxy import RecordingProxy
+
+KEY = "sk-ant-proxy-bounds-key-0123456789"
+REQUEST: dict[str, Any] = {"model": "claude-harness-test", "max_tokens": 9, "messages": []}
+EVENTS = list(Cassette(LIBRARY / "text_only.jsonl").events())
+SSE = {"content-type": "text/event-stream"}
+#: What the bombs expand to: past every cap, and far past what a test should hold.
+BOMB_BYTES = 2 * MAX_BODY_BYTES
+
+COMPRESS: dict[str, Callable[[bytes], bytes]] = {
+    "gzip": lambda data: gzip.compress(data, compresslevel=6),
+    "br": lambda data: brotli.compress(data, quality=1),
+    "zstd": lambda data: zstandard.ZstdCompressor(level=1).compress(data),
+}
+
+
+class Upstream:
+    """A scripted upstream: `answers[name]` answers a request whose `x-test` is `name`."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()  # set at the end: no handler outlives its test
+        self.answers: dict[str, Callable[[web.Request], Any]] = {}
+
+    async def messages(self, request: web.Request) -> web.StreamResponse:
+        answer: web.StreamResponse = await self.answers[request.headers["x-test"]](request)
+        return answer
+
+    async def wait(self) -> None:
+        await asyncio.to_thread(self.release.wait, 30)
+
+
+@pytest.fixture
+def upstream() -> Iterator[tuple[Upstream, str]]:
+    scripted = Upstream()
+    app = web.Application()
+    app.router.add_post("/v1/messages", scripted.messages)
+    with ServerThread(app) as url:
+        try:
+            yield scripted, url
+        finally:
+            scripted.release.set()
+
+
+def _proxy(url: str, out: Path, lines: list[str], **options: Any) -> ServerThread:
+    return ServerThread(RecordingProxy(url, out, log=lines.append, **options).app())
+
+
+def _post(url: str, test: str) -> bytes:
+    """The answer's body as it came over the wire, still compressed if it was."""
+    headers = {"x-test": test, "x-api-key": KEY}
+    with (
+        httpx2.Client(timeout=30) as client,
+        client.stream("POST", f"{url}/v1/messages", json=REQUEST, headers=headers) as answer,
+    ):
+        return b"".join(answer.iter_raw())
+
+
+@pytest.fixture(scope="module")
+def bombs() -> dict[str, bytes]:
+    """`BOMB_BYTES` of zeros, each compressed: a line with no end, past both caps."""
+    zeros = bytes(BOMB_BYTES)
+    return {coding: compress(zeros) for coding, compress in COMPRESS.items()}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("coding", COMPRESS)
+def test_a_compression_bomb_reaches_the_client_as_sent_and_is_never_expanded_whole(
+    coding: str, bombs: dict[str, bytes], upstream: tuple[Upstream, str], tmp_path: Path
+) -> None:
+    scripted, upstream_url = upstream
+    bomb = bombs[coding]
+
+    async def answer(request: web.Request) -> web.Response:
+        return web.Response(body=bomb, headers={**SSE, "content-encoding": coding})
+
+    scripted.answers["bomb"] = answer
+    lines: list[str] = []
+    with _proxy(upstream_url, tmp_path, lines) as url:
+        tracemalloc.start()
+        try:
+            got = _post(url, "bomb")
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert got == bomb  # as sent, still compressed
+    assert lines == [
+        f"POST /v1/messages -> 200, not recorded: "
+        f"after event 0: a line longer than {MAX_LINE_BYTES} bytes"
+    ]
+    assert list(tmp_path.iterdir()) == []
+    assert peak < 4 * MAX_LINE_BYTES, f"peak {peak / 2**20:.0f} MiB"
+
+
+@pytest.mark.parametrize("coding", COMPRESS)
+def test_an_answer_past_the_size_cap_reaches_the_client_and_is_not_recorded(
+    coding: str, upstream: tuple[Upstream, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(harness._http.proxy, "MAX_BODY_BYTES", 64 * 1024)
+    scripted, upstream_url = upstream
+    body = COMPRESS[coding](json.dumps({"type": "message", "padding": " " * 100_000}).encode())
+
+    async def answer(request: web.Request) -> web.Response:
+        headers = {"content-type": "application/json", "content-encoding": coding}
+        return web.Response(body=body, headers=headers)
+
+    scripted.answers["big"] = answer
+    lines: list[str] = []
+    with _proxy(upstream_url, tmp_path, lines) as url:
+        got = _post(url, "big")
+    assert got == body
+    assert lines == [
+        f"POST /v1/messages -> 200, not recorded: the answer is over {64 * 1024} bytes, the limit"
+    ]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_endless_stream_is_passed_on_and_stops_being_recorded_at_the_cap(
+    upstream: tuple[Upstream, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(harness._http.proxy, "MAX_BODY_BYTES", 256 * 1024)
+    scripted, upstream_url = upstream
+    ping = encode_event({"type": "ping"})
+    sent = 0
+
+    async def answer(request: web.Request) -> web.StreamResponse:
+        nonlocal sent
+        response = web.StreamResponse(headers=SSE)
+        await response.prepare(request)
+        await response.write(encode_event(EVENTS[0]))
+        while sent < 1024 * 1024:  # "endless": four times the cap
+            await response.write(ping * 100)
+            sent += len(ping) * 100
+        await response.write_eof()
+        return response
+
+    scripted.answers["endless"] = answer
+    lines: list[str] = []
+    with _proxy(upstream_url, tmp_path, lines) as url:
+        got = _post(url, "endless")
+    assert len(got) == len(encode_event(EVENTS[0])) + sent
+    assert lines == [
+        f"POST /v1/messages -> 200, not recorded: the answer is over {256 * 1024} bytes, the limit"
+    ]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_event_past_the_line_limit_reaches_the_client_and_is_not_recorded(
+    upstream: tuple[Upstream, str], tmp_path: Path
+) -> None:
+    scripted, upstream_url = upstream
+    huge = _delta({"type": "text_delta", "text": "x" * (12 * 2**20)})  # validate refuses it
+    body = b"".join(encode_event(event) for event in [*EVENTS[:3], huge, *EVENTS[3:]])
+
+    async def answer(request: web.Request) -> web.Response:
+        return web.Response(body=body, headers=SSE)
+
+    scripted.answers["huge"] = answer
+    lines: list[str] = []
+    with _proxy(upstream_url, tmp_path, lines) as url:
+        got = _post(url, "huge")
+    assert got == body
+    assert lines == [
+        f"POST /v1/messages -> 200, not recorded: "
+        f"after event 3: a line longer than {MAX_LINE_BYTES} bytes"
+    ]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_upstream_silent_before_its_answer_is_the_apis_504(
+    upstream: tuple[Upstream, str], tmp_path: Path
+) -> None:
+    scripted, upstream_url = upstream
+
+    async def answer(request: web.Request) -> web.Response:
+        await scripted.wait()
+        return web.Response(status=204)
+
+    scripted.answers["silent"] = answer
+    lines: list[str] = []
+    with _proxy(upstream_url, tmp_path, lines, timeout=0.2) as url:
+        got = httpx2.post(f"{url}/v1/messages", json=REQUEST, headers={"x-test": "silent"})
+    assert got.status_code == 504
+    assert got.json() == {
+        "type": "error",
+        "error": {
+            "type": "timeout_error",
+            "message": f"harness proxy: no answer from upstream {upstream_url} within 0.2 s "
+            "(--upstream-timeout)",
+        },
+    }
+    assert lines[0].startswith("POST /v1/messages -> 504 (no answer from upstream")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_upstream_silent_mid_stream_is_cut_and_not_recorded(
+    upstream: tuple[Upstream, str], tmp_path: Path
+) -> None:
+    scripted, upstream_url = upstream
+
+    async def answer(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers=SSE)
+        await response.prepare(request)
+        await response.write(encode_event(EVENTS[0]))
+        await scripted.wait()
+        return response
+
+    scripted.answers["stalls"] = answer
+    lines: list[str] = []
+    with (
+        _proxy(upstream_url, tmp_path, lines, timeout=0.2) as url,
+        pytest.raises(httpx2.RemoteProtocolError),
+    ):
+        _post(url, "stalls")
+    assert lines == ["POST /v1/messages -> 200, upstream sent nothing for 0.2 s: cut, not recorded"]
+    assert list(tmp_path.iterdir()) == []
+
+
+SECRET = "sk-ant-upstream-secret-0123456789"
+
+
+def _delta(delta: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "content_block_delta", "index": 0, "delta": delta}
+
+
+def test_credentials_in_upstream_answers_are_not_recorded(
+    upstream: tuple[Upstream, str], tmp_path: Path
+) -> None:
+    scripted, upstream_url = upstream
+    thinking = [
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+        },
+        _delta({"type": "thinking_delta", "thinking": "hm"}),
+        _delta({"type": "signature_delta", "signature": "c2ln"}),
+        {"type": "content_block_stop", "index": 0},
+    ]
+    start = {**EVENTS[0], "message": {**EVENTS[0]["message"], "api_key": SECRET}}
+    stream = [start, *thinking, *EVENTS[-2:]]
+    error = {
+        "type": "error",
+        "error": {"type": "overloaded_error", "message": "busy", "auth_token": SECRET},
+    }
+
+    async def streamed(request: web.Request) -> web.Response:
+        return web.Response(body=b"".join(encode_event(e) for e in stream), headers=SSE)
+
+    async def failed(request: web.Request) -> web.Response:
+        return web.json_response(error, status=529, headers={"x-api-key-echo": SECRET})
+
+    scripted.answers.update(streamed=streamed, failed=failed)
+    with _proxy(upstream_url, tmp_path, []) as url:
+        assert SECRET.encode() in _post(url, "streamed")  # the client gets what upstream sent
+        assert b"auth_token" in _post(url, "failed")
+    written = sorted(tmp_path.iterdir())
+    assert len(written) == 2
+    for path in written:
+        assert SECRET not in path.read_text()
+    kept = [line for line in Cassette(written[0]).events()]
+    assert kept[3]["delta"] == {"type": "signature_delta", "signature": "c2ln"}  # not a secret
+    assert kept[1]["content_block"]["signature"] == ""
+    http_error = json.loads(written[1].read_text().splitlines()[-1])
+    assert http_error["body"]["error"] == {"type": "overloaded_error", "message": "busy"}
+
+
+def test_the_command_line_default_timeout_is_the_proxys() -> None:
+    from harness_cli.serve import proxy
+
+    (option,) = (param for param in proxy.params if param.name == "upstream_timeout")
+    assert option.default == harness._http.proxy.DEFAULT_UPSTREAM_TIMEOUT
