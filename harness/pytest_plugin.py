@@ -311,8 +311,8 @@ def harness_cassette(
 ) -> Path:
     """The marked cassette's path, recorded first if the record mode asks for it.
 
-    A test that also uses a client fixture, with no `request=` on the marker, leaves the
-    recording to the client: the code's own request records it.
+    A test that also uses a client fixture (and not `harness_replay`), with no `request=`
+    on the marker, leaves the recording to the client: the code's own request records it.
     """
     from harness._testing.record_once import RecordGate
 
@@ -326,7 +326,7 @@ def harness_cassette(
     mode = _chosen_mode(request, mark, harness_record_mode)
     gate = RecordGate([path], mode=mode, run_id=run_id(request.config))
     if gate.needs_recording():
-        if mark.request is None and _CLIENTS in request.fixturenames:
+        if mark.request is None and _records_by_client(request):
             request.node.stash[_DEFERRED] = True
             return path
         _record(path, gate, mark, request.node.nodeid)
@@ -364,6 +364,13 @@ def _strict_chosen(request: pytest.FixtureRequest) -> bool:
     if mark.strict is not None:
         return mark.strict
     return bool(request.config.getini("harness_strict"))
+
+
+def _records_by_client(request: pytest.FixtureRequest) -> bool:
+    """Whether the client fixtures record the test's cassette with the code's own requests
+    (`harness_replay` reads it before the code runs: it needs the marker's `request=`)."""
+    names = request.fixturenames
+    return _CLIENTS in names and "harness_replay" not in names
 
 
 def _record(path: Path, gate: RecordGate, mark: CassetteMark, where: str) -> None:

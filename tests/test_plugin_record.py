@@ -245,3 +245,15 @@ def _catalogue() -> list[str]:
     from harness.faults import CATALOGUE
 
     return [fault.name for fault in CATALOGUE]
+
+
+@pytest.mark.slow
+def test_parallel_workers_record_a_fault_cassette_once(
+    project: pytest.Pytester, live: FakeMessagesAPI
+) -> None:
+    """Under `-n 2` the rows of both routes share one lock and run marker a cassette."""
+    project.makepyfile(test_inner=FAULT_RECORD_TESTS)
+    applies, skipped = _text_rows()
+    result = project.runpytest_subprocess("-n", "2", "--harness-record=all")
+    result.assert_outcomes(passed=2 * applies, skipped=2 * skipped)
+    assert len(live.received) == 2
