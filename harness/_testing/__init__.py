@@ -2,5 +2,6 @@
 
 `fault_runs` runs the fault catalogue against an adapter or the user's code; `coverage`
 files cassettes under the outcomes they reach; `diff` compares two replays;
-`client_session` is one test's cassette clients. It may import every other subpackage.
+`client_session` is one test's cassette clients; `record_once` is the lock and run marker
+every record route of the plugin takes. It may import every other subpackage.
 """
