@@ -12,6 +12,7 @@ import anthropic
 import httpx2
 import pytest
 from conftest import LIBRARY
+from test_directives import requested_sleeps
 
 from harness import (
     Chunking,
@@ -86,19 +87,6 @@ def test_chunking_without_the_wire_path_is_refused_by_both(recorded: Path) -> No
         areplay_events(recorded, chunking=Chunking(size=1))
 
 
-def asked_sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """The delays an async replay asks the event loop for; none is slept."""
-    asked: list[float] = []
-    real_sleep = asyncio.sleep
-
-    async def sleep(delay: float, result: Any = None) -> Any:
-        asked.append(delay)
-        return await real_sleep(0, result)
-
-    monkeypatch.setattr(asyncio, "sleep", sleep)
-    return asked
-
-
 @pytest.mark.parametrize("via", ["direct", "sdk"])
 def test_async_realtime_waits_on_the_event_loop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, via: str
@@ -107,7 +95,7 @@ def test_async_realtime_waits_on_the_event_loop(
     slow = StreamBuilder().directive("at", ms=0).message_start()
     slow.directive("at", ms=60_000).message_delta("end_turn").message_stop()
     slow.write(path, "one minute between two events")
-    asked = asked_sleeps(monkeypatch)
+    asked = requested_sleeps(monkeypatch)
     run_async(path, via=via, realtime=True)
     assert [delay for delay in asked if delay > 1] == [pytest.approx(60, abs=5)]
 

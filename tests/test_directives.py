@@ -132,7 +132,7 @@ def test_the_agent_replays_a_recorded_session_with_at_lines(recorded_session: Pa
 
 
 def requested_sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Every delay the agent asks the event loop for, none of them slept."""
+    """Every delay asked of the event loop (`asyncio.sleep`), none of them slept."""
     asked: list[float] = []
     real_sleep = asyncio.sleep
 

@@ -28,8 +28,9 @@ import stat
 import sys
 import tempfile
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -42,6 +43,7 @@ from harness._cassette.schema import Check, compile_check
 from harness._exceptions import CassetteError
 from harness._files import AtomicBatch, atomic_write
 from harness._json import MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
+from harness._redact import redact_request
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -406,11 +408,40 @@ def expand_paths(paths: Sequence[str]) -> list[str]:
     return expanded
 
 
-def make_header(description: str, source: str = "synthetic", **metadata: Any) -> dict[str, Any]:
-    """A version-1 header line."""
+def make_header(
+    description: str,
+    source: str = "synthetic",
+    *,
+    request: Any = None,
+    recorded_at: Any = None,
+    **metadata: Any,
+) -> dict[str, Any]:
+    """A version-1 header line: the one builder of every cassette's header (record, the
+    recording client, the proxy, import, the fault catalogue, `StreamBuilder`).
+
+    `request` (a Messages request body) is kept without credentials (`redact_request`)
+    and names the `model` unless `metadata` does; `recorded_at` is a `datetime` (kept as
+    UTC, `...Z`, to the second) or the text a recording gave. Other `metadata`
+    (`sdk_version`, `synthesized_from`, `fault`) is kept as given. (Both are typed `Any`
+    so that metadata unpacked from a dict type-checks at every call.)
+    """
     if source not in SOURCES:
         raise ValueError(f"source must be one of {', '.join(SOURCES)}, not {source!r}")
-    return {"cassette": FORMAT_VERSION, "description": description, "source": source, **metadata}
+    header: dict[str, Any] = {"cassette": FORMAT_VERSION, "description": description}
+    header["source"] = source
+    if request is not None:
+        if not isinstance(request, Mapping):
+            raise TypeError(f"request must be a mapping, not {type(request).__name__}")
+        model = request.get("model")
+        if isinstance(model, str) and "model" not in metadata:
+            header["model"] = model
+        header["request"] = redact_request(dict(request))
+    if isinstance(recorded_at, datetime):
+        stamp = recorded_at.astimezone(UTC).isoformat(timespec="seconds")
+        header["recorded_at"] = stamp.replace("+00:00", "Z")
+    elif recorded_at is not None:
+        header["recorded_at"] = recorded_at
+    return {**header, **metadata}
 
 
 def write_cassette(

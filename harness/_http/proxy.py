@@ -52,8 +52,8 @@ from harness._cassette.sse import SSEFormatError, StreamingDecoder, encode_event
 from harness._files import atomic_write
 from harness._http.hosting import MAX_BODY, TOO_DEEP, api_error, harness_app
 from harness._json import MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
-from harness._redact import redact_answer, redact_request, redact_uri
-from harness._replay.plan import lines_of_answer
+from harness._record.answer import lines_of_answer
+from harness._redact import redact_answer, redact_uri
 
 if TYPE_CHECKING:
     from harness._strict.guard import StreamGuard
@@ -521,9 +521,9 @@ class RecordingProxy:
         return make_header(
             f"Recorded by harness proxy from {model}",
             "recorded",
+            request=request,
+            recorded_at=datetime.now(UTC),
             model=model,
-            request=redact_request(request),
-            recorded_at=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         )
 
     async def _write(self, where: str, answer: _Answer, broke_off: bool) -> None:

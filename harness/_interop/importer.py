@@ -191,20 +191,23 @@ def _header(
     request = _request(exchange)
     start = events[0].get("message") if events[0].get("type") == "message_start" else None
     model = request.get("model") or (start if isinstance(start, dict) else {}).get("model")
-    metadata: dict[str, Any] = {"request": request}
+    metadata: dict[str, Any] = {}
     if isinstance(model, str):
         metadata["model"] = model
     sdk_version = exchange.request_headers.get("x-stainless-package-version", "")
     if _VERSION.fullmatch(sdk_version):
         metadata["sdk_version"] = sdk_version
-    recorded_at = _recorded_at(exchange)
-    if recorded_at is not None:
-        metadata["recorded_at"] = recorded_at
     if synthesized:
         metadata["synthesized_from"] = "message"
     kind = "a non-streaming" if synthesized else "a streamed"
     description = f"Imported from {path}, exchange {exchange.number}: {kind} Messages call"
-    return make_header(description, "imported", **metadata)
+    return make_header(
+        description,
+        "imported",
+        request=request,
+        recorded_at=_recorded_at(exchange),
+        **metadata,
+    )
 
 
 def _exchanges(path: str) -> list[Exchange | Unreadable]:

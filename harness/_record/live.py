@@ -43,7 +43,8 @@ from harness._cassette.sessions import turn_path
 from harness._cassette.sse import SSEFormatError, events_from_response
 from harness._exceptions import InputError, RecordError
 from harness._files import atomic_write
-from harness._redact import is_secret_name, redact, redact_request, redact_uri
+from harness._record.answer import lines_of_answer
+from harness._redact import is_secret_name, redact, redact_uri
 
 if TYPE_CHECKING:
     from anthropic import Anthropic
@@ -54,7 +55,6 @@ __all__ = [
     "RecordingTransport",
     "api_key_from_environment",
     "build_request",
-    "cassette_lines_of_answer",
     "record",
 ]
 
@@ -312,10 +312,10 @@ def record(
     header = make_header(
         description or f"Recorded from {request['model']}",
         "recorded",
-        sdk_version=anthropic.__version__,
+        request=request,
+        recorded_at=datetime.now(UTC),
         model=str(request["model"]),
-        request=redact_request(request),
-        recorded_at=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        sdk_version=anthropic.__version__,
     )
     client = anthropic.Anthropic(
         api_key=key, base_url=base_url, max_retries=0, timeout=httpx2.Timeout(timeout)
@@ -359,25 +359,6 @@ def record(
 
 
 # -- recording what a client sends: the cassette clients' record modes ---------------------------
-
-
-def cassette_lines_of_answer(
-    status: int, headers: Any, body: bytes
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """How one live HTTP answer is kept: (header metadata, cassette lines), as
-    `harness._replay.plan.lines_of_answer` says; `RecordError` for an unusable answer."""
-    from harness._redact import redact_headers
-    from harness._replay.plan import lines_of_answer
-
-    kept = redact_headers(headers)
-    try:
-        lines, metadata = lines_of_answer(status, kept, body)
-    except ValueError as error:
-        content_type = kept.get("content-type", "")
-        raise RecordError(
-            f"the API's answer ({status}, {content_type}) is not usable: {error}"
-        ) from None
-    return metadata, lines
 
 
 class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
@@ -450,17 +431,19 @@ class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         )
         self.requests.append(captured)
         path = self._path(len(self.requests))
-        metadata, lines = cassette_lines_of_answer(
-            response.status_code, response.headers, response_body
-        )
-        model = captured.json.get("model")
+        try:
+            lines, metadata = lines_of_answer(response.status_code, response.headers, response_body)
+        except ValueError as error:
+            content_type = response.headers.get("content-type", "")
+            raise RecordError(
+                f"the API's answer ({response.status_code}, {content_type}) is not usable: {error}"
+            ) from None
         header = make_header(
             self.description,
             "recorded",
+            request=captured.json,
+            recorded_at=datetime.now(UTC),
             sdk_version=anthropic.__version__,
-            **({"model": model} if isinstance(model, str) else {}),
-            request=redact_request(captured.json),
-            recorded_at=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
             **metadata,
         )
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)

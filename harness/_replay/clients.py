@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import httpx2
@@ -152,19 +152,31 @@ def async_cassette_client(
     return client
 
 
-def _recording_transport(
+def _recording(
+    make: Callable[..., Any],
+    http_client: Callable[..., Any],
     inner: httpx2.BaseTransport | httpx2.AsyncBaseTransport,
     paths: Sequence[str | os.PathLike[str]],
     session: str | os.PathLike[str] | None,
+    api_key: str | None,
+    base_url: str | None,
     description: str,
     requests: list[CapturedRequest] | None,
     written: list[str] | None,
-) -> RecordingTransport:
-    from harness._record.live import RecordingTransport
+    options: dict[str, Any],
+) -> Any:
+    """A live client of class `make` over a `RecordingTransport` around `inner`."""
+    from harness._record.live import RecordingTransport, api_key_from_environment
 
-    return RecordingTransport(
+    key = api_key or api_key_from_environment()
+    transport = RecordingTransport(
         inner, paths, session=session, description=description, requests=requests, written=written
     )
+    client = make(
+        api_key=key, base_url=base_url, http_client=http_client(transport=transport), **options
+    )
+    _SOURCES[client] = transport
+    return client
 
 
 def recording_client(
@@ -188,33 +200,19 @@ def recording_client(
     `async_recording_client` is the same as an `AsyncAnthropic` (the keyword
     `asynchronous=True` of 0.1 still gives one, with a `DeprecationWarning`).
     """
+    import anthropic
+
+    given = (paths, session, api_key, base_url, description, requests, written, options)
     if "asynchronous" in options:
         from harness._deprecated import warn_keyword
 
         warn_keyword("recording_client", "asynchronous")
         if options.pop("asynchronous"):
-            return async_recording_client(  # type: ignore[return-value]
-                paths,
-                session=session,
-                api_key=api_key,
-                base_url=base_url,
-                description=description,
-                requests=requests,
-                written=written,
-                **options,
-            )
-    import anthropic
-
-    from harness._record.live import api_key_from_environment
-
-    key = api_key or api_key_from_environment()
-    transport = _recording_transport(
-        httpx2.HTTPTransport(), paths, session, description, requests, written
+            inner = httpx2.AsyncHTTPTransport()
+            return _recording(anthropic.AsyncAnthropic, httpx2.AsyncClient, inner, *given)  # type: ignore[no-any-return]
+    client: Anthropic = _recording(
+        anthropic.Anthropic, httpx2.Client, httpx2.HTTPTransport(), *given
     )
-    client = anthropic.Anthropic(
-        api_key=key, base_url=base_url, http_client=httpx2.Client(transport=transport), **options
-    )
-    _SOURCES[client] = transport
     return client
 
 
@@ -232,19 +230,9 @@ def async_recording_client(
     """The same as `recording_client`, as an `anthropic.AsyncAnthropic`."""
     import anthropic
 
-    from harness._record.live import api_key_from_environment
-
-    key = api_key or api_key_from_environment()
-    transport = _recording_transport(
-        httpx2.AsyncHTTPTransport(), paths, session, description, requests, written
-    )
-    client = anthropic.AsyncAnthropic(
-        api_key=key,
-        base_url=base_url,
-        http_client=httpx2.AsyncClient(transport=transport),
-        **options,
-    )
-    _SOURCES[client] = transport
+    given = (paths, session, api_key, base_url, description, requests, written, options)
+    inner = httpx2.AsyncHTTPTransport()
+    client: AsyncAnthropic = _recording(anthropic.AsyncAnthropic, httpx2.AsyncClient, inner, *given)
     return client
 
 

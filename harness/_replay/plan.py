@@ -31,12 +31,10 @@ from typing import Any, Final, overload
 
 from harness._cassette.codec import Cassette, DirectiveHandler, pass_over
 from harness._cassette.directives import AT, CUT, HTTP_ERROR, STALL
-from harness._cassette.message import StreamErrorEvent, events_from_message, message_from_events
-from harness._cassette.sse import events_from_body
+from harness._cassette.message import StreamErrorEvent, message_from_events
 from harness._exceptions import ReplayError
 
 __all__ = [
-    "RETRY_HEADERS",
     "AsyncPacer",
     "Chunking",
     "Cut",
@@ -45,7 +43,6 @@ __all__ = [
     "RealtimePacer",
     "Stall",
     "connection_cut",
-    "lines_of_answer",
     "plan_response",
     "replay_error_response",
     "sse_pieces",
@@ -260,50 +257,6 @@ def _message_pieces(cassette: Cassette) -> PlannedResponse:
     body = json.dumps(message, ensure_ascii=False).encode()
     tail: list[Piece] = [body[: len(body) // 2], Cut()] if cut else [body]
     return PlannedResponse(200, dict(JSON_HEADERS), iter([*before, *tail]))
-
-
-#: Headers of an HTTP error answer a cassette keeps: the ones a client's retries read.
-RETRY_HEADERS: Final = ("retry-after", "retry-after-ms", "x-should-retry")
-
-
-def lines_of_answer(
-    status: int, headers: Mapping[str, str], body: bytes
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The other way: the cassette lines one whole HTTP answer becomes, and header fields.
-
-    An SSE stream keeps its events; a non-streaming `Message` becomes the events a stream
-    of it carries (`synthesized_from: "message"` in the header says so); an HTTP error
-    becomes an `http_error` line with its status, its retry headers and the API's error
-    JSON. Anything else raises `ValueError` saying what it is. Record (the clients'
-    record modes) and the proxy keep answers through here.
-    """
-    kept = {str(name).lower(): str(value) for name, value in headers.items()}
-    if status >= 400:
-        error = _json_object(body, f"the {status} answer")
-        retry = {name: kept[name] for name in RETRY_HEADERS if name in kept}
-        line = {"harness": HTTP_ERROR, "status": status, "headers": retry}
-        return [{**line, "body": error}], {}
-    if status != 200:
-        raise ValueError(f"status {status} is not a Messages answer")
-    if "text/event-stream" in kept.get("content-type", ""):
-        events = events_from_body(body)
-        if not events:
-            raise ValueError("the stream held no event")
-        return events, {}
-    message = _json_object(body, "the answer")
-    if message.get("type") != "message":
-        raise ValueError("the answer is neither a stream nor a Message")
-    return events_from_message(message), {"synthesized_from": "message"}
-
-
-def _json_object(body: bytes, what: str) -> dict[str, Any]:
-    try:
-        value = json.loads(body)
-    except ValueError:
-        raise ValueError(f"{what} is not JSON") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"{what} is not a JSON object")
-    return value
 
 
 def replay_error_response(error: ReplayError) -> PlannedResponse:
