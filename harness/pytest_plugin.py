@@ -274,7 +274,9 @@ def adapter_outcome(adapter: Adapter, path: str | os.PathLike[str]) -> Outcome:
     from harness._cassette.codec import Cassette
     from harness._replay.direct import collect, sdk_events
 
-    return collect(adapter(sdk_events(Cassette(path))))
+    outcome = collect(adapter(sdk_events(Cassette(path))))
+    outcome.source = os.fspath(path)
+    return outcome
 
 
 @pytest.fixture
@@ -611,4 +613,5 @@ def pytest_assertrepr_compare(
 
     shown = [side.last if isinstance(side, snapshot_side) else side for side in (left, right)]
     explained: list[str] | None = syrupy.pytest_assertrepr_compare(config, op, *shown)
-    return explained
+    hint = next(filter(None, map(module.trace_line, (left, right))), None)
+    return explained if explained is None or hint is None else [*explained, hint]

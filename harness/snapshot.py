@@ -45,6 +45,7 @@ __all__ = [
     "OutcomeOrValueSnapshot",
     "OutcomeSnapshotExtension",
     "outcome_to_jsonl",
+    "trace_line",
     "value_to_json",
 ]
 
@@ -52,6 +53,16 @@ __all__ = [
 def outcome_to_jsonl(outcome: Outcome) -> str:
     """The snapshot text of an outcome: one JSON object a line, failure last, newline-ended."""
     return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in outcome.to_json_lines())
+
+
+def trace_line(value: object) -> str | None:
+    """For a snapshot failure's report: the command that prints the trace of the cassette
+    `value` was replayed from, or None when it is no `Outcome` of a cassette file."""
+    if not isinstance(value, Outcome) or value.source is None:
+        return None
+    from harness._testing.trace import trace_hint
+
+    return f"trace: {trace_hint(value.source)}"
 
 
 def value_to_json(value: object) -> str:

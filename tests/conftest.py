@@ -14,6 +14,7 @@ import harness._replay.direct
 import harness._strict.client
 import harness._strict.report
 import harness._testing.fault_runs
+import harness._testing.trace
 import harness.faults
 import harness.snapshot  # noqa: F401
 

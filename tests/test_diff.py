@@ -72,6 +72,7 @@ def test_a_broken_re_recording_names_both_endings(tmp_path: Path) -> None:
         f"outcomes differ: {a} ends in done, {b} in invalid_tool_json"
     )
     assert any(line.startswith('+{"type": "protocol_error"') for line in result.output.splitlines())
+    assert result.output.splitlines()[-1] == f"trace: harness diff --trace {a} {b}"
 
 
 def test_new_tool_ids_differ_unless_ids_are_ignored(tmp_path: Path) -> None:
@@ -98,3 +99,62 @@ def test_an_unusable_cassette_exits_two_with_its_line(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.output.startswith(f"{missing}:1: cannot read")
     assert "Traceback" not in result.output
+
+
+# -- --trace: both traces side by side, up to the first row where they differ -------------------
+
+
+def test_trace_shows_both_traces_up_to_the_row_where_a_broken_stream_parts(
+    tmp_path: Path,
+) -> None:
+    a = _write(tmp_path / "a.jsonl", _stream())
+    broken = fault_named("drop_tool_stop").derive(_stream().events())
+    assert broken is not None
+    write_cassette(tmp_path / "b.jsonl", broken)
+    b = str(tmp_path / "b.jsonl")
+    result = CliRunner().invoke(cli, ["diff", "--trace", a, b])
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert lines[0] == f"outcomes differ: {a} ends in done, {b} in unclosed_tool_blocks"
+    rows = lines[2:-1]
+    assert [row[39] for row in rows] == ["|"] * (len(rows) - 1) + ["!"]
+    assert "stop(1) tool_call read" in rows[-1][:38]
+    assert "message_delta" in rows[-1][41:]
+    assert lines[-1] == "first difference (!): line 9 of A, line 9 of B"
+    assert all(len(line) <= 80 for line in lines[1:])
+
+
+def test_trace_passes_over_pings_and_sees_json_chunked_otherwise(tmp_path: Path) -> None:
+    a = _write(tmp_path / "a.jsonl", _stream())
+    b = _write(
+        tmp_path / "b.jsonl",
+        StreamBuilder()
+        .ping()
+        .text(0, "Hi", " there")
+        .ping()
+        .tool(1, "read", {"path": "a.md"}, id="toolu_a")
+        .stop("tool_use"),
+    )
+    same = CliRunner().invoke(cli, ["diff", "--trace", a, b])
+    assert same.exit_code == 0
+    assert same.output.splitlines()[-1] == "the traces agree row for row"
+    c = _write(
+        tmp_path / "c.jsonl",
+        StreamBuilder()
+        .text(0, "Hi", " there")
+        .tool(1, "read", {"path": "a.md"}, id="toolu_a", pieces=4)
+        .stop("tool_use"),
+    )
+    chunked = CliRunner().invoke(cli, ["diff", "--trace", a, c])
+    assert chunked.exit_code == 0, "the same outcome"
+    assert chunked.output.splitlines()[-1].startswith("first difference (!): line ")
+
+
+def test_trace_with_ignore_ids_compares_tool_calls_by_position(tmp_path: Path) -> None:
+    a = _write(tmp_path / "a.jsonl", _stream(tool_id="toolu_first"))
+    b = _write(tmp_path / "b.jsonl", _stream(tool_id="toolu_rerecorded"))
+    differ = CliRunner().invoke(cli, ["diff", "--trace", a, b]).output.splitlines()
+    assert differ[-1].startswith("first difference (!)")
+    same = CliRunner().invoke(cli, ["diff", "--trace", "--ignore-ids", a, b])
+    assert same.exit_code == 0
+    assert same.output.splitlines()[-1] == "the traces agree row for row"

@@ -202,7 +202,7 @@ def test_lenient_example_fails_exactly_the_rows_it_does_not_handle(
             "E         expected: missing_stop_reason",
             "E         got:      unsupported_stop_reason (Anthropic stream protocol error: *)",
             "E         events:   *",
-            "E         replay:   harness replay */drop_stop_reason.jsonl",
+            "E         trace:    harness replay --trace */drop_stop_reason.jsonl",
         ]
     )
     result.stdout.fnmatch_lines(

@@ -267,7 +267,7 @@ def test_expect_failure_names_the_function_and_what_it_returned(
             "E       AssertionError: forgiving_summarize returned '(no summary)' on cut_mid_event: "
             "the broken stream was accepted silently (the harness's adapter fails it with "
             "connection_error:RemoteProtocolError; harness.strict leaves it to the SDK, which "
-            "raises RemoteProtocolError; replay: harness replay */cut_mid_event.jsonl)",
+            "raises RemoteProtocolError; trace: harness replay --trace */cut_mid_event.jsonl)",
         ]
     )
     assert "test_forgiving[http_429_then_ok] PASSED" not in result.stdout.str()  # -rf only

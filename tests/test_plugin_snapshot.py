@@ -79,6 +79,7 @@ def test_stored_snapshot_passes_and_a_changed_stream_fails(project: pytest.Pytes
         [
             'E         - {"type": "text", "text": " you"}',
             'E         + {"type": "text", "text": " there"}',
+            "E         trace: harness replay --trace */cassettes/good.jsonl",
         ]
     )
 

@@ -305,3 +305,15 @@ def test_the_hint_is_a_command_a_shell_runs_as_shown() -> None:
     )
     assert trace_hint(Path("my dir/a b.jsonl")) == "harness replay --trace 'my dir/a b.jsonl'"
     assert "\x1b" not in trace_hint("a\x1b.jsonl")
+
+
+def test_an_outcome_names_its_cassette_and_equal_streams_stay_equal(tmp_path: Path) -> None:
+    from harness.snapshot import trace_line
+
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes((LIBRARY / "text_only.jsonl").read_bytes())
+    original, copied = replay_outcome(LIBRARY / "text_only.jsonl"), replay_outcome(copy)
+    assert original == copied
+    assert copied.source == str(copy)
+    assert trace_line(copied) == f"trace: harness replay --trace {copy}"
+    assert trace_line("a summary string") is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 
 import click
@@ -14,11 +15,19 @@ EXAMPLES = """\b
 Examples:
   harness diff old-recording.jsonl new-recording.jsonl
   harness diff --ignore-ids cassettes/interleaved.jsonl rerecorded.jsonl
+  harness diff --trace cassettes/interleaved.jsonl broken.jsonl   # where they part
 
 Compares the outcomes (events, then the error), not the raw lines: a re-recording
 that chunks text differently shows up, a changed ping does not. Exit status: 0 same
 outcome; 1 different (a unified diff of the JSON lines is printed); 2 a cassette is
-unusable (PATH:LINE: reason on stderr)."""
+unusable (PATH:LINE: reason on stderr). With --trace, both traces (as harness replay
+--trace prints them) side by side instead, up to the first row where they differ (!)."""
+
+
+def _hint(a: str, b: str, ignore_ids: bool) -> str:
+    """The command that shows where the two streams part."""
+    option = " --ignore-ids" if ignore_ids else ""
+    return f"trace: harness diff --trace{option} {shlex.quote(a)} {shlex.quote(b)}"
 
 
 @click.command(epilog=EXAMPLES)
@@ -27,20 +36,37 @@ unusable (PATH:LINE: reason on stderr)."""
 @click.option(
     "--ignore-ids", is_flag=True, help="Compare tool calls by position, not by their ids."
 )
-def diff(a: str, b: str, ignore_ids: bool) -> None:
+@click.option(
+    "--trace",
+    "show_trace",
+    is_flag=True,
+    help="Print both traces side by side, up to the first row where they differ.",
+)
+def diff(a: str, b: str, ignore_ids: bool, show_trace: bool) -> None:
     """Compare two cassettes' outcomes; print a unified diff when they differ."""
-    from harness._testing.diff import diff_outcomes
+    from harness._testing.diff import diff_outcomes, trace_sides
 
     try:
         result = diff_outcomes(a, b, ignore_ids=ignore_ids)
+        sides = trace_sides(a, b, ignore_ids=ignore_ids) if show_trace else None
     except CassetteError as error:
         click.echo(printable(str(error)), err=True)
         sys.exit(Exit.UNUSABLE)
+    shown_a, shown_b = printable(a), printable(b)
     if result.same:
         click.echo(f"same outcome: {len(result.a)} lines, ending in {result.a_code}")
-        sys.exit(Exit.OK)
-    a, b = printable(a), printable(b)
-    click.echo(f"outcomes differ: {a} ends in {result.a_code}, {b} in {result.b_code}")
-    for line in result.diff:
-        click.echo(line)
-    sys.exit(Exit.FAILED)
+    else:
+        click.echo(
+            f"outcomes differ: {shown_a} ends in {result.a_code}, {shown_b} in {result.b_code}"
+        )
+    if sides is not None:
+        lines, first = sides
+        for line in lines:
+            click.echo(line)
+        agree = "the traces agree row for row"
+        click.echo(agree if first is None else f"first difference (!): {first}")
+    elif not result.same:
+        for line in result.diff:
+            click.echo(line)
+        click.echo(printable(_hint(a, b, ignore_ids)))
+    sys.exit(Exit.OK if result.same else Exit.FAILED)

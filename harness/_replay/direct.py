@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness._adapter import ato_model_events, to_model_events
 from harness._cassette.codec import (
+    STDIN_NAME,
     Cassette,
     CassetteLine,
     CassetteSource,
@@ -235,6 +236,9 @@ class Outcome:
 
     events: list[ModelEvent] = field(default_factory=list)
     error: StreamProtocolError | APIStatusError | APIErrorEvent | None = None
+    #: the cassette file replayed, when there is one to replay again (a failure report
+    #: names its trace); not compared: two replays of one stream are equal wherever it lives
+    source: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def completed(self) -> bool:
@@ -299,7 +303,11 @@ def replay_outcome(source: CassetteSource, *, sdk_objects: bool = True) -> Outco
     `sdk_objects=False`: without the SDK (`replay`), for callers that read the outcome's
     JSON lines or code only.
     """
-    return collect(replay(source, sdk_objects=sdk_objects))
+    cassette = read_cassette(source)
+    outcome = collect(replay(cassette, sdk_objects=sdk_objects))
+    if cassette.path != STDIN_NAME:
+        outcome.source = cassette.path
+    return outcome
 
 
 def failure_code(error: BaseException) -> str | None:

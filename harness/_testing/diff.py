@@ -3,7 +3,9 @@
 Each side's outcome (events, then the error if any) is rendered as its JSON lines (the
 `--format json` form of `harness replay`) and the two are compared with a unified diff.
 Re-recording a stream gives new tool-call ids; `ignore_ids` replaces each id by its
-position (`call-1`, `call-2`, ...) so that only meaningful changes show.
+position (`call-1`, `call-2`, ...) so that only meaningful changes show. `trace_sides`
+shows where two streams part: both traces (`harness._testing.trace`) side by side, up to
+the first row where they differ.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from dataclasses import dataclass
 from harness._replay.direct import Outcome, replay_outcome
 from harness._terminal import json_text
 from harness._testing.coverage import outcome_code
+from harness._testing.trace import rows_side_by_side, trace
 
-__all__ = ["OutcomeDiff", "diff_outcomes", "outcome_lines"]
+__all__ = ["OutcomeDiff", "diff_outcomes", "outcome_lines", "trace_sides"]
 
 
 def outcome_lines(path: str | os.PathLike[str], *, ignore_ids: bool = False) -> list[str]:
@@ -63,3 +66,14 @@ def diff_outcomes(
     return OutcomeDiff(
         outcome_code(a_outcome), outcome_code(b_outcome), a_lines, b_lines, list(diff)
     )
+
+
+def trace_sides(
+    a: str | os.PathLike[str], b: str | os.PathLike[str], *, ignore_ids: bool = False
+) -> tuple[list[str], str | None]:
+    """Both cassettes' traces side by side, labelled with the paths as given, up to and
+    including the first row where they differ; and where that row is, or None when they
+    agree row for row (`harness._testing.trace.rows_side_by_side`). Raises
+    `CassetteError` if one is unusable."""
+    labels = (os.fspath(a), os.fspath(b))
+    return rows_side_by_side(trace(a), trace(b), labels, ids=not ignore_ids)

@@ -123,8 +123,10 @@ class FaultCase:
         return ExpectFailure(self)
 
     def report(self) -> str:
-        """A few readable lines: the fault, what was expected, what came out, how to replay."""
+        """A few readable lines: the fault, what was expected, what came out, and the command
+        that prints the variant's trace."""
         from harness._events import event_to_json
+        from harness._testing.trace import trace_hint
 
         if self.error is None:
             got = "done" if self.recoverable else "the stream completed, as if nothing were wrong"
@@ -139,7 +141,7 @@ class FaultCase:
                 f"  expected: {self.expected_code}",
                 f"  got:      {got}",
                 f"  events:   {shown or '(none)'}",
-                f"  replay:   harness replay {self.path}",
+                f"  trace:    {trace_hint(self.path)}",
             ]
         )
 
@@ -223,6 +225,8 @@ class ExpectFailure:
         return True
 
     def _problem(self, error: BaseException | None) -> str | None:
+        from harness._testing.trace import trace_hint
+
         case = self.case
         name = case.fault.name
         code = self.called or "the code"
@@ -240,7 +244,7 @@ class ExpectFailure:
                 f"{code} returned {_shown(self.returned)} on {name}: the broken stream was "
                 f"accepted silently (the harness's adapter fails it with {case.expected_code}; "
                 f"{strict_verdict(case.served, case.client_options)}; "
-                f"replay: harness replay {case.path})"
+                f"trace: {trace_hint(case.path)})"
             )
         return None
 

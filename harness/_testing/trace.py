@@ -57,6 +57,9 @@ DIRECTIVE: Final = "directive"
 
 #: No excerpt: the event's head says it all.
 _NOTHING: Final = object()
+#: Delta kinds as the side-by-side form names them, to leave room for the excerpt (a text
+#: delta's emit says what it is).
+_SHORT_KINDS: Final = {"text_delta": "", "input_json_delta": "json"}
 #: The text form's width: a row fits an 80-column terminal unless one name is very long.
 WIDTH: Final = 80
 #: Columns before the event: the line number (4), the open tool blocks (6), spaces.
@@ -174,10 +177,11 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
 
 
-def _event_parts(row: TraceRow) -> tuple[str, object]:
+def _event_parts(row: TraceRow, *, short: bool = False) -> tuple[str, object]:
     """The event's head (`start(1) tool_use read`) and the value of its excerpt, if any.
 
-    Block events are named as in the chapter's picture: `start(i)`, `delta(i)`, `stop(i)`.
+    Block events are named as in the chapter's picture: `start(i)`, `delta(i)`, `stop(i)`;
+    `short` names the two common delta kinds `text` and `json`.
     """
     data = row.data or {}
     nothing: object = _NOTHING
@@ -200,10 +204,11 @@ def _event_parts(row: TraceRow) -> tuple[str, object]:
     if row.event == "content_block_delta":
         delta = data.get("delta") or {}
         kind = printable(str(delta.get("type")))
+        head = f"delta({index}) {_SHORT_KINDS.get(kind, kind) if short else kind}".rstrip()
         for field in ("text", "partial_json", "thinking"):
             if field in delta:
-                return f"delta({index}) {kind}", delta[field]
-        return f"delta({index}) {kind}", nothing
+                return head, delta[field]
+        return head, nothing
     if row.event == "content_block_stop":
         return f"stop({index})", nothing
     if row.event == "message_delta":
@@ -215,9 +220,9 @@ def _event_parts(row: TraceRow) -> tuple[str, object]:
     return printable(row.event), nothing
 
 
-def _event_text(row: TraceRow, width: int) -> str:
+def _event_text(row: TraceRow, width: int, *, short: bool = False) -> str:
     """The event column: its head, and the excerpt as far as `width` allows."""
-    head, value = _event_parts(row)
+    head, value = _event_parts(row, short=short)
     if value is _NOTHING:
         return head
     room = width - len(head) - 1
@@ -299,20 +304,25 @@ def format_rows(rows: Iterable[TraceRow]) -> Iterator[str]:
 
 
 def _compact(row: TraceRow | None, width: int, *, ids: bool) -> str:
-    """A row in `width` columns: line, open blocks, event, what it emitted."""
+    """A row in `width` columns: line, open blocks, event, what it emitted (cut to fit)."""
     if row is None:
         return ""
     number = "end" if row.number is None else str(row.number)
-    shown = _emitted(row, width, ids=ids)
-    head = f"{number:>4} {_open_set(row.open):<5} "
-    event = _event_text(row, 20 if shown else width - len(head))
-    text = head + (f"{event:<20} {', '.join(shown)}" if shown else event)
-    return _cut(text, width)
+    head = f"{number:>3} {_open_set(row.open):<5} "
+    shown = _emitted(row, width - len(head) - 10, ids=ids)
+    event = _event_text(row, 14 if shown else width - len(head), short=True)
+    return _cut(head + " ".join([event, *shown]), width)
+
+
+def _cut_left(text: str, width: int) -> str:
+    """`text` in at most `width` characters, keeping its end (a path's file name)."""
+    return text if len(text) <= width else "…" + text[len(text) - width + 1 :]
 
 
 def _comparable(row: TraceRow, *, ids: bool) -> tuple[object, ...]:
-    """What two rows must share to agree: all of the JSON row but the line number (a
-    re-recording numbers its lines its own way), tool-call ids only if `ids`."""
+    """What two rows must share to agree: the JSON row but the line number (a re-recording
+    numbers its lines its own way), and what the event carries that the adapter reads (a
+    delta, a block's start, a stop reason; not a message id); tool-call ids only if `ids`."""
     shown = row.to_json()
     emits = shown["emits"]
     if not ids:
@@ -320,7 +330,28 @@ def _comparable(row: TraceRow, *, ids: bool) -> tuple[object, ...]:
             {**emit, "call": {**emit["call"], "id": None}} if emit["type"] == "tool_call" else emit
             for emit in emits
         ]
-    return (shown["event"], shown["index"], shown["open"], json_text(emits), shown.get("error"))
+    data = row.data or {}
+    carried: object = None
+    if row.event == "content_block_start":
+        block = data.get("content_block") or {}
+        carried = block if ids else {key: value for key, value in block.items() if key != "id"}
+    elif row.event == "content_block_delta":
+        carried = data.get("delta")
+    elif row.event == "message_delta":
+        carried = (data.get("delta") or {}).get("stop_reason")
+    elif row.event == DIRECTIVE:
+        carried = data.get("harness")
+    return (
+        shown["event"],
+        shown["index"],
+        shown["open"],
+        json_text([emits, carried]),
+        shown.get("error"),
+    )
+
+
+def _reaches_adapter(row: TraceRow) -> bool:
+    return row.error is not None or row.event not in ("ping", DIRECTIVE)
 
 
 def rows_side_by_side(
@@ -330,12 +361,20 @@ def rows_side_by_side(
     *,
     ids: bool = True,
     width: int = WIDTH,
-) -> tuple[list[str], int | None]:
+) -> tuple[list[str], str | None]:
     """Two traces as text side by side, up to and including the first row where they
-    differ, marked `!`; and that row's position (1-based), or None when they agree."""
+    differ, marked `!`; and where that row is (`line 14 of A, line 14 of B`), or None
+    when they agree row for row.
+
+    Rows no adapter sees (a `ping`, a directive that raised nothing) are left out, so a
+    re-recording's other pings and arrival offsets do not count as a difference.
+    """
     half = (width - 3) // 2
-    lines = [f"{_cut(printable(labels[0]), half):<{half}}   {_cut(printable(labels[1]), half)}"]
-    for position, (left, right) in enumerate(zip_longest(a, b), start=1):
+    left_label, right_label = (_cut_left(printable(label), half) for label in labels)
+    lines = [f"{left_label:<{half}}   {right_label}"]
+    seen_a = (row for row in a if _reaches_adapter(row))
+    seen_b = (row for row in b if _reaches_adapter(row))
+    for left, right in zip_longest(seen_a, seen_b):
         agree = (
             left is not None
             and right is not None
@@ -346,5 +385,11 @@ def rows_side_by_side(
             f"{_compact(left, half, ids=ids):<{half}} {mark} {_compact(right, half, ids=ids)}"
         )
         if not agree:
-            return lines, position
+            return lines, f"{_where(left)} of A, {_where(right)} of B"
     return lines, None
+
+
+def _where(row: TraceRow | None) -> str:
+    if row is None:
+        return "past the end"
+    return "the end" if row.number is None else f"line {row.number}"
