@@ -119,7 +119,7 @@ def test_the_fault_report_says_what_strict_would_have_raised(project: pytest.Pyt
             "E       AssertionError: summarize returned * on drop_stop_reason: the broken stream "
             "was accepted silently (the harness's adapter fails it with missing_stop_reason; "
             "harness.strict would have raised StreamProtocolError: Anthropic stream protocol "
-            "error: message_delta did not provide a stop_reason; replay: harness replay *)",
+            "error: message_delta did not provide a stop_reason; trace: harness replay --trace *)",
         ]
     )
 
