@@ -116,11 +116,15 @@ def test_trace_shows_both_traces_up_to_the_row_where_a_broken_stream_parts(
     assert result.exit_code == 1
     lines = result.output.splitlines()
     assert lines[0] == f"outcomes differ: {a} ends in done, {b} in unclosed_tool_blocks"
-    rows = lines[2:-1]
+    full = lines.index("first difference (!), in full:")
+    rows = lines[2:full]
     assert [row[39] for row in rows] == ["|"] * (len(rows) - 1) + ["!"]
     assert "stop(1) tool_call read" in rows[-1][:38]
     assert "message_delta" in rows[-1][41:]
-    assert lines[-1] == "first difference (!): line 9 of A, line 9 of B"
+    assert lines[full + 1 :] == [
+        "A    9  {}     stop(1)               tool_call read toolu_a",
+        'B    9  {1}    message_delta stop_reason="tool_use"',
+    ]
     assert all(len(line) <= 80 for line in lines[1:])
 
 
@@ -147,14 +151,17 @@ def test_trace_passes_over_pings_and_sees_json_chunked_otherwise(tmp_path: Path)
     )
     chunked = CliRunner().invoke(cli, ["diff", "--trace", a, c])
     assert chunked.exit_code == 0, "the same outcome"
-    assert chunked.output.splitlines()[-1].startswith("first difference (!): line ")
+    assert "first difference (!), in full:" in chunked.output.splitlines()
 
 
 def test_trace_with_ignore_ids_compares_tool_calls_by_position(tmp_path: Path) -> None:
     a = _write(tmp_path / "a.jsonl", _stream(tool_id="toolu_first"))
     b = _write(tmp_path / "b.jsonl", _stream(tool_id="toolu_rerecorded"))
     differ = CliRunner().invoke(cli, ["diff", "--trace", a, b]).output.splitlines()
-    assert differ[-1].startswith("first difference (!)")
+    assert differ[-2:] == [
+        "A    6  {1}    start(1) tool_use read toolu_first {}",
+        "B    6  {1}    start(1) tool_use read toolu_rerecorded {}",
+    ]
     same = CliRunner().invoke(cli, ["diff", "--trace", "--ignore-ids", a, b])
     assert same.exit_code == 0
     assert same.output.splitlines()[-1] == "the traces agree row for row"

@@ -60,11 +60,11 @@ def diff(a: str, b: str, ignore_ids: bool, show_trace: bool) -> None:
             f"outcomes differ: {shown_a} ends in {result.a_code}, {shown_b} in {result.b_code}"
         )
     if sides is not None:
-        lines, first = sides
+        lines, agree = sides
         for line in lines:
             click.echo(line)
-        agree = "the traces agree row for row"
-        click.echo(agree if first is None else f"first difference (!): {first}")
+        if agree:
+            click.echo("the traces agree row for row")
     elif not result.same:
         for line in result.diff:
             click.echo(line)

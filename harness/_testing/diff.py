@@ -70,10 +70,10 @@ def diff_outcomes(
 
 def trace_sides(
     a: str | os.PathLike[str], b: str | os.PathLike[str], *, ignore_ids: bool = False
-) -> tuple[list[str], str | None]:
-    """Both cassettes' traces side by side, labelled with the paths as given, up to and
-    including the first row where they differ; and where that row is, or None when they
-    agree row for row (`harness._testing.trace.rows_side_by_side`). Raises
-    `CassetteError` if one is unusable."""
+) -> tuple[list[str], bool]:
+    """Both cassettes' traces side by side, labelled with the paths as given, up to the
+    first row where they differ, then that row of each in full; and whether they agree
+    row for row (`harness._testing.trace.rows_side_by_side`). Raises `CassetteError` if
+    one is unusable."""
     labels = (os.fspath(a), os.fspath(b))
     return rows_side_by_side(trace(a), trace(b), labels, ids=not ignore_ids)

@@ -196,10 +196,9 @@ def _event_parts(row: TraceRow, *, short: bool = False) -> tuple[str, object]:
         kind = printable(str(block.get("type")))
         if kind == "text":
             return f"start({index}) text", block.get("text", nothing)
-        if "name" in block:
-            return f"start({index}) {kind} {printable(str(block['name']))}", block.get(
-                "input", nothing
-            )
+        if "name" in block:  # a tool block: its name and id, as its tool_call will show them
+            named = " ".join(printable(str(block[key])) for key in ("name", "id") if key in block)
+            return f"start({index}) {kind} {named}", block.get("input", nothing)
         return f"start({index}) {kind}", nothing
     if row.event == "content_block_delta":
         delta = data.get("delta") or {}
@@ -223,8 +222,8 @@ def _event_parts(row: TraceRow, *, short: bool = False) -> tuple[str, object]:
 def _event_text(row: TraceRow, width: int, *, short: bool = False) -> str:
     """The event column: its head, and the excerpt as far as `width` allows."""
     head, value = _event_parts(row, short=short)
-    if value is _NOTHING:
-        return head
+    if value is _NOTHING or len(head) >= width:
+        return _cut(head, width)
     room = width - len(head) - 1
     if room < 6:  # not enough for an excerpt that says anything
         return head
@@ -265,26 +264,26 @@ def _error_message(error: BaseException) -> str:
 HEADER: Final = f"{'line':>4}  {'open':<6} {'event':<{_EVENT}}  emits"
 
 
-def format_row(row: TraceRow) -> list[str]:
-    """A row as text: one line of 80 columns at most (excerpts and text are cut to fit),
-    any further emits under the first, then a fired rule's code and message, wrapped."""
+def format_row(row: TraceRow, width: int = WIDTH) -> list[str]:
+    """A row as text: one line of `width` columns at most (excerpts and text are cut to
+    fit), any further emits under the first, then a fired rule's code and message, wrapped."""
     number = "end" if row.number is None else str(row.number)
     prefix = f"{number:>4}  {_open_set(row.open):<6} "
     column = len(prefix) + _EVENT + 2
-    beside = [_emit_text(event, WIDTH - column) for event in row.emits]
-    if beside and all(column + len(emit) <= WIDTH for emit in beside):
+    beside = [_emit_text(event, width - column) for event in row.emits]
+    if beside and all(column + len(emit) <= width for emit in beside):
         event = _event_text(row, _EVENT).ljust(_EVENT)
         lines = [f"{prefix}{event}  {beside[0]}", *(" " * column + more for more in beside[1:])]
     else:  # a tool call too long to stand beside the event stands under it, to the right
-        lines = [prefix + _event_text(row, WIDTH - len(prefix))]
+        lines = [prefix + _event_text(row, width - len(prefix))]
         for emitted in row.emits:
-            emit = _emit_text(emitted, WIDTH - len(prefix))
-            lines.append(" " * max(min(column, WIDTH - len(emit)), len(prefix)) + emit)
+            emit = _emit_text(emitted, width - len(prefix))
+            lines.append(" " * max(min(column, width - len(emit)), len(prefix)) + emit)
     if row.error is not None:
         lines.extend(
             textwrap.wrap(
                 f"error {_error_code(row.error)}: {_error_message(row.error)}",
-                WIDTH,
+                width,
                 initial_indent=" " * _PREFIX,
                 subsequent_indent=" " * (_PREFIX + 2),
                 break_on_hyphens=False,
@@ -361,10 +360,10 @@ def rows_side_by_side(
     *,
     ids: bool = True,
     width: int = WIDTH,
-) -> tuple[list[str], str | None]:
+) -> tuple[list[str], bool]:
     """Two traces as text side by side, up to and including the first row where they
-    differ, marked `!`; and where that row is (`line 14 of A, line 14 of B`), or None
-    when they agree row for row.
+    differ, marked `!` and then shown in full, one row under the other (`A`, `B`); and
+    whether they agree row for row.
 
     Rows no adapter sees (a `ping`, a directive that raised nothing) are left out, so a
     re-recording's other pings and arrival offsets do not count as a difference.
@@ -385,11 +384,9 @@ def rows_side_by_side(
             f"{_compact(left, half, ids=ids):<{half}} {mark} {_compact(right, half, ids=ids)}"
         )
         if not agree:
-            return lines, f"{_where(left)} of A, {_where(right)} of B"
-    return lines, None
-
-
-def _where(row: TraceRow | None) -> str:
-    if row is None:
-        return "past the end"
-    return "the end" if row.number is None else f"line {row.number}"
+            lines.append("first difference (!), in full:")
+            for name, row in (("A", left), ("B", right)):
+                shown = format_row(row, width - 2) if row is not None else ["(no row: ended)"]
+                lines.extend(f"{name if n == 0 else ' '} {line}" for n, line in enumerate(shown))
+            return lines, False
+    return lines, True
