@@ -145,6 +145,8 @@ def test_commands_that_hand_no_sdk_object_on_never_import_the_sdk(tmp_path: Path
         ["replay", "--trace", good],
         ["coverage", library],
         ["diff", good, str(LIBRARY / "two_tools.jsonl")],
+        ["diff", "--trace", good, str(LIBRARY / "two_tools.jsonl")],
+        ["replay", "--trace", "--format", "json", broken],
         ["faults", good, "--out", str(tmp_path / "broken")],
     ]
     code = NO_SDK.format(commands=commands)

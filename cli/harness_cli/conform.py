@@ -58,16 +58,18 @@ def _listing(cases: list[Any]) -> dict[str, Any]:
 
 def _trace_hint(verdict: Any, keep: str | None) -> str:
     """The command that prints the case's trace, from a file the user has or can write."""
+    from harness._testing.trace import trace_hint
+
     case = verdict.case
     if keep is not None:
         from harness._testing.conform import write_case
 
-        return f"harness replay --trace {write_case(case, keep)}"
+        return trace_hint(write_case(case, keep))
     relative = os.path.relpath(case.source)
     source = case.source if relative.startswith("..") else relative
     if case.fault is None:
-        return f"harness replay --trace {source}"
-    return f"--keep DIR writes it, then harness replay --trace DIR/{case.name}.jsonl"
+        return trace_hint(source)
+    return f"--keep DIR writes it, then {trace_hint(f'DIR/{case.name}.jsonl')}"
 
 
 @click.command(cls=_CommandAfterDashes, epilog=EXAMPLES)

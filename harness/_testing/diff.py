@@ -76,4 +76,5 @@ def trace_sides(
     row for row (`harness._testing.trace.rows_side_by_side`). Raises `CassetteError` if
     one is unusable."""
     labels = (os.fspath(a), os.fspath(b))
-    return rows_side_by_side(trace(a), trace(b), labels, ids=not ignore_ids)
+    a_rows, b_rows = trace(a, sdk_objects=False), trace(b, sdk_objects=False)
+    return rows_side_by_side(a_rows, b_rows, labels, ids=not ignore_ids)
