@@ -10,9 +10,9 @@ JSON object a line (stdin mode), or, with `serve`, over HTTP from a `CassetteSer
 what it printed, `judge` compares that with the expected outcome. The protocol, written
 for someone implementing it in another language, is docs/conform.md.
 
-The expected outcomes come from the adapter fed plain JSON objects (`_Fields`), not the
-SDK's event objects: `import anthropic` costs about 1.5 s, and what the adapter reads of
-an event is its fields. `tests/test_conform.py` holds the two to the same outcomes on
+The expected outcomes come from the adapter fed light views of the lines
+(`harness._views`), not the SDK's event objects: `import anthropic` costs about 1.5 s,
+which conform never pays. `tests/test_conform.py` holds the two to the same outcomes on
 every case.
 """
 
@@ -44,6 +44,7 @@ from harness._exceptions import (
     StreamProtocolError,
     error_pattern,
 )
+from harness._views import EventView
 from harness.faults import DONE, derive_variants, fault_named
 
 __all__ = [
@@ -131,19 +132,6 @@ class Result:
         return shown
 
 
-class _Fields(dict[str, Any]):
-    """A JSON object whose fields read as attributes, as the adapter reads an SDK event.
-
-    As in the SDK's models, a tool's `input` stays the plain JSON object it is."""
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            value = self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-        return _Fields(value) if type(value) is dict and name != "input" else value
-
-
 def _wire_outcome(directive: Mapping[str, Any]) -> str | None:
     """What a client makes of a wire directive; None for one that changes nothing (`at`)."""
     kind = directive.get("harness")
@@ -157,7 +145,7 @@ def _wire_outcome(directive: Mapping[str, Any]) -> str | None:
     return None
 
 
-def expected_result(lines: Iterable[Mapping[str, Any]]) -> Result:
+def expected_result(lines: Iterable[dict[str, Any]]) -> Result:
     """The harness's adapter over one response's lines, as a client reading them sees
     them: `ping` passed over, an `error` event an API error, a wire directive where the
     stream ends in an HTTP or connection error."""
@@ -176,7 +164,7 @@ def expected_result(lines: Iterable[Mapping[str, Any]]) -> Result:
                 details = line.get("error")
                 kind = details.get("type") if isinstance(details, dict) else None
                 return Result(events, f"api_error:{kind or 'APIStatusError'}")
-            events += [event_to_json(event) for event in adapter.feed(_Fields(line))]
+            events += [event_to_json(event) for event in adapter.feed(EventView(line))]
         events += [event_to_json(event) for event in adapter.finish()]
     except StreamProtocolError as error:
         return Result(events, error.code)
