@@ -1,8 +1,10 @@
-"""What the test-facing commands and the pytest plugin run: faults, coverage, diffs, sessions.
+"""What the test-facing commands and the pytest plugin run: faults, conformance, coverage,
+diffs, sessions.
 
-`fault_runs` runs the fault catalogue against an adapter or the user's code; `coverage`
-files cassettes under the outcomes they reach; `diff` compares two replays; `trace` draws
-a replay row by row (the open tool blocks, what each line emitted); `client_session` is
-one test's cassette clients; `record_once` is the lock and run marker every record route
-of the plugin takes. It may import every other subpackage.
+`fault_runs` runs the fault catalogue against an adapter or the user's code; `conform`
+runs it against a command in any language (`harness conform`); `coverage` files
+cassettes under the outcomes they reach; `diff` compares two replays; `trace` draws a
+replay row by row (the open tool blocks, what each line emitted); `client_session` is one
+test's cassette clients; `record_once` is the lock and run marker every record route of
+the plugin takes. It may import every other subpackage.
 """

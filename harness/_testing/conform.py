@@ -452,7 +452,8 @@ def judge(case: Case, got: Result) -> Verdict:
                 f"got {_event_text(have, got)}"
             )
             return Verdict(case, got, False, difference)
-    return Verdict(case, got, False, f"the {len(got.events)} events agree, the outcome does not")
+    agreeing = f"the {len(got.events)} events agree" if got.events else "no events before it"
+    return Verdict(case, got, False, f"the outcome differs ({agreeing})")
 
 
 # -- a run ------------------------------------------------------------------------------
