@@ -257,3 +257,22 @@ def test_parallel_workers_record_a_fault_cassette_once(
     result = project.runpytest_subprocess("-n", "2", "--harness-record=all")
     result.assert_outcomes(passed=2 * applies, skipped=2 * skipped)
     assert len(live.received) == 2
+
+
+@pytest.mark.slow
+def test_judging_the_adapter_before_the_code_recorded_says_so(
+    project: pytest.Pytester, live: FakeMessagesAPI
+) -> None:
+    project.makepyfile(
+        test_inner="""
+        import pytest
+
+        @pytest.mark.cassette("fresh")
+        def test_too_early(harness_client, fault_variant):
+            fault_variant.assert_caught()
+        """
+    )
+    result = project.runpytest("--harness-record=missing", "-k", "drop_message_stop")
+    result.assert_outcomes(failed=1, deselected=len(_catalogue()) - 1)
+    result.stdout.fnmatch_lines(["*fault drop_message_stop: no variant yet: its good cassette*"])
+    assert live.received == []

@@ -148,6 +148,11 @@ class FaultCase:
     def assert_caught(self) -> None:
         """Raise `AssertionError` with `report()` unless the adapter gave the expected code."""
         __tracebackhide__ = True
+        if self.pending:
+            raise AssertionError(
+                f"fault {self.fault.name}: no variant yet: its good cassette is being recorded "
+                "by the code's first request through the client; judge the adapter after it"
+            )
         if not self.caught:
             raise AssertionError(self.report())
 
