@@ -103,6 +103,13 @@ def test_the_agent_replays_a_101_turn_session_in_turn_order(long_session: Path) 
     assert len(client.requests) == TURNS
 
 
+def test_fault_variant_breaks_the_last_turn_of_a_101_turn_session(long_session: Path) -> None:
+    from harness._testing.fault_runs import faulted_turn
+
+    assert faulted_turn(long_session, None).name == turn_name(TURNS)
+    assert faulted_turn(long_session, 11).name == "turn-11.jsonl"
+
+
 def test_the_fault_catalogue_writes_a_session_through_the_one_naming(tmp_path: Path) -> None:
     lines = answer("x").events()
     written = write_turns(tmp_path / "v", [lines] * TURNS, header={"cassette": 1})

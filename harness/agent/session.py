@@ -21,14 +21,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness._adapter import ato_model_events
 from harness._cassette.codec import Cassette
-from harness._cassette.directives import ABORT, AT, HANG
+from harness._cassette.directives import ABORT, HANG
 from harness._cassette.sessions import TURN_PATTERN, turn_files, turn_number, turn_path
 from harness._events import ModelEvent
 from harness._exceptions import ReplayError, SessionError
@@ -191,11 +191,9 @@ class ReplayModelClient:
 
     async def _sdk_stream(self, path: Path) -> AsyncIterator[Any]:
         """The turn's SDK event objects, one per loop iteration, acting on directives."""
-        from harness._replay.direct import sdk_events
-        from harness._replay.plan import AsyncPacer
+        from harness._replay.direct import asdk_events
 
         hang = False
-        pacer = AsyncPacer() if self.realtime else None
 
         def on_directive(directive: dict[str, Any]) -> None:
             nonlocal hang
@@ -206,20 +204,15 @@ class ReplayModelClient:
                 if self.controller is None:
                     raise ReplayError(f"{path}: an abort directive needs a controller")
                 self.controller.abort(f"{path}: abort directive")
-            elif name == AT and pacer is not None:
-                pacer(directive)
-            # any other directive this reader meets is passed over (harness._cassette.directives)
+            # any other directive is carried out or passed over by `asdk_events`
 
-        events: Iterator[Any] = sdk_events(Cassette(path), on_directive)
-        while True:
-            event = next(events, None)
+        async for event in asdk_events(Cassette(path), on_directive, realtime=self.realtime):
             if hang:
                 await asyncio.Event().wait()  # deaf to the signal; only cancellation ends it
-            if event is None:
-                return
-            # a real stream yields to the event loop between events, here at its pace
-            await (pacer.wait() if pacer is not None else asyncio.sleep(0))
+            await asyncio.sleep(0)  # a real stream yields to the event loop between events
             yield event
+        if hang:
+            await asyncio.Event().wait()
 
 
 async def replay_session(
