@@ -23,6 +23,7 @@ from harness import (
     async_cassette_client,
     captured_requests,
     cassette_client,
+    import_recording,
     read_cassette,
     replay_outcome,
     strict,
@@ -69,17 +70,17 @@ def test_strict_client_raises_what_direct_replay_does(path: Path) -> None:
         assert type(error) is type(direct)
     types = [event["type"] for event in _events(path) if event["type"] != "ping"]
     assert seen == types[: len(seen)], "the SDK saw a prefix of the stream"
-    if isinstance(direct, StreamProtocolError) and direct.code != "event_after_message_stop":
-        assert "message_stop" not in seen, "the broken answer was never completed"
+    if isinstance(direct, StreamProtocolError):
+        assert "message_delta" not in seen, "the broken answer was never completed"
 
 
 @pytest.mark.parametrize(
     "code", ["missing_stop_reason", "unsupported_stop_reason", "end_turn_with_tool_calls"]
 )
-def test_end_rules_refuse_message_stop_before_the_sdk_reads_it(code: str) -> None:
+def test_end_rules_refuse_message_delta_before_the_sdk_reads_it(code: str) -> None:
     seen, error = _raw_stream(strict(cassette_client(LIBRARY / "errors" / f"{code}.jsonl")))
     assert isinstance(error, StreamProtocolError) and error.code == code
-    assert seen[-1] != "message_stop" and "message_delta" in seen
+    assert seen[-1] == "content_block_stop", "the stop reason never reached the SDK"
 
 
 def test_a_clean_end_without_message_stop_raises_instead_of_ending() -> None:
@@ -87,7 +88,8 @@ def test_a_clean_end_without_message_stop_raises_instead_of_ending() -> None:
     seen, error = _raw_stream(strict(cassette_client(path)))
     assert isinstance(error, StreamProtocolError) and error.code == "missing_message_stop"
     plain, plain_error = _raw_stream(cassette_client(path))
-    assert plain_error is None and plain == seen, "the plain SDK ends quietly after the same events"
+    assert plain_error is None and plain[-1] == "message_delta", "the plain SDK ends quietly"
+    assert seen == plain[:-1], "under strict, the SDK never sees the stop reason"
 
 
 def test_messages_stream_raises_from_the_guard_and_the_chain_reaches_it() -> None:
@@ -181,9 +183,20 @@ def test_the_guard_holds_an_incomplete_event_back() -> None:
     guard = StreamGuard()
     body = b"".join(encode_event(event) for event in StreamBuilder().text(0, "hi").stop().events())
     first_end = body.index(b"\n\n") + 2
+    completing = body.index(b"event: message_delta")
     assert guard.feed(body[: first_end + 5]) == body[:first_end]
-    assert guard.feed(body[first_end + 5 :]) == body[first_end:]
-    assert guard.finish() == b"" and guard.failure is None
+    assert guard.feed(body[first_end + 5 :]) == body[first_end:completing]
+    assert guard.finish() == body[completing:] and guard.failure is None
+
+
+def test_from_message_delta_on_the_bytes_wait_for_the_end_rules() -> None:
+    guard = StreamGuard()
+    body = b"".join(encode_event(event) for event in StreamBuilder().text(0, "hi").events())
+    body += encode_event({"type": "message_delta", "delta": {"stop_reason": "max_tokens"}})
+    body += encode_event({"type": "message_stop"})
+    released = guard.feed(body)
+    assert b"message_delta" not in released and guard.failure is not None
+    assert guard.failure.code == "unsupported_stop_reason"
 
 
 def test_an_api_error_event_passes_on_for_the_sdk_to_raise() -> None:
@@ -218,3 +231,18 @@ def test_strict_transport_checks_a_message_and_the_sdk_wraps_what_it_raises() ->
         client.messages.create(**ASK)
     cause = raised.value.__cause__
     assert isinstance(cause, StreamProtocolError) and cause.code == "tool_use_without_tool_calls"
+
+
+def test_every_imported_recording_passes_strict_unchanged(tmp_path: Path) -> None:
+    recordings = Path(__file__).parent / "data" / "recordings"
+    for recording in sorted(recordings.iterdir()):
+        if recording.suffix != ".md":
+            import_recording(str(recording), str(tmp_path / recording.name))
+    imported = sorted(tmp_path.rglob("*.jsonl"))
+    assert len(imported) >= 8
+    for path in imported:
+        plain = _raw_stream(cassette_client(path))
+        guarded = _raw_stream(strict(cassette_client(path)))
+        assert guarded[0] == plain[0], path.name
+        assert type(guarded[1]) is type(plain[1]), path.name
+        assert not isinstance(guarded[1], StreamProtocolError), path.name

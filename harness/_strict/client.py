@@ -36,7 +36,7 @@ def _is_message_answer(request: APIRequest, response: Any) -> bool:
     return (
         not request.stream
         and request.method.lower() == "post"
-        and request.url.endswith(MESSAGES_SUFFIX)
+        and request.url.partition("?")[0].endswith(MESSAGES_SUFFIX)
         and response.http_response.is_success
     )
 

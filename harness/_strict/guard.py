@@ -9,15 +9,22 @@ as direct replay builds it (`adapter_event_builder`) and fed to a `StreamAdapter
 bytes of an event still incomplete wait for the rest of it. On a violation, `feed`
 returns the bytes of the events before it and keeps the error in `failure`, for the
 driver to raise once they are handed over: the client never reads the event that broke
-the rules. At `message_stop` the end rules run (`StreamAdapter.check_end`), so a wrong
-or missing stop reason is refused before the event that would complete the answer;
-`finish()`, at the end of the body, refuses an answer that never stopped.
+the rules.
 
-An API `error` event is the API's own report, as on direct replay: it goes on
-unchecked, and the client raises its own error for it. A `data:` field that is not an
-event raises `SSEFormatError` (the client's decoder would fail on it, or read it
-leniently). `check_message` applies the same rules to a non-streaming `Message` JSON,
-as the events a stream of it carries (`events_from_message`).
+From `message_delta` on, the checked bytes wait for the end of the body. The stop
+reason is in `message_delta`, and a client may take the answer as complete there and
+read no further (litellm does), so that is the event that completes an answer. The end
+rules run at `message_stop` (`StreamAdapter.check_end`) and at the end of the body
+(`finish()`, which then releases the rest): a wrong or missing stop reason, an answer
+that never stopped, an event after `message_stop` are all refused before the client
+reads `message_delta`. In a good stream `message_delta` and `message_stop` are the
+last events, so nothing waits longer than the body does.
+
+An API `error` event is the API's own report, as on direct replay: it and everything
+after it go on unchecked, and the client raises its own error for it. A `data:` field
+that is not an event raises `SSEFormatError` (the client's decoder would fail on it, or
+read it leniently). `check_message` applies the same rules to a non-streaming `Message`
+JSON, as the events a stream of it carries (`events_from_message`).
 
 `guarded` and `aguarded` are the two drivers: the body's chunks in, the checked chunks
 out, raising where the guard does.
@@ -63,7 +70,11 @@ class StreamGuard:
         self._decoder = StreamingDecoder()
         self._adapter = StreamAdapter(stop_reasons=stop_reasons)
         self._build = build or adapter_event_builder()
+        #: the bytes of an event not complete yet
         self._held = b""
+        #: the checked bytes from `message_delta` on, released by `finish`
+        self._withheld = bytearray()
+        self._completing = False
         self._api_error = False
         #: The violation found, raised by the driver after the bytes `feed` returned.
         self.failure: StreamProtocolError | None = None
@@ -75,27 +86,35 @@ class StreamGuard:
         if self.failure is not None:
             return b""
         held = self._held + chunk
-        start = 0
+        start = released = 0
         for end in _EVENT_END.finditer(held):
             if not self._accept(self._decoder.feed(held[start : end.end()])):
                 self._held = b""
-                return held[:start]
+                return held[:released]
             start = end.end()
+            if self._api_error:
+                self._held = b""
+                return bytes(self._withheld) + held
+            if not self._completing:
+                released = start
         self._held = held[start:]
-        return held[:start]
+        self._withheld += held[released:start]
+        return held[:released]
 
     def finish(self) -> bytes:
-        """The body ended: the bytes still held, if their event passes; then the end rules."""
+        """The body ended: the rest, if it passes the end rules (else `failure` is set)."""
         if self._api_error or self.failure is not None:
             return b""
         rest, self._held = self._held, b""
         if not self._accept(self._decoder.feed(rest) + self._decoder.finish()):
             return b""
-        try:
-            self._adapter.finish()
-        except StreamProtocolError as error:
-            self.failure = error
-        return rest
+        if not self._api_error:
+            try:
+                self._adapter.finish()
+            except StreamProtocolError as error:
+                self.failure = error
+                return b""
+        return bytes(self._withheld) + rest
 
     def _accept(self, events: list[dict[str, Any]]) -> bool:
         """Feed the adapter; False (the error kept in `failure`) at a violation."""
@@ -106,6 +125,7 @@ class StreamGuard:
             if kind == "error":
                 self._api_error = True
                 return True
+            self._completing = self._completing or kind == "message_delta"
             try:
                 self._adapter.feed(self._build(data))
                 if kind == "message_stop":
