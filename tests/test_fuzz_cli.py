@@ -3,10 +3,11 @@
 Random bytes, truncations of a good cassette, lines nested deeper than any parser
 allows, huge numbers, lone surrogates (escaped and as raw CESU bytes), control
 characters, and tool JSON made of all of these, are fed to `validate`, `replay` (text
-and JSON, `--via direct` and `--via sdk`), `faults` and `diff`. Only the documented
-outcomes are accepted: exit 0, 1 (a stream failed: replay and diff only) or 2 with one
-line on stderr; no traceback, no exception out of the command, no "internal error"
-(the command group's last resort, which would hide a bug here); JSON output parses.
+and JSON, `--via direct` and `--via sdk`, `--trace`), `faults` and `diff` (and
+`--trace`). Only the documented outcomes are accepted: exit 0, 1 (a stream failed:
+replay and diff only) or 2 with one line on stderr; no traceback, no exception out of
+the command, no "internal error" (the command group's last resort, which would hide a
+bug here); JSON output parses.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from harness.builder import StreamBuilder
 from harness_cli.main import cli
 
-#: Examples per run; each goes through 6 command lines.
+#: Examples per run; each goes through 9 command lines.
 EXAMPLES: Final = 150
 GOOD: Final = LIBRARY / "interleaved.jsonl"
 #: Stands in a built stream for the hostile JSON text, replaced after encoding.
@@ -116,8 +117,11 @@ COMMANDS: Final = [
     ["replay", "{a}"],
     ["replay", "--format", "json", "{a}"],
     ["replay", "--via", "sdk", "--chunk-size", "7", "{a}"],
+    ["replay", "--trace", "{a}"],
+    ["replay", "--trace", "--format", "json", "{a}"],
     ["faults", "{a}", "--out", "{out}"],
     ["diff", "{a}", "{good}"],
+    ["diff", "--trace", "{a}", "{good}"],
 ]
 #: Which commands may say "a stream failed" (exit 1).
 MAY_FAIL_A_STREAM: Final = {"replay", "diff"}

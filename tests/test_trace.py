@@ -318,3 +318,12 @@ def test_an_outcome_names_its_cassette_and_equal_streams_stay_equal(tmp_path: Pa
     assert copied.source == str(copy)
     assert trace_line(copied) == f"trace: harness replay --trace {copy}"
     assert trace_line("a summary string") is None
+
+
+def test_realtime_paces_the_trace_and_shows_the_arrival_offsets(tmp_path: Path) -> None:
+    path = tmp_path / "recorded.jsonl"
+    events = StreamBuilder().text(0, "Hi").stop().events()
+    write_cassette(path, [events[0], {"harness": "at", "ms": 1}, *events[1:]])
+    result = run("replay", "--trace", "--realtime", str(path))
+    assert result.exit_code == 0
+    assert '   2  {}     directive at {"ms": 1}' in result.stdout.splitlines()

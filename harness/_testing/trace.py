@@ -60,7 +60,7 @@ _NOTHING: Final = object()
 #: Delta kinds as the side-by-side form names them, to leave room for the excerpt (a text
 #: delta's emit says what it is).
 _SHORT_KINDS: Final = {"text_delta": "", "input_json_delta": "json"}
-#: The text form's width: a row fits an 80-column terminal unless one name is very long.
+#: The text form's width: a row's first line fits an 80-column terminal.
 WIDTH: Final = 80
 #: Columns before the event: the line number (4), the open tool blocks (6), spaces.
 _PREFIX: Final = 13
@@ -180,8 +180,8 @@ def _cut(text: str, width: int) -> str:
 def _event_parts(row: TraceRow, *, short: bool = False) -> tuple[str, object]:
     """The event's head (`start(1) tool_use read`) and the value of its excerpt, if any.
 
-    Block events are named as in the chapter's picture: `start(i)`, `delta(i)`, `stop(i)`;
-    `short` names the two common delta kinds `text` and `json`.
+    Block events are named as in the picture of docs/replay.md: `start(i)`, `delta(i)`,
+    `stop(i)`; `short` names the two common delta kinds `text` and `json`.
     """
     data = row.data or {}
     nothing: object = _NOTHING
