@@ -246,3 +246,20 @@ def test_every_imported_recording_passes_strict_unchanged(tmp_path: Path) -> Non
         assert guarded[0] == plain[0], path.name
         assert type(guarded[1]) is type(plain[1]), path.name
         assert not isinstance(guarded[1], StreamProtocolError), path.name
+
+
+def test_the_guard_reads_event_views_and_never_loads_the_sdk() -> None:
+    code = (
+        "import sys\n"
+        "from harness._strict.guard import StreamGuard\n"
+        "from harness._cassette.codec import Cassette\n"
+        "from harness._cassette.sse import encode_event\n"
+        "guard = StreamGuard()\n"
+        "guard.feed(b''.join(encode_event(e) for e in Cassette("
+        "'cassettes/errors/invalid_tool_json.jsonl').events()))\n"
+        "print(guard.failure.code, 'anthropic' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=LIBRARY.parent
+    )
+    assert result.stdout.split() == ["invalid_tool_json", "False"], result.stderr

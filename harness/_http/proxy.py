@@ -346,10 +346,6 @@ class RecordingProxy:
         return app
 
     async def _open(self, app: web.Application) -> None:
-        if self.strict:  # the guard's event classes, loaded before the first answer waits
-            from harness._replay.direct import adapter_event_builder
-
-            await asyncio.to_thread(adapter_event_builder)
         self._session = aiohttp.ClientSession(
             auto_decompress=False,
             timeout=aiohttp.ClientTimeout(

@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 __all__ = [
     "Outcome",
     "acollect",
-    "adapter_event_builder",
     "areplay",
     "asdk_events",
     "collect",
@@ -98,12 +97,6 @@ def _sdk_builders() -> Builders:
         return client()._make_status_error(f"{body}", body=body, response=response)
 
     return build, api_error
-
-
-def adapter_event_builder() -> Callable[[dict[str, Any]], Any]:
-    """What the adapter is fed for one raw event's JSON: the one builder, shared by direct
-    replay and `harness.strict`'s guard, so both apply the rules to the same objects."""
-    return _sdk_builders()[0]
 
 
 def _view_error(body: dict[str, Any], status: int | None = None, headers: Any = None) -> Exception:

@@ -4,8 +4,10 @@ Theory of operation
 -------------------
 `StreamGuard` is sans-IO, like the adapter it drives. `feed(chunk)` takes the next
 bytes of an SSE body and returns the bytes that may go on to the client: those of the
-whole events among them, each decoded (`StreamingDecoder`, the one SSE decoder), built
-as direct replay builds it (`adapter_event_builder`) and fed to a `StreamAdapter`. The
+whole events among them, each decoded (`StreamingDecoder`, the one SSE decoder), read
+through the light view `harness replay` feeds the adapter (`EventView`: no SDK object
+reaches user code from here, and the SDK need not be loaded) and fed to a
+`StreamAdapter`. The
 bytes of an event still incomplete wait for the rest of it. On a violation, `feed`
 returns the bytes of the events before it and keeps the error in `failure`, for the
 driver to raise once they are handed over: the client never reads the event that broke
@@ -40,7 +42,7 @@ from harness._adapter import COMPLETE_STOP_REASONS, StreamAdapter
 from harness._cassette.message import events_from_message
 from harness._cassette.sse import StreamingDecoder
 from harness._exceptions import StreamProtocolError
-from harness._replay.direct import adapter_event_builder
+from harness._views import EventView
 
 __all__ = [
     "STRICT_ERROR_TYPE",
@@ -69,7 +71,7 @@ class StreamGuard:
     ) -> None:
         self._decoder = StreamingDecoder()
         self._adapter = StreamAdapter(stop_reasons=stop_reasons)
-        self._build = build or adapter_event_builder()
+        self._build = build or EventView
         #: the bytes of an event not complete yet
         self._held = b""
         #: the checked bytes from `message_delta` on, released by `finish`
@@ -154,10 +156,9 @@ def check_message(
 ) -> None:
     """Raise `StreamProtocolError` if a non-streaming `Message` breaks the rules a stream of
     it would: the same adapter over the events `events_from_message` gives."""
-    build = adapter_event_builder()
     adapter = StreamAdapter(stop_reasons=stop_reasons)
     for event in events_from_message(message):
-        adapter.feed(build(event))
+        adapter.feed(EventView(event))
     adapter.finish()
 
 
