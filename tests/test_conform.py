@@ -221,6 +221,7 @@ def test_list_prints_every_case_and_the_error_table_as_one_document() -> None:
         ((), "harness conform: give the command to judge after --"),
         (("--", "no-such-command-here"), "harness conform: no-such-command-here: command not"),
         (("missing.jsonl", "--", "true"), "harness conform: missing.jsonl: no such file"),
+        (("docs", "--", "true"), "harness conform: docs: no cassettes (*.jsonl) in the folder"),
     ],
 )
 def test_unusable_input_is_one_line_and_exit_2(args: tuple[str, ...], message: str) -> None:

@@ -268,7 +268,12 @@ def collect_cases(paths: Sequence[str] = ()) -> list[Case]:
     A bad cassette raises `CassetteError`; two cases of one name raise `InputError`."""
     found: list[tuple[str, str, list[str]]]
     if paths:
-        found = [entry for root in paths for entry in _found(root)]
+        found = []
+        for root in paths:
+            below = list(_found(root))
+            if not below:
+                raise InputError(f"{root}: no cassettes (*.jsonl) in the folder")
+            found += below
     else:
         root = str(library_path())
         found = [
