@@ -43,6 +43,7 @@ from ._exceptions import (
     EmptyTurnError as EmptyTurnError,
     HarnessError as HarnessError,
     InputError as InputError,
+    OutputError as OutputError,
     RecordError as RecordError,
     ReplayError as ReplayError,
     SessionError as SessionError,

@@ -9,6 +9,8 @@
     │   ├── CassetteError         a cassette file: `PATH:LINE: reason`
     │   ├── CassetteImportError   a recording to import (vcrpy, HAR): `PATH: reason`
     │   └── SessionError          an agent session folder: `PATH: reason`
+    ├── OutputError               a file could not be written (a full disk, a read-only
+    │                             folder): `PATH: cannot write: reason`; the old one stays
     ├── RecordError               a live recording failed; nothing was written
     ├── ReplayError               the code under test and the recording disagree
     │   (a request the cassettes cannot answer, turns left unplayed)
@@ -40,6 +42,7 @@ __all__ = [
     "EmptyTurnError",
     "HarnessError",
     "InputError",
+    "OutputError",
     "RecordError",
     "ReplayError",
     "SessionError",
@@ -144,6 +147,11 @@ class CassetteImportError(InputError):
 
 class SessionError(InputError):
     """A session folder cannot be used: `PATH: reason`."""
+
+
+class OutputError(HarnessError):
+    """A file could not be written (a full disk, a read-only folder); the old file, if
+    any, is left as it was. `PATH: cannot write: reason`."""
 
 
 class RecordError(HarnessError):

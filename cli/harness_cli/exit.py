@@ -1,9 +1,10 @@
 """Exit statuses of every `harness` command: the one place they are defined.
 
 0 all good; 1 a stream failed (or, for `diff` and `coverage`, the answer is "no");
-2 input the harness cannot use (a bad cassette, option, request, missing key) or an
-internal failure; 130 interrupted (Ctrl-C); 141 the reader of standard output went away
-(`harness replay x | head`: quiet, as a process killed by SIGPIPE would be).
+2 input the harness cannot use (a bad cassette, option, request, missing key), an output
+it cannot write (a full disk, a read-only folder), or an internal failure; 130
+interrupted (Ctrl-C); 141 the reader of standard output went away (`harness replay x |
+head`: quiet, as a process killed by SIGPIPE would be).
 """
 
 from enum import IntEnum

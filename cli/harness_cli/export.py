@@ -47,7 +47,7 @@ def export(cassettes: tuple[str, ...], to: str, out_dir: str, force: bool) -> No
         prepare_folder(out_dir)
     except CassetteImportError as error:
         _fail(str(error))
-    failed = kept = 0
+    failed = kept = unwritten = 0
     for path in files:
         target = export_name(out_dir, names[path])
         try:
@@ -61,11 +61,11 @@ def export(cassettes: tuple[str, ...], to: str, out_dir: str, force: bool) -> No
             click.echo(f"{target}: already exists, left as it was (use --force)", err=True)
             continue
         except OSError as error:
-            failed += 1
+            unwritten += 1  # a failed write is unusable output, as in every command
             click.echo(f"{target}: cannot write: {error.strerror or error}", err=True)
             continue
         click.echo(f"wrote {target}: {count} events")
-    if failed == len(files):
+    if unwritten or failed == len(files):
         sys.exit(Exit.UNUSABLE)
     if failed or kept:
         sys.exit(Exit.FAILED)

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from harness._exceptions import InputError, RecordError
+from harness._exceptions import InputError, OutputError, RecordError
 from harness._record.live import (
     DEFAULT_MAX_DURATION,
     DEFAULT_TIMEOUT,
@@ -37,8 +37,8 @@ before the billed request is sent. Credential-like fields (*key*, *token*, *secr
 password, authorization, cookie...) are removed at any depth from the header's
 request and from the --vcr file's URI, headers and body.
 Exit status: 0 written; 1 the request or the stream failed (nothing written);
-2 no ANTHROPIC_API_KEY, bad options, an output folder not writable, or --out
-exists without --force."""
+2 no ANTHROPIC_API_KEY, bad options, an output folder not writable, a cassette that
+cannot be written (a full disk: nothing written), or --out exists without --force."""
 
 
 @click.command(epilog=EXAMPLES)
@@ -136,10 +136,11 @@ def record_command(
             timeout=timeout,
             max_duration=max_duration,
         )
-    except (InputError, RecordError) as error:
+    except (InputError, OutputError, RecordError) as error:
         reason = printable(str(error))
         click.echo(f"{chr(10) if shown else ''}harness record: {reason}", err=True)
-        sys.exit(Exit.UNUSABLE if isinstance(error, InputError) else Exit.FAILED)
+        unusable = isinstance(error, InputError | OutputError)  # a failed write, as elsewhere
+        sys.exit(Exit.UNUSABLE if unusable else Exit.FAILED)
     if shown:
         click.echo("", err=True)
     written = f" and {vcr_path}" if vcr_path else ""

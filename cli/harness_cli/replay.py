@@ -19,6 +19,10 @@ from harness._exceptions import CassetteError
 from harness._terminal import json_text, printable
 from harness_cli.exit import Exit
 
+#: `--timeout`: the replayed client's read timeout, seconds. Far shorter than the SDK's
+#: own 600 s, so that the `stall` fault (a 601 s silence) ends within seconds either way.
+DEFAULT_TIMEOUT = 10.0
+
 
 def readable(line: dict[str, Any]) -> str:
     """One readable line for an event or failure in its JSON form; nothing from the
@@ -50,7 +54,12 @@ def _outcome_lines(cassette: Cassette, wire: dict[str, Any]) -> Iterator[dict[st
 
             events = replay_events(cassette, **wire)
         else:
-            events = replay(cassette, realtime=wire["realtime"], sdk_objects=False)
+            events = replay(
+                cassette,
+                realtime=wire["realtime"],
+                sdk_objects=False,
+                read_timeout=wire["read_timeout"],
+            )
         for event in events:
             yield event_to_json(event)
     except Exception as error:
@@ -158,6 +167,15 @@ error; 2 a cassette is unusable (PATH:LINE: reason on stderr)."""
     help='Sleep until each recorded arrival offset ({"harness": "at"} lines).',
 )
 @click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_TIMEOUT,
+    show_default=True,
+    metavar="SECONDS",
+    help="The client's read timeout: a stall longer than it ends in "
+    "connection_error ReadTimeout (at once directly; after SECONDS with --via sdk).",
+)
+@click.option(
     "--trace",
     "show_trace",
     is_flag=True,
@@ -171,6 +189,7 @@ def replay(
     chunk_size: int | None,
     chunk_seed: int | None,
     realtime: bool,
+    timeout: float,
     show_trace: bool,
 ) -> None:
     """Replay cassettes (files, or folders of *.jsonl) through the adapter."""
@@ -181,7 +200,12 @@ def replay(
         raise click.UsageError("--trace replays directly: it does not combine with --via sdk")
     from harness._replay.plan import Chunking
 
-    wire = {"via": via, "chunking": Chunking(chunk_size, chunk_seed), "realtime": realtime}
+    wire = {
+        "via": via,
+        "chunking": Chunking(chunk_size, chunk_seed),
+        "realtime": realtime,
+        "read_timeout": timeout,
+    }
     files = expand_paths(paths)
     several = len(files) > 1
     out: IO[str] = sys.stdout

@@ -74,7 +74,9 @@ The first stdout line is ANTHROPIC_BASE_URL=http://HOST:PORT, then one line a re
 Which cassette answers: the one named by an x-harness-cassette header (its path
 relative to the served folder, .jsonl optional); else the one whose recorded request
 matches; else the next in order. GET /_harness/requests lists the requests received,
-POST /_harness/reset starts over. Stop with Ctrl-C or SIGTERM.
+POST /_harness/reset starts over (both answer this machine only: a loopback Host
+and Origin, or --host). A stall waits for the client's own timeout; --stall-ms MS cuts
+longer ones short with a dropped connection. Stop with Ctrl-C or SIGTERM.
 
 Exit status: 0 stopped by SIGTERM; 130 by Ctrl-C; 2 a cassette is unusable or the
 port cannot be bound."""
@@ -93,6 +95,13 @@ port cannot be bound."""
 @click.option(
     "--realtime", is_flag=True, help='Pace streams at their recorded {"harness": "at"} offsets.'
 )
+@click.option(
+    "--stall-ms",
+    type=click.IntRange(min=0),
+    metavar="MS",
+    help='Cut each {"harness": "stall"} longer than MS short: after MS ms the connection '
+    "closes, so a client whose read timeout you cannot set sees a connection error then.",
+)
 def serve(
     paths: tuple[str, ...],
     host: str,
@@ -100,6 +109,7 @@ def serve(
     chunk_size: int | None,
     chunk_seed: int | None,
     realtime: bool,
+    stall_ms: int | None,
 ) -> None:
     """Answer Messages API requests from cassettes, over HTTP, for any client."""
     from harness._http.hosting import LineLog
@@ -114,6 +124,7 @@ def serve(
             realtime=realtime,
             log=log,
             host=host,
+            stall_ms=stall_ms,
         )
     except HarnessError as error:  # an unusable cassette, a folder without any
         click.echo(f"harness serve: {error}", err=True)

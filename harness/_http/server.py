@@ -157,6 +157,7 @@ class CassetteServer:
         log: Callable[[str], None] = lambda line: None,
         max_body: int = MAX_BODY,
         host: str = LOCALHOST,
+        stall_ms: int | None = None,
     ) -> None:
         #: Files found in a folder served but left out, each with the reason.
         self.left_out: list[str] = []
@@ -172,6 +173,8 @@ class CassetteServer:
         self.log = log
         self.max_body = max_body
         self.host = host
+        #: The longest a `stall` line may last; past it, the connection is closed there.
+        self.stall_ms = stall_ms
         self._played: set[int] = set()
         self._in_order = 0
         self._count = 0
@@ -272,6 +275,12 @@ class CassetteServer:
         try:
             for piece in planned.body:
                 if isinstance(piece, Stall):
+                    cap = self.stall_ms
+                    if cap is not None and not piece.paced and piece.ms > cap:
+                        await asyncio.sleep(cap / 1000)  # the stall, cut short: then a drop
+                        self.log(f"{where}: a {piece.ms} ms stall cut at {cap} ms (--stall-ms)")
+                        _drop(request)
+                        return response
                     await asyncio.sleep(piece.ms / 1000)
                 elif isinstance(piece, Cut):
                     _drop(request)

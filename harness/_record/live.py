@@ -41,7 +41,7 @@ from harness._cassette.codec import make_header, write_cassette
 from harness._cassette.directives import AT
 from harness._cassette.sessions import turn_path
 from harness._cassette.sse import SSEFormatError, events_from_response
-from harness._exceptions import InputError, RecordError
+from harness._exceptions import InputError, OutputError, RecordError
 from harness._files import atomic_write
 from harness._record.answer import lines_of_answer
 from harness._redact import is_secret_name, redact, redact_uri
@@ -352,7 +352,7 @@ def record(
             f"connection failed or dropped after {seen[0]} events ({cause}); nothing written"
         ) from None
     except OSError as error:
-        raise RecordError(f"{out}: cannot write: {error.strerror or error}") from None
+        raise OutputError(f"{out}: cannot write: {error.strerror or error}") from None
     finally:
         client.close()
     return seen[0]

@@ -37,7 +37,13 @@ from harness._cassette.codec import (
 from harness._cassette.directives import CUT, HTTP_ERROR, STALL
 from harness._events import ModelEvent, event_to_json
 from harness._exceptions import APIErrorEvent, StreamProtocolError
-from harness._replay.plan import AsyncPacer, RealtimePacer, connection_cut
+from harness._replay.plan import (
+    DEFAULT_READ_TIMEOUT,
+    AsyncPacer,
+    RealtimePacer,
+    connection_cut,
+    read_timed_out,
+)
 from harness._views import EventView
 
 if TYPE_CHECKING:
@@ -111,8 +117,13 @@ def _view_error(body: dict[str, Any], status: int | None = None, headers: Any = 
 VIEW_BUILDERS: Builders = (EventView, _view_error)
 
 
-def _events(cassette: Cassette, on_directive: DirectiveHandler, sdk_objects: bool) -> Iterator[Any]:
-    event_of = line_reader(on_directive, sdk_objects=sdk_objects)
+def _events(
+    cassette: Cassette,
+    on_directive: DirectiveHandler,
+    sdk_objects: bool,
+    read_timeout: float | None = DEFAULT_READ_TIMEOUT,
+) -> Iterator[Any]:
+    event_of = line_reader(on_directive, sdk_objects=sdk_objects, read_timeout=read_timeout)
     for line in cassette.lines():
         event = event_of(line)
         if event is not None:
@@ -120,7 +131,10 @@ def _events(cassette: Cassette, on_directive: DirectiveHandler, sdk_objects: boo
 
 
 def line_reader(
-    on_directive: DirectiveHandler = pass_over, *, sdk_objects: bool = True
+    on_directive: DirectiveHandler = pass_over,
+    *,
+    sdk_objects: bool = True,
+    read_timeout: float | None = DEFAULT_READ_TIMEOUT,
 ) -> Callable[[CassetteLine], Any | None]:
     """The one step from a cassette line to what the SDK's stream makes of it, shared by
     `sdk_events` and the trace (`harness._testing.trace`).
@@ -129,8 +143,10 @@ def line_reader(
     yields nothing for (a `ping`, a directive passed over), and raises as a live client
     would: `APIStatusError` at an `error` event or an `http_error` line,
     `RemoteProtocolError` at a `cut` (an event cut mid-way is never emitted by the SDK's
-    SSE decoder). With `sdk_objects=False` it gives `EventView`s and raises
-    `APIErrorEvent` instead, without the SDK (see the module).
+    SSE decoder), `ReadTimeout` at a `stall` longer than `read_timeout` seconds (this path
+    has no clock: a shorter stall changes nothing, a longer one is known at once to end
+    as the client's timeout would; None: no timeout). With `sdk_objects=False` it gives
+    `EventView`s and raises `APIErrorEvent` instead, without the SDK (see the module).
     """
     build, api_error = _sdk_builders() if sdk_objects else VIEW_BUILDERS
 
@@ -142,8 +158,11 @@ def line_reader(
                 raise api_error(data["body"], int(data["status"]), data.get("headers"))
             if name == CUT:
                 raise connection_cut()
-            if name != STALL:  # no clock on this path: a stall changes nothing
-                on_directive(data)
+            if name == STALL:
+                if read_timeout is not None and data["ms"] / 1000 > read_timeout:
+                    raise read_timed_out()
+                return None  # no clock on this path: a shorter stall changes nothing
+            on_directive(data)
             return None
         kind = data["type"]
         if kind == "ping":
@@ -155,17 +174,28 @@ def line_reader(
     return event_of
 
 
-def sdk_events(cassette: Cassette, on_directive: DirectiveHandler = pass_over) -> Iterator[Any]:
+def sdk_events(
+    cassette: Cassette,
+    on_directive: DirectiveHandler = pass_over,
+    *,
+    read_timeout: float | None = DEFAULT_READ_TIMEOUT,
+) -> Iterator[Any]:
     """The cassette's events as the SDK's stream yields them; raises as a live client would:
     `APIStatusError` at an `error` event or an `http_error` line, `RemoteProtocolError` at
-    a `cut` (an event cut mid-way is never emitted by the SDK's SSE decoder)."""
-    return _events(cassette, on_directive, True)
+    a `cut` (an event cut mid-way is never emitted by the SDK's SSE decoder), `ReadTimeout`
+    at a stall longer than `read_timeout` (`line_reader`)."""
+    return _events(cassette, on_directive, True, read_timeout)
 
 
-def event_views(cassette: Cassette, on_directive: DirectiveHandler = pass_over) -> Iterator[Any]:
+def event_views(
+    cassette: Cassette,
+    on_directive: DirectiveHandler = pass_over,
+    *,
+    read_timeout: float | None = DEFAULT_READ_TIMEOUT,
+) -> Iterator[Any]:
     """The same stream as `sdk_events`, as `EventView`s, without the SDK: `APIErrorEvent`
     at an `error` event or an `http_error` line (see the module)."""
-    return _events(cassette, on_directive, False)
+    return _events(cassette, on_directive, False, read_timeout)
 
 
 def _paced(pacer: RealtimePacer, on_directive: DirectiveHandler) -> DirectiveHandler:
@@ -179,16 +209,20 @@ def _paced(pacer: RealtimePacer, on_directive: DirectiveHandler) -> DirectiveHan
 
 
 async def asdk_events(
-    cassette: Cassette, on_directive: DirectiveHandler = pass_over, *, realtime: bool = False
+    cassette: Cassette,
+    on_directive: DirectiveHandler = pass_over,
+    *,
+    realtime: bool = False,
+    read_timeout: float | None = DEFAULT_READ_TIMEOUT,
 ) -> AsyncIterator[Any]:
     """`sdk_events` for an async reader: the same step, and with `realtime` each event
     is awaited to its `at` offset without blocking the event loop."""
     if not realtime:
-        for event in sdk_events(cassette, on_directive):
+        for event in sdk_events(cassette, on_directive, read_timeout=read_timeout):
             yield event
         return
     pacer = AsyncPacer()
-    for event in sdk_events(cassette, _paced(pacer, on_directive)):
+    for event in sdk_events(cassette, _paced(pacer, on_directive), read_timeout=read_timeout):
         await pacer.wait()
         yield event
 
@@ -199,9 +233,11 @@ def replay(
     *,
     realtime: bool = False,
     sdk_objects: bool = True,
+    read_timeout: float | None = DEFAULT_READ_TIMEOUT,
 ) -> Iterator[ModelEvent]:
     """Internal events of a cassette, lazily; raises as the live stream would. `realtime`
-    sleeps until each `at` offset; every directive also goes to `on_directive`.
+    sleeps until each `at` offset; every directive also goes to `on_directive`; a stall
+    longer than `read_timeout` seconds is the client's `ReadTimeout` (`line_reader`).
 
     `sdk_objects=False` feeds the adapter `EventView`s and never imports the SDK: for
     callers that hand no error object on (an API error is then an `APIErrorEvent`).
@@ -209,7 +245,7 @@ def replay(
     cassette = read_cassette(source)
     handler = _paced(RealtimePacer(), on_directive) if realtime else on_directive
     events = sdk_events if sdk_objects else event_views
-    return to_model_events(events(cassette, handler))
+    return to_model_events(events(cassette, handler, read_timeout=read_timeout))
 
 
 def areplay(
@@ -217,10 +253,12 @@ def areplay(
     on_directive: DirectiveHandler = pass_over,
     *,
     realtime: bool = False,
+    read_timeout: float | None = DEFAULT_READ_TIMEOUT,
 ) -> AsyncIterator[ModelEvent]:
     """The async driver over the same steps (`ato_model_events` over `asdk_events`)."""
     cassette = read_cassette(source)
-    return ato_model_events(asdk_events(cassette, on_directive, realtime=realtime))
+    events = asdk_events(cassette, on_directive, realtime=realtime, read_timeout=read_timeout)
+    return ato_model_events(events)
 
 
 @dataclass(slots=True)

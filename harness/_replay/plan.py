@@ -35,6 +35,7 @@ from harness._cassette.message import StreamErrorEvent, message_from_events
 from harness._exceptions import ReplayError
 
 __all__ = [
+    "DEFAULT_READ_TIMEOUT",
     "AsyncPacer",
     "Chunking",
     "Cut",
@@ -44,6 +45,7 @@ __all__ = [
     "Stall",
     "connection_cut",
     "plan_response",
+    "read_timed_out",
     "replay_error_response",
     "sse_pieces",
 ]
@@ -56,9 +58,11 @@ JSON_HEADERS: Final = {"content-type": "application/json"}
 
 @dataclass(frozen=True, slots=True)
 class Stall:
-    """No byte for `ms` milliseconds before the next piece."""
+    """No byte for `ms` milliseconds before the next piece: a `stall` line's, or with
+    `paced` a pause of realtime pacing until the next `at` offset."""
 
     ms: int
+    paced: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +163,18 @@ class AsyncPacer(RealtimePacer):
         await asyncio.sleep(0 if due is None else max(due - time.monotonic(), 0))
 
 
+#: The read timeout a replayed client has unless told otherwise: the SDK's own (600 s).
+#: A stall longer than the read timeout ends the stream in `httpx2.ReadTimeout`.
+DEFAULT_READ_TIMEOUT: Final = 600.0
+
+
+def read_timed_out() -> Exception:
+    """What httpx raises when a server sends nothing for longer than the read timeout."""
+    import httpx2
+
+    return httpx2.ReadTimeout("The read operation timed out")
+
+
 def connection_cut() -> Exception:
     """What httpx raises when a server drops the connection in the middle of a body."""
     import httpx2
@@ -209,7 +225,7 @@ def sse_pieces(
             if pacer is not None and (due := pacer.due(data)) is not None:
                 wait_ms = round((due - time.monotonic()) * 1000)
                 if wait_ms > 0:
-                    yield Stall(wait_ms)
+                    yield Stall(wait_ms, paced=True)
             on_directive(data)
     if cut_at is not None:  # a mid-event cut with no event after it: cut at the end
         yield Cut()

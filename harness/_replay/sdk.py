@@ -29,11 +29,13 @@ from harness._exceptions import CassetteError, InputError, ReplayError
 from harness._modes import Via
 from harness._replay.direct import Outcome, acollect, areplay, collect, replay
 from harness._replay.plan import (
+    DEFAULT_READ_TIMEOUT,
     Chunking,
     Piece,
     PlannedResponse,
     Stall,
     connection_cut,
+    read_timed_out,
     replay_error_response,
 )
 from harness._replay.replayer import Replayer
@@ -78,7 +80,7 @@ class _PlannedStream(httpx2.SyncByteStream, httpx2.AsyncByteStream):
                 timeout = self._read_timeout
                 yield seconds if timeout is None else min(seconds, timeout)
                 if timeout is not None and timeout < seconds:
-                    raise httpx2.ReadTimeout("The read operation timed out")
+                    raise read_timed_out()
             else:
                 raise connection_cut()
 
@@ -149,24 +151,26 @@ def _request() -> dict[str, Any]:
     }
 
 
-def _client(transport: ReplayTransport) -> Anthropic:
+def _client(transport: ReplayTransport, read_timeout: float | None) -> Anthropic:
     from anthropic import Anthropic
 
     return Anthropic(
         api_key="replay-only",
         base_url=BASE_URL,
         max_retries=0,
+        timeout=read_timeout,
         http_client=httpx2.Client(transport=transport, base_url=BASE_URL),
     )
 
 
-def _async_client(transport: ReplayTransport) -> AsyncAnthropic:
+def _async_client(transport: ReplayTransport, read_timeout: float | None) -> AsyncAnthropic:
     from anthropic import AsyncAnthropic
 
     return AsyncAnthropic(
         api_key="replay-only",
         base_url=BASE_URL,
         max_retries=0,
+        timeout=read_timeout,
         http_client=httpx2.AsyncClient(transport=transport, base_url=BASE_URL),
     )
 
@@ -191,9 +195,11 @@ def sdk_stream(
     on_directive: DirectiveHandler = pass_over,
     *,
     realtime: bool = False,
+    read_timeout: float | None = DEFAULT_READ_TIMEOUT,
 ) -> Generator[Any, None, None]:
-    """The SDK's own stream of `RawMessageStreamEvent`s for the cassette, sync client."""
-    client = _client(_transport(source, chunking, on_directive, realtime))
+    """The SDK's own stream of `RawMessageStreamEvent`s for the cassette, sync client
+    (whose timeout is `read_timeout`: a longer stall waits that long, then `ReadTimeout`)."""
+    client = _client(_transport(source, chunking, on_directive, realtime), read_timeout)
     try:
         yield from client.messages.create(**_request())
     finally:
@@ -206,9 +212,10 @@ async def async_sdk_stream(
     on_directive: DirectiveHandler = pass_over,
     *,
     realtime: bool = False,
+    read_timeout: float | None = DEFAULT_READ_TIMEOUT,
 ) -> AsyncGenerator[Any, None]:
     """The same stream read by `AsyncAnthropic`."""
-    client = _async_client(_transport(source, chunking, on_directive, realtime))
+    client = _async_client(_transport(source, chunking, on_directive, realtime), read_timeout)
     try:
         stream = await client.messages.create(**_request())
         async for event in stream:
@@ -223,9 +230,13 @@ def replay_via_sdk(
     on_directive: DirectiveHandler = pass_over,
     *,
     realtime: bool = False,
+    read_timeout: float | None = DEFAULT_READ_TIMEOUT,
 ) -> Iterator[ModelEvent]:
     """Internal events of the cassette, read through the SDK's wire path."""
-    return to_model_events(sdk_stream(source, chunking, on_directive, realtime=realtime))
+    stream = sdk_stream(
+        source, chunking, on_directive, realtime=realtime, read_timeout=read_timeout
+    )
+    return to_model_events(stream)
 
 
 def areplay_via_sdk(
@@ -234,9 +245,13 @@ def areplay_via_sdk(
     on_directive: DirectiveHandler = pass_over,
     *,
     realtime: bool = False,
+    read_timeout: float | None = DEFAULT_READ_TIMEOUT,
 ) -> AsyncIterator[ModelEvent]:
     """The async driver over `AsyncAnthropic`'s stream."""
-    return ato_model_events(async_sdk_stream(source, chunking, on_directive, realtime=realtime))
+    stream = async_sdk_stream(
+        source, chunking, on_directive, realtime=realtime, read_timeout=read_timeout
+    )
+    return ato_model_events(stream)
 
 
 def outcome_via_sdk(source: CassetteSource, chunking: Chunking = Chunking()) -> Outcome:
@@ -268,17 +283,22 @@ def replay_events(
     chunking: Chunking = Chunking(),
     realtime: bool = False,
     on_directive: DirectiveHandler = pass_over,
+    read_timeout: float | None = DEFAULT_READ_TIMEOUT,
 ) -> Iterator[ModelEvent]:
     """A cassette's internal events, lazily: the one replay entry point.
 
     `via="direct"` builds the SDK's event objects from the lines; `via="sdk"` sends the
     bytes through a real client, cut as `chunking` says. `realtime` sleeps until each
     `at` directive's offset; `on_directive` is called with each directive line the path
-    does not carry out itself. Raises as the live stream would.
+    does not carry out itself. Raises as the live stream would: a stall longer than
+    `read_timeout` seconds (the SDK's own 600 s by default) ends in `ReadTimeout`, at once
+    directly, after `read_timeout` seconds through the SDK.
     """
     if _path(via, chunking) is Via.SDK:
-        return replay_via_sdk(source, chunking, on_directive, realtime=realtime)
-    return replay(source, on_directive, realtime=realtime)
+        return replay_via_sdk(
+            source, chunking, on_directive, realtime=realtime, read_timeout=read_timeout
+        )
+    return replay(source, on_directive, realtime=realtime, read_timeout=read_timeout)
 
 
 def areplay_events(
@@ -288,9 +308,12 @@ def areplay_events(
     chunking: Chunking = Chunking(),
     realtime: bool = False,
     on_directive: DirectiveHandler = pass_over,
+    read_timeout: float | None = DEFAULT_READ_TIMEOUT,
 ) -> AsyncIterator[ModelEvent]:
     """`replay_events` for the async driver (`ato_model_events`), with the same options;
     `realtime` waits without blocking the event loop."""
     if _path(via, chunking) is Via.SDK:
-        return areplay_via_sdk(source, chunking, on_directive, realtime=realtime)
-    return areplay(source, on_directive, realtime=realtime)
+        return areplay_via_sdk(
+            source, chunking, on_directive, realtime=realtime, read_timeout=read_timeout
+        )
+    return areplay(source, on_directive, realtime=realtime, read_timeout=read_timeout)
