@@ -11,7 +11,15 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from harness import AT_DIRECTIVE, CassetteError, cassette_client, read_cassette, replay_outcome
+from harness import (
+    AT_DIRECTIVE,
+    CassetteError,
+    cassette_client,
+    collect,
+    read_cassette,
+    replay_events,
+    replay_outcome,
+)
 from harness._cassette.codec import schema
 from harness._cassette.directives import AT, DIRECTIVES, READERS, directive_problem
 from harness.agent.session import load_session, replay_session, write_session
@@ -164,3 +172,64 @@ def test_agent_realtime_waits_for_the_recorded_offsets(
     assert all(offset - 5 < wait <= offset for wait, offset in zip(waits, offsets, strict=True))
     assert offsets[:3] == [10, 20, 30]
     assert offsets.count(10) == len(session.turns)
+
+
+#: A line of each directive, fields filled in.
+EXAMPLES: dict[str, dict[str, Any]] = {
+    "at": {"harness": "at", "ms": 0},
+    "http_error": {
+        "harness": "http_error",
+        "status": 529,
+        "headers": {"x-should-retry": "false"},
+        "body": {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+    },
+    "cut": {"harness": "cut"},
+    "stall": {"harness": "stall", "ms": 1},
+    "abort": {"harness": "abort"},
+    "hang": {"harness": "hang"},
+}
+
+
+def test_every_directive_has_an_example() -> None:
+    assert set(EXAMPLES) == set(DIRECTIVES)
+
+
+def with_directive(tmp_path: Path, name: str) -> Path:
+    """A good answer with the directive's line first (where an `http_error` must stand)."""
+    events = StreamBuilder().text(0, "Done.").stop("end_turn").events()
+    path = tmp_path / f"{name}.jsonl"
+    lines = [EXAMPLES[name], *events]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def outcome_of(path: Path, reader: str) -> list[dict[str, Any]]:
+    if reader == "direct":
+        return replay_outcome(path).to_json_lines()
+    return collect(replay_events(path, via="sdk")).to_json_lines()
+
+
+@pytest.mark.parametrize("reader", ["direct", "wire"])
+@pytest.mark.parametrize("name", sorted(DIRECTIVES))
+def test_a_reader_passes_over_what_the_registry_says_and_acts_on_the_rest(
+    tmp_path: Path, reader: Any, name: str
+) -> None:
+    plain = tmp_path / "plain.jsonl"
+    StreamBuilder().text(0, "Done.").stop("end_turn").write(plain, "plain")
+    same = outcome_of(with_directive(tmp_path, name), reader) == outcome_of(plain, reader)
+    if reader in DIRECTIVES[name].passed_over_by:
+        assert same, f"{reader} replay should pass over {name}"
+    elif name != "stall":  # a 1 ms stall is carried out and shows nothing
+        assert not same, f"{reader} replay should act on {name}"
+
+
+@pytest.mark.parametrize("name", sorted(DIRECTIVES))
+def test_agent_replay_passes_over_what_the_registry_says(tmp_path: Path, name: str) -> None:
+    if "agent" not in DIRECTIVES[name].passed_over_by:
+        pytest.skip(f"agent replay acts on {name} (its own tests: test_agent_session.py)")
+    folder = tmp_path / "s"
+    folder.mkdir()
+    with_directive(tmp_path, name).rename(folder / "turn-01.jsonl")
+    (folder / "session.json").write_text(json.dumps({"prompt": "p"}))
+    result, _ = asyncio.run(replay_session(load_session(folder), tmp_path))
+    assert result.stop_reason == "complete"
