@@ -9,7 +9,8 @@ hand-written cassette is told at its line instead of passed over unnoticed.
 
 The readers (`Directive.acted_on_by` names them):
 - `direct`: direct replay, the SDK's event objects built from the lines
-  (`harness._replay.direct`); it has no clock, so `stall` changes nothing there;
+  (`harness._replay.direct`); it has no clock: a `stall` shorter than the read timeout
+  changes nothing there, a longer one is the client's `ReadTimeout` at once;
 - `wire`: byte-level replay, a response plan carried out by a transport or a server
   (`harness._replay.plan`: the cassette clients, `--via sdk`, `harness serve`);
 - `realtime`: a pacer sleeping to the recorded offsets (`--realtime` of `replay`,
@@ -108,8 +109,9 @@ DIRECTIVES: Final[Mapping[str, Directive]] = _registry(
         STALL,
         ("ms",),
         (),
-        "no byte for `ms` milliseconds before the next one",
-        frozenset({"wire"}),
+        "no byte for `ms` milliseconds before the next one (past the read timeout, the "
+        "client's ReadTimeout)",
+        frozenset({"direct", "wire"}),
     ),
     Directive(
         ABORT,
