@@ -327,3 +327,15 @@ def test_realtime_paces_the_trace_and_shows_the_arrival_offsets(tmp_path: Path) 
     result = run("replay", "--trace", "--realtime", str(path))
     assert result.exit_code == 0
     assert '   2  {}     directive at {"ms": 1}' in result.stdout.splitlines()
+
+
+def test_a_stall_past_the_timeout_ends_the_trace_on_its_row_as_replay_does(tmp_path: Path) -> None:
+    path = tmp_path / "stalled.jsonl"
+    events = StreamBuilder().text(0, "Hi").stop().events()
+    write_cassette(path, [*events[:2], {"harness": "stall", "ms": 3000}, *events[2:]])
+    rows = json_lines(run("replay", "--trace", "--format", "json", "--timeout", "2", str(path)))
+    assert rows[-1]["n"] == 3 and rows[-1]["event"] == "directive"
+    assert rows[-1]["error"]["code"] == "connection_error:ReadTimeout"
+    assert json_lines(run("replay", "--trace", "--format", "json", "--timeout", "4", str(path)))[
+        -1
+    ]["emits"] == [{"type": "done"}]

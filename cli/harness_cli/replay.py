@@ -85,14 +85,15 @@ def _write_outcome(
 
 
 def _write_trace(
-    out: IO[str], cassette: Cassette, output_format: str, label: str | None, realtime: bool
+    out: IO[str], cassette: Cassette, output_format: str, label: str | None, wire: dict[str, Any]
 ) -> bool:
     """Print a replay's trace, a row as it is reached (JSON rows naming `label`, if given);
-    whether the stream failed."""
+    whether the stream failed. Paced and timed out as direct replay is (`wire`)."""
     from harness._replay.plan import RealtimePacer
     from harness._testing.trace import HEADER, format_row, trace
 
-    rows = trace(cassette, RealtimePacer() if realtime else pass_over, sdk_objects=False)
+    pacer = RealtimePacer() if wire["realtime"] else pass_over
+    rows = trace(cassette, pacer, sdk_objects=False, read_timeout=wire["read_timeout"])
     if output_format == "text":
         out.write(HEADER + "\n")
     failed = False
@@ -217,7 +218,7 @@ def replay(
             cassette = Cassette(path)
             label = path if several else None
             if show_trace:
-                failed = _write_trace(out, cassette, output_format, label, realtime)
+                failed = _write_trace(out, cassette, output_format, label, wire)
             else:
                 failed = _write_outcome(out, cassette, output_format, label, wire)
             if failed:

@@ -37,6 +37,7 @@ from harness._cassette.codec import (
 )
 from harness._events import ModelEvent, event_to_json
 from harness._replay.direct import failure_code, failure_to_json, is_stream_failure, line_reader
+from harness._replay.plan import DEFAULT_READ_TIMEOUT
 from harness._terminal import json_text, printable
 
 __all__ = [
@@ -107,13 +108,15 @@ def trace(
     on_directive: DirectiveHandler = pass_over,
     *,
     sdk_objects: bool = True,
+    read_timeout: float | None = DEFAULT_READ_TIMEOUT,
 ) -> Iterator[TraceRow]:
     """The rows of a cassette's replay, lazily, as direct replay runs it; the last is the
     end row or the row whose error ended the stream. A `CassetteError` raises at its line.
-    `sdk_objects=False`: without the SDK (`harness replay --trace`; see `line_reader`)."""
+    `sdk_objects=False`: without the SDK (`harness replay --trace`); a stall longer than
+    `read_timeout` seconds ends the trace on its row (both as in `line_reader`)."""
     cassette = read_cassette(source)
     adapter = StreamAdapter()
-    event_of = line_reader(on_directive, sdk_objects=sdk_objects)
+    event_of = line_reader(on_directive, sdk_objects=sdk_objects, read_timeout=read_timeout)
     for line in cassette.lines():
         try:
             event = event_of(line)
