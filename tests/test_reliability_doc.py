@@ -6,11 +6,18 @@ import pytest
 import test_fuzz_cli
 from conftest import ROOT
 from fake_api import BEHAVIOURS
+from test_proxy_bounds import BOMB_BYTES, COMPRESS
+from test_serve_hardening import ANSWERS_WITH_STDOUT_FULL, BAD_REQUESTS
 
-from harness._cassette.codec import MAX_LINE_BYTES, SPOOL_MEMORY
+from harness._cassette.codec import MAX_BODY_BYTES, MAX_LINE_BYTES, SPOOL_MEMORY
 from harness._cassette.directives import MAX_AT_MS
+from harness._http.hosting import LOG_BACKLOG, MAX_BODY, MAX_FIELD_BYTES, MAX_HEADERS
+from harness._http.proxy import DEFAULT_UPSTREAM_TIMEOUT
 from harness._json import MAX_NESTING
 from harness._record.live import DEFAULT_MAX_DURATION, DEFAULT_TIMEOUT
+from harness._replay.plan import DEFAULT_READ_TIMEOUT
+from harness.faults import STALL_MS
+from harness_cli.replay import DEFAULT_TIMEOUT as REPLAY_TIMEOUT
 
 DOC = (ROOT / "docs" / "reliability.md").read_text()
 FUZZ = test_fuzz_cli.EXAMPLES
@@ -30,10 +37,33 @@ FUZZ_COMMANDS = len(test_fuzz_cli.COMMANDS)
         f"{FUZZ} generated cassettes, {FUZZ_COMMANDS} command lines each: "
         f"{FUZZ * FUZZ_COMMANDS} runs",
         f"{len(BEHAVIOURS) - 1} behaviours",
+        # serve and proxy (promise 10)
+        f"request line over {MAX_FIELD_BYTES} bytes",
+        f"431 for a header line over {MAX_FIELD_BYTES} bytes or more than\n"
+        f"      {MAX_HEADERS} headers",
+        f"A body over {MAX_BODY} bytes ({MAX_BODY // 2**20} MiB, the API's own limit)",
+        f"a body nested deeper than {MAX_NESTING} levels a 400",
+        f"holds at most {LOG_BACKLOG} lines waiting",
+        f"at most\n      {MAX_BODY_BYTES} bytes ({MAX_BODY_BYTES // 2**20} MiB, import's cap)",
+        f"a line over {MAX_LINE_BYTES} bytes,",
+        f"(default {DEFAULT_UPSTREAM_TIMEOUT:g} s) bounds upstream's connect and silence",
+        # fault rows (promise 11)
+        f"the `stall` row is {STALL_MS} ms of silence",
+        f"read timeout ({DEFAULT_READ_TIMEOUT:g} s) and than `harness replay --timeout` "
+        f"(default {REPLAY_TIMEOUT:g} s)",
+        f"{len(BAD_REQUESTS)} bad requests against each of `serve` and `proxy`; "
+        f"{ANSWERS_WITH_STDOUT_FULL} streamed answers",
+        f"{len(COMPRESS)} codecs, bombs of {BOMB_BYTES // 2**20} MiB",
     ],
 )
 def test_the_reliability_page_states_the_codes_figures(figure: str) -> None:
     assert figure in DOC
+
+
+def test_the_figures_hold_together() -> None:
+    """The stall outlasts every read timeout replay gives; a bomb passes every cap."""
+    assert STALL_MS / 1000 > DEFAULT_READ_TIMEOUT > REPLAY_TIMEOUT
+    assert BOMB_BYTES > MAX_BODY_BYTES > MAX_LINE_BYTES
 
 
 def test_every_hostile_server_behaviour_is_listed() -> None:

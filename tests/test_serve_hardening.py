@@ -24,6 +24,9 @@ from harness._http.proxy import RecordingProxy
 from harness._http.server import CassetteServer
 from harness._json import MAX_NESTING
 
+#: Streamed answers asked of `serve` while its standard output is full.
+ANSWERS_WITH_STDOUT_FULL = 100
+
 
 def _fill(pipe: int) -> None:
     """Write into `pipe` until it takes no more: its reader now reads nothing."""
@@ -78,10 +81,10 @@ def test_serve_keeps_answering_while_nobody_reads_its_output() -> None:
         _fill(write_end)  # as a fixture that read the URL and never reads again
         headers = {"x-api-key": KEY, "x-harness-cassette": "text_only"}
         with httpx2.Client(timeout=30) as client:
-            for _ in range(100):
+            for _ in range(ANSWERS_WITH_STDOUT_FULL):
                 answer = client.post(f"{url}/v1/messages", json=BODY, headers=headers)
                 assert answer.content == _whole_stream(TEXT_ONLY)
-        log = _read_until(read_end, b"#100 POST").decode()
+        log = _read_until(read_end, f"#{ANSWERS_WITH_STDOUT_FULL} POST".encode()).decode()
         assert "#1 POST /v1/messages stream -> 200 from text_only.jsonl" in log
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=30)
