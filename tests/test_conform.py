@@ -243,3 +243,15 @@ def test_conform_does_not_import_the_sdk() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stderr.strip() == "False"
+
+
+def test_the_case_shown_whole_in_the_docs_is_the_cases_own_input_and_output() -> None:
+    """docs/conform.md shows one case's stdin and an agreeing stdout: they must not drift."""
+    text = (LIBRARY.parent / "docs" / "conform.md").read_text()
+    shown = text.split("One case whole, `text_only.tool_use_without_tools`", 1)[1]
+    blocks = re.findall(r"\n\n((?:    .*\n)+)", shown)[:2]
+    stdin, stdout = ([line[4:] for line in block.splitlines()] for block in blocks)
+    case = named("text_only.tool_use_without_tools")
+    assert [json.loads(line) for line in stdin] == case.events
+    got = read_output("\n".join(stdout).encode())
+    assert judge(case, got).agree
