@@ -255,3 +255,16 @@ def test_the_case_shown_whole_in_the_docs_is_the_cases_own_input_and_output() ->
     assert [json.loads(line) for line in stdin] == case.events
     got = read_output("\n".join(stdout).encode())
     assert judge(case, got).agree
+
+
+def test_the_case_counts_the_docs_give_are_the_librarys() -> None:
+    """A new cassette changes them: docs/conform.md, the README and the serve figures
+    (docs/conform.md's last block, measured) are updated with it."""
+    text = " ".join((LIBRARY.parent / "docs" / "conform.md").read_text().split())
+    stdin = sum(not case.wire for case in CASES)
+    singles = sum(case.fault is None for case in CASES)
+    assert f"{len(CASES)} cases, of which {stdin} go through standard input" in text
+    assert f"and {len(CASES) - stdin} only over HTTP" in text
+    assert f"each turn of the agent sessions, {singles} cassettes" in text
+    readme = (LIBRARY.parent / "README.md").read_text()
+    assert f"# {stdin}/{stdin} cases agree" in readme
