@@ -100,7 +100,11 @@ def test_the_harness_adapter_agrees_on_one_cassette_and_its_variants() -> None:
 
 @pytest.mark.slow
 def test_serve_runs_the_wire_cases_through_the_sdks_client() -> None:
-    result = conform("--serve", "-j", "2", "cassettes/text_only.jsonl", "--", *SERVE_WRAPPER)
+    # Each case starts a Python that imports the SDK: seconds of CPU on a loaded machine,
+    # so the per-case limit is far above what a case needs (a hang still ends the run).
+    result = conform(
+        "--serve", "-j", "2", "--timeout", "120", "cassettes/text_only.jsonl", "--", *SERVE_WRAPPER
+    )
     assert result.output.splitlines() == ["14/14 cases agree"]
     assert result.exit_code == 0
 
