@@ -128,7 +128,7 @@ class ClientSession:
     def _serve_fault(self) -> _FaultReplayer:
         assert self.fault is not None
         replayer = _FaultReplayer(self.fault)
-        self.fault.replay_errors = replayer.errors  # type: ignore[assignment]
+        self.fault.replay_errors = replayer.errors  # a read-only view: the case reads it
         self._replayer = replayer
         return replayer
 

@@ -22,7 +22,7 @@ import inspect
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -66,7 +66,8 @@ class FaultCase:
     error: BaseException | None = None
     responses: list[Path] = field(default_factory=list)
     #: what the cassettes could not answer while the client fixtures served the variant
-    replay_errors: list[Exception] = field(default_factory=list)
+    #: (a read-only view of the serving replayer's `errors`, given when it is made)
+    replay_errors: Sequence[Exception] = ()
     #: where the variant stands in `responses` (after a session's earlier turns)
     variant_index: int = 0
 
