@@ -279,13 +279,15 @@ def adapter_outcome(adapter: Adapter, path: str | os.PathLike[str]) -> Outcome:
     return outcome
 
 
-@pytest.fixture
+# The three defaults below are made once a module or a session (a fixture made again for
+# every test costs more than the test's own replay); an override of any scope wins.
+@pytest.fixture(scope="module")
 def harness_cassette_dir(request: pytest.FixtureRequest) -> Path:
     """Folder of cassette names: `cassettes/` beside the test module. Override it in a conftest."""
     return request.path.parent / "cassettes"
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def harness_record_mode() -> str | RecordMode:
     """Record mode when neither the marker nor the command line sets one. Override to change."""
     return "none"
@@ -495,7 +497,7 @@ def fault_variant(
     _fail(problem)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def harness_match_on() -> Sequence[str] | None:
     """Request fields compared with a cassette's recorded request (None: no matching).
 

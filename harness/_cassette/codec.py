@@ -336,6 +336,11 @@ class KeptCassette(Cassette):
         self._sse = {
             line.number: Cassette.sse(self, line) for line in self._lines if line.kind == "event"
         }
+        #: the SSE bytes of every line, when every line is an event (no directive to obey):
+        #: a stream answered as it is, piece after piece
+        self.plain_sse: tuple[bytes, ...] | None = None
+        if all(line.kind == "event" for line in self._lines):
+            self.plain_sse = tuple(self._sse[line.number] for line in self._lines)
         if self._once is not None:
             self._once.close()  # everything is kept: the spool is not read again
             self._once = None

@@ -34,7 +34,7 @@ from typing import Any, Final
 import orjson
 from aiohttp import web
 
-from harness._cassette.codec import Cassette, expand_paths
+from harness._cassette.codec import Cassette, KeptCassette, expand_paths
 from harness._cassette.sessions import is_session_folder, turn_files, turn_number
 from harness._exceptions import HarnessError, ReplayError
 from harness._http.hosting import LOCALHOST, MAX_BODY, TOO_DEEP, api_error, harness_app
@@ -118,7 +118,8 @@ def _served(
         if not inside:
             raise ReplayError(f"{path}: no cassettes (*.jsonl) in the folder")
         found += inside
-    cassettes = cassettes_from([real for _, _, real in found])
+    # Each read, checked and encoded once, now: every answer is built from the kept form.
+    cassettes = cassettes_from([real for _, _, real in found], KeptCassette)
     return cassettes, [(given, root) for given, root, _ in found]
 
 
@@ -161,10 +162,10 @@ class CassetteServer:
     ) -> None:
         #: Files found in a folder served but left out, each with the reason.
         self.left_out: list[str] = []
+        # A bad cassette is told now, in one line, not at a request (`KeptCassette`).
         self.cassettes, served = _served(paths, self.left_out)
-        for cassette in self.cassettes:
-            cassette.validate()  # a bad cassette is told now, in one line, not at a request
         self.names = _names(served, self.cassettes)
+        self._first_names = {id(found): name for name, found in reversed(self.names.items())}
         self.sessions = _sessions(self.names)
         self._turns_answered: dict[str, int] = {}
         self.replayer = Replayer(
@@ -188,8 +189,7 @@ class CassetteServer:
 
     def _name(self, cassette: Cassette) -> str:
         # a file served twice is two cassettes, the names the first one's
-        names = (name for name, found in self.names.items() if found is cassette)
-        return next(names, os.path.basename(cassette.path))
+        return self._first_names.get(id(cassette)) or os.path.basename(cassette.path)
 
     def _matching(self, sent: CapturedRequest) -> int | None:
         """The first cassette not yet played whose recorded request matches `sent`."""
@@ -274,7 +274,9 @@ class CassetteServer:
         await response.prepare(request)
         try:
             for piece in planned.body:
-                if isinstance(piece, Stall):
+                if type(piece) is bytes:  # almost every piece: looked at first
+                    await response.write(piece)
+                elif isinstance(piece, Stall):
                     cap = self.stall_ms
                     if cap is not None and not piece.paced and piece.ms > cap:
                         await asyncio.sleep(cap / 1000)  # the stall, cut short: then a drop
@@ -285,8 +287,6 @@ class CassetteServer:
                 elif isinstance(piece, Cut):
                     _drop(request)
                     return response
-                else:
-                    await response.write(piece)
         except ConnectionResetError:
             self.log(f"{where}: the client left mid-answer")
             return response

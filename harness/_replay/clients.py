@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import httpx2
 
-from harness._cassette.codec import Cassette, CassetteSource, KeptCassette
+from harness._cassette.codec import Cassette, CassetteSource
 from harness._exceptions import HarnessError, InputError
+from harness._replay.cache import kept_cassettes
 from harness._replay.plan import Chunking
-from harness._replay.replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer, cassettes_from
+from harness._replay.replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer
 from harness._replay.sdk import BASE_URL, ReplayTransport
 
 if TYPE_CHECKING:
@@ -67,20 +68,13 @@ _SOURCES: weakref.WeakKeyDictionary[Any, Replayer | RecordingTransport] = (
 
 
 def _sources(cassettes: Cassettes) -> list[Cassette]:
-    """Each source opened once and kept (`KeptCassette`): a client answers from the same
+    """Each source read once and kept (`KeptCassette`): a client answers from the same
     small cassette again and again, so it is not re-read, re-validated and re-encoded
-    each time, and a bad line fails when the client is made. A source named several
-    times is kept once; `-` is standard input, read once."""
+    each time, and a bad line fails when the client is made. A path is kept for the
+    session, shared by every client while the file is unchanged (`harness._replay.cache`);
+    a source named several times is kept once; `-` is standard input, read once."""
     listed = [cassettes] if isinstance(cassettes, str | os.PathLike | Cassette) else cassettes
-    kept: dict[object, Cassette] = {}
-
-    def keep(source: CassetteSource) -> Cassette:
-        key = source if isinstance(source, Cassette) else os.path.abspath(source)
-        if key not in kept:
-            kept[key] = KeptCassette(source)
-        return kept[key]
-
-    return cassettes_from(list(listed), keep)
+    return kept_cassettes(list(listed))
 
 
 def _replayer(

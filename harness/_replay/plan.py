@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, overload
 
-from harness._cassette.codec import Cassette, DirectiveHandler, pass_over
+from harness._cassette.codec import Cassette, DirectiveHandler, KeptCassette, pass_over
 from harness._cassette.directives import AT, CUT, HTTP_ERROR, STALL
 from harness._cassette.message import StreamErrorEvent, message_from_events
 from harness._exceptions import ReplayError
@@ -98,8 +98,10 @@ class Chunking:
     def cut(self, pieces: Iterable[Piece]) -> Iterator[Piece]:
         """Re-cut a stream of pieces, lazily, holding at most one chunk."""
         if self.size is None and self.seed is None:
-            yield from pieces
-            return
+            return iter(pieces)  # as they are: no layer between the pieces and the reader
+        return self._recut(pieces)
+
+    def _recut(self, pieces: Iterable[Piece]) -> Iterator[Piece]:
         rng = random.Random(self.seed) if self.seed is not None else None
         largest = self.size or DEFAULT_SEEDED_MAX
 
@@ -199,8 +201,17 @@ def sse_pieces(
     """The cassette's events as SSE bytes, one piece an event, with its stalls and cuts;
     with `realtime`, a stall until each `at` offset from the first piece asked for.
 
-    Other directives go to `on_directive` as they are reached.
+    Other directives go to `on_directive` as they are reached. A kept cassette without
+    directives is answered from its SSE bytes as they are (`KeptCassette.plain_sse`).
     """
+    if isinstance(cassette, KeptCassette) and cassette.plain_sse is not None:
+        return iter(cassette.plain_sse)
+    return _sse_pieces(cassette, on_directive, realtime)
+
+
+def _sse_pieces(
+    cassette: Cassette, on_directive: DirectiveHandler, realtime: bool
+) -> Iterator[Piece]:
     pacer = RealtimePacer() if realtime else None
     cut_at: int | None = None
     for line in cassette.lines():

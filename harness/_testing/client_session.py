@@ -27,6 +27,7 @@ import httpx2
 from harness._exceptions import InputError
 from harness._modes import RecordMode
 from harness._record.live import api_key_from_environment
+from harness._replay.cache import kept_cassettes
 from harness._replay.plan import PlannedResponse
 from harness._replay.replayer import Replayer
 from harness._testing.record_once import RecordGate
@@ -114,7 +115,8 @@ class ClientSession:
                     f"and {API_KEY_VARIABLE} set)"
                 )
         if self.fault is None:
-            self._replayer = Replayer(self.paths, match_on=self.match_on)
+            # Each cassette read, checked and encoded once a session (`harness._replay.cache`).
+            self._replayer = Replayer(kept_cassettes(self.paths), match_on=self.match_on)
             return None
         if self.fault.pending and not self._derived():
             return f"fault {self.fault.fault.name} does not apply to {self.paths[0].name}"
