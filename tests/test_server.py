@@ -317,3 +317,11 @@ def test_a_python_test_serves_a_session_from_the_public_api() -> None:
             with client.messages.stream(**REQUEST) as stream:
                 stream.until_done()
     assert len(server.replayer.requests) == 2
+
+
+def test_answers_come_from_the_cassettes_as_read_at_start(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    _write(path, "as read at start")
+    with ServerThread(CassetteServer([str(path)]).app()) as url, _client(url) as client:
+        path.write_text("not a cassette any more\n")  # read, checked and encoded once
+        assert _text(client, REQUEST) == "as read at start"
