@@ -63,14 +63,22 @@ def test_the_stall_row_is_longer_than_any_read_timeout_replay_gives() -> None:
 
 
 @pytest.mark.parametrize("via", ["direct", "sdk"])
-def test_every_variant_file_replays_to_the_outcome_it_lists(
-    variants: dict[str, Path], via: str
-) -> None:
-    files = {name: path for name, path in variants.items() if path.is_file()}
-    assert "stall" in files
+def test_every_variant_replays_to_the_outcome_it_lists(variants: dict[str, Path], via: str) -> None:
+    assert {"stall", "http_429_then_ok"} <= set(variants)  # a file and a session folder
     timeout = [] if via == "direct" else ["--timeout", "0.05"]  # the default: the slow test
-    got = {name: _replayed(path, "--via", via, *timeout) for name, path in files.items()}
-    assert got == {name: _expected(path) for name, path in files.items()}
+    got = {name: _replayed(path, "--via", via, *timeout) for name, path in variants.items()}
+    assert got == {name: _expected(path) for name, path in variants.items()}
+
+
+def test_a_folder_of_variants_replays_a_session_variant_as_one_call(
+    variants: dict[str, Path],
+) -> None:
+    folder = variants["stall"].parent
+    result = CliRunner().invoke(cli, ["replay", "--format", "json", str(folder)])
+    labels = {json.loads(line)["cassette"] for line in result.stdout.splitlines()}
+    session = variants["http_429_then_ok"]
+    assert f"{session}/" in labels
+    assert not any(label.startswith(f"{session}/turn-") for label in labels)
 
 
 @pytest.mark.slow

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import IO, Any
 
 import click
@@ -42,14 +44,19 @@ def readable(line: dict[str, Any]) -> str:
     return f"{kind:<11} {error_type}: {message}"
 
 
-def _outcome_lines(cassette: Cassette, wire: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def _outcome_lines(cassette: Cassette | Path, wire: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """JSON lines of a replay, streamed: events as they come, then the failure if any.
-    Direct replay hands nothing of the SDK on, so it never imports it (`sdk_objects`)."""
+    Direct replay hands nothing of the SDK on, so it never imports it (`sdk_objects`).
+    A `Path` is a fault's session folder, replayed as one call (`session_events`)."""
     from harness._events import event_to_json
     from harness._replay.direct import failure_to_json, is_stream_failure, replay
 
     try:
-        if wire["via"] == "sdk":
+        if isinstance(cassette, Path):
+            from harness._testing.fault_runs import session_events
+
+            events = session_events(cassette, via=wire["via"], read_timeout=wire["read_timeout"])
+        elif wire["via"] == "sdk":
             from harness._replay.sdk import replay_events
 
             events = replay_events(cassette, **wire)
@@ -69,7 +76,11 @@ def _outcome_lines(cassette: Cassette, wire: dict[str, Any]) -> Iterator[dict[st
 
 
 def _write_outcome(
-    out: IO[str], cassette: Cassette, output_format: str, label: str | None, wire: dict[str, Any]
+    out: IO[str],
+    cassette: Cassette | Path,
+    output_format: str,
+    label: str | None,
+    wire: dict[str, Any],
 ) -> bool:
     """Print a replay's lines (JSON ones naming `label`, if given); whether the stream failed."""
     failed = False
@@ -207,7 +218,7 @@ def replay(
         "realtime": realtime,
         "read_timeout": timeout,
     }
-    files = expand_paths(paths)
+    files = _replayed(paths)
     several = len(files) > 1
     out: IO[str] = sys.stdout
     status = Exit.OK
@@ -215,8 +226,12 @@ def replay(
         if several and output_format == "text":
             out.write(f"== {printable(path)}\n")
         try:
-            cassette = Cassette(path)
             label = path if several else None
+            if path.endswith(os.sep):  # a fault's session: one call, the SDK retrying
+                failed = _write_outcome(out, Path(path), output_format, label, wire)
+                status = max(status, Exit.FAILED) if failed else status
+                continue
+            cassette = Cassette(path)
             if show_trace:
                 failed = _write_trace(out, cassette, output_format, label, wire)
             else:
@@ -231,6 +246,32 @@ def replay(
         click.echo(f"{', '.join(paths)}: no *.jsonl cassettes found", err=True)
         status = Exit.UNUSABLE
     sys.exit(status)
+
+
+def _replayed(paths: Sequence[str]) -> list[str]:
+    """What `harness replay` plays, in order: files as `expand_paths` gives them, but a
+    session folder `harness faults` wrote (`is_fault_session`) once, as `FOLDER/`."""
+    from harness._cassette.sessions import is_session_folder
+
+    sessions: dict[str, bool] = {}
+
+    def fault_session(folder: str) -> bool:
+        if folder not in sessions:
+            sessions[folder] = bool(folder) and is_session_folder(folder)
+            if sessions[folder]:  # only then: the fault machinery is not loaded for nothing
+                from harness._testing.fault_runs import is_fault_session
+
+                sessions[folder] = is_fault_session(folder)
+        return sessions[folder]
+
+    played: list[str] = []
+    for path in expand_paths(paths):
+        folder = os.path.dirname(path)
+        if not path.endswith(".jsonl") or not fault_session(folder):
+            played.append(path)
+        elif folder + os.sep not in played:
+            played.append(folder + os.sep)
+    return played
 
 
 VALIDATE_EXAMPLES = """\b

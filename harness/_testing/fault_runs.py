@@ -378,3 +378,74 @@ def run_fault(
     """
     case = pending_fault(fault, folder)
     return case if derive_into(case, adapter, good, folder, turn) else None
+
+
+#: Statuses the SDK retries on its own (with no `x-should-retry` header saying otherwise).
+_RETRIED_STATUSES: Final = frozenset({408, 409, 429})
+
+
+def _retried(turn: Any) -> bool:
+    """Whether the SDK would retry a turn's answer: an `http_error` it retries by status,
+    or whose `x-should-retry` header says so."""
+    from harness._cassette.directives import HTTP_ERROR
+
+    for line in turn.lines():
+        if line.kind == "event":
+            return False
+        if line.data["harness"] == HTTP_ERROR:
+            should = str(line.data.get("headers", {}).get("x-should-retry", "")).lower()
+            if should in ("true", "false"):
+                return should == "true"
+            status = int(line.data["status"])
+            return status in _RETRIED_STATUSES or status >= 500
+    return False
+
+
+def is_fault_session(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` is a session folder `harness faults` wrote for a session row
+    (`http_429_then_ok`): one call, the SDK retrying between its turns."""
+    from harness._cassette.codec import Cassette
+    from harness._cassette.sessions import is_session_folder, turn_files
+    from harness.faults import fault_named
+
+    if not is_session_folder(path):
+        return False
+    names = {(Cassette(turn).header or {}).get("fault") for turn in turn_files(path)}
+    if len(names) != 1 or not isinstance(name := names.pop(), str):
+        return False
+    try:
+        return bool(fault_named(name).before)
+    except KeyError:
+        return False
+
+
+def session_events(
+    folder: str | os.PathLike[str], *, via: str, read_timeout: float | None
+) -> Iterator[ModelEvent]:
+    """The internal events of one call over a fault's session folder, as the SDK plays
+    it: through a cassette client with its own retries (`via="sdk"`), or directly, the
+    turns it would retry (at most its `SDK_ATTEMPTS - 1`) passed over."""
+    from harness._adapter import to_model_events
+    from harness._replay.clients import cassette_client
+    from harness._replay.direct import replay
+    from harness._replay.replayer import cassettes_from
+
+    turns = cassettes_from([os.fspath(folder)])
+    if via != "sdk":
+        retried = 0
+        while retried < min(len(turns) - 1, SDK_ATTEMPTS - 1) and _retried(turns[retried]):
+            retried += 1
+        yield from replay(turns[retried], sdk_objects=False, read_timeout=read_timeout)
+        return
+    client = cassette_client(turns, match_on=None, timeout=read_timeout)
+    try:
+        stream = client.messages.create(
+            model="harness-replay",
+            max_tokens=1,
+            messages=[{"role": "user", "content": "replay"}],
+            stream=True,
+        )
+        with stream:
+            yield from to_model_events(stream)
+    finally:
+        client.close()
