@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import weakref
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import httpx2
@@ -45,14 +46,18 @@ __all__ = [
     "DEFAULT_MATCH_ON",
     "DUMMY_API_KEY",
     "Cassettes",
+    "ClientKind",
     "async_cassette_client",
+    "async_kind",
     "async_recording_client",
     "captured_requests",
     "cassette_client",
     "client_replayer",
     "recording_client",
+    "recording_client_of",
     "replay_errors",
     "share_source",
+    "sync_kind",
 ]
 
 #: One cassette (a path or a `Cassette`), a session folder, or a sequence of them, in order.
@@ -146,10 +151,33 @@ def async_cassette_client(
     return client
 
 
-def _recording(
-    make: Callable[..., Any],
-    http_client: Callable[..., Any],
-    inner: httpx2.BaseTransport | httpx2.AsyncBaseTransport,
+@dataclass(frozen=True, slots=True)
+class ClientKind:
+    """The sync or the async family of a live client: the SDK's client class, the httpx2
+    client and transport it runs on. Code that builds either takes one of these, never an
+    `asynchronous` flag."""
+
+    sdk: Callable[..., Any]
+    http_client: Callable[..., Any]
+    transport: Callable[[], httpx2.BaseTransport | httpx2.AsyncBaseTransport]
+
+
+def sync_kind() -> ClientKind:
+    """`anthropic.Anthropic` over `httpx2.Client`."""
+    import anthropic
+
+    return ClientKind(anthropic.Anthropic, httpx2.Client, httpx2.HTTPTransport)
+
+
+def async_kind() -> ClientKind:
+    """`anthropic.AsyncAnthropic` over `httpx2.AsyncClient`."""
+    import anthropic
+
+    return ClientKind(anthropic.AsyncAnthropic, httpx2.AsyncClient, httpx2.AsyncHTTPTransport)
+
+
+def recording_client_of(
+    kind: ClientKind,
     paths: Sequence[str | os.PathLike[str]],
     session: str | os.PathLike[str] | None,
     api_key: str | None,
@@ -159,16 +187,20 @@ def _recording(
     written: list[str] | None,
     options: dict[str, Any],
 ) -> Any:
-    """A live client of class `make` over a `RecordingTransport` around `inner`."""
+    """`recording_client` or `async_recording_client`, as `kind` says (all arguments given)."""
     from harness._record.live import RecordingTransport, api_key_from_environment
 
     key = api_key or api_key_from_environment()
     transport = RecordingTransport(
-        inner, paths, session=session, description=description, requests=requests, written=written
+        kind.transport(),
+        paths,
+        session=session,
+        description=description,
+        requests=requests,
+        written=written,
     )
-    client = make(
-        api_key=key, base_url=base_url, http_client=http_client(transport=transport), **options
-    )
+    http_client = kind.http_client(transport=transport)
+    client = kind.sdk(api_key=key, base_url=base_url, http_client=http_client, **options)
     _SOURCES[client] = transport
     return client
 
@@ -194,19 +226,14 @@ def recording_client(
     `async_recording_client` is the same as an `AsyncAnthropic` (the keyword
     `asynchronous=True` of 0.1 still gives one, with a `DeprecationWarning`).
     """
-    import anthropic
-
     given = (paths, session, api_key, base_url, description, requests, written, options)
     if "asynchronous" in options:
         from harness._deprecated import warn_keyword
 
         warn_keyword("recording_client", "asynchronous")
         if options.pop("asynchronous"):
-            inner = httpx2.AsyncHTTPTransport()
-            return _recording(anthropic.AsyncAnthropic, httpx2.AsyncClient, inner, *given)  # type: ignore[no-any-return]
-    client: Anthropic = _recording(
-        anthropic.Anthropic, httpx2.Client, httpx2.HTTPTransport(), *given
-    )
+            return recording_client_of(async_kind(), *given)  # type: ignore[no-any-return]
+    client: Anthropic = recording_client_of(sync_kind(), *given)
     return client
 
 
@@ -222,11 +249,8 @@ def async_recording_client(
     **options: Any,
 ) -> AsyncAnthropic:
     """The same as `recording_client`, as an `anthropic.AsyncAnthropic`."""
-    import anthropic
-
     given = (paths, session, api_key, base_url, description, requests, written, options)
-    inner = httpx2.AsyncHTTPTransport()
-    client: AsyncAnthropic = _recording(anthropic.AsyncAnthropic, httpx2.AsyncClient, inner, *given)
+    client: AsyncAnthropic = recording_client_of(async_kind(), *given)
     return client
 
 

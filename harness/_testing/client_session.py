@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from anthropic import Anthropic, AsyncAnthropic
 
     from harness._record.live import RecordingTransport
+    from harness._replay.clients import ClientKind
     from harness._replay.replayer import CapturedRequest
     from harness._replay.sdk import ReplayTransport
     from harness._testing.fault_runs import FaultCase
@@ -139,21 +140,25 @@ class ClientSession:
     def _options(self) -> dict[str, Any]:
         return {} if self.fault is None else self.fault.client_options
 
-    def _recording_client(self, asynchronous: bool) -> Any:
-        from harness._replay.clients import async_recording_client, recording_client
+    def _recording_client(self, kind: ClientKind) -> Any:
+        from harness._replay.clients import recording_client_of
 
         if self._clients:
             raise InputError(f"{self.where}: a recording test can use one client, not two")
         if self.fault is not None:
-            return self._fault_recording_client(asynchronous)
+            return self._fault_recording_client(kind)
         files = [] if self._session_folder is not None else self.paths
-        client = (async_recording_client if asynchronous else recording_client)(
+        key = api_key_from_environment()
+        client = recording_client_of(
+            kind,
             files,
             session=self._session_folder,
-            api_key=api_key_from_environment(),
+            api_key=key,
+            base_url=None,
             description=self._description,
             requests=self._recorded,
             written=self._written,
+            options={},
         )
         self._clients.append(client)
         return client
@@ -162,29 +167,18 @@ class ClientSession:
     def _description(self) -> str:
         return f"Recorded by {self.where} (record mode {self.mode})"
 
-    def _fault_recording_client(self, asynchronous: bool) -> Any:
+    def _fault_recording_client(self, kind: ClientKind) -> Any:
         """A live client whose first answer is recorded, then replaced by the fault's variant."""
-        import anthropic
-
         from harness._record.live import RecordingTransport
 
-        inner = httpx2.AsyncHTTPTransport() if asynchronous else httpx2.HTTPTransport()
         recording = RecordingTransport(
-            inner, self.paths, description=self._description, written=self._written
+            kind.transport(), self.paths, description=self._description, written=self._written
         )
         assert self.fault is not None
         timeout = self.fault.client_options.get("timeout")
         transport = _RecordThenServe(recording, self._serve_recorded_fault, timeout)
         key = api_key_from_environment()
-        client: Anthropic | AsyncAnthropic
-        if asynchronous:
-            client = anthropic.AsyncAnthropic(
-                api_key=key, http_client=httpx2.AsyncClient(transport=transport)
-            )
-        else:
-            client = anthropic.Anthropic(
-                api_key=key, http_client=httpx2.Client(transport=transport)
-            )
+        client = kind.sdk(api_key=key, http_client=kind.http_client(transport=transport))
         self._clients.append(client)
         return client
 
@@ -206,7 +200,9 @@ class ClientSession:
     def client(self) -> Anthropic:
         """The test's `anthropic.Anthropic`."""
         if self.recording:
-            recording: Anthropic = self._recording_client(asynchronous=False)
+            from harness._replay.clients import sync_kind
+
+            recording: Anthropic = self._recording_client(sync_kind())
             return recording
         from harness._replay.clients import cassette_client
 
@@ -217,7 +213,9 @@ class ClientSession:
     def async_client(self) -> AsyncAnthropic:
         """The test's `anthropic.AsyncAnthropic`."""
         if self.recording:
-            recording: AsyncAnthropic = self._recording_client(asynchronous=True)
+            from harness._replay.clients import async_kind
+
+            recording: AsyncAnthropic = self._recording_client(async_kind())
             return recording
         from harness._replay.clients import async_cassette_client
 
