@@ -14,7 +14,9 @@ Measures in one run, side by side, on synthetic streams of 10^3 to 10^6 events
     `python -c "import anthropic"` (median of several runs);
 (e) one request through the SDK (`client.messages.create(stream=True)`, read to the
     end) answered by a cassette client, against vcrpy replaying the same ~120-event
-    stream to the same call from a vcrpy cassette this run writes (median of rounds).
+    stream to the same call from a vcrpy cassette this run writes (median of rounds);
+(f) `harness.strict` on the same 120-event stream read through `messages.stream()`,
+    against the plain cassette client, rounds alternating in one run (median of rounds).
 In-process times are CPU time and subprocess ratios use user+sys CPU time, so that
 other work on a shared machine does not move the ratios; wall times are printed too.
 Figures are printed, never asserted: the targets table says which are met.
@@ -88,6 +90,8 @@ class Results:
     start: dict[str, float] = field(default_factory=dict)
     #: seconds per request: "cassette client" and "vcrpy"
     per_request: dict[str, float] = field(default_factory=dict)
+    #: CPU seconds per `messages.stream()` request: "plain" and "harness.strict"
+    per_stream: dict[str, float] = field(default_factory=dict)
 
 
 class Report:
@@ -288,6 +292,55 @@ def section_clients(options: Options, report: Report, results: Results, folder: 
     report.line()
 
 
+def _per_stream(client: Any, requests: int) -> float:
+    """CPU seconds per request through `messages.stream()`, the final message read."""
+    begin = time.process_time()
+    for _ in range(requests):
+        with client.messages.stream(**CLIENT_REQUEST) as stream:
+            stream.get_final_message()
+    return (time.process_time() - begin) / requests
+
+
+STRICT_ROUNDS: Final = 7
+
+
+def section_strict(options: Options, report: Report, results: Results, folder: Path) -> None:
+    from harness._cassette.codec import Cassette
+    from harness._replay.clients import cassette_client
+    from harness._strict.client import strict
+
+    events = list(synthetic_events("mixed", CLIENT_STREAM_DELTAS))
+    requests = options.client_requests
+    report.line(
+        f"(f) harness.strict: one request through messages.stream(), {len(events)} events, "
+        f"CPU ms per request (median of {STRICT_ROUNDS} alternating rounds of {requests})"
+    )
+    path = folder / "strict.jsonl"
+    write_cassette(path, events, header=make_header("benchmark: strict"))
+    cassette = Cassette(path)
+    answers = [cassette] * ((STRICT_ROUNDS + 1) * requests)
+    clients = {
+        "plain": cassette_client(answers, max_retries=0, match_on=None),
+        "harness.strict": strict(cassette_client(answers, max_retries=0, match_on=None)),
+    }
+    rounds: dict[str, list[float]] = {name: [] for name in clients}
+    for client in clients.values():
+        _per_stream(client, max(1, requests // 10))  # warm: imports, first-call caches
+    for _ in range(STRICT_ROUNDS):
+        for name, client in clients.items():
+            rounds[name].append(_per_stream(client, requests))
+    for name, client in clients.items():
+        client.close()
+        results.per_stream[name] = statistics.median(rounds[name])
+    plain = results.per_stream["plain"]
+    rows = [
+        [name, f"{seconds * 1000:.2f}", f"{seconds / plain:.3f}x"]
+        for name, seconds in results.per_stream.items()
+    ]
+    report.table(["client", "ms/request", "vs plain"], rows)
+    report.line()
+
+
 def targets(options: Options, results: Results) -> list[list[str]]:
     """One row per performance target (docs/performance.md): what, measured figure, met or not."""
     rows: list[list[str]] = []
@@ -348,6 +401,8 @@ def targets(options: Options, results: Results) -> list[list[str]]:
         f"{ours * 1000:.2f} ms vs {theirs * 1000:.2f} ms",
         ours <= theirs,
     )
+    ratio = results.per_stream["harness.strict"] / results.per_stream["plain"]
+    add("harness.strict <= 1.10x plain, messages.stream()", f"{ratio:.3f}x", ratio <= 1.10)
     return rows
 
 
@@ -368,6 +423,7 @@ def run(options: Options, out: IO[str]) -> Results:
         section_replay(options, report, results, folder)
         section_start(options, report, results, folder)
         section_clients(options, report, results, folder)
+        section_strict(options, report, results, folder)
     report.line("Targets")
     report.table(["target", "measured", "met"], targets(options, results))
     return results

@@ -25,6 +25,7 @@ TARGET_ROWS = (
     "harness --help <= 0.15x import anthropic",
     "small replay <= 1.15x import anthropic",
     "cassette client per request <= vcrpy",
+    "harness.strict <= 1.10x plain, messages.stream()",
 )
 
 
@@ -32,7 +33,14 @@ TARGET_ROWS = (
 def test_quick_run_prints_every_section_and_every_target_with_a_figure() -> None:
     result = CliRunner().invoke(cli, ["bench", "--quick"])
     assert result.exit_code == 0, result.output
-    for heading in ("(a) adapter", "(b, c) harness replay", "(d) start-up", "(e) one", "Targets"):
+    for heading in (
+        "(a) adapter",
+        "(b, c) harness replay",
+        "(d) start-up",
+        "(e) one",
+        "(f) harness.strict",
+        "Targets",
+    ):
         assert heading in result.output
     targets = result.output.split("Targets")[1].splitlines()
     for name in TARGET_ROWS:

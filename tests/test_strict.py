@@ -181,12 +181,15 @@ def test_strict_takes_sdk_clients_only() -> None:
 
 def test_the_guard_holds_an_incomplete_event_back() -> None:
     guard = StreamGuard()
-    body = b"".join(encode_event(event) for event in StreamBuilder().text(0, "hi").stop().events())
-    first_end = body.index(b"\n\n") + 2
-    completing = body.index(b"event: message_delta")
-    assert guard.feed(body[: first_end + 5]) == body[:first_end]
-    assert guard.feed(body[first_end + 5 :]) == body[first_end:completing]
-    assert guard.finish() == body[completing:] and guard.failure is None
+    events = [encode_event(event) for event in StreamBuilder().text(0, "hi").stop().events()]
+    first, second, *rest = events
+    assert guard.feed(first + second[:5]) == first
+    assert guard.feed(second[5:]) == second
+    completing = [event for event in rest if b"message_delta" in event]
+    before = rest[: rest.index(completing[0])]
+    assert [guard.feed(event) for event in before] == before
+    assert [guard.feed(event) for event in rest[len(before) :]] == [b""] * (len(rest) - len(before))
+    assert guard.finish() == b"".join(rest[len(before) :]) and guard.failure is None
 
 
 def test_from_message_delta_on_the_bytes_wait_for_the_end_rules() -> None:

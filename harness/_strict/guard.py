@@ -9,9 +9,9 @@ through the light view `harness replay` feeds the adapter (`EventView`: no SDK o
 reaches user code from here, and the SDK need not be loaded) and fed to a
 `StreamAdapter`. The
 bytes of an event still incomplete wait for the rest of it. On a violation, `feed`
-returns the bytes of the events before it and keeps the error in `failure`, for the
-driver to raise once they are handed over: the client never reads the event that broke
-the rules.
+returns nothing of that chunk (the events before the broken one in it wait with it) and
+keeps the error in `failure`, for the driver to raise: the client never reads the event
+that broke the rules.
 
 From `message_delta` on, the checked bytes wait for the end of the body. The stop
 reason is in `message_delta`, and a client may take the answer as complete there and
@@ -34,7 +34,6 @@ out, raising where the guard does.
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Collection, Iterable, Iterator
 from typing import Any, Final
 
@@ -56,8 +55,13 @@ __all__ = [
 #: The `error.type` of the event `harness proxy --strict` ends a broken answer with.
 STRICT_ERROR_TYPE: Final = "stream_protocol_error"
 
-#: The end of an event: a line end, then an empty line (`\r` before a `\n` dropped).
-_EVENT_END: Final = re.compile(rb"\n\r?\n")
+
+def _last_event_end(data: bytes) -> int:
+    """Where the last whole event of `data` ends (after its empty line), 0 if none does."""
+    end = max(data.rfind(b"\n\n"), data.rfind(b"\n\r\n"))
+    if end < 0:
+        return 0
+    return end + (2 if data.startswith(b"\n\n", end) else 3)
 
 
 class StreamGuard:
@@ -87,21 +91,22 @@ class StreamGuard:
             return chunk
         if self.failure is not None:
             return b""
-        held = self._held + chunk
-        start = released = 0
-        for end in _EVENT_END.finditer(held):
-            if not self._accept(self._decoder.feed(held[start : end.end()])):
-                self._held = b""
-                return held[:released]
-            start = end.end()
-            if self._api_error:
-                self._held = b""
-                return bytes(self._withheld) + held
-            if not self._completing:
-                released = start
-        self._held = held[start:]
-        self._withheld += held[released:start]
-        return held[:released]
+        held = self._held + chunk if self._held else chunk
+        end = len(held) if held.endswith(b"\n\n") else _last_event_end(held)
+        if end == 0:
+            self._held = held
+            return b""
+        ready, self._held = held[:end], held[end:]
+        completing = self._completing
+        if not self._accept(self._decoder.feed(ready)):
+            return b""  # the events before the broken one wait with it: never read
+        if self._api_error:
+            self._held = b""
+            return bytes(self._withheld) + held
+        if completing or self._completing:
+            self._withheld += ready
+            return b""
+        return ready
 
     def finish(self) -> bytes:
         """The body ended: the rest, if it passes the end rules (else `failure` is set)."""

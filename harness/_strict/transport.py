@@ -59,6 +59,21 @@ def _headers(response: Any) -> list[tuple[str, str]]:
     ]
 
 
+def _encoded(response: Any) -> bool:
+    encoding = str(response.headers.get("content-encoding", "identity"))
+    return encoding.strip().lower() != "identity"
+
+
+def _chunks(response: Any) -> Iterator[bytes]:
+    """The body as the client would read it: decoded; its stream as it is when nothing
+    encodes it (a layer fewer at every chunk)."""
+    return response.iter_bytes() if _encoded(response) else iter(response.stream)
+
+
+def _achunks(response: Any) -> AsyncIterator[bytes]:
+    return response.aiter_bytes() if _encoded(response) else aiter(response.stream)
+
+
 @cache
 def _body_class(module_name: str) -> type[Any]:
     """A guarded body for responses of `httpx2` or `httpx`: each checks its own stream type."""
@@ -72,10 +87,10 @@ def _body_class(module_name: str) -> type[Any]:
             self._guard = guard
 
         def __iter__(self) -> Iterator[bytes]:
-            yield from guarded(self._response.iter_bytes(), self._guard)
+            yield from guarded(_chunks(self._response), self._guard)
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
-            async for chunk in aguarded(self._response.aiter_bytes(), self._guard):
+            async for chunk in aguarded(_achunks(self._response), self._guard):
                 yield chunk
 
         def close(self) -> None:
