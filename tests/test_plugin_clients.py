@@ -277,6 +277,32 @@ def test_expect_failure_names_the_function_and_what_it_returned(
 
 
 @pytest.mark.slow
+def test_expect_failure_reports_a_request_the_variant_cannot_answer(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(
+        test_inner="""
+import pytest
+from app import forgiving_summarize
+
+
+@pytest.mark.cassette("text_only")
+def test_again(harness_client, fault_variant):
+    with fault_variant.expect_failure():
+        for _ in range(4):  # the variant is served to the SDK's 3 attempts, then runs out
+            forgiving_summarize(harness_client)
+"""
+    )
+    result = project.runpytest("-k", "again and drop_message_stop", "-rf")
+    result.stdout.fnmatch_lines(
+        [
+            "E       AssertionError: forgiving_summarize on drop_message_stop: the cassettes "
+            "could not answer: request 4, but the cassettes hold 3 responses*",
+        ]
+    )
+
+
+@pytest.mark.slow
 def test_expect_failure_accepts_a_loud_failure_and_demands_recovery_from_429(
     project: pytest.Pytester,
 ) -> None:
