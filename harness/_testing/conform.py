@@ -56,12 +56,15 @@ __all__ = [
     "Result",
     "Verdict",
     "collect_cases",
+    "describe",
     "error_table",
+    "expected_result",
     "judge",
     "library_path",
     "outcome_of_message",
     "read_output",
     "run_case",
+    "run_cases",
     "write_case",
 ]
 
