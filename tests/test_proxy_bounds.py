@@ -293,6 +293,50 @@ def test_credentials_in_upstream_answers_are_not_recorded(
     assert http_error["body"]["error"] == {"type": "overloaded_error", "message": "busy"}
 
 
+@pytest.mark.parametrize("depth", [300, 1000, 1100])
+@pytest.mark.parametrize("streamed", [True, False], ids=["stream", "message"])
+def test_an_answer_nested_past_the_limit_reaches_the_client_and_is_not_recorded(
+    upstream: tuple[Upstream, str], tmp_path: Path, depth: int, streamed: bool
+) -> None:
+    scripted, upstream_url = upstream
+    deep = "[" * depth + "]" * depth
+    if streamed:
+        body = b"".join(encode_event(event) for event in EVENTS[:2])
+        body += b'event: ping\ndata: {"type": "ping", "deep": ' + deep.encode() + b"}\n\n"
+        headers = SSE
+    else:
+        block = b'{"type": "text", "text": "hi", "deep": ' + deep.encode() + b"}"
+        body = b'{"type": "message", "role": "assistant", "content": [' + block + b"]}"
+        headers = {"content-type": "application/json"}
+
+    async def answer(request: web.Request) -> web.Response:
+        return web.Response(body=body, headers=headers)
+
+    scripted.answers["deep"] = answer
+    lines: list[str] = []
+    with _proxy(upstream_url, tmp_path, lines) as url:
+        assert _post(url, "deep") == body
+    assert len(lines) == 1 and "not recorded: " in lines[0], lines
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_message_of_no_cassette_shape_reaches_the_client_and_is_not_recorded(
+    upstream: tuple[Upstream, str], tmp_path: Path
+) -> None:
+    scripted, upstream_url = upstream
+    body = b'{"type": "message", "content": [[1], [2]]}'
+
+    async def answer(request: web.Request) -> web.Response:
+        return web.Response(body=body, headers={"content-type": "application/json"})
+
+    scripted.answers["odd"] = answer
+    lines: list[str] = []
+    with _proxy(upstream_url, tmp_path, lines) as url:
+        assert _post(url, "odd") == body
+    assert len(lines) == 1 and "not recorded: " in lines[0], lines
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_command_line_default_timeout_is_the_proxys() -> None:
     from harness_cli.serve import proxy
 

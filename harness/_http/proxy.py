@@ -86,6 +86,10 @@ HOP_HEADERS: Final = frozenset(
 AUTO_HEADERS: Final = ("Accept-Encoding", "User-Agent", "Content-Type")
 
 
+#: Why an answer nested past the one nesting limit is not recorded.
+TOO_DEEP_ANSWER: Final = f"the answer nests deeper than {MAX_NESTING} levels, the limit"
+
+
 class _Unrecordable(Exception):
     """Why an answer is not recorded; the client still gets all of it, as upstream sent it."""
 
@@ -309,7 +313,7 @@ class _Answer:
 def _kept(line: dict[str, Any]) -> dict[str, Any]:
     """A line of an answer as a cassette keeps it: credential-like fields removed."""
     if deeper_than_limit(line):
-        raise _Unrecordable(f"an event nests deeper than {MAX_NESTING} levels, the limit")
+        raise _Unrecordable(TOO_DEEP_ANSWER)
     kept: dict[str, Any] = redact_answer(line)
     return kept
 
@@ -529,9 +533,16 @@ class RecordingProxy:
         except ValueError as error:
             self.log(f"{where} -> {answer.status}, not recorded: {error}")
             return
+        except RecursionError:  # a Message or error JSON nested past what Python reads
+            self.log(f"{where} -> {answer.status}, not recorded: {TOO_DEEP_ANSWER}")
+            return
         except OSError as error:
             reason = error.strerror or error
             self.log(f"{where} -> {answer.status}, not recorded: {target}: {reason}")
+            return
+        except Exception as error:  # a Message of a shape no cassette holds
+            reason = f"the answer cannot be a cassette ({type(error).__name__})"
+            self.log(f"{where} -> {answer.status}, not recorded: {reason}")
             return
         self.written.append(target)
         cut = ", upstream broke off" if broke_off else ""
