@@ -70,6 +70,16 @@ def test_a_log_nobody_reads_never_blocks_and_counts_what_it_dropped() -> None:
     assert shown == [f"line {number}" for number in range(len(shown))]
 
 
+def test_log_lines_reach_the_terminal_escaped_one_line_each() -> None:
+    read_end, write_end = os.pipe()
+    with os.fdopen(write_end, "w") as stream:
+        log = LineLog(stream)
+        log("GET /\x1b[31mred\nforged line -> 404")
+        log.close()
+    with os.fdopen(read_end) as reader:
+        assert reader.read() == "GET /\\u001b[31mred\\u000aforged line -> 404\n"
+
+
 def test_serve_keeps_answering_while_nobody_reads_its_output() -> None:
     read_end, write_end = os.pipe()
     process = subprocess.Popen(

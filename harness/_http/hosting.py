@@ -38,6 +38,7 @@ from aiohttp.web_server import Server
 
 from harness._exceptions import InputError
 from harness._json import MAX_NESTING
+from harness._terminal import printable
 
 __all__ = [
     "CONTROL_PREFIX",
@@ -215,7 +216,9 @@ class LineLog:
     answering, at most `LOG_BACKLOG` lines wait, and the lines beyond are dropped and
     counted in one line once the reader is back. A reader gone for good (`| head -1`)
     ends the writing quietly. A stream with a file descriptor is written with
-    `os.write`, so a writer blocked at exit holds no lock of `sys.stdout`.
+    `os.write`, so a writer blocked at exit holds no lock of `sys.stdout`. Each line is
+    escaped by that thread (`harness._terminal.printable`): a request path holding an
+    escape sequence or a newline reaches the terminal as `\\u001b`, in one line.
     """
 
     def __init__(self, stream: IO[str] | None = None, *, backlog: int = LOG_BACKLOG) -> None:
@@ -258,7 +261,7 @@ class LineLog:
             batch = [self._lines.get()]
             while not self._lines.empty() and batch[-1] is not None:
                 batch.append(self._lines.get_nowait())
-            lines = [line for line in batch if line is not None]
+            lines = [printable(line) for line in batch if line is not None]
             with self._dropped_lock:
                 dropped, self._dropped = self._dropped, 0
             if dropped:

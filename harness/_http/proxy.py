@@ -280,6 +280,7 @@ class _Answer:
         """Record nothing of this answer, for `reason`; the client's answer goes on."""
         if self.unusable is None:
             self.unusable = reason
+        self._body = bytearray()  # what was held goes now, not when the answer ends
         self.file.discard()
 
     async def finish(self, cut: bool) -> None:
