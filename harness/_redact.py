@@ -10,6 +10,7 @@ named `*tokens` (`max_tokens`, `input_tokens`) are not credentials and stay. Rec
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -31,6 +32,7 @@ _IDENTIFYING_HEADERS: Final = frozenset({"anthropic-organization-id", "request-i
 _TRANSPORT_FIELDS: Final = frozenset({"stream", "extra_headers"})
 
 
+@lru_cache(maxsize=4096)  # the same few names again and again: every request's headers
 def is_secret_name(name: str) -> bool:
     """Whether a field, header or query parameter of this name may hold a credential."""
     lowered = name.lower()

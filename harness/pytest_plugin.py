@@ -186,8 +186,19 @@ def _record_mode(value: object, where: str) -> RecordMode:
     _fail(problem)
 
 
+_MARK = pytest.StashKey[CassetteMark]()
+
+
 def cassette_mark(node: pytest.Item, fixture: str = "harness_replay") -> CassetteMark:
-    """The closest `cassette` marker of a test; a misuse fails the test with one clear line."""
+    """The closest `cassette` marker of a test; a misuse fails the test with one clear line.
+    Read once a test (several fixtures ask)."""
+    kept = node.stash.get(_MARK, None)
+    if kept is None:
+        kept = node.stash[_MARK] = _read_mark(node, fixture)
+    return kept
+
+
+def _read_mark(node: pytest.Item, fixture: str) -> CassetteMark:
     marker = node.get_closest_marker("cassette")
     where = node.nodeid
     if marker is None:
