@@ -339,3 +339,25 @@ def test_a_stall_past_the_timeout_ends_the_trace_on_its_row_as_replay_does(tmp_p
     assert json_lines(run("replay", "--trace", "--format", "json", "--timeout", "4", str(path)))[
         -1
     ]["emits"] == [{"type": "done"}]
+
+
+def test_a_fault_session_folder_is_traced_turn_by_turn_up_to_the_turn_played(
+    tmp_path: Path,
+) -> None:
+    """`harness replay` plays http_429_then_ok as one call (the SDK retries the 429); its
+    trace draws each turn that call reaches, the retried answer marked, and exits as the
+    replay does."""
+    assert run("faults", str(LIBRARY / "interleaved.jsonl"), "--out", str(tmp_path)).exit_code == 0
+    folder = str(tmp_path / "interleaved.http_429_then_ok")
+    replayed = run("replay", "--format", "json", folder)
+    text = run("replay", "--trace", folder)
+    assert text.exit_code == replayed.exit_code == 0
+    heads = [line for line in text.stdout.splitlines() if line.startswith("-- ")]
+    assert heads == ["-- turn-01.jsonl  (an answer the SDK retries)", "-- turn-02.jsonl"]
+    assert "error api_error:rate_limit_error" in text.stdout
+    rows = json_lines(run("replay", "--trace", "--format", "json", folder))
+    turns = [Path(folder, "turn-01.jsonl"), Path(folder, "turn-02.jsonl")]
+    assert [Path(row["cassette"]) for row in rows] == [turns[0], *[turns[1]] * (len(rows) - 1)]
+    assert rows[0]["error"]["code"] == "api_error:rate_limit_error"
+    played = [emit for row in rows[1:] for emit in row["emits"]]
+    assert played == json_lines(replayed), "the played turn's emits are the replay's lines"

@@ -120,6 +120,27 @@ def _write_trace(
     return failed
 
 
+def _write_session_trace(
+    out: IO[str], folder: Path, output_format: str, wire: dict[str, Any]
+) -> bool:
+    """Print the trace of each turn of a fault's session folder the one call reaches: the
+    answers the SDK retries through, each marked so, then the turn it plays, whose trace
+    says whether the stream failed (as the session's replay does). JSON rows name their
+    turn's file."""
+    from harness._cassette.sessions import turn_files
+    from harness._testing.fault_runs import retried_turns
+
+    turns = [Cassette(path) for path in turn_files(folder)]
+    played = retried_turns(turns)
+    failed = False
+    for number, turn in enumerate(turns[: played + 1]):
+        if output_format == "text":
+            retried = "  (an answer the SDK retries)" if number < played else ""
+            out.write(f"-- {printable(os.path.basename(turn.path))}{retried}\n")
+        failed = _write_trace(out, turn, output_format, str(turn.path), wire)
+    return failed
+
+
 def _report_unusable(error: CassetteError) -> None:
     click.echo(printable(str(error)), err=True)
 
@@ -228,7 +249,10 @@ def replay(
         try:
             label = path if several else None
             if path.endswith(os.sep):  # a fault's session: one call, the SDK retrying
-                failed = _write_outcome(out, Path(path), output_format, label, wire)
+                if show_trace:
+                    failed = _write_session_trace(out, Path(path), output_format, wire)
+                else:
+                    failed = _write_outcome(out, Path(path), output_format, label, wire)
                 status = max(status, Exit.FAILED) if failed else status
                 continue
             cassette = Cassette(path)

@@ -29,6 +29,7 @@ from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
+    from harness._cassette.codec import Cassette
     from harness._events import ModelEvent
     from harness.faults import Fault
 
@@ -384,6 +385,15 @@ def run_fault(
 _RETRIED_STATUSES: Final = frozenset({408, 409, 429})
 
 
+def retried_turns(turns: Sequence[Cassette]) -> int:
+    """How many of a session's first turns the SDK retries through in one call (at most
+    its `SDK_ATTEMPTS - 1`, never the last turn): the turn it plays is the next one."""
+    retried = 0
+    while retried < min(len(turns) - 1, SDK_ATTEMPTS - 1) and _retried(turns[retried]):
+        retried += 1
+    return retried
+
+
 def _retried(turn: Any) -> bool:
     """Whether the SDK would retry a turn's answer: an `http_error` it retries by status,
     or whose `x-should-retry` header says so."""
@@ -432,10 +442,7 @@ def session_events(
 
     turns = cassettes_from([os.fspath(folder)])
     if via != "sdk":
-        retried = 0
-        while retried < min(len(turns) - 1, SDK_ATTEMPTS - 1) and _retried(turns[retried]):
-            retried += 1
-        yield from replay(turns[retried], sdk_objects=False, read_timeout=read_timeout)
+        yield from replay(turns[retried_turns(turns)], sdk_objects=False, read_timeout=read_timeout)
         return
     client = cassette_client(turns, match_on=None, timeout=read_timeout)
     try:
