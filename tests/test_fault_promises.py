@@ -16,7 +16,7 @@ from typing import Any
 import httpx2
 import pytest
 from click.testing import CliRunner
-from conftest import LIBRARY
+from conftest import LIBRARY, ROOT
 from fake_api import FakeMessagesAPI
 
 import harness._files
@@ -28,6 +28,7 @@ from harness_cli.main import cli
 from harness_cli.replay import DEFAULT_TIMEOUT
 
 GOOD = LIBRARY / "interleaved.jsonl"
+RECORDING = ROOT / "tests" / "docs_setup" / "tests" / "cassettes" / "test_chat.yaml"
 BODY = {"model": "m", "max_tokens": 9, "messages": [], "stream": True}
 
 
@@ -139,6 +140,7 @@ def test_a_failed_write_exits_2_in_every_command_that_writes(
                        "--out", str(tmp_path / "rec.jsonl")],
             "faults": ["faults", str(GOOD), "--out", str(tmp_path / "faults")],
             "export": ["export", str(GOOD), "--to", "vcr", "--out", str(tmp_path / "vcr")],
+            "import": ["import", str(RECORDING), "--out", str(tmp_path / "imported")],
         }  # fmt: skip
         results = {name: CliRunner().invoke(cli, args) for name, args in commands.items()}
     for name, result in results.items():

@@ -10,7 +10,7 @@ from typing import NoReturn
 
 import click
 
-from harness._exceptions import CassetteImportError
+from harness._exceptions import CassetteImportError, OutputError
 from harness._files import AtomicBatch
 from harness._interop.importer import (
     ImportReport,
@@ -134,6 +134,8 @@ def import_command(paths: tuple[str, ...], out_dir: str, force: bool) -> None:
                 )
             except CassetteImportError as error:
                 held.append(error)
+            except OutputError as error:  # a full disk: nothing more can be written
+                _fail(str(error))
             if len(batch) >= BATCH_FILES:
                 commit(batch)
         commit(batch)

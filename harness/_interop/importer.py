@@ -37,7 +37,7 @@ import orjson
 from harness._cassette.codec import _schema_reason, make_header, write_cassette
 from harness._cassette.message import events_from_message
 from harness._cassette.sse import SSEFormatError, events_from_body
-from harness._exceptions import CassetteImportError
+from harness._exceptions import CassetteImportError, OutputError
 from harness._files import AtomicBatch
 from harness._interop.har import exchanges_from_har, is_har_document
 from harness._interop.reading import (
@@ -244,10 +244,11 @@ def import_recording(
 ) -> ImportReport:
     """Write `OUT_DIR/<name>-<N>.jsonl` for each Messages exchange N of the recording `path`.
 
-    Raises `CassetteImportError` when the file cannot be read as a recording. An output
-    that exists is left as it was and listed in `kept`, unless `force`. With a `batch`,
-    the cassettes reach their names at its commit (`harness import` writes many files
-    with one sync, and scans the folder once).
+    Raises `CassetteImportError` when the file cannot be read as a recording, and
+    `OutputError` when a cassette cannot be written (a full disk). An output that exists
+    is left as it was and listed in `kept`, unless `force`. With a `batch`, the
+    cassettes reach their names at its commit (`harness import` writes many files with
+    one sync, and scans the folder once).
     """
     report = ImportReport()
     exchanges = _exchanges(path)
@@ -278,10 +279,8 @@ def import_recording(
         except FileExistsError:
             report.kept.append(target)
             continue
-        except OSError as error:
-            raise CassetteImportError(
-                f"{target}: cannot write: {error.strerror or error}"
-            ) from None
+        except OSError as error:  # a full disk: unusable output, as in every command
+            raise OutputError(f"{target}: cannot write: {error.strerror or error}") from None
         report.written.append((target, len(events)))
     return report
 
