@@ -25,6 +25,9 @@ from ._cassette.codec import (
     read_cassette as read_cassette,
     write_cassette as write_cassette,
 )
+from ._cassette.request import (
+    CapturedRequest as CapturedRequest,
+)
 from ._events import (
     DoneEvent as DoneEvent,
     ModelEvent as ModelEvent,
@@ -101,7 +104,6 @@ from ._replay.plan import (
     RealtimePacer as RealtimePacer,
 )
 from ._replay.replayer import (
-    CapturedRequest as CapturedRequest,
     Replayer as Replayer,
     cassettes_from as cassettes_from,
 )

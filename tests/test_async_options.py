@@ -130,7 +130,7 @@ def test_the_server_parses_each_body_once_and_sets_nothing_per_request(
     def parse_again(raw: bytes) -> Any:
         raise AssertionError("the body was parsed a second time")
 
-    monkeypatch.setattr(replayer_module, "_body", parse_again)
+    monkeypatch.setattr(replayer_module, "json_body", parse_again)
     path = tmp_path / "c.jsonl"
     StreamBuilder().directive("at", ms=1).text(0, "paced").stop().write(path, "c")
     server = CassetteServer([str(path), str(path)], realtime=True, match_on=None)

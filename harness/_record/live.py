@@ -39,6 +39,7 @@ import httpx2
 
 from harness._cassette.codec import make_header, write_cassette
 from harness._cassette.directives import AT
+from harness._cassette.request import CapturedRequest, json_body
 from harness._cassette.sessions import turn_path
 from harness._cassette.sse import SSEFormatError, events_from_response
 from harness._exceptions import InputError, OutputError, RecordError
@@ -49,7 +50,6 @@ from harness._redact import is_secret_name, redact, redact_uri
 if TYPE_CHECKING:
     from anthropic import Anthropic
 
-    from harness._replay.replayer import CapturedRequest
 
 __all__ = [
     "RecordingTransport",
@@ -419,15 +419,8 @@ class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
     ) -> None:
         import anthropic
 
-        from harness._redact import redact, redact_headers
-        from harness._replay.replayer import CapturedRequest
-
-        try:
-            sent = json.loads(body) if body else None
-        except ValueError:
-            sent = None
-        captured = CapturedRequest(
-            request.method, request.url.path, redact_headers(request.headers), redact(sent)
+        captured = CapturedRequest.of(
+            request.method, request.url.path, request.headers, json_body(body)
         )
         self.requests.append(captured)
         path = self._path(len(self.requests))

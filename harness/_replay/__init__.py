@@ -2,7 +2,9 @@
 
 `direct` feeds the adapter the SDK's event objects (`construct` builds them fast); `plan`
 turns a cassette into the HTTP answer any transport or server carries out; `replayer`
-answers one request after another from a test's cassettes; `sdk` is the in-process
-transport under real SDK clients; `clients` builds those clients. It may import the flat
-core, the adapter and `harness._cassette`.
+answers one request after another from a test's cassettes; `cache` keeps each cassette
+read, checked and encoded once a session; `sdk` is the in-process transport under real
+SDK clients, `httpx1` the same for `httpx` (v1) clients; `clients` builds those clients,
+the recording clients too. It may import the flat core, the adapter, `harness._cassette`
+and `harness._record` (the recording clients' transport).
 """

@@ -20,7 +20,6 @@ import json
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar, overload
 
@@ -31,9 +30,10 @@ from harness._cassette.codec import (
     pass_over,
     read_cassette,
 )
+from harness._cassette.request import CapturedRequest, json_body
 from harness._cassette.sessions import TURN_PATTERN, turn_files
 from harness._exceptions import CassetteError, HarnessError, ReplayError
-from harness._redact import redact, redact_headers
+from harness._redact import redact
 from harness._replay.plan import Chunking, PlannedResponse, plan_response
 
 __all__ = ["DEFAULT_MATCH_ON", "CapturedRequest", "Log", "Replayer", "cassettes_from"]
@@ -41,21 +41,6 @@ __all__ = ["DEFAULT_MATCH_ON", "CapturedRequest", "Log", "Replayer", "cassettes_
 T = TypeVar("T")
 
 DEFAULT_MATCH_ON: Final = ("model", "messages", "system", "tools")
-
-
-@dataclass(frozen=True, slots=True)
-class CapturedRequest:
-    """A request the code under test sent: credentials removed from headers and body."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-
-    @property
-    def json(self) -> dict[str, Any]:
-        """The JSON body as a dict (empty when the body was not a JSON object)."""
-        return self.body if isinstance(self.body, dict) else {}
 
 
 def cassettes_from(
@@ -75,15 +60,6 @@ def cassettes_from(
             raise ReplayError(f"{source}: no cassettes ({TURN_PATTERN} or *.jsonl) in the folder")
         found.extend(open_cassette(path) for path in files)
     return found
-
-
-def _body(raw: bytes) -> Any:
-    if not raw:
-        return None
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return None
 
 
 def _field_diff(name: str, recorded: Any, sent: Any) -> str:
@@ -180,13 +156,13 @@ class Replayer:
         self, method: str, path: str, headers: Mapping[str, str], body: bytes
     ) -> CapturedRequest:
         """Record a request as sent (redacted) and return it."""
-        return self.capture_parsed(method, path, headers, _body(body))
+        return self.capture_parsed(method, path, headers, json_body(body))
 
     def capture_parsed(
         self, method: str, path: str, headers: Mapping[str, str], body: Any
     ) -> CapturedRequest:
         """`capture` for a body its caller has parsed already (None: not JSON)."""
-        request = CapturedRequest(method.upper(), path, redact_headers(headers), redact(body))
+        request = CapturedRequest.of(method, path, headers, body)
         with self._lock:
             self._requests.append(request)
         return request

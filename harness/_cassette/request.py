@@ -1,0 +1,47 @@
+"""A request as the code under test sent it, credentials removed: what a replayer
+captures and matches, a recording keeps in its cassette's header, and a test reads.
+
+`CapturedRequest.of` is the one place a sent request becomes one (its JSON body parsed,
+None when it is not JSON; headers and body redacted), for replay and record alike.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from harness._redact import redact, redact_headers
+
+__all__ = ["CapturedRequest", "json_body"]
+
+
+def json_body(raw: bytes) -> Any:
+    """A request body as JSON, or None when it is empty or not JSON."""
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class CapturedRequest:
+    """A request the code under test sent: credentials removed from headers and body."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+    @classmethod
+    def of(cls, method: str, path: str, headers: Mapping[str, str], body: Any) -> CapturedRequest:
+        """The request as kept: `body` already parsed (`json_body`), both redacted."""
+        return cls(method.upper(), path, redact_headers(headers), redact(body))
+
+    @property
+    def json(self) -> dict[str, Any]:
+        """The JSON body as a dict (empty when the body was not a JSON object)."""
+        return self.body if isinstance(self.body, dict) else {}

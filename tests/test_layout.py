@@ -1,0 +1,151 @@
+"""The layout of `harness/` keeps the promises docs/api.md and each subpackage make.
+
+Each subpackage's docstring says what it may import; the imports of its modules (read
+with `ast`, lazy and type-only ones included: a dependency is a dependency) are held to
+that list here, so a module that reaches across a line fails a test instead of quietly
+turning the drawing false. No folder holds two modules whose names differ by a suffix,
+each subpackage's docstring names each of its modules, and the names of 0.1 still
+import, each with its `DeprecationWarning`.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from harness._deprecated import MODULES, NAMES
+
+ROOT = Path(__file__).resolve().parent.parent
+HARNESS = ROOT / "harness"
+
+#: What each subpackage may import besides the flat core (`harness._json`, `_adapter`,
+#: ...), as its docstring and docs/api.md's drawing say. The public modules
+#: (`harness.faults`, `harness.builder`, ...) and `harness` itself count as subpackages.
+MAY_IMPORT: dict[str, set[str]] = {
+    "_cassette": set(),
+    "_interop": {"_cassette"},
+    "_record": {"_cassette"},
+    "_replay": {"_cassette", "_record"},
+    "_strict": {"_cassette", "_replay"},
+    "_http": {"_cassette", "_replay", "_record", "_strict"},
+    "_testing": {"_cassette", "_replay", "_record", "_strict", "_http", "faults", "harness"},
+    "agent": {"_cassette", "_replay", "builder"},
+}
+CORE = {path.stem for path in HARNESS.glob("_*.py") if path.stem != "__init__"}
+SUBPACKAGES = sorted(path.parent.name for path in HARNESS.glob("*/__init__.py"))
+
+
+def _imported(path: Path) -> set[str]:
+    """The top-level parts of `harness` a module imports (`_cassette`, `_json`, `harness`)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module]
+            if node.module == "harness":
+                names = [f"harness.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "harness":
+                found.add(parts[1] if len(parts) > 1 else "harness")
+    return found
+
+
+def test_every_subpackage_has_its_import_rule() -> None:
+    assert sorted(MAY_IMPORT) == SUBPACKAGES
+
+
+@pytest.mark.parametrize("package", SUBPACKAGES)
+def test_a_subpackage_imports_only_the_core_and_what_its_docstring_allows(package: str) -> None:
+    allowed = {package} | CORE | MAY_IMPORT[package]
+    crossing = {
+        f"{path.relative_to(HARNESS)} imports harness.{name}"
+        for path in (HARNESS / package).glob("*.py")
+        for name in _imported(path) - allowed
+    }
+    assert not crossing
+
+
+def test_the_flat_core_imports_no_subpackage_but_for_types() -> None:
+    """The core is below every subpackage: `_exceptions` names the agent's `Message` for
+    a type only; `_deprecated` finds the 0.1 modules by name, importing none itself."""
+    crossing = {
+        f"{name}.py imports harness.{target}"
+        for name in CORE
+        for target in _imported(HARNESS / f"{name}.py") - CORE
+    }
+    assert crossing == {"_exceptions.py imports harness.agent"}
+
+
+def _modules(folder: Path) -> list[str]:
+    return sorted(path.stem.lstrip("_") for path in folder.glob("*.py") if path.stem != "__init__")
+
+
+@pytest.mark.parametrize("folder", [".", *SUBPACKAGES, "../cli/harness_cli"])
+def test_no_two_modules_of_a_folder_differ_by_a_suffix(folder: str) -> None:
+    names = _modules(HARNESS / folder)
+    assert not [(a, b) for a in names for b in names if a != b and b.startswith(a)]
+
+
+@pytest.mark.parametrize("package", [name for name in SUBPACKAGES if name.startswith("_")])
+def test_a_subpackage_docstring_names_each_of_its_modules(package: str) -> None:
+    docstring = ast.get_docstring(ast.parse((HARNESS / package / "__init__.py").read_text()))
+    assert docstring is not None
+    assert [name for name in _modules(HARNESS / package) if f"`{name}`" not in docstring] == []
+
+
+def test_the_api_doc_draws_every_module_of_the_flat_core_and_every_subpackage() -> None:
+    drawing = (ROOT / "docs" / "api.md").read_text(encoding="utf-8").split("## The layout")[1]
+    drawing = drawing.split("\n## ")[0]
+    public = sorted(path.name for path in HARNESS.glob("[a-z]*.py"))
+    missing = [
+        name
+        for name in [*(f"{stem}.py" for stem in CORE), *(f"{p}/" for p in SUBPACKAGES), *public]
+        if name not in drawing and name.removesuffix("/") + " " not in drawing
+    ]
+    assert missing == []
+
+
+def _fresh(name: str) -> None:
+    """Forget `name` (and the module it aliases), so importing it warns again."""
+    sys.modules.pop(name, None)
+
+
+@pytest.mark.parametrize("old", sorted(MODULES))
+def test_each_module_of_0_1_imports_with_a_deprecation_warning(old: str) -> None:
+    _fresh(f"harness.{old}")
+    with pytest.deprecated_call(match=rf"harness\.{old} is deprecated .* 0\.3"):
+        module = importlib.import_module(f"harness.{old}")
+    assert module is importlib.import_module(f"harness.{MODULES[old]}")
+
+
+@pytest.mark.parametrize("old", sorted(NAMES))
+def test_each_renamed_name_of_0_1_works_with_a_deprecation_warning(old: str) -> None:
+    import harness
+
+    with pytest.deprecated_call(match=rf"harness\.{old} is deprecated"):
+        value = getattr(harness, old)
+    assert value is getattr(harness, NAMES[old])
+
+
+def test_every_public_name_imports_without_a_warning() -> None:
+    import harness
+
+    stub = ast.parse((HARNESS / "__init__.pyi").read_text(encoding="utf-8"))
+    names = [
+        alias.asname or alias.name
+        for node in stub.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [name for name in names if getattr(harness, name, None) is None] == []
+    assert sorted(names) == sorted(dir(harness))
