@@ -29,6 +29,17 @@ MODULES: Final = {
     "vcr_import": "_interop.importer",
     "wire": "_replay.sdk",
 }
+#: (old module, name) -> (the module that holds it now, its name there): the names of 0.1
+#: that moved out of the module an old one became, handed to it when the old one is
+#: imported, so `from harness.wire import RealtimePacer` works as in 0.1.
+MOVED: Final = {
+    ("cassette", "MAX_AT_MS"): ("_cassette.directives", "MAX_AT_MS"),
+    ("record", "redact_request"): ("_redact", "redact_request"),
+    ("vcr_import", "VcrImportError"): ("_exceptions", "CassetteImportError"),
+    ("wire", "AT_DIRECTIVE"): ("_cassette.codec", "AT_DIRECTIVE"),
+    ("wire", "RealtimePacer"): ("_replay.plan", "RealtimePacer"),
+    ("wire", "encode_event"): ("_cassette.sse", "encode_event"),
+}
 #: old top-level name -> its new name
 NAMES: Final = {"areplay": "areplay_events"}
 #: (function, old keyword argument) -> what to use instead
@@ -46,7 +57,8 @@ def warn_keyword(function: str, keyword: str) -> None:
 
 
 class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds `harness.<old>` and answers with the new module itself."""
+    """Finds `harness.<old>` and answers with the new module itself (so a monkeypatch
+    through the old name reaches the code), given the old names that moved elsewhere."""
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
@@ -59,7 +71,12 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         old = spec.name
         _warn(old, "the same names from `harness` (the module is internal now)")
-        return importlib.import_module(f"harness.{MODULES[old.partition('.')[2]]}")
+        name = old.partition(".")[2]
+        module = importlib.import_module(f"harness.{MODULES[name]}")
+        for (alias, moved), (home, there) in MOVED.items():
+            if alias == name and not hasattr(module, moved):
+                setattr(module, moved, getattr(importlib.import_module(f"harness.{home}"), there))
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
         """The module was executed under its new name already."""
