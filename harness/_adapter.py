@@ -82,8 +82,13 @@ class _ToolBlock:
 class StreamAdapter:
     """One message's worth of raw stream events -> internal events. See the module docstring."""
 
-    def __init__(self, *, stop_reasons: Collection[str] = COMPLETE_STOP_REASONS) -> None:
+    def __init__(
+        self, *, stop_reasons: Collection[str] = COMPLETE_STOP_REASONS, text: bool = True
+    ) -> None:
         self._complete_stop_reasons = stop_reasons
+        #: False: the same rules, but no `TextEvent` built (a guard passing bytes on has no
+        #: use for them, and a text delta is almost every event)
+        self._text = text
         self._started = False
         self._stopped = False
         self._block_kinds: dict[int, str] = {}
@@ -137,7 +142,7 @@ class StreamAdapter:
     def _feed(self, event: Any) -> list[ModelEvent]:
         kind: str = event.type
         if kind == "content_block_delta" and self._started and not self._stopped:
-            return self._block_delta(event.index, event.delta)  # almost every event: first
+            return self._block_delta(event)  # almost every event: first
         if kind == "ping":
             return []
         if self._stopped:
@@ -167,15 +172,17 @@ class StreamAdapter:
         if kind == "tool_use":
             self._tools[index] = _ToolBlock(id=block.id, name=block.name, start_input=block.input)
             self._tool_indexes_seen.add(index)
-        elif kind == "text" and block.text:
+        elif kind == "text" and self._text and block.text:
             return [TextEvent(block.text)]
         return []
 
-    def _block_delta(self, index: int, delta: Any) -> list[ModelEvent]:
+    def _block_delta(self, event: Any) -> list[ModelEvent]:
+        delta = event.delta
         kind: str = delta.type
         if kind == "text_delta":
-            return [TextEvent(delta.text)]
+            return [TextEvent(delta.text)] if self._text else []
         if kind == "input_json_delta":
+            index: int = event.index
             tool = self._tools.get(index)
             if tool is not None:
                 piece = delta.partial_json

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from anthropic._models import construct_type
 from anthropic.types import RawMessageStreamEvent
+from conftest import LIBRARY
 from hypothesis import given, settings, strategies as st
 
 from harness import (
@@ -21,7 +22,10 @@ from harness import (
     ToolCallEvent,
     to_model_events,
 )
+from harness._cassette.codec import Cassette, expand_paths
+from harness._views import EventView
 from harness.builder import StreamBuilder, split_json
+from harness.faults import derive_variants
 
 PREFIX = "Anthropic stream protocol error: "
 
@@ -492,3 +496,51 @@ def test_any_split_of_the_input_json_gives_the_same_call(
         ToolCallEvent(ToolCall("t0", "any", tool_input)),
         DoneEvent(),
     ]
+
+
+def _checked(events: list[dict[str, Any]], adapter: StreamAdapter) -> tuple[list[ModelEvent], Any]:
+    """What an adapter yields over light views of `events`, and the error code it stops at."""
+    yielded: list[ModelEvent] = []
+    try:
+        for raw in events:
+            yielded += adapter.feed(EventView(raw))
+        yielded += adapter.finish()
+    except StreamProtocolError as error:
+        return yielded, error.code
+    return yielded, None
+
+
+def _library_streams() -> list[Any]:
+    streams = [list(Cassette(path).events()) for path in expand_paths([str(LIBRARY)])]
+    return [
+        pytest.param(variant.events, id=f"{number}:{variant.fault.name}")
+        for number, events in enumerate(streams)
+        for variant in derive_variants(events)
+    ] + [pytest.param(events, id=f"{number}") for number, events in enumerate(streams)]
+
+
+@pytest.mark.parametrize("events", _library_streams())
+def test_text_false_checks_the_same_rules_and_builds_no_text(events: list[dict[str, Any]]) -> None:
+    """The guard's adapter (`text=False`): every library stream and fault variant ends as
+    the full adapter's does, with the same events but the text ones."""
+    full, code = _checked(events, StreamAdapter())
+    checked, checked_code = _checked(events, StreamAdapter(text=False))
+    assert checked_code == code
+    assert checked == [event for event in full if not isinstance(event, TextEvent)]
+
+
+def test_text_false_drops_text_events_only() -> None:
+    builder = (
+        StreamBuilder()
+        .block_start(0, {"type": "text", "text": "Hello"})
+        .text_delta(0, " there")
+        .block_stop(0)
+        .tool_start(1, "read", id="t1")
+        .json_delta(1, '{"path": "a.md"}')
+        .block_stop(1)
+        .stop("tool_use")
+    )
+    kinds = [type(event) for event in _checked(builder.events(), StreamAdapter())[0]]
+    assert kinds == [TextEvent, TextEvent, ToolCallEvent, DoneEvent]
+    checked, code = _checked(builder.events(), StreamAdapter(text=False))
+    assert (checked, code) == ([call("t1", "read", path="a.md"), DoneEvent()], None)

@@ -11,8 +11,9 @@ It is ours, not the SDK's, so that the proxy never imports the SDK (seconds cold
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
@@ -75,6 +76,10 @@ def events_from_body(body: bytes) -> list[dict[str, Any]]:
     return list(events_from_chunks([body]))
 
 
+#: One whole event as the API frames it (no `\r`, one `data:` line), its data the group.
+_WHOLE_EVENT: Final = re.compile(rb"event: [^\r\n]*\ndata: ([^\r\n]*)\n\n").fullmatch
+
+
 class StreamingDecoder:
     """Events out of an SSE body fed in pieces as they arrive (a proxy's view of a stream).
 
@@ -106,20 +111,15 @@ class StreamingDecoder:
         `event: <type>\ndata: <json>\n\n` (what a guard hands over, event by event): what
         the line by line reading gives, in fewer steps. None for any other piece, and for
         one that reading would fail on, so that it words the error."""
-        first = piece.find(b"\n")
-        data = piece[first + 7 : -2]
-        if (
-            not piece.endswith(b"\n\n")
-            or piece[first + 1 : first + 7] != b"data: "
-            or b"\n" in data
-            or b"\r" in piece
-            or (self._max_line is not None and len(piece) > self._max_line)
-        ):
+        match = _WHOLE_EVENT(piece)
+        if match is None or (self._max_line is not None and len(piece) > self._max_line):
             return None
+        data = match[1]
         if not data:
             return []
         try:
-            piece[:first].decode("utf-8")
+            if not piece.isascii():
+                piece[: match.start(1)].decode("utf-8")
             event = orjson.loads(data)  # which checks that the data is UTF-8, too
         except (UnicodeDecodeError, orjson.JSONDecodeError):
             return None

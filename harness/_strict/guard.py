@@ -74,7 +74,7 @@ class StreamGuard:
         build: Callable[[dict[str, Any]], Any] | None = None,
     ) -> None:
         self._decoder = StreamingDecoder()
-        self._adapter = StreamAdapter(stop_reasons=stop_reasons)
+        self._adapter = StreamAdapter(stop_reasons=stop_reasons, text=False)
         self._build = build or EventView
         #: the bytes of an event not complete yet
         self._held = b""

@@ -87,11 +87,10 @@ def _body_class(module_name: str) -> type[Any]:
             self._guard = guard
 
         def __iter__(self) -> Iterator[bytes]:
-            yield from guarded(_chunks(self._response), self._guard)
+            return guarded(_chunks(self._response), self._guard)  # a layer fewer a chunk
 
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            async for chunk in aguarded(_achunks(self._response), self._guard):
-                yield chunk
+        def __aiter__(self) -> AsyncIterator[bytes]:
+            return aguarded(_achunks(self._response), self._guard)
 
         def close(self) -> None:
             self._response.close()
