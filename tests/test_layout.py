@@ -216,3 +216,13 @@ def test_every_public_name_imports_without_a_warning() -> None:
         warnings.simplefilter("error")
         assert [name for name in names if getattr(harness, name, None) is None] == []
     assert sorted(names) == sorted(dir(harness))
+
+
+def test_the_wheel_packages_every_subpackage() -> None:
+    """A subpackage missing from pyproject.toml's list would be missing from the wheel."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    packages = project["tool"]["setuptools"]["packages"]
+    expected = ["harness", *(f"harness.{name}" for name in SUBPACKAGES), "harness_cli"]
+    assert sorted(packages) == sorted(expected)
