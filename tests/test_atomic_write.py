@@ -13,8 +13,11 @@ import pytest
 from harness._files import atomic_write, remove_stale_temporaries
 
 #: A writer that has written part of the new content, says so, and waits to be killed.
+#: Ctrl-C raises in it as in a terminal, also when the suite runs as a background job
+#: (which starts its children with SIGINT ignored).
 WRITER = """
-import sys, time
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from harness._files import atomic_write
 with atomic_write(sys.argv[1]) as handle:
     handle.write(b"half of the new content")
