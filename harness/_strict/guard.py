@@ -91,7 +91,19 @@ class StreamGuard:
             return chunk
         if self.failure is not None:
             return b""
-        held = self._held + chunk if self._held else chunk
+        if self._held or not chunk.endswith(b"\n\n"):
+            return self._feed_partial(chunk)
+        # The usual chunk: whole events, nothing held before it (one step fewer an event).
+        completing = self._completing
+        if not self._accept(self._decoder.feed(chunk)):
+            return b""  # the events before the broken one wait with it: never read
+        if completing or self._completing or self._api_error:
+            return self._release(chunk, completing)
+        return chunk
+
+    def _feed_partial(self, chunk: bytes) -> bytes:
+        """`feed` for a chunk that ends mid-event or completes one held before."""
+        held = self._held + chunk
         end = len(held) if held.endswith(b"\n\n") else _last_event_end(held)
         if end == 0:
             self._held = held
@@ -99,14 +111,19 @@ class StreamGuard:
         ready, self._held = held[:end], held[end:]
         completing = self._completing
         if not self._accept(self._decoder.feed(ready)):
-            return b""  # the events before the broken one wait with it: never read
-        if self._api_error:
-            self._held = b""
-            return bytes(self._withheld) + held
-        if completing or self._completing:
-            self._withheld += ready
             return b""
+        if completing or self._completing or self._api_error:
+            return self._release(ready, completing)
         return ready
+
+    def _release(self, ready: bytes, completing: bool) -> bytes:
+        """What `feed` returns of checked bytes once the answer is completing or has failed
+        with the API's own error (everything held then goes on)."""
+        if self._api_error:
+            held, self._held = self._held, b""
+            return bytes(self._withheld) + ready + held
+        self._withheld += ready
+        return b""
 
     def finish(self) -> bytes:
         """The body ended: the rest, if it passes the end rules (else `failure` is set)."""
@@ -132,7 +149,8 @@ class StreamGuard:
             if kind == "error":
                 self._api_error = True
                 return True
-            self._completing = self._completing or kind == "message_delta"
+            if kind == "message_delta":
+                self._completing = True
             try:
                 self._adapter.feed(self._build(data))
                 if kind == "message_stop":
