@@ -7,7 +7,8 @@ bytes of an SSE body and returns the bytes that may go on to the client: those o
 whole events among them, each decoded (`StreamingDecoder`, the one SSE decoder), read
 through the light view `harness replay` feeds the adapter (`EventView`: no SDK object
 reaches user code from here, and the SDK need not be loaded) and fed to a
-`StreamAdapter`. The
+`StreamAdapter(text=False)` (the same rules; no `TextEvent` built for bytes that go on
+as they are). The
 bytes of an event still incomplete wait for the rest of it. On a violation, `feed`
 returns nothing of that chunk (the events before the broken one in it wait with it) and
 keeps the error in `failure`, for the driver to raise: the client never reads the event
