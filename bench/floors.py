@@ -22,22 +22,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import dataclasses
 import os
-import select
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final
 
 from bench.measure import harness_argv, run_child
+from bench.serve_load import serving
 from bench.synthetic import synthetic_events
 
 __all__ = ["Options", "main", "run"]
@@ -311,27 +308,6 @@ asyncio.run(main())
 """
 
 
-@contextlib.contextmanager
-def _server(argv: Sequence[str]) -> Iterator[tuple[str, int]]:
-    """A server in a process of its own: (its base URL, its pid). Its stdout is drained."""
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert process.stdout is not None
-    drain = threading.Thread(target=process.stdout.read, daemon=True)
-    try:
-        ready, _, _ = select.select([process.stdout], [], [], 60)
-        first = process.stdout.readline().strip() if ready else ""
-        if not first.startswith("ANTHROPIC_BASE_URL="):
-            raise SystemExit(f"{argv} did not start: {first!r}")
-        drain.start()
-        yield first.removeprefix("ANTHROPIC_BASE_URL="), process.pid
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        if drain.is_alive():
-            drain.join(timeout=30)
-        process.stdout.close()
-
-
 def _process_cpu(pid: int) -> float:
     """User + system CPU seconds of a running process, from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -377,7 +353,7 @@ def section_serve(options: Options, out: IO[str], results: Results, folder: Path
     per_stream: dict[str, float] = {}
     lost = 0
     for name, argv in servers.items():
-        with _server(argv) as (url, pid):
+        with serving(argv) as (url, pid):
             asyncio.run(_load(url, body, min(20, options.streams), 2))  # warm up
             before = _process_cpu(pid)
             start = time.perf_counter()

@@ -42,11 +42,10 @@ REQUEST: Final[dict[str, Any]] = {
 
 
 @contextlib.contextmanager
-def started(*args: str) -> Iterator[str]:
-    """A `harness` command in a process of its own; its base URL (its first line)."""
-    process = subprocess.Popen(
-        [*harness_argv(), *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-    )
+def serving(argv: Sequence[str]) -> Iterator[tuple[str, int]]:
+    """A server in a process of its own that announces `ANTHROPIC_BASE_URL=...` on its
+    first line: (its base URL, its pid). The rest of its stdout is drained."""
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert process.stdout is not None
     # Its line a request must be read, or a full pipe would block it.
     drain = threading.Thread(target=process.stdout.read, daemon=True)
@@ -54,15 +53,22 @@ def started(*args: str) -> Iterator[str]:
         ready, _, _ = select.select([process.stdout], [], [], 60)
         first = process.stdout.readline().strip() if ready else ""
         if not first.startswith("ANTHROPIC_BASE_URL="):
-            raise SystemExit(f"harness {args[0]} did not start: {first!r}")
+            raise SystemExit(f"{' '.join(argv)} did not start: {first!r}")
         drain.start()
-        yield first.removeprefix("ANTHROPIC_BASE_URL=")
+        yield first.removeprefix("ANTHROPIC_BASE_URL="), process.pid
     finally:
         process.terminate()
         process.wait(timeout=30)
         if drain.is_alive():
             drain.join(timeout=30)
         process.stdout.close()
+
+
+@contextlib.contextmanager
+def started(*args: str) -> Iterator[str]:
+    """A `harness` command in a process of its own; its base URL (its first line)."""
+    with serving([*harness_argv(), *args]) as (url, _):
+        yield url
 
 
 @dataclass(frozen=True, slots=True)
