@@ -47,8 +47,15 @@ from harness_cli.main import cli
 SETUP = ROOT / "tests" / "docs_setup"
 DIRECTIVE = re.compile(r"^<!--\s*doc-test:\s*(?P<verb>\w+)\s*(?P<arg>.*?)\s*-->\s*$")
 EXIT_SUFFIX = '; echo "exit $?"'
-#: the environment of every example: no key, so nothing can reach the live API
-ENV: dict[str, str | None] = {"ANTHROPIC_API_KEY": None, "ANTHROPIC_BASE_URL": None}
+#: the environment of every example: no key, so nothing can reach the live API; and
+#: not a CI job (pytest stops cutting its summary lines to the width under `CI` or
+#: `BUILD_NUMBER`, and the docs show what a developer's terminal shows)
+ENV: dict[str, str | None] = {
+    "ANTHROPIC_API_KEY": None,
+    "ANTHROPIC_BASE_URL": None,
+    "CI": None,
+    "BUILD_NUMBER": None,
+}
 #: where an excerpt skips: a line of its own, or inside a line
 ELLIPSIS = "..."
 #: a pytest run time in its summary line, compared as any other
