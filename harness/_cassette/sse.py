@@ -11,9 +11,8 @@ It is ours, not the SDK's, so that the proxy never imports the SDK (seconds cold
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -76,10 +75,6 @@ def events_from_body(body: bytes) -> list[dict[str, Any]]:
     return list(events_from_chunks([body]))
 
 
-#: One whole event as the API frames it (no `\r`, one `data:` line), its data the group.
-_WHOLE_EVENT: Final = re.compile(rb"event: [^\r\n]*\ndata: ([^\r\n]*)\n\n").fullmatch
-
-
 class StreamingDecoder:
     """Events out of an SSE body fed in pieces as they arrive (a proxy's view of a stream).
 
@@ -95,10 +90,10 @@ class StreamingDecoder:
     def feed(self, piece: bytes) -> list[dict[str, Any]]:
         """The events `piece` completes; `SSEFormatError` at a `data:` that is no event,
         and at a line longer than `max_line` bytes (as soon as that much is held)."""
-        if not self._buffer and not self._data and piece.startswith(b"event: "):
-            whole = self._whole_event(piece)
+        if piece.startswith(b"event: "):
+            whole = self.whole_event(piece)
             if whole is not None:
-                return whole
+                return [whole]
         self._buffer += piece
         *lines, self._buffer = self._buffer.split(b"\n")
         limit = self._max_line
@@ -106,27 +101,36 @@ class StreamingDecoder:
             raise SSEFormatError(f"after event {self._count}: a line longer than {limit} bytes")
         return [event for line in lines if (event := self._line(line)) is not None]
 
-    def _whole_event(self, piece: bytes) -> list[dict[str, Any]] | None:
-        """`piece` read at once when it is one whole, good event as the API frames it,
-        `event: <type>\ndata: <json>\n\n` (what a guard hands over, event by event): what
-        the line by line reading gives, in fewer steps. None for any other piece, and for
-        one that reading would fail on, so that it words the error."""
-        match = _WHOLE_EVENT(piece)
-        if match is None or (self._max_line is not None and len(piece) > self._max_line):
+    def whole_event(self, piece: bytes) -> dict[str, Any] | None:
+        """The event of `piece`, read at once, when nothing is held and `piece` is one
+        whole, good event as the API frames it, `event: <type>\ndata: <json>\n\n` (what a
+        server sends at a time): what `feed` gives, in fewer steps. None for any other
+        piece (an empty `data:` too), and for one that reading would fail on: `feed` it
+        then, which reads it line by line and words the error."""
+        if self._buffer or self._data:
             return None
-        data = match[1]
-        if not data:
-            return []
+        lines = piece.split(b"\n")  # one call: a third of a regular expression's time
+        if (
+            len(lines) != 4  # the event line, the data line, the blank line, nothing after
+            or lines[2]
+            or lines[3]
+            or not lines[0].startswith(b"event: ")
+            or not lines[1].startswith(b"data: ")
+            or len(lines[1]) == 6  # an empty data field: no event
+            or b"\r" in piece
+            or (self._max_line is not None and len(piece) > self._max_line)
+        ):
+            return None
         try:
             if not piece.isascii():
-                piece[: match.start(1)].decode("utf-8")
-            event = orjson.loads(data)  # which checks that the data is UTF-8, too
+                lines[0].decode("utf-8")
+            event = orjson.loads(lines[1][6:])  # which checks that the data is UTF-8, too
         except (UnicodeDecodeError, orjson.JSONDecodeError):
             return None
         if type(event) is not dict or type(event.get("type")) is not str:
             return None
         self._count += 1
-        return [event]
+        return event
 
     def finish(self) -> list[dict[str, Any]]:
         """The event the end of the body completes (a last one with no closing blank line)."""

@@ -70,33 +70,36 @@ class _PlannedStream(httpx2.SyncByteStream, httpx2.AsyncByteStream):
         self._pieces = pieces
         self._read_timeout = read_timeout
 
-    def _steps(self) -> Iterator[bytes | float]:
-        """The body as bytes to hand over and seconds to wait, for either reader to carry out."""
+    def _wait(self, piece: Piece) -> tuple[float, bool]:
+        """What a piece that is not bytes asks of either reader: the seconds to wait, and
+        whether a read timeout follows them; a cut raises at once."""
+        if not isinstance(piece, Stall):
+            raise connection_cut()
+        seconds = piece.ms / 1000
+        timeout = self._read_timeout
+        if timeout is not None and timeout < seconds:
+            return timeout, True
+        return seconds, False
+
+    def __iter__(self) -> Iterator[bytes]:
+        for piece in self._pieces:
+            if isinstance(piece, bytes):  # almost every piece: one step, in one generator
+                yield piece
+                continue
+            seconds, timed_out = self._wait(piece)
+            time.sleep(seconds)
+            if timed_out:
+                raise read_timed_out()
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
         for piece in self._pieces:
             if isinstance(piece, bytes):
                 yield piece
-            elif isinstance(piece, Stall):
-                seconds = piece.ms / 1000
-                timeout = self._read_timeout
-                yield seconds if timeout is None else min(seconds, timeout)
-                if timeout is not None and timeout < seconds:
-                    raise read_timed_out()
-            else:
-                raise connection_cut()
-
-    def __iter__(self) -> Iterator[bytes]:
-        for step in self._steps():
-            if isinstance(step, bytes):
-                yield step
-            else:
-                time.sleep(step)
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for step in self._steps():
-            if isinstance(step, bytes):
-                yield step
-            else:
-                await asyncio.sleep(step)
+                continue
+            seconds, timed_out = self._wait(piece)
+            await asyncio.sleep(seconds)
+            if timed_out:
+                raise read_timed_out()
 
 
 def _raising(error: Exception) -> Iterator[Piece]:

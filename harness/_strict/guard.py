@@ -35,7 +35,7 @@ out, raising where the guard does.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Collection, Iterable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Iterator
 from typing import Any, Final
 
 from harness._adapter import COMPLETE_STOP_REASONS, StreamAdapter
@@ -68,15 +68,9 @@ def _last_event_end(data: bytes) -> int:
 class StreamGuard:
     """One SSE answer's bytes, released event by event once the adapter accepts them."""
 
-    def __init__(
-        self,
-        *,
-        stop_reasons: Collection[str] = COMPLETE_STOP_REASONS,
-        build: Callable[[dict[str, Any]], Any] | None = None,
-    ) -> None:
+    def __init__(self, *, stop_reasons: Collection[str] = COMPLETE_STOP_REASONS) -> None:
         self._decoder = StreamingDecoder()
         self._adapter = StreamAdapter(stop_reasons=stop_reasons, text=False)
-        self._build = build or EventView
         #: the bytes of an event not complete yet
         self._held = b""
         #: the checked bytes from `message_delta` on, released by `finish`
@@ -92,12 +86,13 @@ class StreamGuard:
             return chunk
         if self.failure is not None:
             return b""
-        if self._held or not chunk.endswith(b"\n\n"):
+        # The usual chunk: one whole event, nothing held before it (the fewest steps).
+        event = None if self._held else self._decoder.whole_event(chunk)
+        if event is None:
             return self._feed_partial(chunk)
-        # The usual chunk: whole events, nothing held before it (one step fewer an event).
         completing = self._completing
-        if not self._accept(self._decoder.feed(chunk)):
-            return b""  # the events before the broken one wait with it: never read
+        if not self._check(event):
+            return b""
         if completing or self._completing or self._api_error:
             return self._release(chunk, completing)
         return chunk
@@ -142,23 +137,32 @@ class StreamGuard:
         return bytes(self._withheld) + rest
 
     def _accept(self, events: list[dict[str, Any]]) -> bool:
-        """Feed the adapter; False (the error kept in `failure`) at a violation."""
-        for data in events:
-            kind = data["type"]
-            if kind == "ping":
-                continue
-            if kind == "error":
-                self._api_error = True
-                return True
-            if kind == "message_delta":
-                self._completing = True
-            try:
-                self._adapter.feed(self._build(data))
-                if kind == "message_stop":
-                    self._adapter.check_end()
-            except StreamProtocolError as error:
-                self.failure = error
+        """Feed the adapter; False (the error kept in `failure`) at a violation. An API
+        `error` event ends the checking: it and what follows go on as they are."""
+        for event in events:
+            if not self._check(event):
                 return False
+            if self._api_error:
+                break
+        return True
+
+    def _check(self, event: dict[str, Any]) -> bool:
+        """`_accept` for one event."""
+        kind = event["type"]
+        if kind == "ping":
+            return True
+        if kind == "error":
+            self._api_error = True
+            return True
+        if kind == "message_delta":
+            self._completing = True
+        try:
+            self._adapter.feed(EventView(event))
+            if kind == "message_stop":
+                self._adapter.check_end()
+        except StreamProtocolError as error:
+            self.failure = error
+            return False
         return True
 
 
