@@ -7,8 +7,11 @@ said otherwise, so that other work on a shared machine moves the ratios less:
 (1) `harness replay` of a small cassette against `python -c pass` (median of runs);
 (2) a suite of tests, each making a client and reading one streamed answer to the end:
     through the plugin's `harness_client`, and through the SDK on a bare
-    `httpx2.MockTransport` serving the same bytes; each less the same number of empty
-    tests with the same imports, so the ratio is of the cost a test;
+    `httpx2.MockTransport` serving the same bytes in the same chunks (one an event, as
+    the fixture sends them, as a server flushes); each less the same number of empty
+    tests with the same imports, so the ratio is of the cost a test. The bare transport
+    handing over the whole body at once is measured too and shown: the difference is
+    the SDK's and httpx's own work for each chunk;
 (3) `harness serve` against a minimal aiohttp server sending the same bytes (one write an
     event), the same load of concurrent bare HTTP clients on each: server CPU a stream
     (read from /proc), every body compared byte for byte;
@@ -157,12 +160,13 @@ def test_stream(harness_client, number):
 
 BARE_TEST: Final = """
 BODY = open({sse!r}, "rb").read()
+CHUNKS = [event + b"\\n\\n" for event in BODY.split(b"\\n\\n") if event]
 HEADERS = {{"content-type": "text/event-stream; charset=utf-8"}}
 URL = "https://api.anthropic.com"
 
 
 def answer(request):
-    return httpx2.Response(200, headers=HEADERS, content=BODY)
+    return httpx2.Response(200, headers=HEADERS, content={content})
 
 
 @pytest.mark.parametrize("number", range({tests}))
@@ -206,8 +210,8 @@ def _suite(folder: Path, name: str, imports: str, body: str) -> Path:
     return path
 
 
-def _body(template: str, tests: int, sse: Path) -> str:
-    return template.format(tests=tests, sse=str(sse))
+def _body(template: str, tests: int, sse: Path, content: str = "") -> str:
+    return template.format(tests=tests, sse=str(sse), content=content)
 
 
 def section_suite(options: Options, out: IO[str], results: Results, folder: Path) -> None:
@@ -217,17 +221,20 @@ def section_suite(options: Options, out: IO[str], results: Results, folder: Path
         "harness_client": _suite(
             folder, "harness", HARNESS_IMPORTS, _body(HARNESS_TEST, tests, sse)
         ),
+        "bare MockTransport": _suite(
+            folder, "bare", "", _body(BARE_TEST, tests, sse, "iter(CHUNKS)")
+        ),
+        "bare, whole body": _suite(folder, "bare_whole", "", _body(BARE_TEST, tests, sse, "BODY")),
         "harness, empty": _suite(
             folder, "harness_empty", HARNESS_IMPORTS, _body(EMPTY_TEST, tests, sse)
         ),
-        "bare MockTransport": _suite(folder, "bare", "", _body(BARE_TEST, tests, sse)),
         "bare, empty": _suite(folder, "bare_empty", "", _body(EMPTY_TEST, tests, sse)),
     }
     (folder / "conftest.py").write_text(SUITE_CONFTEST)
     out.write(
         f"(2) {tests} tests, each a client and one streamed answer of 120 events read to "
-        f"the end, CPU s of pytest's test loop; {options.rounds} rounds of the two suites, "
-        "each round's ratio taken side by side, the median round shown\n"
+        f"the end, CPU s of pytest's test loop; {options.rounds} rounds of the three "
+        "suites, each round's ratios taken side by side, the median round shown\n"
     )
     cpu: dict[str, list[float]] = {name: [] for name in suites}
     measured = folder / "cpu.txt"
@@ -240,34 +247,42 @@ def section_suite(options: Options, out: IO[str], results: Results, folder: Path
             raise SystemExit(f"the {name} suite failed (exit {child.status}): {argv}")
         cpu[name].append(float(measured.read_text()))
 
-    pair = ["harness_client", "bare MockTransport"]
+    measured_suites = ["harness_client", "bare MockTransport", "bare, whole body"]
     os.environ["HARNESS_BENCH_CPU"] = str(measured)
     try:
         for name in ("harness, empty", "bare, empty"):
             measure(name)
-        for number in range(options.rounds):  # the order alternates: a drift hits both
-            for name in pair if number % 2 == 0 else pair[::-1]:
+        for number in range(options.rounds):  # the order turns: a drift hits each suite
+            turned = number % len(measured_suites)
+            for name in measured_suites[turned:] + measured_suites[:turned]:
                 measure(name)
         for name in ("harness, empty", "bare, empty"):
             measure(name)
     finally:
         del os.environ["HARNESS_BENCH_CPU"]
     empty = {name: statistics.median(cpu[name]) for name in ("harness, empty", "bare, empty")}
-    rounds = sorted(
-        (
-            (ours - empty["harness, empty"]) / (bare - empty["bare, empty"]),
-            (ours - empty["harness, empty"]) / tests,
-            (bare - empty["bare, empty"]) / tests,
+
+    def a_test(name: str, index: int) -> float:
+        base = empty["harness, empty" if name == "harness_client" else "bare, empty"]
+        return (cpu[name][index] - base) / tests
+
+    def median_round(peer: str) -> tuple[float, float, str]:
+        rounds = sorted(
+            (a_test("harness_client", i) / a_test(peer, i), i) for i in range(options.rounds)
         )
-        for ours, bare in zip(cpu["harness_client"], cpu["bare MockTransport"], strict=True)
-    )
-    _, ours, bare = rounds[len(rounds) // 2]
+        _, middle = rounds[len(rounds) // 2]
+        spread = " ".join(f"{ratio:.2f}" for ratio, _ in rounds)
+        return a_test("harness_client", middle), a_test(peer, middle), spread
+
     rows = [[name, " ".join(f"{value:.2f}" for value in values)] for name, values in cpu.items()]
     _table(out, ["suite", "cpu s, each run"], rows)
-    ratios = " ".join(f"{ratio:.2f}" for ratio, _, _ in rounds)
+    ours, bare, spread = median_round("bare MockTransport")
+    _, whole, whole_spread = median_round("bare, whole body")
     out.write(
         f"  a test, less the empty ones, median round: harness_client {ours * 1000:.2f} ms, "
-        f"bare MockTransport {bare * 1000:.2f} ms (the rounds' ratios: {ratios})\n\n"
+        f"bare MockTransport {bare * 1000:.2f} ms (the rounds' ratios: {spread})\n"
+        f"  for reference, the bare transport handing over the whole body at once: "
+        f"{whole * 1000:.2f} ms (the rounds' ratios to it: {whole_spread})\n\n"
     )
     results.suite = (ours, bare)
 
