@@ -101,6 +101,13 @@ def test_an_unusable_cassette_exits_two_with_its_line(tmp_path: Path) -> None:
     assert "Traceback" not in result.output
 
 
+def test_a_folder_is_named_as_one_not_as_an_unreadable_file(tmp_path: Path) -> None:
+    a = _write(tmp_path / "a.jsonl", _stream())
+    result = CliRunner().invoke(cli, ["diff", str(tmp_path), a])
+    assert result.exit_code == 2
+    assert result.output == f"{tmp_path}:1: cannot read: a folder, not a cassette file\n"
+
+
 # -- --trace: both traces side by side, up to the first row where they differ -------------------
 
 

@@ -93,6 +93,13 @@ def pass_over(directive: dict[str, Any]) -> None:
     """The default directive handler: plain replay changes nothing for a directive."""
 
 
+def _unreadable(error: OSError) -> str:
+    """Why a cassette file cannot be read, in the words of the error line."""
+    if isinstance(error, IsADirectoryError):
+        return "cannot read: a folder, not a cassette file"
+    return f"cannot read: {error.strerror or error}"
+
+
 @dataclass(frozen=True, slots=True)
 class CassetteLine:
     """One event or directive line of a cassette, with its 1-based line number."""
@@ -271,7 +278,7 @@ class Cassette:
         try:
             stream = open(given, "rb")  # noqa: SIM115 - closed when its owner goes
         except OSError as error:
-            raise CassetteError(self.path, 1, f"cannot read: {error.strerror or error}") from None
+            raise CassetteError(self.path, 1, _unreadable(error)) from None
         weakref.finalize(self, stream.close)
         return stream
 
@@ -305,7 +312,7 @@ class Cassette:
                     raise CassetteError(self.path, number, reason)
                 yield number, data
         except OSError as error:
-            raise CassetteError(self.path, 1, f"cannot read: {error.strerror or error}") from None
+            raise CassetteError(self.path, 1, _unreadable(error)) from None
 
     def _check(self, number: int, kind: str, data: dict[str, Any]) -> None:
         reason = _schema_reason(kind, data)
