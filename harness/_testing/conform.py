@@ -260,8 +260,14 @@ def _found(root: str) -> Iterator[tuple[str, str, list[str]]]:
 
 
 def _library_files() -> list[str]:
+    """The library's cases: its loose cassettes by name, then each session's turns in turn
+    order (what a turn is: `harness._cassette.sessions`)."""
     root = library_path()
-    return sorted(str(path) for pattern in LIBRARY_GLOBS for path in root.glob(pattern))
+    loose, sessions = LIBRARY_GLOBS[:2], root / "sessions"
+    files = sorted(str(path) for pattern in loose for path in root.glob(pattern))
+    folders = sorted(sessions.iterdir()) if sessions.is_dir() else []
+    turns = [turn for folder in folders if folder.is_dir() for turn in turn_files(folder)]
+    return files + [str(turn) for turn in turns]
 
 
 def collect_cases(paths: Sequence[str] = ()) -> list[Case]:
