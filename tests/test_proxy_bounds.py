@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import socket
 import threading
 import tracemalloc
 from collections.abc import Callable, Iterator
@@ -218,6 +219,29 @@ def test_an_upstream_silent_before_its_answer_is_the_apis_504(
         },
     }
     assert lines[0].startswith("POST /v1/messages -> 504 (no answer from upstream")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_upstream_that_never_accepts_the_connection_is_the_apis_504(
+    tmp_path: Path,
+) -> None:
+    # A listening socket whose one-place queue is taken: the proxy's connect hangs.
+    with socket.socket() as listening, socket.socket() as queued:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(0)
+        host, port = listening.getsockname()
+        queued.connect((host, port))
+        upstream_url = f"http://{host}:{port}"
+        lines: list[str] = []
+        with _proxy(upstream_url, tmp_path, lines, timeout=0.2) as url:
+            got = httpx2.post(f"{url}/v1/messages", json=REQUEST, timeout=30)
+    assert got.status_code == 504
+    assert got.json()["error"] == {
+        "type": "timeout_error",
+        "message": f"harness proxy: no answer from upstream {upstream_url} within 0.2 s "
+        "(--upstream-timeout)",
+    }
+    assert lines == [lines[0]] and lines[0].startswith("POST /v1/messages -> 504 (no answer")
     assert list(tmp_path.iterdir()) == []
 
 
