@@ -301,7 +301,7 @@ def _per_stream(client: Any, requests: int) -> float:
     return (time.process_time() - begin) / requests
 
 
-STRICT_ROUNDS: Final = 7
+STRICT_ROUNDS: Final = 11
 
 
 def section_strict(options: Options, report: Report, results: Results, folder: Path) -> None:
@@ -310,10 +310,11 @@ def section_strict(options: Options, report: Report, results: Results, folder: P
     from harness._strict.client import strict
 
     events = list(synthetic_events("mixed", CLIENT_STREAM_DELTAS))
-    requests = options.client_requests
+    requests = max(1, options.client_requests // 2)
     report.line(
         f"(f) harness.strict: one request through messages.stream(), {len(events)} events, "
-        f"CPU ms per request (median of {STRICT_ROUNDS} alternating rounds of {requests})"
+        f"CPU ms per request; {STRICT_ROUNDS} rounds of {requests} requests a client, the "
+        "order turning, each round's ratio taken side by side, the median round shown"
     )
     path = folder / "strict.jsonl"
     write_cassette(path, events, header=make_header("benchmark: strict"))
@@ -323,21 +324,25 @@ def section_strict(options: Options, report: Report, results: Results, folder: P
         "plain": cassette_client(answers, max_retries=0, match_on=None),
         "harness.strict": strict(cassette_client(answers, max_retries=0, match_on=None)),
     }
-    rounds: dict[str, list[float]] = {name: [] for name in clients}
     for client in clients.values():
         _per_stream(client, max(1, requests // 10))  # warm: imports, first-call caches
-    for _ in range(STRICT_ROUNDS):
-        for name, client in clients.items():
-            rounds[name].append(_per_stream(client, requests))
-    for name, client in clients.items():
+    rounds: list[tuple[float, float, float]] = []  # (ratio, plain, strict)
+    for number in range(STRICT_ROUNDS):
+        order = ["plain", "harness.strict"][:: 1 if number % 2 == 0 else -1]
+        measured = {name: _per_stream(clients[name], requests) for name in order}
+        plain, guarded = measured["plain"], measured["harness.strict"]
+        rounds.append((guarded / plain, plain, guarded))
+    for client in clients.values():
         client.close()
-        results.per_stream[name] = statistics.median(rounds[name])
-    plain = results.per_stream["plain"]
+    rounds.sort()
+    _, plain, guarded = rounds[len(rounds) // 2]
+    results.per_stream.update({"plain": plain, "harness.strict": guarded})
     rows = [
         [name, f"{seconds * 1000:.2f}", f"{seconds / plain:.3f}x"]
         for name, seconds in results.per_stream.items()
     ]
     report.table(["client", "ms/request", "vs plain"], rows)
+    report.line("  the rounds' ratios: " + " ".join(f"{ratio:.3f}" for ratio, _, _ in rounds))
     report.line()
 
 
