@@ -13,11 +13,13 @@ Messages stream. Used as a context manager: a thread serves on a free port until
 `behaviour` makes it hostile (see `BEHAVIOURS`): a 200 that is JSON, HTML or empty,
 an invalid SSE `data:` line, a line that is not UTF-8, headers then silence, or
 keep-alive comments without end. The endless ones stop by themselves after `hold`
-seconds, or at once when the server exits, so no test can hang on them.
+seconds, or at once when the server exits, so no test can hang on them. `gzip=True`
+compresses every 200 answer (`content-encoding: gzip`), whatever the request accepts.
 """
 
 from __future__ import annotations
 
+import gzip as gzip_module
 import json
 import socket
 import threading
@@ -89,6 +91,7 @@ class FakeMessagesAPI:
         errors: list[tuple[int, dict[str, Any], dict[str, str]]] | None = None,
         behaviour: str = "stream",
         hold: float = 10.0,
+        gzip: bool = False,
     ) -> None:
         if behaviour not in BEHAVIOURS:
             raise ValueError(f"behaviour must be one of {BEHAVIOURS}, not {behaviour!r}")
@@ -98,6 +101,7 @@ class FakeMessagesAPI:
         self.pace = pace
         self.behaviour = behaviour
         self.hold = hold
+        self.gzip = gzip
         self._stopping = threading.Event()
         self.received: list[ReceivedRequest] = []
         self._server = _QuietServer(("127.0.0.1", 0), self._handler_class())
@@ -151,6 +155,9 @@ class FakeMessagesAPI:
                 payload = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
+                if api.gzip and status == 200:
+                    payload = gzip_module.compress(payload)
+                    self.send_header("content-encoding", "gzip")
                 self.send_header("content-length", str(len(payload)))
                 for name, value in {**ACCOUNT_HEADERS, **headers}.items():
                     self.send_header(name, value)
@@ -202,6 +209,10 @@ class FakeMessagesAPI:
                 length, pieces = api.pieces()
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream; charset=utf-8")
+                if api.gzip:
+                    pieces = [gzip_module.compress(b"".join(pieces))]
+                    length = len(pieces[0])
+                    self.send_header("content-encoding", "gzip")
                 self.send_header("content-length", str(length))
                 for name, value in ACCOUNT_HEADERS.items():
                     self.send_header(name, value)

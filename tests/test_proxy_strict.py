@@ -1,23 +1,33 @@
 """`harness proxy --strict`: a broken stream ends, at the event that breaks it, in an SSE
-`error` event naming the code, so every SDK raises; good streams pass as they are."""
+`error` event naming the code, so every SDK raises; good streams pass as they are. A
+broken non-streaming `Message`, and an answer that cannot be checked (a compressed
+stream, a body past the cap), become the API's 502 error with `x-should-retry: false`:
+the SDK raises after one request, never retrying."""
 
 from __future__ import annotations
 
+import gzip as gzip_module
 import json
 import os
 import shutil
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import anthropic
+import httpx2
 import pytest
 from conftest import LIBRARY, ROOT
+from fake_api import FakeMessagesAPI
 
 from harness._cassette.codec import Cassette
+from harness._cassette.message import message_from_events
+from harness._cassette.sessions import turn_files
 from harness._exceptions import StreamProtocolError
+from harness._http import proxy as proxy_module
 from harness._http.hosting import ServerThread
 from harness._http.proxy import RecordingProxy
 from harness._http.server import CassetteServer
@@ -124,3 +134,135 @@ def test_the_typescript_sdk_raises_its_api_error_naming_the_code(
         code = Path(name).stem
         assert lines[name]["error"] == "APIError"
         assert f'"code":"{code}"' in lines[name]["message"]
+
+
+def _events(name: str) -> list[dict[str, Any]]:
+    return list(Cassette(LIBRARY / name).events())
+
+
+@contextmanager
+def _proxied(
+    api: FakeMessagesAPI, out: Path, *, strict: bool = True
+) -> Iterator[tuple[str, RecordingProxy, list[str]]]:
+    """`api` behind a recording proxy (strict by default): its URL, itself, its log."""
+    log: list[str] = []
+    proxy = RecordingProxy(api.base_url, out, log=log.append, strict=strict)
+    with api, ServerThread(proxy.app()) as url:
+        yield url, proxy, log
+
+
+def _retrying(url: str) -> anthropic.Anthropic:
+    """The SDK as users have it: it retries a 5xx twice, unless told not to."""
+    return anthropic.Anthropic(base_url=url, api_key="x", max_retries=2)
+
+
+def test_a_good_message_passes_byte_for_byte_and_is_recorded(tmp_path: Path) -> None:
+    events = _events("two_tools.jsonl")
+    sent = json.dumps(message_from_events(events)).encode()  # what the fake API sends
+    with _proxied(FakeMessagesAPI(events), tmp_path) as (url, proxy, _):
+        answer = httpx2.post(f"{url}/v1/messages", json=REQUEST, headers=KEY)
+        with _retrying(url) as client:
+            message = client.messages.create(**REQUEST)
+    assert answer.status_code == 200 and answer.content == sent
+    assert "x-should-retry" not in answer.headers
+    assert message.stop_reason == "tool_use"
+    assert len(proxy.written) == 2
+    assert replay_outcome(proxy.written[0]).error is None
+
+
+KEY = {"x-api-key": "x"}
+BROKEN_MESSAGES = ["errors/unsupported_stop_reason.jsonl", "errors/non_object_tool_input.jsonl"]
+
+
+@pytest.mark.parametrize("name", BROKEN_MESSAGES)
+@pytest.mark.parametrize("gzip", [False, True], ids=["plain", "gzip"])
+def test_a_broken_message_is_a_502_naming_the_code_and_the_sdk_does_not_retry(
+    tmp_path: Path, name: str, gzip: bool
+) -> None:
+    events = _events(name)
+    direct = replay_outcome(LIBRARY / name).error
+    assert isinstance(direct, StreamProtocolError)
+    api = FakeMessagesAPI(events, gzip=gzip)
+    with (
+        _proxied(api, tmp_path) as (url, proxy, log),
+        _retrying(url) as client,
+        pytest.raises(anthropic.APIStatusError) as raised,
+    ):
+        client.messages.create(**REQUEST)
+    error = raised.value
+    assert len(api.received) == 1, "x-should-retry: false: the SDK did not retry"
+    assert error.status_code == 502
+    assert error.response.headers["x-should-retry"] == "false"
+    details = error.body["error"]  # type: ignore[index]
+    assert details == {
+        "type": STRICT_ERROR_TYPE,
+        "code": direct.code,
+        "message": f"{direct.code}: {direct}",
+    }
+    assert sum(direct.code in line for line in log) == 1
+    # The recording keeps upstream's Message, so it replays to the same error.
+    [recorded] = proxy.written
+    replayed = replay_outcome(recorded).error
+    assert isinstance(replayed, StreamProtocolError) and replayed.code == direct.code
+
+
+def test_without_strict_a_broken_message_passes_as_it_is(tmp_path: Path) -> None:
+    api = FakeMessagesAPI(_events("errors/unsupported_stop_reason.jsonl"))
+    with _proxied(api, tmp_path, strict=False) as (url, _, _), _retrying(url) as client:
+        assert client.messages.create(**REQUEST).stop_reason == "max_tokens"
+
+
+def test_a_good_compressed_message_passes_as_upstream_sent_it(tmp_path: Path) -> None:
+    events = _events("two_tools.jsonl")
+    with (
+        _proxied(FakeMessagesAPI(events, gzip=True), tmp_path) as (url, proxy, _),
+        httpx2.stream("POST", f"{url}/v1/messages", json=REQUEST, headers=KEY) as answer,
+    ):
+        raw = b"".join(answer.iter_raw())
+    assert answer.status_code == 200 and answer.headers["content-encoding"] == "gzip"
+    assert gzip_module.decompress(raw) == json.dumps(message_from_events(events)).encode()
+    assert len(proxy.written) == 1
+
+
+def _refused(api: FakeMessagesAPI, out: Path, stream: bool) -> tuple[str, list[str]]:
+    """The message of the 502 the SDK raises through a strict proxy, and the proxy's log;
+    one upstream request, nothing recorded."""
+    with (
+        _proxied(api, out) as (url, proxy, log),
+        _retrying(url) as client,
+        pytest.raises(anthropic.APIStatusError) as raised,
+    ):
+        if stream:
+            with client.messages.stream(**REQUEST) as events:
+                events.until_done()
+        else:
+            client.messages.create(**REQUEST)
+    assert len(api.received) == 1, "x-should-retry: false: the SDK did not retry"
+    assert raised.value.status_code == 502
+    assert raised.value.response.headers["x-should-retry"] == "false"
+    assert proxy.written == [] and turn_files(out) == []
+    details = raised.value.body["error"]  # type: ignore[index]
+    return str(details["message"]), log
+
+
+def test_a_compressed_stream_is_refused_before_any_of_it_is_sent(tmp_path: Path) -> None:
+    api = FakeMessagesAPI(_events("two_tools.jsonl"), gzip=True)
+    message, log = _refused(api, tmp_path, stream=True)
+    assert api.received[0].headers["accept-encoding"] == "identity"
+    assert message == (
+        "harness proxy --strict: upstream compressed the stream (content-encoding: gzip) "
+        "although asked for identity: it cannot be checked"
+    )
+    [line] = [line for line in log if "compressed" in line]
+    assert "not recorded" in line
+
+
+def test_a_message_past_the_cap_cannot_be_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(proxy_module, "MAX_BODY_BYTES", 100)
+    api = FakeMessagesAPI(_events("two_tools.jsonl"))
+    message, _ = _refused(api, tmp_path, stream=False)
+    assert message == (
+        "harness proxy --strict: the answer is over 100 bytes, the limit: it cannot be checked"
+    )

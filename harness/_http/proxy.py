@@ -49,6 +49,7 @@ from harness._cassette.codec import MAX_BODY_BYTES, MAX_LINE_BYTES, make_header
 from harness._cassette.directives import AT, CUT
 from harness._cassette.sessions import last_turn, turn_path
 from harness._cassette.sse import SSEFormatError, StreamingDecoder, encode_event
+from harness._exceptions import StreamProtocolError
 from harness._files import atomic_write
 from harness._http.hosting import MAX_BODY, TOO_DEEP, api_error, harness_app
 from harness._json import MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
@@ -82,6 +83,8 @@ HOP_HEADERS: Final = frozenset(
         "content-length",
     }
 )
+#: The content codings `_Inflate` decodes (`strict` reads a compressed `Message` so).
+DECODED_CODINGS: Final = frozenset({"gzip", "x-gzip", "deflate", "br", "zstd"})
 #: Headers aiohttp would add to a request that lacks them: the request goes as it came.
 AUTO_HEADERS: Final = ("Accept-Encoding", "User-Agent", "Content-Type")
 
@@ -446,8 +449,15 @@ class RecordingProxy:
             for name, value in upstream.headers.items():
                 if name.lower() not in HOP_HEADERS:
                     response.headers.add(name, value)
-            if guard is not None and not _guarded(upstream.status, upstream.headers):
-                guard = None  # an HTTP error or a non-streaming answer: passed as it is
+            checked = None if guard is None else _checked_kind(upstream.status, upstream.headers)
+            if checked == "message":
+                return await self._relay_message(upstream, where, answer, response.headers)
+            coding = _coding(upstream.headers)
+            if checked == "stream" and coding != "identity":
+                reason = f"upstream compressed the stream (content-encoding: {coding[:40]})"
+                return self._uncheckable(where, answer, f"{reason} although asked for identity")
+            if checked is None:
+                guard = None  # an HTTP error, another endpoint's answer: passed as it is
             await response.prepare(request)
             broke_off = False
             pieces = upstream.content.iter_any().__aiter__()
@@ -493,6 +503,73 @@ class RecordingProxy:
         else:
             await response.write_eof()
         return response
+
+    async def _relay_message(
+        self,
+        upstream: aiohttp.ClientResponse,
+        where: str,
+        answer: _Answer | None,
+        headers: CIMultiDict[str],
+    ) -> web.StreamResponse:
+        """A non-streaming answer under `strict`: read whole (within `MAX_BODY_BYTES`),
+        checked as a `Message` (`check_message`), then sent as upstream sent it, or
+        replaced by the API's 502 error naming the code (`x-should-retry: false`)."""
+        raw = bytearray()
+        pieces = upstream.content.iter_any().__aiter__()
+        while True:
+            try:
+                piece = await pieces.__anext__()
+            except StopAsyncIteration:
+                break
+            except TimeoutError:
+                silent = f"upstream sent nothing for {self.timeout:g} s"
+                self.log(f"{where} -> 504 ({silent}: not recorded)")
+                if answer is not None:
+                    answer.stop(silent)
+                return api_error(504, f"harness proxy: {silent} (--upstream-timeout)")
+            except (aiohttp.ClientError, OSError) as error:
+                broke = "upstream broke off the answer"
+                self.log(f"{where} -> 502 ({broke}: {type(error).__name__}; not recorded)")
+                if answer is not None:
+                    answer.stop(broke)
+                return api_error(502, f"harness proxy: {broke}")
+            raw += piece
+            if len(raw) > MAX_BODY_BYTES:
+                over = f"the answer is over {MAX_BODY_BYTES} bytes, the limit"
+                return self._uncheckable(where, answer, over)
+            if answer is not None:
+                answer.feed(piece)
+        body = bytes(raw)
+        del raw
+        try:
+            failure = _message_failure(_decoded(_coding(upstream.headers), body))
+        except _Unrecordable as error:
+            return self._uncheckable(where, answer, str(error))
+        if isinstance(failure, str):
+            return self._uncheckable(where, answer, failure)
+        if failure is not None:
+            from harness._strict.guard import strict_error_event
+
+            self.log(f"{where} -> 502 (--strict: {failure.code}: the Message breaks the rules)")
+            if answer is not None:  # kept as upstream sent it: it replays to the same error
+                await self._write(where, answer, False)
+            return _no_retry(web.json_response(strict_error_event(failure), status=502))
+        passed = web.Response(
+            status=upstream.status, reason=upstream.reason, headers=headers, body=body
+        )
+        if answer is not None:
+            await self._write(where, answer, False)
+        else:
+            self.log(f"{where} -> {upstream.status} (passed through, not recorded)")
+        return passed
+
+    def _uncheckable(self, where: str, answer: _Answer | None, reason: str) -> web.Response:
+        """The 502 (not retried) for an answer `strict` cannot check; nothing is recorded."""
+        if answer is not None:
+            answer.stop(reason)
+        self.log(f"{where} -> 502 (--strict: {reason}: it cannot be checked; not recorded)")
+        message = f"harness proxy --strict: {reason}: it cannot be checked"
+        return _no_retry(api_error(502, message))
 
     def _guard(self) -> StreamGuard | None:
         """A guard for a Messages answer under `strict`, else None."""
@@ -556,13 +633,61 @@ def _drop(request: web.Request) -> None:
         request.transport.close()
 
 
-def _guarded(status: int, headers: Any) -> bool:
-    """Whether an answer is a stream the strict guard reads: a 200 SSE body, not compressed."""
-    return (
-        status == 200
-        and str(headers.get("content-type", "")).startswith("text/event-stream")
-        and str(headers.get("content-encoding", "identity")).strip().lower() == "identity"
-    )
+def _checked_kind(status: int, headers: Any) -> str | None:
+    """ "stream" (a 200 SSE body) or "message" (a 200 JSON body) for a Messages answer
+    `strict` checks; None for any other (an HTTP error passes as it is)."""
+    if status != 200:
+        return None
+    content_type = str(headers.get("content-type", ""))
+    if content_type.startswith("text/event-stream"):
+        return "stream"
+    if content_type.startswith("application/json"):
+        return "message"
+    return None
+
+
+def _coding(headers: Any) -> str:
+    """An answer's content coding, lower-cased: `identity` when it has none."""
+    return str(headers.get("content-encoding", "")).strip().lower() or "identity"
+
+
+def _decoded(coding: str, body: bytes) -> bytes:
+    """`body` decoded from `coding` (`_Inflate`, in chunks, at most `MAX_BODY_BYTES`);
+    `_Unrecordable` past the cap, for a body that cannot be decoded or a coding unknown."""
+    if coding == "identity":
+        return body
+    if coding not in DECODED_CODINGS:
+        raise _Unrecordable(f"upstream's content-encoding {coding[:40]} cannot be decoded")
+    decoded = bytearray()
+    _Inflate(coding, MAX_BODY_BYTES).feed(body, decoded.extend)
+    return bytes(decoded)
+
+
+def _message_failure(body: bytes) -> StreamProtocolError | str | None:
+    """What is wrong with a non-streaming answer by the adapter's rules (`check_message`):
+    the violation, or why the `Message` cannot be checked; None for a good one, or a body
+    that is not a `Message` (the client reports what it cannot read, as in-process)."""
+    from harness._strict.guard import check_message
+
+    try:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(message, dict) or message.get("type") != "message":
+        return None
+    try:
+        check_message(message)
+    except StreamProtocolError as error:
+        return error
+    except Exception as error:  # a block that is not an object, nesting past the limit
+        return f"the Message cannot be read by the adapter ({type(error).__name__})"
+    return None
+
+
+def _no_retry(response: web.Response) -> web.Response:
+    """`response` with `x-should-retry: false`, which the SDKs obey before their status rules."""
+    response.headers["x-should-retry"] = "false"
+    return response
 
 
 def _messages_request(request: web.Request, body: bytes) -> dict[str, Any] | None:
