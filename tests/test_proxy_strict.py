@@ -191,7 +191,7 @@ def test_a_broken_message_is_a_502_naming_the_code_and_the_sdk_does_not_retry(
         client.messages.create(**REQUEST)
     error = raised.value
     assert len(api.received) == 1, "x-should-retry: false: the SDK did not retry"
-    assert error.status_code == 502
+    assert isinstance(error, anthropic.InternalServerError) and error.status_code == 502
     assert error.response.headers["x-should-retry"] == "false"
     details = error.body["error"]  # type: ignore[index]
     assert details == {

@@ -145,9 +145,11 @@ OUT/turn-NN.jsonl, in arrival order, written once it has ended; the request is k
 without credentials, and the key is never written. Other endpoints pass through
 unrecorded. The first stdout line is ANTHROPIC_BASE_URL=http://HOST:PORT.
 With --strict, a streamed answer that breaks the protocol ends, at the event
-that breaks it, in an SSE error event naming the code (docs/strict.md).
-An answer over 64 MiB decompressed, or holding a line over 8 MiB, still reaches the
-client whole, but is not recorded (one line says why).
+that breaks it, in an SSE error event naming the code; a broken non-streaming
+Message, or an answer that cannot be checked (a compressed stream, a Message over
+64 MiB), becomes a 502 with x-should-retry: false, so SDKs raise without retrying
+(docs/strict.md). Otherwise an answer over 64 MiB decompressed, or holding a line
+over 8 MiB, still reaches the client whole, but is not recorded (one line says why).
 
 Exit status: 0 stopped by SIGTERM; 130 by Ctrl-C; 2 the port cannot be bound."""
 
@@ -158,8 +160,9 @@ Exit status: 0 stopped by SIGTERM; 130 by Ctrl-C; 2 the port cannot be bound."""
 @click.option(
     "--strict",
     is_flag=True,
-    help="Check each streamed answer with the strict adapter on its way; end a broken one "
-    "with an SSE error event naming the code.",
+    help="Check each Messages answer with the strict adapter on its way; end a broken "
+    "stream with an SSE error event naming the code, answer a broken Message with a 502 "
+    "that is not retried.",
 )
 @host_option
 @port_option

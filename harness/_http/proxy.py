@@ -27,6 +27,15 @@ with an SSE `error` event naming the code (`strict_error_event`) and closes the
 connection, so the client's SDK raises, in any language. Upstream is asked for an
 uncompressed answer then (the guard reads the bytes it forwards); the recording keeps
 what upstream sent up to there, so it replays to the same error.
+
+A non-streaming answer under `strict` is read whole (within `MAX_BODY_BYTES`, decoded
+by `_Inflate` if upstream compressed it anyway) and checked as a `Message`
+(`check_message`): a good one goes on as upstream sent it; a broken one is replaced by a
+502 whose body is `strict_error_event`'s and whose `x-should-retry: false` stops every
+SDK's retries, and its recording keeps upstream's `Message`, which replays to the same
+error. What cannot be checked (a stream upstream compressed all the same, a `Message`
+past the cap or that the adapter cannot read) gets the same kind of 502 saying why,
+before any byte of it is sent, and is not recorded.
 """
 
 from __future__ import annotations
