@@ -20,6 +20,7 @@ from typing import Any
 import anthropic
 import httpx2
 import pytest
+from aiohttp import web
 from conftest import LIBRARY, ROOT
 from fake_api import FakeMessagesAPI
 
@@ -266,3 +267,59 @@ def test_a_message_past_the_cap_cannot_be_checked(
     assert message == (
         "harness proxy --strict: the answer is over 100 bytes, the limit: it cannot be checked"
     )
+
+
+UNREADABLE = {**message_from_events(_events("text_only.jsonl")), "content": ["not a block"]}
+
+
+async def _awkward(request: web.Request) -> web.StreamResponse:
+    """A Messages API answering a `Message` the adapter cannot read, or half a `Message`."""
+    if request.headers.get("x-test-answer") == "unreadable":
+        return web.json_response(UNREADABLE)
+    body = json.dumps(message_from_events(_events("text_only.jsonl"))).encode()
+    response = web.StreamResponse(headers={"content-type": "application/json"})
+    response.content_length = len(body)
+    await response.prepare(request)
+    await response.write(body[: len(body) // 2])
+    assert request.transport is not None
+    request.transport.close()
+    return response
+
+
+@pytest.fixture
+def awkward(tmp_path: Path) -> Iterator[tuple[str, RecordingProxy, list[str]]]:
+    app = web.Application()
+    app.router.add_post("/v1/messages", _awkward)
+    log: list[str] = []
+    with ServerThread(app) as upstream:
+        proxy = RecordingProxy(upstream, tmp_path, log=log.append, strict=True)
+        with ServerThread(proxy.app()) as url:
+            yield url, proxy, log
+
+
+def _answer(url: str, answer: str) -> httpx2.Response:
+    headers = {**KEY, "x-test-answer": answer}
+    return httpx2.post(f"{url}/v1/messages", json=REQUEST, headers=headers)
+
+
+def test_a_message_the_adapter_cannot_read_cannot_be_checked(
+    awkward: tuple[str, RecordingProxy, list[str]],
+) -> None:
+    url, proxy, log = awkward
+    answer = _answer(url, "unreadable")
+    assert answer.status_code == 502 and answer.headers["x-should-retry"] == "false"
+    assert answer.json()["error"]["message"] == (
+        "harness proxy --strict: the Message cannot be read by the adapter "
+        "(AttributeError): it cannot be checked"
+    )
+    assert proxy.written == [] and len(log) == 1
+
+
+def test_a_message_upstream_breaks_off_is_a_502_the_sdk_may_retry(
+    awkward: tuple[str, RecordingProxy, list[str]],
+) -> None:
+    url, proxy, log = awkward
+    answer = _answer(url, "cut")
+    assert answer.status_code == 502 and "x-should-retry" not in answer.headers
+    assert answer.json()["error"]["message"] == "harness proxy: upstream broke off the answer"
+    assert proxy.written == [] and len(log) == 1
