@@ -266,3 +266,16 @@ def test_the_guard_reads_event_views_and_never_loads_the_sdk() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=LIBRARY.parent
     )
     assert result.stdout.split() == ["invalid_tool_json", "False"], result.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "usage"),
+    [(["not a block"], {}), ("text", {}), ([{"type": "text", "text": "hi"}, 5], 7), (None, None)],
+)
+def test_check_message_reads_what_is_not_an_object_as_empty(content: Any, usage: Any) -> None:
+    good = message_from_events(_events(LIBRARY / "text_only.jsonl"))
+    message = {**good, "content": content, "usage": usage}
+    check_message(message)  # no rule reads such a part: nothing raised, nothing else
+    with pytest.raises(StreamProtocolError) as caught:
+        check_message({**message, "stop_reason": "max_tokens"})
+    assert caught.value.code == "unsupported_stop_reason"

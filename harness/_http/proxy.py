@@ -34,7 +34,7 @@ by `_Inflate` if upstream compressed it anyway) and checked as a `Message`
 502 whose body is `strict_error_event`'s and whose `x-should-retry: false` stops every
 SDK's retries, and its recording keeps upstream's `Message`, which replays to the same
 error. What cannot be checked (a stream upstream compressed all the same, a `Message`
-past the cap or that the adapter cannot read) gets the same kind of 502 saying why,
+past the cap or one it cannot decode) gets the same kind of 502 saying why,
 before any byte of it is sent, and is not recorded.
 """
 
@@ -688,7 +688,7 @@ def _message_failure(body: bytes) -> StreamProtocolError | str | None:
         check_message(message)
     except StreamProtocolError as error:
         return error
-    except Exception as error:  # a block that is not an object, nesting past the limit
+    except Exception as error:  # a tool input nested past what json.dumps writes
         return f"the Message cannot be read by the adapter ({type(error).__name__})"
     return None
 

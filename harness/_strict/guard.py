@@ -183,11 +183,26 @@ def check_message(
     message: dict[str, Any], *, stop_reasons: Collection[str] = COMPLETE_STOP_REASONS
 ) -> None:
     """Raise `StreamProtocolError` if a non-streaming `Message` breaks the rules a stream of
-    it would: the same adapter over the events `events_from_message` gives."""
+    it would: the same adapter over the events `events_from_message` gives.
+
+    What is not an object where the API sends one (a block, `usage`) reads as an empty
+    object, and `content` that is not a list as none, as the views read a part: the
+    rules then judge what is left, and the client reports what it cannot read."""
     adapter = StreamAdapter(stop_reasons=stop_reasons)
-    for event in events_from_message(message):
+    for event in events_from_message(_readable(message)):
         adapter.feed(EventView(event))
     adapter.finish()
+
+
+def _readable(message: dict[str, Any]) -> dict[str, Any]:
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else []
+    usage = message.get("usage")
+    return {
+        **message,
+        "content": [block if isinstance(block, dict) else {} for block in blocks],
+        "usage": usage if isinstance(usage, dict) else {},
+    }
 
 
 def guarded(chunks: Iterable[bytes], guard: StreamGuard) -> Iterator[bytes]:
