@@ -16,9 +16,10 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from stat import S_ISREG
 from typing import Final
 
-from harness._cassette.codec import Cassette, CassetteSource, KeptCassette, _is_stream
+from harness._cassette.codec import STDIN, Cassette, CassetteSource, KeptCassette
 from harness._replay.replayer import cassettes_from
 
 __all__ = ["MAX_CACHED_BYTES", "clear", "kept", "kept_cassettes"]
@@ -44,14 +45,22 @@ def clear() -> None:
 def kept(path: str | os.PathLike[str]) -> KeptCassette:
     """The `KeptCassette` of a path, from the cache while the file is unchanged; a
     `CassetteError` for a bad one, raised at each call (never kept)."""
-    global _cached_bytes
     given = os.fspath(path)
-    if _is_stream(given):
-        return KeptCassette(given)
+    return _kept_file(given) or KeptCassette(given)
+
+
+def _kept_file(given: str) -> KeptCassette | None:
+    """`kept` for a regular file (or one that cannot be looked at, which says why when
+    read); None for standard input and anything else read once. One `stat` a call."""
+    global _cached_bytes
+    if given == STDIN:
+        return None
     try:
         status = os.stat(given)
     except OSError:
         return KeptCassette(given)  # it says why it cannot be read
+    if not S_ISREG(status.st_mode):
+        return None
     identity = (status.st_size, status.st_mtime_ns, status.st_ino, status.st_dev)
     key = (given, os.getcwd())
     with _lock:
@@ -80,8 +89,10 @@ def kept_cassettes(sources: Sequence[CassetteSource]) -> list[Cassette]:
     once: dict[object, Cassette] = {}
 
     def keep(source: CassetteSource) -> Cassette:
-        if not isinstance(source, Cassette) and not _is_stream(os.fspath(source)):
-            return kept(source)
+        if not isinstance(source, Cassette):
+            file = _kept_file(os.fspath(source))
+            if file is not None:
+                return file
         key = source if isinstance(source, Cassette) else os.fspath(source)
         if key not in once:
             once[key] = source if isinstance(source, KeptCassette) else KeptCassette(source)
