@@ -37,7 +37,7 @@ import os
 import sys
 import uuid
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NoReturn
@@ -138,8 +138,11 @@ _RUN_ID = pytest.StashKey[str]()
 _DERIVE = pytest.StashKey[Callable[[], bool]]()
 #: Set by `harness_cassette` when it leaves the recording to the client fixtures.
 _DEFERRED = pytest.StashKey[bool]()
-#: The fixture that records with the code's own requests, when a test uses a client.
-_CLIENTS: Final = "_harness_clients"
+#: The fixtures that share a test's `ClientSession` (and record with the code's own
+#: requests, when a test uses a client).
+_CLIENT_FIXTURES: Final = frozenset({"harness_client", "harness_async_client", "harness_requests"})
+#: The test's `ClientSession`, made by the first of them the test asks for.
+_SESSION: pytest.StashKey[ClientSession] = pytest.StashKey()
 
 
 def run_id(config: pytest.Config) -> str:
@@ -385,7 +388,7 @@ def _records_by_client(request: pytest.FixtureRequest) -> bool:
     """Whether the client fixtures record the test's cassette with the code's own requests
     (`harness_replay` reads it before the code runs: it needs the marker's `request=`)."""
     names = request.fixturenames
-    return _CLIENTS in names and "harness_replay" not in names
+    return not _CLIENT_FIXTURES.isdisjoint(names) and "harness_replay" not in names
 
 
 def _record(path: Path, gate: RecordGate, mark: CassetteMark, where: str) -> None:
@@ -517,19 +520,35 @@ def harness_match_on() -> Sequence[str] | None:
     return ("model", "messages", "system", "tools")
 
 
-@pytest.fixture
-def _harness_clients(
+def _client_session(
     request: pytest.FixtureRequest,
-    harness_cassette_dir: Path,
-    harness_record_mode: str | RecordMode,
-    harness_match_on: Sequence[str] | None,
-) -> Iterator[ClientSession]:
-    """The test's cassette clients, replaying or recording (`harness._testing.client_session`)."""
+    cassette_dir: Path,
+    record_mode: str | RecordMode,
+    match_on: Sequence[str] | None,
+) -> ClientSession:
+    """The test's cassette clients, replaying or recording (`harness._testing.client_session`):
+    made by the first client fixture the test asks for, closed at that one's teardown (one
+    fixture a client test, not two: pytest's own steps cost as much as the session's)."""
+    node: pytest.Item = request.node
+    session = node.stash.get(_SESSION, None)
+    if session is None:
+        session = _open_session(request, cassette_dir, record_mode, match_on)
+        node.stash[_SESSION] = session
+        request.addfinalizer(lambda: _close_session(node))
+    return session
+
+
+def _open_session(
+    request: pytest.FixtureRequest,
+    cassette_dir: Path,
+    record_mode: str | RecordMode,
+    match_on: Sequence[str] | None,
+) -> ClientSession:
     from harness._exceptions import HarnessError
     from harness._testing.client_session import ClientSession
 
     mark = cassette_mark(request.node, "harness_client")
-    folder = _cassette_folder(request, mark, harness_cassette_dir)
+    folder = _cassette_folder(request, mark, cassette_dir)
     fault: FaultCase | None = None
     if "fault_variant" in request.fixturenames:
         fault = request.getfixturevalue("fault_variant")
@@ -537,8 +556,8 @@ def _harness_clients(
     try:
         session = ClientSession(
             [cassette_path(name, folder) for name in mark.names],
-            mode=_chosen_mode(request, mark, harness_record_mode),
-            match_on=mark.match_on if mark.match_on_given else harness_match_on,
+            mode=_chosen_mode(request, mark, record_mode),
+            match_on=mark.match_on if mark.match_on_given else match_on,
             run_id=run_id(request.config),
             where=request.node.nodeid,
             fault=fault,
@@ -553,21 +572,34 @@ def _harness_clients(
         _fail(str(problem))
     if skip is not None:
         pytest.skip(skip)
-    yield session
+    return session
+
+
+def _close_session(node: pytest.Item) -> None:
+    """Release the test's session (the item keeps nothing of it); fail the test with the
+    first request its cassettes could not answer."""
+    session = node.stash[_SESSION]
+    del node.stash[_SESSION]
     unanswered = session.close()
     if unanswered is not None:
         _fail(unanswered)
 
 
 @pytest.fixture
-def harness_client(request: pytest.FixtureRequest, _harness_clients: ClientSession) -> Anthropic:
+def harness_client(
+    request: pytest.FixtureRequest,
+    harness_cassette_dir: Path,
+    harness_record_mode: str | RecordMode,
+    harness_match_on: Sequence[str] | None,
+) -> Anthropic:
     """An `anthropic.Anthropic` answered from the marked cassettes, one response a request.
 
     Streaming, non-streaming and `messages.stream()` calls alike; the SDK's own retries
     run. A request the cassettes cannot answer fails the test with one line. Strict
     (`harness.strict`) when the `strict` option says so.
     """
-    client = _harness_clients.client()
+    session = _client_session(request, harness_cassette_dir, harness_record_mode, harness_match_on)
+    client = session.client()
     if not _strict_chosen(request):
         return client
     from harness._strict.client import strict
@@ -577,11 +609,15 @@ def harness_client(request: pytest.FixtureRequest, _harness_clients: ClientSessi
 
 @pytest.fixture
 def harness_async_client(
-    request: pytest.FixtureRequest, _harness_clients: ClientSession
+    request: pytest.FixtureRequest,
+    harness_cassette_dir: Path,
+    harness_record_mode: str | RecordMode,
+    harness_match_on: Sequence[str] | None,
 ) -> AsyncAnthropic:
     """An `anthropic.AsyncAnthropic` answered from the marked cassettes (the same order as
     `harness_client`'s, when a test uses both); strict as `harness_client` is."""
-    client = _harness_clients.async_client()
+    session = _client_session(request, harness_cassette_dir, harness_record_mode, harness_match_on)
+    client = session.async_client()
     if not _strict_chosen(request):
         return client
     from harness._strict.client import strict
@@ -590,10 +626,16 @@ def harness_async_client(
 
 
 @pytest.fixture
-def harness_requests(_harness_clients: ClientSession) -> Sequence[CapturedRequest]:
+def harness_requests(
+    request: pytest.FixtureRequest,
+    harness_cassette_dir: Path,
+    harness_record_mode: str | RecordMode,
+    harness_match_on: Sequence[str] | None,
+) -> Sequence[CapturedRequest]:
     """Every request the test's clients sent, in order (`.method`, `.path`, `.headers`,
     `.body`, `.json`), credentials removed."""
-    return _harness_clients.requests
+    session = _client_session(request, harness_cassette_dir, harness_record_mode, harness_match_on)
+    return session.requests
 
 
 @pytest.fixture
