@@ -98,7 +98,8 @@ class StreamGuard:
         return chunk
 
     def _feed_partial(self, chunk: bytes) -> bytes:
-        """`feed` for a chunk that ends mid-event or completes one held before."""
+        """`feed` for any other chunk: one that ends mid-event, completes one held before,
+        or holds several events."""
         held = self._held + chunk
         end = len(held) if held.endswith(b"\n\n") else _last_event_end(held)
         if end == 0:
