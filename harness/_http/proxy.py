@@ -45,7 +45,8 @@ import contextlib
 import os
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, TYPE_CHECKING, Any, Final, cast
 
@@ -469,18 +470,13 @@ class RecordingProxy:
                 guard = None  # an HTTP error, another endpoint's answer: passed as it is
             await response.prepare(request)
             broke_off = False
-            pieces = upstream.content.iter_any().__aiter__()
-            while True:
-                try:
-                    piece = await pieces.__anext__()
-                except StopAsyncIteration:
-                    break
-                except TimeoutError:
+            async for piece in _body(upstream):
+                if isinstance(piece, _Ended) and piece.error is None:
                     silent = f"upstream sent nothing for {self.timeout:g} s"
                     self.log(f"{where} -> {upstream.status}, {silent}: cut, not recorded")
                     _drop(request)
                     return response
-                except (aiohttp.ClientError, OSError):
+                if isinstance(piece, _Ended):
                     broke_off = True  # the client will see the same drop, the cassette a cut
                     break
                 if answer is not None:
@@ -524,21 +520,16 @@ class RecordingProxy:
         checked as a `Message` (`check_message`), then sent as upstream sent it, or
         replaced by the API's 502 error naming the code (`x-should-retry: false`)."""
         raw = bytearray()
-        pieces = upstream.content.iter_any().__aiter__()
-        while True:
-            try:
-                piece = await pieces.__anext__()
-            except StopAsyncIteration:
-                break
-            except TimeoutError:
+        async for piece in _body(upstream):
+            if isinstance(piece, _Ended) and piece.error is None:
                 silent = f"upstream sent nothing for {self.timeout:g} s"
                 self.log(f"{where} -> 504 ({silent}: not recorded)")
                 if answer is not None:
                     answer.stop(silent)
                 return api_error(504, f"harness proxy: {silent} (--upstream-timeout)")
-            except (aiohttp.ClientError, OSError) as error:
+            if isinstance(piece, _Ended):
                 broke = "upstream broke off the answer"
-                self.log(f"{where} -> 502 ({broke}: {type(error).__name__}; not recorded)")
+                self.log(f"{where} -> 502 ({broke}: {piece.error}; not recorded)")
                 if answer is not None:
                     answer.stop(broke)
                 return api_error(502, f"harness proxy: {broke}")
@@ -634,6 +625,31 @@ class RecordingProxy:
         self.written.append(target)
         cut = ", upstream broke off" if broke_off else ""
         self.log(f"{where} -> {answer.status}, {answer.events} events{cut}: wrote {target}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Ended:
+    """Upstream's body did not end cleanly: it fell silent for the timeout (`error`
+    None), or its connection dropped (`error`: the exception's type name)."""
+
+    error: str | None
+
+
+async def _body(upstream: aiohttp.ClientResponse) -> AsyncIterator[bytes | _Ended]:
+    """Upstream's body as it comes; at an end that is not clean, an `_Ended` last."""
+    pieces = upstream.content.iter_any().__aiter__()
+    while True:
+        try:
+            piece = await pieces.__anext__()
+        except StopAsyncIteration:
+            return
+        except TimeoutError:
+            yield _Ended(None)
+            return
+        except (aiohttp.ClientError, OSError) as error:
+            yield _Ended(type(error).__name__)
+            return
+        yield piece
 
 
 def _drop(request: web.Request) -> None:
