@@ -1,6 +1,8 @@
 """Shared test configuration: the project's paths, and `pytester` for the plugin's tests."""
 
+import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,29 @@ LIBRARY = ROOT / "cassettes"
 SESSIONS = LIBRARY / "sessions"
 EXAMPLES = ROOT / "examples"
 LENIENT_EXAMPLE = EXAMPLES / "lenient_adapter"
+#: the npm packages `make node` installs (the official TypeScript SDK among them)
+NODE_MODULES = ROOT / ".node" / "node_modules"
+#: a script asking a server for cassettes through the TypeScript SDK's `messages.stream()`
+TYPESCRIPT_SCRIPT = Path(__file__).parent / "ts" / "final_message.cjs"
+
+
+def typescript_final_messages(
+    url: str, names: list[str], modules: Path = NODE_MODULES
+) -> dict[str, dict[str, Any]]:
+    """What the TypeScript SDK made of each named cassette served at `url` (no key set):
+    its final message's fields, or the error it raised, by cassette name."""
+    environment = {**os.environ, "ANTHROPIC_BASE_URL": url, "NODE_PATH": str(modules)}
+    environment.pop("ANTHROPIC_API_KEY", None)
+    result = subprocess.run(
+        ["node", str(TYPESCRIPT_SCRIPT), *names],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+        check=True,
+    )
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    return {line.pop("cassette"): line for line in lines}
 
 
 def sdk_message(events: list[dict[str, Any]]) -> dict[str, Any]:

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import gzip as gzip_module
 import json
-import os
 import shutil
-import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,7 +19,7 @@ import anthropic
 import httpx2
 import pytest
 from aiohttp import web
-from conftest import LIBRARY, ROOT
+from conftest import LIBRARY, NODE_MODULES, typescript_final_messages
 from fake_api import FakeMessagesAPI
 
 from harness._cassette.codec import Cassette
@@ -41,8 +39,6 @@ REQUEST: dict[str, Any] = {
     "messages": [{"role": "user", "content": "strict proxy"}],
 }
 CASSETTES = sorted(path for path in LIBRARY.rglob("*.jsonl") if "sessions" not in path.parts)
-NODE_MODULES = ROOT / ".node" / "node_modules"
-SCRIPT = Path(__file__).parent / "ts" / "final_message.cjs"
 
 
 def _name(path: Path) -> str:
@@ -119,17 +115,7 @@ def test_the_typescript_sdk_raises_its_api_error_naming_the_code(
         "errors/missing_stop_reason.jsonl",
         "errors/invalid_tool_json.jsonl",
     ]
-    environment = {**os.environ, "ANTHROPIC_BASE_URL": chain[0], "NODE_PATH": str(NODE_MODULES)}
-    environment.pop("ANTHROPIC_API_KEY", None)
-    result = subprocess.run(
-        ["node", str(SCRIPT), *names],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=120,
-        check=True,
-    )
-    lines = {line.pop("cassette"): line for line in map(json.loads, result.stdout.splitlines())}
+    lines = typescript_final_messages(chain[0], names)
     assert lines["two_tools.jsonl"]["stop_reason"] == "tool_use"
     for name in names[1:]:
         code = Path(name).stem

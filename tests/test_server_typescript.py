@@ -14,7 +14,6 @@ without node the test is skipped.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -23,7 +22,7 @@ from typing import Any
 
 import anthropic
 import pytest
-from conftest import LIBRARY, ROOT
+from conftest import LIBRARY, ROOT, typescript_final_messages
 from filelock import FileLock
 
 from harness._cassette.codec import Cassette, expand_paths
@@ -34,7 +33,6 @@ from harness._replay.direct import replay_outcome
 
 NODE_PREFIX = ROOT / ".node"
 NODE_SDK = NODE_PREFIX / "node_modules" / "@anthropic-ai" / "sdk" / "package.json"
-SCRIPT = Path(__file__).parent / "ts" / "final_message.cjs"
 REQUEST: dict[str, Any] = {
     "model": "claude-harness-test",
     "max_tokens": 1024,
@@ -123,21 +121,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list
         yield url, names
 
 
-def _typescript(url: str, names: list[str], modules: Path) -> dict[str, dict[str, Any]]:
-    environment = {**os.environ, "ANTHROPIC_BASE_URL": url, "NODE_PATH": str(modules)}
-    environment.pop("ANTHROPIC_API_KEY", None)
-    result = subprocess.run(
-        ["node", str(SCRIPT), *names],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=120,
-        check=True,
-    )
-    lines = [json.loads(line) for line in result.stdout.splitlines()]
-    return {line.pop("cassette"): line for line in lines}
-
-
 def _python(url: str, name: str) -> dict[str, Any]:
     headers = {"x-harness-cassette": name}
     with anthropic.Anthropic(base_url=url, api_key="any-key", max_retries=0) as client:
@@ -165,7 +148,7 @@ def test_typescript_and_python_clients_agree_with_harness_replay(
     node_sdk: Path, served: tuple[str, list[str]]
 ) -> None:
     url, names = served
-    typescript = _typescript(url, names, node_sdk)
+    typescript = typescript_final_messages(url, names, node_sdk)
     assert sorted(typescript) == sorted(names)
     for name, path in zip(names, LIBRARY_CASSETTES, strict=False):
         expected = _expected(path)
@@ -179,7 +162,7 @@ def test_a_cut_or_an_error_event_is_an_error_in_both_clients(
     url, names = served
     failing = ["errors/overloaded_error.jsonl", "text_only_cut.jsonl", "parallel_tools_cut.jsonl"]
     assert set(failing) <= set(names)
-    typescript = _typescript(url, failing, node_sdk)
+    typescript = typescript_final_messages(url, failing, node_sdk)
     for name in failing:
         python = _python(url, name)
         assert "error" in typescript[name], (name, typescript[name])
