@@ -659,16 +659,11 @@ def _drop(request: web.Request) -> None:
 
 
 def _checked_kind(status: int, headers: Any) -> str | None:
-    """ "stream" (a 200 SSE body) or "message" (a 200 JSON body) for a Messages answer
-    `strict` checks; None for any other (an HTTP error passes as it is)."""
-    if status != 200:
-        return None
-    content_type = str(headers.get("content-type", ""))
-    if content_type.startswith("text/event-stream"):
-        return "stream"
-    if content_type.startswith("application/json"):
-        return "message"
-    return None
+    """How `strict` checks a Messages answer (`checked_kind`): a 200 one only (an HTTP
+    error passes as it is)."""
+    from harness._strict.guard import checked_kind
+
+    return checked_kind(str(headers.get("content-type", ""))) if status == 200 else None
 
 
 def _coding(headers: Any) -> str:

@@ -49,6 +49,7 @@ __all__ = [
     "StreamGuard",
     "aguarded",
     "check_message",
+    "checked_kind",
     "guarded",
     "strict_error_event",
 ]
@@ -165,6 +166,16 @@ class StreamGuard:
             self.failure = error
             return False
         return True
+
+
+def checked_kind(content_type: str) -> str | None:
+    """How the guard checks a successful Messages answer of this content type: "stream"
+    (an SSE body, event by event), "message" (a `Message` JSON, whole); None: not at all."""
+    if content_type.startswith("text/event-stream"):
+        return "stream"
+    if content_type.startswith("application/json"):
+        return "message"
+    return None
 
 
 def strict_error_event(error: StreamProtocolError) -> dict[str, Any]:

@@ -28,7 +28,7 @@ import httpx2
 import orjson
 
 from harness._adapter import COMPLETE_STOP_REASONS
-from harness._strict.guard import StreamGuard, aguarded, check_message, guarded
+from harness._strict.guard import StreamGuard, aguarded, check_message, checked_kind, guarded
 
 __all__ = ["SendTransport", "StrictTransport"]
 
@@ -43,12 +43,7 @@ def _checked_kind(request: Any, response: Any) -> str | None:
         return None
     if not 200 <= response.status_code < 300:
         return None
-    content_type = response.headers.get("content-type", "")
-    if content_type.startswith("text/event-stream"):
-        return "stream"
-    if content_type.startswith("application/json"):
-        return "message"
-    return None
+    return checked_kind(response.headers.get("content-type", ""))
 
 
 def _headers(response: Any) -> list[tuple[str, str]]:
