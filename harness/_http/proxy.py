@@ -113,7 +113,7 @@ class _Inflate:
     all: a compression bomb is stopped at the cap, and never held expanded."""
 
     def __init__(self, encoding: str, limit: int) -> None:
-        self.coding = encoding.strip().lower() or "identity"
+        self.coding = _normal_coding(encoding)
         self.limit = limit
         self.size = 0
         self._out: Callable[[bytes], None] = lambda data: None
@@ -667,8 +667,13 @@ def _checked_kind(status: int, headers: Any) -> str | None:
 
 
 def _coding(headers: Any) -> str:
-    """An answer's content coding, lower-cased: `identity` when it has none."""
-    return str(headers.get("content-encoding", "")).strip().lower() or "identity"
+    """An answer's content coding (`_normal_coding`)."""
+    return _normal_coding(str(headers.get("content-encoding", "")))
+
+
+def _normal_coding(encoding: str) -> str:
+    """A `content-encoding` value, lower-cased: `identity` when it is empty."""
+    return encoding.strip().lower() or "identity"
 
 
 def _decoded(coding: str, body: bytes) -> bytes:
