@@ -40,7 +40,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
 
 import pytest
 
@@ -585,6 +585,18 @@ def _close_session(node: pytest.Item) -> None:
         _fail(unanswered)
 
 
+Client = TypeVar("Client", "Anthropic", "AsyncAnthropic")
+
+
+def _as_chosen(request: pytest.FixtureRequest, client: Client) -> Client:
+    """`client`, or `harness.strict(client)` when the `strict` option says so."""
+    if not _strict_chosen(request):
+        return client
+    from harness._strict.client import strict
+
+    return strict(client)
+
+
 @pytest.fixture
 def harness_client(
     request: pytest.FixtureRequest,
@@ -599,12 +611,7 @@ def harness_client(
     (`harness.strict`) when the `strict` option says so.
     """
     session = _client_session(request, harness_cassette_dir, harness_record_mode, harness_match_on)
-    client = session.client()
-    if not _strict_chosen(request):
-        return client
-    from harness._strict.client import strict
-
-    return strict(client)
+    return _as_chosen(request, session.client())
 
 
 @pytest.fixture
@@ -617,12 +624,7 @@ def harness_async_client(
     """An `anthropic.AsyncAnthropic` answered from the marked cassettes (the same order as
     `harness_client`'s, when a test uses both); strict as `harness_client` is."""
     session = _client_session(request, harness_cassette_dir, harness_record_mode, harness_match_on)
-    client = session.async_client()
-    if not _strict_chosen(request):
-        return client
-    from harness._strict.client import strict
-
-    return strict(client)
+    return _as_chosen(request, session.async_client())
 
 
 @pytest.fixture
