@@ -68,9 +68,11 @@ __all__ = [
     "write_case",
 ]
 
+#: The library's cassettes outside its sessions.
+_LOOSE_GLOBS: Final = ("*.jsonl", "errors/*.jsonl")
 #: The library's cassettes that are cases (and that the wheel ships: setup.py): the top
 #: level, `errors/`, and each turn of the agent sessions, a stream of its own.
-LIBRARY_GLOBS: Final = ("*.jsonl", "errors/*.jsonl", "sessions/*/turn-*.jsonl")
+LIBRARY_GLOBS: Final = (*_LOOSE_GLOBS, "sessions/*/turn-*.jsonl")
 #: The variable naming the case a `--serve` command must ask for (`x-harness-cassette`).
 CASSETTE_ENV: Final = "HARNESS_CASSETTE"
 DEFAULT_TIMEOUT_S: Final = 10.0
@@ -263,8 +265,8 @@ def _library_files() -> list[str]:
     """The library's cases: its loose cassettes by name, then each session's turns in turn
     order (what a turn is: `harness._cassette.sessions`)."""
     root = library_path()
-    loose, sessions = LIBRARY_GLOBS[:2], root / "sessions"
-    files = sorted(str(path) for pattern in loose for path in root.glob(pattern))
+    sessions = root / "sessions"
+    files = sorted(str(path) for pattern in _LOOSE_GLOBS for path in root.glob(pattern))
     folders = sorted(sessions.iterdir()) if sessions.is_dir() else []
     turns = [turn for folder in folders if folder.is_dir() for turn in turn_files(folder)]
     return files + [str(turn) for turn in turns]
