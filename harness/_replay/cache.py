@@ -46,7 +46,8 @@ def kept(path: str | os.PathLike[str]) -> KeptCassette:
     """The `KeptCassette` of a path, from the cache while the file is unchanged; a
     `CassetteError` for a bad one, raised at each call (never kept)."""
     given = os.fspath(path)
-    return _kept_file(given) or KeptCassette(given)
+    found = _kept_file(given)
+    return found if found is not None else KeptCassette(given)  # a stream: read once
 
 
 def _kept_file(given: str) -> KeptCassette | None:
