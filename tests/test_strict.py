@@ -279,3 +279,58 @@ def test_check_message_reads_what_is_not_an_object_as_empty(content: Any, usage:
     with pytest.raises(StreamProtocolError) as caught:
         check_message({**message, "stop_reason": "max_tokens"})
     assert caught.value.code == "unsupported_stop_reason"
+
+
+def _gzip_client(path: Path, http: type[Any] = httpx2.Client) -> Any:
+    """An SDK client over a transport that sends `path`'s stream gzip-compressed, one
+    compressed piece an event, as a server compressing a stream flushes."""
+    import zlib
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        compressor = zlib.compressobj(wbits=31)
+        pieces = [
+            compressor.compress(encode_event(event)) + compressor.flush(zlib.Z_SYNC_FLUSH)
+            for event in _events(path)
+        ]
+        pieces.append(compressor.flush())
+        headers = {"content-type": "text/event-stream", "content-encoding": "gzip"}
+        return httpx2.Response(200, headers=headers, content=body(pieces))
+
+    async def async_pieces(pieces: list[bytes]) -> Any:
+        for piece in pieces:
+            yield piece
+
+    body = iter if http is httpx2.Client else async_pieces
+
+    transport = httpx2.MockTransport(answer)
+    sdk = anthropic.Anthropic if http is httpx2.Client else anthropic.AsyncAnthropic
+    return sdk(api_key="test", max_retries=0, http_client=http(transport=transport))
+
+
+@pytest.mark.parametrize("name", ["two_tools.jsonl", "errors/invalid_tool_json.jsonl"])
+def test_a_compressed_stream_is_checked_decoded_and_handed_on_whole(name: str) -> None:
+    path = LIBRARY / name
+    seen, error = _raw_stream(strict(_gzip_client(path)))
+    plain, _ = _raw_stream(_gzip_client(path))
+    expected = replay_outcome(path)
+    if expected.error is None:
+        assert error is None and seen == plain and "message_stop" in seen
+    else:
+        assert isinstance(error, StreamProtocolError) and error.code == expected.error.code
+        assert seen == plain[: len(seen)] and "content_block_stop" not in seen[-1:]
+
+
+def test_a_compressed_stream_is_checked_by_the_async_client_too() -> None:
+    async def read(client: anthropic.AsyncAnthropic) -> BaseException | None:
+        try:
+            async for _ in await client.messages.create(**ASK, stream=True):
+                pass
+        except Exception as error:
+            return error
+        return None
+
+    good = asyncio.run(read(strict(_gzip_client(LIBRARY / "two_tools.jsonl", httpx2.AsyncClient))))
+    broken = strict(_gzip_client(LIBRARY / "errors/invalid_tool_json.jsonl", httpx2.AsyncClient))
+    error = asyncio.run(read(broken))
+    assert good is None
+    assert isinstance(error, StreamProtocolError) and error.code == "invalid_tool_json"

@@ -1,11 +1,13 @@
 """`harness.strict(client)`: an SDK client of the same class whose answers pass the adapter.
 
-The copy (`client.with_options(http_client=...)`) sends through the original client's
-own HTTP client (`SendTransport`: its transport, proxies and hooks), wrapped in a
-`StrictTransport` for the streams, and checks non-streaming `Message`s in an SDK
-middleware: an error raised there reaches the caller as it is, where one raised inside
-a transport would be retried and wrapped. Everything else (retries, timeouts, headers,
-a cassette client's requests and errors) is the original's.
+The copy (`client.with_middleware(...)`) is the original with one SDK middleware more,
+which sees each attempt's answer before the SDK reads a byte of it: a Messages stream
+gets its body replaced by the same body read through a `StreamGuard` (the one
+`StrictTransport` uses), a non-streaming `Message` is checked whole. An error raised
+there, or from the body, reaches the caller as it is, where one raised inside a
+transport would be retried and wrapped. Everything else (the HTTP client, its
+transport, proxies and hooks, retries, timeouts, headers, a cassette client's requests
+and errors) is the original's.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ import httpx2
 from harness._adapter import COMPLETE_STOP_REASONS
 from harness._exceptions import InputError
 from harness._replay.clients import share_source
-from harness._strict.guard import check_message
-from harness._strict.transport import MESSAGES_SUFFIX, SendTransport, StrictTransport
+from harness._strict.guard import check_message, checked_kind
+from harness._strict.transport import MESSAGES_SUFFIX, guarded_body, unencoded_headers
 
 if TYPE_CHECKING:
     from anthropic import Anthropic, AsyncAnthropic
@@ -32,43 +34,64 @@ __all__ = ["strict"]
 Client = TypeVar("Client", "Anthropic", "AsyncAnthropic")
 
 
-def _is_message_answer(request: APIRequest, response: Any) -> bool:
-    return (
-        not request.stream
+def _checked_kind(request: APIRequest, response: Any) -> str | None:
+    """ "stream" or "message" for a Messages answer the rules check, None for any other."""
+    http = response.http_response
+    if not (
+        http.is_success
         and request.method.lower() == "post"
         and request.url.partition("?")[0].endswith(MESSAGES_SUFFIX)
-        and response.http_response.is_success
+    ):
+        return None
+    return checked_kind(http.headers.get("content-type", ""))
+
+
+def _guard_stream(http: httpx2.Response, stop_reasons: Collection[str]) -> None:
+    """Swap the body of a stream the SDK has read none of for the guarded one."""
+    unread = httpx2.Response(
+        http.status_code, headers=http.headers, stream=http.stream, request=http.request
     )
+    http.stream = guarded_body(unread, stop_reasons)
+    http.headers = httpx2.Headers(unencoded_headers(unread))
 
 
-def _check(response: Any, stop_reasons: Collection[str]) -> None:
-    message = response.http_response.json()
+def _check(http: httpx2.Response, stop_reasons: Collection[str]) -> None:
+    """Check a `Message` answer, read."""
+    message = http.json()
     if isinstance(message, dict) and message.get("type") == "message":
         check_message(message, stop_reasons=stop_reasons)
 
 
 def _middleware(stop_reasons: Collection[str]) -> Any:
-    """The SDK middleware that checks a non-streaming answer (made here: it needs the SDK)."""
+    """The SDK middleware that guards each answer (made here: it needs the SDK)."""
     from anthropic._middleware import Middleware
 
-    class StrictMessages(Middleware):
-        """Checks each non-streaming Messages answer by the adapter's rules."""
+    class StrictAnswers(Middleware):
+        """Each Messages answer read by the adapter's rules before the SDK reads it."""
 
         def handle(self, request: APIRequest, call_next: CallNext) -> APIResponse[Any]:
             response = call_next(request)
-            if _is_message_answer(request, response):
-                _check(response, stop_reasons)
+            kind = _checked_kind(request, response)
+            if kind == "stream":
+                _guard_stream(response.http_response, stop_reasons)
+            elif kind == "message":
+                response.http_response.read()
+                _check(response.http_response, stop_reasons)
             return response
 
         async def handle_async(
             self, request: APIRequest, call_next: AsyncCallNext
         ) -> AsyncAPIResponse[Any]:
             response = await call_next(request)
-            if _is_message_answer(request, response):
-                _check(response, stop_reasons)
+            kind = _checked_kind(request, response)
+            if kind == "stream":
+                _guard_stream(response.http_response, stop_reasons)
+            elif kind == "message":
+                await response.http_response.aread()
+                _check(response.http_response, stop_reasons)
             return response
 
-    return StrictMessages()
+    return StrictAnswers()
 
 
 def strict(client: Client, *, allow_stop_reasons: Collection[str] = ()) -> Client:
@@ -92,14 +115,6 @@ def strict(client: Client, *, allow_stop_reasons: Collection[str] = ()) -> Clien
             f"{type(client).__name__}"
         )
     stop_reasons = COMPLETE_STOP_REASONS | frozenset(allow_stop_reasons)
-    transport = StrictTransport(
-        SendTransport(client._client), allow_stop_reasons=stop_reasons, check_messages=False
-    )
-    guarded: Anthropic | AsyncAnthropic
-    if isinstance(client, AsyncAnthropic):
-        guarded = client.with_options(http_client=httpx2.AsyncClient(transport=transport))
-    else:
-        guarded = client.with_options(http_client=httpx2.Client(transport=transport))
-    guarded = guarded.with_middleware(_middleware(stop_reasons))
+    guarded = client.with_middleware(_middleware(stop_reasons))
     share_source(client, guarded)
     return guarded

@@ -30,7 +30,7 @@ import orjson
 from harness._adapter import COMPLETE_STOP_REASONS
 from harness._strict.guard import StreamGuard, aguarded, check_message, checked_kind, guarded
 
-__all__ = ["SendTransport", "StrictTransport"]
+__all__ = ["StrictTransport", "guarded_body", "unencoded_headers"]
 
 MESSAGES_SUFFIX: Final = "/v1/messages"
 #: Headers that describe the body as it was sent: it is handed on decoded.
@@ -46,7 +46,8 @@ def _checked_kind(request: Any, response: Any) -> str | None:
     return checked_kind(response.headers.get("content-type", ""))
 
 
-def _headers(response: Any) -> list[tuple[str, str]]:
+def unencoded_headers(response: Any) -> list[tuple[str, str]]:
+    """The headers of `response` for its body handed on decoded (by `guarded_body`)."""
     return [
         (name, value)
         for name, value in response.headers.multi_items()
@@ -96,6 +97,13 @@ def _body_class(module_name: str) -> type[Any]:
     return GuardedBody
 
 
+def guarded_body(response: Any, stop_reasons: Collection[str]) -> Any:
+    """The body of an SSE `response` (of `httpx2` or `httpx`), decoded and read through a
+    new `StreamGuard`: a stream to hand on in its place, with `unencoded_headers`."""
+    body = _body_class(type(response).__module__.partition(".")[0])
+    return body(response, StreamGuard(stop_reasons=stop_reasons))
+
+
 class StrictTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
     """A transport whose Messages answers pass the adapter's rules; see the module docstring.
 
@@ -141,11 +149,10 @@ class StrictTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         await self.inner.aclose()
 
     def _guarded(self, request: Any, response: Any) -> Any:
-        body = _body_class(type(response).__module__.partition(".")[0])
         return type(response)(
             response.status_code,
-            headers=_headers(response),
-            stream=body(response, StreamGuard(stop_reasons=self.stop_reasons)),
+            headers=unencoded_headers(response),
+            stream=guarded_body(response, self.stop_reasons),
             request=request,
             extensions=response.extensions,
         )
@@ -157,33 +164,3 @@ class StrictTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
             return  # not a Message: the client reports what it cannot read
         if isinstance(message, dict) and message.get("type") == "message":
             check_message(message, stop_reasons=self.stop_reasons)
-
-
-class SendTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
-    """A transport that sends through an existing client (its transport, mounts, proxies
-    and hooks), streaming: what `harness.strict` wraps, leaving the SDK's client as it was."""
-
-    def __init__(self, client: httpx2.Client | httpx2.AsyncClient) -> None:
-        self.client = client
-
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        assert isinstance(self.client, httpx2.Client)
-        response = self.client.send(request, stream=True)
-        return httpx2.Response(
-            response.status_code,
-            headers=response.headers,
-            stream=response.stream,
-            request=request,
-            extensions=response.extensions,
-        )
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        assert isinstance(self.client, httpx2.AsyncClient)
-        response = await self.client.send(request, stream=True)
-        return httpx2.Response(
-            response.status_code,
-            headers=response.headers,
-            stream=response.stream,
-            request=request,
-            extensions=response.extensions,
-        )
