@@ -110,7 +110,13 @@ class StreamAdapter:
         if self._error is not None or self._finished:
             self._check_usable()
         try:
-            return self._feed(event)
+            kind: str = event.type
+            if kind == "content_block_delta" and self._started and not self._stopped:
+                delta = event.delta  # almost every event: first, in the fewest steps
+                if delta.type == "text_delta":
+                    return [TextEvent(delta.text)] if self._text else []
+                return self._block_delta(event, delta)
+            return self._feed(kind, event)
         except StreamProtocolError as error:
             self._error = error
             raise
@@ -139,10 +145,8 @@ class StreamAdapter:
         if self._finished:
             raise RuntimeError("StreamAdapter.finish() was already called")
 
-    def _feed(self, event: Any) -> list[ModelEvent]:
-        kind: str = event.type
-        if kind == "content_block_delta" and self._started and not self._stopped:
-            return self._block_delta(event)  # almost every event: first
+    def _feed(self, kind: str, event: Any) -> list[ModelEvent]:
+        """`feed` for any event but a content block's delta in a message under way."""
         if kind == "ping":
             return []
         if self._stopped:
@@ -176,12 +180,9 @@ class StreamAdapter:
             return [TextEvent(block.text)]
         return []
 
-    def _block_delta(self, event: Any) -> list[ModelEvent]:
-        delta = event.delta
-        kind: str = delta.type
-        if kind == "text_delta":
-            return [TextEvent(delta.text)] if self._text else []
-        if kind == "input_json_delta":
+    def _block_delta(self, event: Any, delta: Any) -> list[ModelEvent]:
+        """`feed` for a delta of any kind but text (`delta`: the event's)."""
+        if delta.type == "input_json_delta":
             index: int = event.index
             tool = self._tools.get(index)
             if tool is not None:

@@ -28,14 +28,12 @@ def _index(value: Any) -> Any:
 class PartView:
     """A `delta` or a `content_block` of a raw event, as the adapter reads it."""
 
-    __slots__ = ("_data",)
+    __slots__ = ("_data", "type")
 
     def __init__(self, data: dict[str, Any]) -> None:
         self._data = data
-
-    @property
-    def type(self) -> Any:
-        return self._data.get("type")
+        #: read at once: the adapter reads every part's type (a property costs a call more)
+        self.type: Any = data.get("type")
 
     @property
     def text(self) -> Any:
@@ -68,10 +66,14 @@ class PartView:
 class EventView:
     """One raw stream event (a cassette line's object), read as the SDK's object would be."""
 
-    __slots__ = ("_data",)
+    __slots__ = ("_data", "delta", "type")
 
     def __init__(self, data: dict[str, Any]) -> None:
         self._data = data
+        #: read at once: the adapter reads every event's type, and almost every event is
+        #: a delta (a property costs a call more)
+        self.type: Any = data.get("type")
+        self.delta = PartView(data.get("delta") or {})
 
     @property
     def data(self) -> dict[str, Any]:
@@ -79,16 +81,8 @@ class EventView:
         return self._data
 
     @property
-    def type(self) -> Any:
-        return self._data.get("type")
-
-    @property
     def index(self) -> Any:
         return _index(self._data.get("index"))
-
-    @property
-    def delta(self) -> PartView:
-        return PartView(self._data.get("delta") or {})
 
     @property
     def content_block(self) -> PartView:
