@@ -5,13 +5,15 @@ Four figures, each a ratio to a floor or a peer measured in the same run, side b
 said otherwise, so that other work on a shared machine moves the ratios less:
 
 (1) `harness replay` of a small cassette against `python -c pass` (median of runs);
-(2) a suite of tests, each making a client and reading one streamed answer to the end:
-    through the plugin's `harness_client`, and through the SDK on a bare
-    `httpx2.MockTransport` serving the same bytes in the same chunks (one an event, as
-    the fixture sends them, as a server flushes); each less the same number of empty
-    tests with the same imports, so the ratio is of the cost a test. The bare transport
-    handing over the whole body at once is measured too and shown: the difference is
-    the SDK's and httpx's own work for each chunk;
+(2) a suite of tests, each given a client by a fixture (made for the test, closed after
+    it) and reading one streamed answer to the end: through the plugin's
+    `harness_client`, and through the SDK on a bare `httpx2.MockTransport` serving the
+    same bytes in the same chunks (one an event, as the fixture sends them, as a server
+    flushes); each less the same number of empty tests with the same imports, so the
+    ratio is of the cost a test. Shown for reference: the bare client made in the test's
+    own body (pytest then sets up no fixture, a cost of pytest's that any suite getting
+    its client from a fixture pays), and the bare transport handing over the whole body
+    at once (the difference is the SDK's and httpx's own work for each chunk);
 (3) `harness serve` against a minimal aiohttp server sending the same bytes (one write an
     event), the same load of concurrent bare HTTP clients on each: server CPU a stream
     (read from /proc), every body compared byte for byte;
@@ -158,7 +160,7 @@ def test_stream(harness_client, number):
         pass
 """
 
-BARE_TEST: Final = """
+BARE_ANSWER: Final = """
 BODY = open({sse!r}, "rb").read()
 CHUNKS = [event + b"\\n\\n" for event in BODY.split(b"\\n\\n") if event]
 HEADERS = {{"content-type": "text/event-stream; charset=utf-8"}}
@@ -167,7 +169,34 @@ URL = "https://api.anthropic.com"
 
 def answer(request):
     return httpx2.Response(200, headers=HEADERS, content={content})
+"""
 
+#: the same suite as HARNESS_TEST: the client comes from a fixture, made for each test
+#: and closed after it, as `harness_client` is
+BARE_FIXTURE_TEST: Final = (
+    BARE_ANSWER
+    + """
+
+@pytest.fixture
+def client():
+    transport = httpx2.MockTransport(answer)
+    http = httpx2.Client(transport=transport, base_url=URL)
+    client = anthropic.Anthropic(api_key="benchmark", base_url=URL, http_client=http)
+    yield client
+    client.close()
+
+
+@pytest.mark.parametrize("number", range({tests}))
+def test_stream(client, number):
+    for _ in client.messages.create(**REQUEST, stream=True):
+        pass
+"""
+)
+
+#: the client made in the test's own body, never closed: pytest asked for no fixture
+BARE_TEST: Final = (
+    BARE_ANSWER
+    + """
 
 @pytest.mark.parametrize("number", range({tests}))
 def test_stream(number):
@@ -177,6 +206,7 @@ def test_stream(number):
     for _ in client.messages.create(**REQUEST, stream=True):
         pass
 """
+)
 
 EMPTY_TEST: Final = """
 @pytest.mark.parametrize("number", range({tests}))
@@ -222,9 +252,14 @@ def section_suite(options: Options, out: IO[str], results: Results, folder: Path
             folder, "harness", HARNESS_IMPORTS, _body(HARNESS_TEST, tests, sse)
         ),
         "bare MockTransport": _suite(
-            folder, "bare", "", _body(BARE_TEST, tests, sse, "iter(CHUNKS)")
+            folder, "bare", "", _body(BARE_FIXTURE_TEST, tests, sse, "iter(CHUNKS)")
         ),
-        "bare, whole body": _suite(folder, "bare_whole", "", _body(BARE_TEST, tests, sse, "BODY")),
+        "bare, in the test": _suite(
+            folder, "bare_inline", "", _body(BARE_TEST, tests, sse, "iter(CHUNKS)")
+        ),
+        "bare, whole body": _suite(
+            folder, "bare_whole", "", _body(BARE_FIXTURE_TEST, tests, sse, "BODY")
+        ),
         "harness, empty": _suite(
             folder, "harness_empty", HARNESS_IMPORTS, _body(EMPTY_TEST, tests, sse)
         ),
@@ -233,7 +268,7 @@ def section_suite(options: Options, out: IO[str], results: Results, folder: Path
     (folder / "conftest.py").write_text(SUITE_CONFTEST)
     out.write(
         f"(2) {tests} tests, each a client and one streamed answer of 120 events read to "
-        f"the end, CPU s of pytest's test loop; {options.rounds} rounds of the three "
+        f"the end, CPU s of pytest's test loop; {options.rounds} rounds of the four "
         "suites, each round's ratios taken side by side, the median round shown\n"
     )
     cpu: dict[str, list[float]] = {name: [] for name in suites}
@@ -247,7 +282,12 @@ def section_suite(options: Options, out: IO[str], results: Results, folder: Path
             raise SystemExit(f"the {name} suite failed (exit {child.status}): {argv}")
         cpu[name].append(float(measured.read_text()))
 
-    measured_suites = ["harness_client", "bare MockTransport", "bare, whole body"]
+    measured_suites = [
+        "harness_client",
+        "bare MockTransport",
+        "bare, in the test",
+        "bare, whole body",
+    ]
     os.environ["HARNESS_BENCH_CPU"] = str(measured)
     try:
         for name in ("harness, empty", "bare, empty"):
@@ -277,12 +317,15 @@ def section_suite(options: Options, out: IO[str], results: Results, folder: Path
     rows = [[name, " ".join(f"{value:.2f}" for value in values)] for name, values in cpu.items()]
     _table(out, ["suite", "cpu s, each run"], rows)
     ours, bare, spread = median_round("bare MockTransport")
+    _, inline, inline_spread = median_round("bare, in the test")
     _, whole, whole_spread = median_round("bare, whole body")
     out.write(
         f"  a test, less the empty ones, median round: harness_client {ours * 1000:.2f} ms, "
         f"bare MockTransport {bare * 1000:.2f} ms (the rounds' ratios: {spread})\n"
-        f"  for reference, the bare transport handing over the whole body at once: "
-        f"{whole * 1000:.2f} ms (the rounds' ratios to it: {whole_spread})\n\n"
+        f"  for reference, the bare client made in the test's body, pytest asked for no "
+        f"fixture: {inline * 1000:.2f} ms (the rounds' ratios to it: {inline_spread}); "
+        f"the bare transport handing over the whole body at once: {whole * 1000:.2f} ms "
+        f"(the rounds' ratios to it: {whole_spread})\n\n"
     )
     results.suite = (ours, bare)
 

@@ -25,6 +25,8 @@ def test_a_quick_run_prints_every_section_and_every_target_with_a_ratio(
     for heading in SECTIONS:
         assert heading in printed
     assert "40/40" in printed  # every served body identical, on each server
+    assert "the bare client made in the test's body" in printed  # the reference peers
+    assert "the whole body at once" in printed
     targets = printed.split("Targets")[1].splitlines()
     for name in TARGETS:
         (row,) = [line for line in targets if name in line]
