@@ -9,7 +9,9 @@ serves both. A view reads what the SDK's object would hold for the same line:
 - a field the line lacks reads as None (the SDK's lenient construction leaves None);
 - any other value reads as the line has it (a number where text belongs stays a
   number), nested objects (`input`, `message`) as the line's own dicts;
-- `index` reads as an int (the schema's integer admits `1.0`; the SDK makes it 1).
+- `index` reads as an int (the schema's integer admits `1.0`; the SDK makes it 1);
+- a `delta` or `content_block` that is not an object (which the schema refuses in a
+  cassette, and a server may send to the guard) reads as an empty one, its fields None.
 `tests/test_views.py` checks that the adapter gives the same outcome over views and over
 the SDK's objects on every library cassette and every fault variant.
 """
@@ -30,8 +32,10 @@ class PartView:
 
     __slots__ = ("_data", "type")
 
-    def __init__(self, data: dict[str, Any]) -> None:
-        self._data = data
+    def __init__(self, data: Any) -> None:
+        if type(data) is not dict:  # missing, or what a server should not have sent
+            data = {}
+        self._data: dict[str, Any] = data
         #: read at once: the adapter reads every part's type (a property costs a call more)
         self.type: Any = data.get("type")
 
@@ -73,7 +77,7 @@ class EventView:
         #: read at once: the adapter reads every event's type, and almost every event is
         #: a delta (a property costs a call more)
         self.type: Any = data.get("type")
-        self.delta = PartView(data.get("delta") or {})
+        self.delta = PartView(data.get("delta"))
 
     @property
     def data(self) -> dict[str, Any]:
@@ -86,7 +90,7 @@ class EventView:
 
     @property
     def content_block(self) -> PartView:
-        return PartView(self._data.get("content_block") or {})
+        return PartView(self._data.get("content_block"))
 
     @property
     def message(self) -> Any:

@@ -334,3 +334,15 @@ def test_a_compressed_stream_is_checked_by_the_async_client_too() -> None:
     error = asyncio.run(read(broken))
     assert good is None
     assert isinstance(error, StreamProtocolError) and error.code == "invalid_tool_json"
+
+
+def test_a_part_that_is_no_object_is_read_as_an_empty_one_not_a_crash() -> None:
+    start = {"type": "message_start", "message": {}}
+    delta = {"type": "content_block_delta", "index": 0, "delta": "oops"}
+    stop = {"type": "message_delta", "delta": ["oops"]}
+    guard = StreamGuard()
+    assert guard.feed(encode_event(start) + encode_event(delta)) != b""
+    assert guard.failure is None  # a delta of no known kind: nothing to check
+    guard.feed(encode_event(stop) + encode_event({"type": "message_stop"}))
+    assert guard.finish() == b""
+    assert guard.failure is not None and guard.failure.code == "missing_stop_reason"
