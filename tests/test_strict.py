@@ -316,6 +316,7 @@ def test_a_compressed_stream_is_checked_decoded_and_handed_on_whole(name: str) -
     if expected.error is None:
         assert error is None and seen == plain and "message_stop" in seen
     else:
+        assert isinstance(expected.error, StreamProtocolError)
         assert isinstance(error, StreamProtocolError) and error.code == expected.error.code
         assert seen == plain[: len(seen)] and "content_block_stop" not in seen[-1:]
 
