@@ -256,12 +256,20 @@ def test_a_message_past_the_cap_cannot_be_checked(
 
 
 UNREADABLE = {**message_from_events(_events("text_only.jsonl")), "content": ["not a block"]}
+#: a `Message` whose tool input holds `NaN`: no strict JSON, but every SDK's reader takes it
+NAN_TOOL_INPUT = (
+    b'{"type":"message","id":"msg_1","role":"assistant","model":"m","content":'
+    b'[{"type":"tool_use","id":"toolu_1","name":"read","input":{"x":NaN}}],'
+    b'"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}'
+)
 
 
 async def _awkward(request: web.Request) -> web.StreamResponse:
     """A Messages API answering a `Message` the adapter cannot read, or half a `Message`."""
     if request.headers.get("x-test-answer") == "unreadable":
         return web.json_response(UNREADABLE)
+    if request.headers.get("x-test-answer") == "nan":
+        return web.Response(body=NAN_TOOL_INPUT, content_type="application/json")
     body = json.dumps(message_from_events(_events("text_only.jsonl"))).encode()
     response = web.StreamResponse(headers={"content-type": "application/json"})
     response.content_length = len(body)
@@ -286,6 +294,15 @@ def awkward(tmp_path: Path) -> Iterator[tuple[str, RecordingProxy, list[str]]]:
 def _answer(url: str, answer: str) -> httpx2.Response:
     headers = {**KEY, "x-test-answer": answer}
     return httpx2.post(f"{url}/v1/messages", json=REQUEST, headers=headers)
+
+
+def test_a_message_read_as_the_sdks_read_it_nan_and_all_is_judged_by_the_rules(
+    awkward: tuple[str, RecordingProxy, list[str]],
+) -> None:
+    url, _, _ = awkward
+    answer = _answer(url, "nan")
+    assert answer.status_code == 502
+    assert answer.json()["error"]["code"] == "invalid_tool_json"
 
 
 def test_a_block_that_is_no_object_reads_as_empty_and_the_rest_is_judged(

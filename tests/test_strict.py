@@ -236,6 +236,31 @@ def test_strict_transport_checks_a_message_and_the_sdk_wraps_what_it_raises() ->
     assert isinstance(cause, StreamProtocolError) and cause.code == "tool_use_without_tool_calls"
 
 
+NAN_TOOL_INPUT = (
+    b'{"type":"message","id":"msg_1","role":"assistant","model":"m","content":'
+    b'[{"type":"tool_use","id":"toolu_1","name":"read","input":{"x":NaN}}],'
+    b'"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}'
+)
+
+
+@pytest.mark.parametrize("guarded", ["harness.strict", "StrictTransport"])
+def test_a_message_is_read_as_the_sdk_reads_it_and_nan_is_refused(guarded: str) -> None:
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        headers = {"content-type": "application/json"}
+        return httpx2.Response(200, headers=headers, content=NAN_TOOL_INPUT)
+
+    if guarded == "harness.strict":
+        http = httpx2.Client(transport=httpx2.MockTransport(answer))
+        client = strict(anthropic.Anthropic(api_key="test", max_retries=0, http_client=http))
+    else:
+        http = httpx2.Client(transport=StrictTransport(httpx2.MockTransport(answer)))
+        client = anthropic.Anthropic(api_key="test", max_retries=0, http_client=http)
+    with pytest.raises(Exception) as raised:
+        client.messages.create(**ASK)
+    error = raised.value if guarded == "harness.strict" else raised.value.__cause__
+    assert isinstance(error, StreamProtocolError) and error.code == "invalid_tool_json"
+
+
 def test_every_imported_recording_passes_strict_unchanged(tmp_path: Path) -> None:
     recordings = Path(__file__).parent / "data" / "recordings"
     for recording in sorted(recordings.iterdir()):

@@ -692,13 +692,10 @@ def _message_failure(body: bytes) -> StreamProtocolError | str | None:
     """What is wrong with a non-streaming answer by the adapter's rules (`check_message`):
     the violation, or why the `Message` cannot be checked; None for a good one, or a body
     that is not a `Message` (the client reports what it cannot read, as in-process)."""
-    from harness._strict.guard import check_message
+    from harness._strict.guard import check_message, message_in
 
-    try:
-        message = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(message, dict) or message.get("type") != "message":
+    message = message_in(body)
+    if message is None:
         return None
     try:
         check_message(message)

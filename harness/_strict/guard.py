@@ -35,8 +35,11 @@ out, raising where the guard does.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Iterator
 from typing import Any, Final
+
+import orjson
 
 from harness._adapter import COMPLETE_STOP_REASONS, StreamAdapter
 from harness._cassette.message import events_from_message
@@ -51,6 +54,7 @@ __all__ = [
     "check_message",
     "checked_kind",
     "guarded",
+    "message_in",
     "strict_error_event",
 ]
 
@@ -206,6 +210,22 @@ def check_message(
     for event in events_from_message(_readable(message)):
         adapter.feed(EventView(event))
     adapter.finish()
+
+
+def message_in(body: bytes) -> dict[str, Any] | None:
+    """The `Message` a client reads from a non-streaming answer's body; None when it holds
+    none (not JSON, or JSON of another kind: the client reports what it cannot read).
+
+    Read as the SDKs read it, leniently: a `NaN` that strict JSON refuses is a number to
+    them, and it is the rules (`check_message`), not the reading, that judge it."""
+    try:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        try:
+            message = json.loads(body)
+        except (ValueError, RecursionError):
+            return None
+    return message if isinstance(message, dict) and message.get("type") == "message" else None
 
 
 def _readable(message: dict[str, Any]) -> dict[str, Any]:

@@ -25,10 +25,16 @@ from functools import cache
 from typing import Any, Final
 
 import httpx2
-import orjson
 
 from harness._adapter import COMPLETE_STOP_REASONS
-from harness._strict.guard import StreamGuard, aguarded, check_message, checked_kind, guarded
+from harness._strict.guard import (
+    StreamGuard,
+    aguarded,
+    check_message,
+    checked_kind,
+    guarded,
+    message_in,
+)
 
 __all__ = ["StrictTransport", "guarded_body", "unencoded_headers"]
 
@@ -158,9 +164,6 @@ class StrictTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         )
 
     def _check(self, content: bytes) -> None:
-        try:
-            message = orjson.loads(content)
-        except orjson.JSONDecodeError:
-            return  # not a Message: the client reports what it cannot read
-        if isinstance(message, dict) and message.get("type") == "message":
+        message = message_in(content)
+        if message is not None:
             check_message(message, stop_reasons=self.stop_reasons)
