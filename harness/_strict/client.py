@@ -20,8 +20,8 @@ import httpx2
 from harness._adapter import COMPLETE_STOP_REASONS
 from harness._exceptions import InputError
 from harness._replay.clients import share_source
-from harness._strict.guard import check_message, checked_kind
-from harness._strict.transport import MESSAGES_SUFFIX, guarded_body, unencoded_headers
+from harness._strict.guard import check_message
+from harness._strict.transport import answer_kind, guarded_body, unencoded_headers
 
 if TYPE_CHECKING:
     from anthropic import Anthropic, AsyncAnthropic
@@ -37,13 +37,9 @@ Client = TypeVar("Client", "Anthropic", "AsyncAnthropic")
 def _checked_kind(request: APIRequest, response: Any) -> str | None:
     """ "stream" or "message" for a Messages answer the rules check, None for any other."""
     http = response.http_response
-    if not (
-        http.is_success
-        and request.method.lower() == "post"
-        and request.url.partition("?")[0].endswith(MESSAGES_SUFFIX)
-    ):
-        return None
-    return checked_kind(http.headers.get("content-type", ""))
+    content_type = http.headers.get("content-type", "")
+    path = request.url.partition("?")[0]
+    return answer_kind(request.method, path, http.status_code, content_type)
 
 
 def _guard_stream(http: httpx2.Response, stop_reasons: Collection[str]) -> None:

@@ -36,20 +36,27 @@ from harness._strict.guard import (
     message_in,
 )
 
-__all__ = ["StrictTransport", "guarded_body", "unencoded_headers"]
+__all__ = ["StrictTransport", "answer_kind", "guarded_body", "unencoded_headers"]
 
 MESSAGES_SUFFIX: Final = "/v1/messages"
 #: Headers that describe the body as it was sent: it is handed on decoded.
 _ENCODING_HEADERS: Final = frozenset({"content-encoding", "content-length"})
 
 
+def answer_kind(method: str, path: str, status: int, content_type: str) -> str | None:
+    """ "stream" or "message" for a successful answer to `POST .../v1/messages` that the
+    guard checks (`checked_kind`), None for any other (the transport's and the SDK
+    middleware's one test)."""
+    if method.upper() != "POST" or not path.endswith(MESSAGES_SUFFIX):
+        return None
+    if not 200 <= status < 300:
+        return None
+    return checked_kind(content_type)
+
+
 def _checked_kind(request: Any, response: Any) -> str | None:
-    """ "stream" or "message" for an answer the guard checks, None for any other."""
-    if request.method != "POST" or not request.url.path.endswith(MESSAGES_SUFFIX):
-        return None
-    if not 200 <= response.status_code < 300:
-        return None
-    return checked_kind(response.headers.get("content-type", ""))
+    content_type = response.headers.get("content-type", "")
+    return answer_kind(request.method, request.url.path, response.status_code, content_type)
 
 
 def unencoded_headers(response: Any) -> list[tuple[str, str]]:
