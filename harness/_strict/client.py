@@ -20,7 +20,7 @@ import httpx2
 from harness._adapter import COMPLETE_STOP_REASONS
 from harness._exceptions import InputError
 from harness._replay.clients import share_source
-from harness._strict.guard import check_message
+from harness._strict.guard import check_answer
 from harness._strict.transport import answer_kind, guarded_body, unencoded_headers
 
 if TYPE_CHECKING:
@@ -51,13 +51,6 @@ def _guard_stream(http: httpx2.Response, stop_reasons: Collection[str]) -> None:
     http.headers = httpx2.Headers(unencoded_headers(unread))
 
 
-def _check(http: httpx2.Response, stop_reasons: Collection[str]) -> None:
-    """Check a `Message` answer, read."""
-    message = http.json()
-    if isinstance(message, dict) and message.get("type") == "message":
-        check_message(message, stop_reasons=stop_reasons)
-
-
 def _middleware(stop_reasons: Collection[str]) -> Any:
     """The SDK middleware that guards each answer (made here: it needs the SDK)."""
     from anthropic._middleware import Middleware
@@ -72,7 +65,7 @@ def _middleware(stop_reasons: Collection[str]) -> Any:
                 _guard_stream(response.http_response, stop_reasons)
             elif kind == "message":
                 response.http_response.read()
-                _check(response.http_response, stop_reasons)
+                check_answer(response.http_response.content, stop_reasons=stop_reasons)
             return response
 
         async def handle_async(
@@ -84,7 +77,7 @@ def _middleware(stop_reasons: Collection[str]) -> Any:
                 _guard_stream(response.http_response, stop_reasons)
             elif kind == "message":
                 await response.http_response.aread()
-                _check(response.http_response, stop_reasons)
+                check_answer(response.http_response.content, stop_reasons=stop_reasons)
             return response
 
     return StrictAnswers()

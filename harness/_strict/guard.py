@@ -51,6 +51,7 @@ __all__ = [
     "STRICT_ERROR_TYPE",
     "StreamGuard",
     "aguarded",
+    "check_answer",
     "check_message",
     "checked_kind",
     "guarded",
@@ -210,6 +211,14 @@ def check_message(
     for event in events_from_message(_readable(message)):
         adapter.feed(EventView(event))
     adapter.finish()
+
+
+def check_answer(body: bytes, *, stop_reasons: Collection[str] = COMPLETE_STOP_REASONS) -> None:
+    """`check_message` for a non-streaming answer's body, read as a client reads it
+    (`message_in`); nothing to check in a body that holds no `Message`."""
+    message = message_in(body)
+    if message is not None:
+        check_message(message, stop_reasons=stop_reasons)
 
 
 def message_in(body: bytes) -> dict[str, Any] | None:

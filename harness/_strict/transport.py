@@ -1,15 +1,15 @@
 """`StrictTransport`: the guard as an HTTP transport, for `httpx2` and `httpx` alike.
 
-It wraps another transport (a socket's, a cassette's, or a client's `send`) and passes
+It wraps another transport (a socket's, a cassette's) and passes
 every request on. The answer of a successful `POST .../v1/messages` comes back checked:
 
 - an SSE stream (`text/event-stream`) has its body read through a `StreamGuard`, event
   by event; a violation raises `StreamProtocolError` from the body, where the client's
   reader gets it (the SDK raises it as it is, from the stream it iterates);
-- a `Message` JSON is read and checked whole (`check_message`) before it is returned,
-  unless `check_messages=False` (`harness.strict` checks it in the SDK's middleware
-  instead: an error raised inside a transport reaches the SDK's caller as an
-  `APIConnectionError` from it, after the SDK's retries).
+- a `Message` JSON is read and checked whole (`check_answer`) before it is returned;
+  an error raised inside a transport reaches the SDK's caller as an
+  `APIConnectionError` from it, after the SDK's retries (`harness.strict`, which puts
+  the guard in an SDK middleware instead, raises it as it is).
 
 The body is handed on decoded (the guard reads what the client would), so the answer
 loses its `content-encoding` and `content-length`; its bytes are the same. Any other
@@ -30,10 +30,9 @@ from harness._adapter import COMPLETE_STOP_REASONS
 from harness._strict.guard import (
     StreamGuard,
     aguarded,
-    check_message,
+    check_answer,
     checked_kind,
     guarded,
-    message_in,
 )
 
 __all__ = ["StrictTransport", "answer_kind", "guarded_body", "unencoded_headers"]
@@ -124,25 +123,18 @@ class StrictTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
     `end_turn`, `tool_use`), e.g. `{"max_tokens"}` for code that handles truncation.
     """
 
-    def __init__(
-        self,
-        inner: Any,
-        *,
-        allow_stop_reasons: Collection[str] = (),
-        check_messages: bool = True,
-    ) -> None:
+    def __init__(self, inner: Any, *, allow_stop_reasons: Collection[str] = ()) -> None:
         self.inner = inner
         self.stop_reasons = COMPLETE_STOP_REASONS | frozenset(allow_stop_reasons)
-        self.check_messages = check_messages
 
     def handle_request(self, request: Any) -> Any:
         response = self.inner.handle_request(request)
         kind = _checked_kind(request, response)
         if kind == "stream":
             return self._guarded(request, response)
-        if kind == "message" and self.check_messages:
+        if kind == "message":
             response.read()
-            self._check(response.content)
+            check_answer(response.content, stop_reasons=self.stop_reasons)
         return response
 
     async def handle_async_request(self, request: Any) -> Any:
@@ -150,9 +142,9 @@ class StrictTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         kind = _checked_kind(request, response)
         if kind == "stream":
             return self._guarded(request, response)
-        if kind == "message" and self.check_messages:
+        if kind == "message":
             await response.aread()
-            self._check(response.content)
+            check_answer(response.content, stop_reasons=self.stop_reasons)
         return response
 
     def close(self) -> None:
@@ -169,8 +161,3 @@ class StrictTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
             request=request,
             extensions=response.extensions,
         )
-
-    def _check(self, content: bytes) -> None:
-        message = message_in(content)
-        if message is not None:
-            check_message(message, stop_reasons=self.stop_reasons)
