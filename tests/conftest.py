@@ -37,6 +37,12 @@ EXAMPLES = ROOT / "examples"
 LENIENT_EXAMPLE = EXAMPLES / "lenient_adapter"
 #: the npm packages `make node` installs (the official TypeScript SDK among them)
 NODE_MODULES = ROOT / ".node" / "node_modules"
+#: a `Message` whose tool input holds `NaN`: no strict JSON, but every SDK's reader takes it
+NAN_TOOL_INPUT = (
+    b'{"type":"message","id":"msg_1","role":"assistant","model":"m","content":'
+    b'[{"type":"tool_use","id":"toolu_1","name":"read","input":{"x":NaN}}],'
+    b'"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}'
+)
 #: a script asking a server for cassettes through the TypeScript SDK's `messages.stream()`
 TYPESCRIPT_SCRIPT = Path(__file__).parent / "ts" / "final_message.cjs"
 

@@ -19,7 +19,7 @@ import anthropic
 import httpx2
 import pytest
 from aiohttp import web
-from conftest import LIBRARY, NODE_MODULES, typescript_final_messages
+from conftest import LIBRARY, NAN_TOOL_INPUT, NODE_MODULES, typescript_final_messages
 from fake_api import FakeMessagesAPI
 
 from harness._cassette.codec import Cassette
@@ -256,12 +256,6 @@ def test_a_message_past_the_cap_cannot_be_checked(
 
 
 UNREADABLE = {**message_from_events(_events("text_only.jsonl")), "content": ["not a block"]}
-#: a `Message` whose tool input holds `NaN`: no strict JSON, but every SDK's reader takes it
-NAN_TOOL_INPUT = (
-    b'{"type":"message","id":"msg_1","role":"assistant","model":"m","content":'
-    b'[{"type":"tool_use","id":"toolu_1","name":"read","input":{"x":NaN}}],'
-    b'"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}'
-)
 
 
 async def _awkward(request: web.Request) -> web.StreamResponse:

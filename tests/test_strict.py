@@ -12,7 +12,7 @@ from typing import Any
 import anthropic
 import httpx2
 import pytest
-from conftest import LIBRARY
+from conftest import LIBRARY, NAN_TOOL_INPUT
 
 from harness import (
     Chunking,
@@ -234,13 +234,6 @@ def test_strict_transport_checks_a_message_and_the_sdk_wraps_what_it_raises() ->
         client.messages.create(**ASK)
     cause = raised.value.__cause__
     assert isinstance(cause, StreamProtocolError) and cause.code == "tool_use_without_tool_calls"
-
-
-NAN_TOOL_INPUT = (
-    b'{"type":"message","id":"msg_1","role":"assistant","model":"m","content":'
-    b'[{"type":"tool_use","id":"toolu_1","name":"read","input":{"x":NaN}}],'
-    b'"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}'
-)
 
 
 @pytest.mark.parametrize("guarded", ["harness.strict", "StrictTransport"])
