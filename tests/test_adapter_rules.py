@@ -23,6 +23,7 @@ from harness import (
     to_model_events,
 )
 from harness._cassette.codec import Cassette, expand_paths
+from harness._strict.guard import TEXT_DELTA
 from harness._views import EventView
 from harness.builder import StreamBuilder, split_json
 from harness.faults import derive_variants
@@ -498,12 +499,25 @@ def test_any_split_of_the_input_json_gives_the_same_call(
     ]
 
 
-def _checked(events: list[dict[str, Any]], adapter: StreamAdapter) -> tuple[list[ModelEvent], Any]:
-    """What an adapter yields over light views of `events`, and the error code it stops at."""
+def _is_text_delta(raw: dict[str, Any]) -> bool:
+    delta = raw.get("delta")
+    return (
+        raw.get("type") == "content_block_delta"
+        and isinstance(delta, dict)
+        and delta.get("type") == "text_delta"
+    )
+
+
+def _checked(
+    events: list[dict[str, Any]], adapter: StreamAdapter, *, stand_in: bool = False
+) -> tuple[list[ModelEvent], Any]:
+    """What an adapter yields over light views of `events`, and the error code it stops at;
+    `stand_in`: each text delta fed as the guard feeds the ones it tells (`TEXT_DELTA`)."""
     yielded: list[ModelEvent] = []
     try:
         for raw in events:
-            yielded += adapter.feed(EventView(raw))
+            view = TEXT_DELTA if stand_in and _is_text_delta(raw) else EventView(raw)
+            yielded += adapter.feed(view)
         yielded += adapter.finish()
     except StreamProtocolError as error:
         return yielded, error.code
@@ -527,6 +541,27 @@ def test_text_false_checks_the_same_rules_and_builds_no_text(events: list[dict[s
     checked, checked_code = _checked(events, StreamAdapter(text=False))
     assert checked_code == code
     assert checked == [event for event in full if not isinstance(event, TextEvent)]
+    assert _checked(events, StreamAdapter(text=False), stand_in=True) == (checked, code)
+
+
+@pytest.mark.parametrize(
+    "builder",
+    [
+        StreamBuilder(start=False).text_delta(0, "before the start"),
+        StreamBuilder().text_delta(0, "at a block never started").stop("end_turn"),
+        StreamBuilder().stop("end_turn").text_delta(0, "after the stop"),
+        StreamBuilder().json_delta(5, "{").text_delta(0, "after an error"),
+    ],
+    ids=["before-start", "no-block", "after-stop", "after-error"],
+)
+def test_the_guard_stand_in_for_a_text_delta_meets_the_same_rules(
+    builder: StreamBuilder,
+) -> None:
+    """`TEXT_DELTA`, what the guard feeds for each text delta it tells, reads as the whole
+    event does to the guard's adapter, wherever in the stream it falls."""
+    events = builder.events()
+    expected = _checked(events, StreamAdapter(text=False))
+    assert _checked(events, StreamAdapter(text=False), stand_in=True) == expected
 
 
 def test_text_false_drops_text_events_only() -> None:

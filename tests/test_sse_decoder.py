@@ -1,11 +1,15 @@
 """`StreamingDecoder` reads a piece that is one whole event at once (the guard's pieces):
-the same events, counts and errors as line by line."""
+the same events, counts and errors as line by line; and it tells a text delta as the API
+frames it only where `feed` reads one."""
 
 from __future__ import annotations
 
-import pytest
+from typing import Any
 
-from harness._cassette.sse import SSEFormatError, StreamingDecoder
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from harness._cassette.sse import SSEFormatError, StreamingDecoder, encode_event
 
 PIECES = [
     b'event: ping\ndata: {"type": "ping"}\n\n',
@@ -35,3 +39,114 @@ def test_a_whole_event_reads_as_line_by_line(piece: bytes) -> None:
     except SSEFormatError as error:
         whole = str(error)
     assert whole == _line_by_line(piece)
+
+
+def _text_delta(text: object, index: object = 0) -> dict[str, Any]:
+    return {
+        "type": "content_block_delta",
+        "index": index,
+        "delta": {"type": "text_delta", "text": text},
+    }
+
+
+def _read_as_a_text_delta(piece: bytes) -> bool:
+    """What `feed` makes of `piece`: one event, a text delta of a text at an int index."""
+    try:
+        events = StreamingDecoder().feed(piece)
+    except SSEFormatError:
+        return False
+    if len(events) != 1:
+        return False
+    (event,) = events
+    delta = event.get("delta")
+    return (
+        set(event) == {"type", "index", "delta"}
+        and event["type"] == "content_block_delta"
+        and type(event["index"]) is int
+        and isinstance(delta, dict)
+        and set(delta) == {"type", "text"}
+        and delta["type"] == "text_delta"
+        and type(delta["text"]) is str
+    )
+
+
+TOLD = [
+    encode_event(_text_delta("Hello")),
+    encode_event(_text_delta("", 12)),
+    encode_event(_text_delta('say "hi"\\\n\t/ \x01 \x7f')),
+    encode_event(_text_delta("café 日本 😀")),
+    b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+    b'"delta":{"type":"text_delta","text":"\\u00e9\\/"}}\n\n',
+]
+NOT_TOLD = [
+    # other spacing or key order: JSON all the same, read by `feed`
+    b'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, '
+    b'"delta": {"type": "text_delta", "text": "a"}}\n\n',
+    b'event: content_block_delta\ndata: {"index":0,"type":"content_block_delta",'
+    b'"delta":{"type":"text_delta","text":"a"}}\n\n',
+    # a surrogate pair escaped (good JSON), and a lone one (which orjson refuses)
+    encode_event(_text_delta("x")).replace(b'"x"', b'"\\ud83d\\ude00"'),
+    encode_event(_text_delta("x")).replace(b'"x"', b'"\\ud800"'),
+    # not JSON: a raw control character, a bad escape, an unescaped quote, bad UTF-8
+    encode_event(_text_delta("x")).replace(b'"x"', b'"a\tb"'),
+    encode_event(_text_delta("x")).replace(b'"x"', b'"a\\qb"'),
+    encode_event(_text_delta("x")).replace(b'"x"', b'"a"b"'),
+    encode_event(_text_delta("x")).replace(b'"x"', b'"\xff"'),
+    encode_event(_text_delta("x")).replace(b'"x"', b'"\xed\xa0\x80"'),
+    # a key the text could hide: the closing quote ends the text there
+    encode_event(_text_delta("x")).replace(b'"x"', b'"x","type":"input_json_delta"'),
+    # other indexes, other framing, more than one event, not all of one
+    encode_event(_text_delta("x", 1.0)),
+    encode_event(_text_delta("x", -1)),
+    encode_event(_text_delta("x")).replace(b'"index":0', b'"index":01'),
+    encode_event(_text_delta("x")).replace(b"\n", b"\r\n"),
+    encode_event(_text_delta("x")).replace(b"delta\ndata", b"delta\rdata"),
+    encode_event(_text_delta("x")) * 2,
+    encode_event(_text_delta("x"))[:-1],
+    encode_event(_text_delta(7)),
+]
+
+
+@pytest.mark.parametrize("piece", TOLD + NOT_TOLD, ids=range(len(TOLD + NOT_TOLD)))
+def test_a_text_delta_is_told_only_where_feed_reads_one(piece: bytes) -> None:
+    told = StreamingDecoder().text_delta(piece)
+    assert told == (piece in TOLD)
+    if told:
+        assert _read_as_a_text_delta(piece)
+
+
+def test_a_text_delta_told_is_counted_as_feed_counts_it() -> None:
+    decoder = StreamingDecoder()
+    assert decoder.text_delta(encode_event(_text_delta("a")))
+    with pytest.raises(SSEFormatError, match="event 2 is not JSON"):
+        decoder.feed(b"event: x\ndata: {\n\n")
+
+
+@pytest.mark.parametrize("held", [b"event: content_blo", b'data: {"type": "ping"}\n'])
+def test_a_text_delta_is_not_told_while_part_of_an_event_is_held(held: bytes) -> None:
+    decoder = StreamingDecoder()
+    assert decoder.feed(held) == []
+    assert not decoder.text_delta(encode_event(_text_delta("a")))
+
+
+@settings(deadline=None)
+@given(text=st.text(), index=st.integers(0, 10**9 - 1))
+def test_every_text_delta_the_api_frames_is_told(text: str, index: int) -> None:
+    piece = encode_event(_text_delta(text, index))
+    assert StreamingDecoder().text_delta(piece)
+    assert _read_as_a_text_delta(piece)
+
+
+@settings(deadline=None)
+@given(
+    text=st.text(alphabet=st.characters(max_codepoint=0x7F) | st.sampled_from('é😀\\"')),
+    at=st.integers(0, 10**6),
+    byte=st.integers(0, 255),
+)
+def test_a_text_delta_broken_anywhere_is_told_only_if_feed_reads_one(
+    text: str, at: int, byte: int
+) -> None:
+    piece = bytearray(encode_event(_text_delta(text)))
+    piece[at % len(piece)] = byte
+    if StreamingDecoder().text_delta(bytes(piece)):
+        assert _read_as_a_text_delta(bytes(piece))

@@ -11,6 +11,7 @@ from typing import Any
 
 import anthropic
 import httpx2
+import orjson
 import pytest
 from conftest import LIBRARY, NAN_TOOL_INPUT
 
@@ -32,6 +33,7 @@ from harness._cassette.message import message_from_events
 from harness._cassette.sse import encode_event
 from harness._strict.guard import StreamGuard, check_message
 from harness.builder import StreamBuilder
+from harness.faults import derive_variants
 
 CASSETTES = sorted(path for path in LIBRARY.rglob("*.jsonl") if "sessions" not in path.parts)
 GOOD = [path for path in CASSETTES if "errors" not in path.parts]
@@ -365,3 +367,58 @@ def test_a_part_that_is_no_object_is_read_as_an_empty_one_not_a_crash() -> None:
     guard.feed(encode_event(stop) + encode_event({"type": "message_stop"}))
     assert guard.finish() == b""
     assert guard.failure is not None and guard.failure.code == "missing_stop_reason"
+
+
+def _guarded_chunks(chunks: list[bytes], guard: StreamGuard) -> tuple[list[bytes], Any]:
+    """What the guard releases of each chunk and at the end, and the violation it found."""
+    released = [guard.feed(chunk) for chunk in chunks]
+    if guard.failure is None:
+        released.append(guard.finish())
+    failure = guard.failure
+    return released, failure and (failure.code, str(failure))
+
+
+def _event_streams() -> list[Any]:
+    """Every library cassette's events and every fault variant's, directives left out."""
+    params = []
+    for path in CASSETTES:
+        events = _events(path)
+        params.append(pytest.param(events, id=str(path.relative_to(LIBRARY))))
+        if "errors" not in path.parts:
+            params += [
+                pytest.param(variant.events, id=f"{path.stem}:{variant.fault.name}")
+                for variant in derive_variants(events)
+            ]
+    return params
+
+
+def _slow_guard() -> StreamGuard:
+    """A guard that reads every event whole: its decoder tells no text delta."""
+    guard = StreamGuard()
+    guard._decoder.text_delta = lambda piece: False  # type: ignore[method-assign]
+    return guard
+
+
+@pytest.mark.parametrize("events", _event_streams())
+def test_a_text_delta_told_at_once_is_guarded_as_one_read_whole(events: list[Any]) -> None:
+    """The guard's fast way for a text delta (`StreamingDecoder.text_delta`) releases and
+    refuses what reading every event whole does, chunk by chunk."""
+    chunks = [encode_event(event) for event in events if "harness" not in event]
+    assert _guarded_chunks(chunks, StreamGuard()) == _guarded_chunks(chunks, _slow_guard())
+
+
+def test_every_text_delta_of_a_good_stream_takes_the_fast_way() -> None:
+    events = _events(LIBRARY / "text_only.jsonl")
+    guard, read_whole = StreamGuard(), []
+    whole_event = guard._decoder.whole_event
+
+    def spied(piece: bytes) -> dict[str, Any] | None:
+        read_whole.append(piece)
+        return whole_event(piece)
+
+    guard._decoder.whole_event = spied  # type: ignore[method-assign]
+    chunks = [encode_event(event) for event in events]
+    assert b"".join(guard.feed(chunk) for chunk in chunks) + guard.finish() == b"".join(chunks)
+    assert [orjson.loads(piece.split(b"data: ")[1])["type"] for piece in read_whole] == [
+        event["type"] for event in events if event["type"] != "content_block_delta"
+    ]

@@ -11,8 +11,9 @@ It is ours, not the SDK's, so that the proxy never imports the SDK (seconds cold
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
@@ -30,6 +31,19 @@ __all__ = [
     "events_from_chunks",
     "events_from_response",
 ]
+
+
+#: A text delta as the API frames it (and `encode_event`): the event line, then the data
+#: in the API's own key order and spacing, the text a JSON string whose escapes are the
+#: simple ones and `\u` escapes of no surrogate (any other reads through `feed`, which
+#: words what is wrong). Possessive repeats: one pass over the text, no backtracking.
+_TEXT_DELTA: Final = re.compile(
+    rb"event: content_block_delta\n"
+    rb'data: \{"type":"content_block_delta","index":(?:0|[1-9][0-9]{0,8}),'
+    rb'"delta":\{"type":"text_delta","text":"'
+    rb'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u(?![dD][89a-fA-F])[0-9a-fA-F]{4})*+'
+    rb'"\}\}\n\n'
+)
 
 
 class SSEFormatError(ValueError):
@@ -135,6 +149,24 @@ class StreamingDecoder:
             return None
         self._count += 1
         return event
+
+    def text_delta(self, piece: bytes) -> bool:
+        """Whether `piece`, with nothing held, is one whole text delta as the API frames
+        it (`_TEXT_DELTA`, its bytes UTF-8): an event `feed` would read as
+        `{"type": "content_block_delta", "index": <int>, "delta": {"type": "text_delta",
+        "text": <str>}}`, told without building it (the guard's commonest question), and
+        counted as `feed` counts it. False for any other piece: `feed` reads that one."""
+        if self._buffer or self._data or _TEXT_DELTA.fullmatch(piece) is None:
+            return False
+        if self._max_line is not None and len(piece) > self._max_line:
+            return False
+        if not piece.isascii():
+            try:
+                piece.decode("utf-8")
+            except UnicodeDecodeError:
+                return False
+        self._count += 1
+        return True
 
     def finish(self) -> list[dict[str, Any]]:
         """The event the end of the body completes (a last one with no closing blank line)."""

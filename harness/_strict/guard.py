@@ -8,8 +8,13 @@ whole events among them, each decoded (`StreamingDecoder`, the one SSE decoder),
 through the light view `harness replay` feeds the adapter (`EventView`: no SDK object
 reaches user code from here, and the SDK need not be loaded) and fed to a
 `StreamAdapter(text=False)` (the same rules; no `TextEvent` built for bytes that go on
-as they are). The
-bytes of an event still incomplete wait for the rest of it. On a violation, `feed`
+as they are). A text delta, the commonest event, is told from its bytes at once while
+nothing waits (`StreamingDecoder.text_delta`: one regular expression over the API's own
+framing) and fed as what that adapter reads of one, `TEXT_DELTA`, without building it.
+That halves the guard's own work over a text stream (docs/performance.md); the tests
+hold both ways, told and read whole, to the same bytes and verdicts.
+
+The bytes of an event still incomplete wait for the rest of it. On a violation, `feed`
 returns nothing of that chunk (the events before the broken one in it wait with it) and
 keeps the error in `failure`, for the driver to raise: the client never reads the event
 that broke the rules.
@@ -62,6 +67,10 @@ __all__ = [
 #: The `error.type` of the event `harness proxy --strict` ends a broken answer with.
 STRICT_ERROR_TYPE: Final = "stream_protocol_error"
 
+#: Each text delta `StreamingDecoder.text_delta` tells, as the adapter reads it when it
+#: builds no `TextEvent`: a delta of type `text_delta`, nothing more read.
+TEXT_DELTA: Final = EventView({"type": "content_block_delta", "delta": {"type": "text_delta"}})
+
 
 def _last_event_end(data: bytes) -> int:
     """Where the last whole event of `data` ends (after its empty line), 0 if none does."""
@@ -83,11 +92,25 @@ class StreamGuard:
         self._withheld = bytearray()
         self._completing = False
         self._api_error = False
+        #: nothing held or withheld, no error: a text delta may go on as soon as it is fed
+        self._steady = True
         #: The violation found, raised by the driver after the bytes `feed` returned.
         self.failure: StreamProtocolError | None = None
 
     def feed(self, chunk: bytes) -> bytes:
         """The bytes of `chunk` (with those held before) that may go on to the client."""
+        if self._steady and self._decoder.text_delta(chunk):
+            # The commonest event, told at once while nothing waits: of a text delta the
+            # adapter, building no text (`text=False`), reads only that it is one.
+            return chunk if self._feed_adapter(TEXT_DELTA) else b""
+        released = self._feed(chunk)
+        self._steady = not (
+            self._held or self._completing or self._api_error or self.failure is not None
+        )
+        return released
+
+    def _feed(self, chunk: bytes) -> bytes:
+        """`feed` for any chunk but a text delta told while nothing waits."""
         if self._api_error:
             return chunk
         if self.failure is not None:
@@ -165,12 +188,18 @@ class StreamGuard:
             return True
         elif kind == "message_delta":
             self._completing = True
+        return self._feed_adapter(EventView(event), at_end=kind == "message_stop")
+
+    def _feed_adapter(self, event: EventView, *, at_end: bool = False) -> bool:
+        """Feed the adapter one event (and apply the end rules `at_end`); False, the error
+        kept in `failure`, at a violation."""
         try:
-            self._adapter.feed(EventView(event))
-            if kind == "message_stop":
+            self._adapter.feed(event)
+            if at_end:
                 self._adapter.check_end()
         except StreamProtocolError as error:
             self.failure = error
+            self._steady = False
             return False
         return True
 
