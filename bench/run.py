@@ -16,7 +16,8 @@ Measures in one run, side by side, on synthetic streams of 10^3 to 10^6 events
     end) answered by a cassette client, against vcrpy replaying the same ~120-event
     stream to the same call from a vcrpy cassette this run writes (median of rounds);
 (f) `harness.strict` on the same 120-event stream read through `messages.stream()`,
-    against the plain cassette client, rounds alternating in one run (median of rounds).
+    against the plain cassette client, a request of each side by side, the order
+    turning (the median pair's ratio).
 In-process times are CPU time and subprocess ratios use user+sys CPU time, so that
 other work on a shared machine does not move the ratios; wall times are printed too.
 Figures are printed, never asserted: the targets table says which are met.
