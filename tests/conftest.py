@@ -11,6 +11,7 @@ from typing import Any
 # (and saves re-importing the SDK and hypothesis, ~3 s, in every run).
 import anthropic  # noqa: F401
 import hypothesis
+import pytest
 
 import harness._replay.direct
 import harness._strict.client
@@ -18,7 +19,8 @@ import harness._strict.report
 import harness._testing.fault_runs
 import harness._testing.trace
 import harness.faults
-import harness.snapshot  # noqa: F401
+import harness.snapshot
+from harness._cassette.codec import Cassette, expand_paths
 
 pytest_plugins = ["pytester"]
 
@@ -64,6 +66,21 @@ def typescript_final_messages(
     )
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     return {line.pop("cassette"): line for line in lines}
+
+
+def library_streams() -> list[Any]:
+    """Every library cassette's events and every fault variant's, as pytest params (the
+    cassette's name, then the fault's)."""
+    params = []
+    for path in expand_paths([str(LIBRARY)]):
+        events = list(Cassette(path).events())
+        name = str(Path(path).relative_to(LIBRARY))
+        params.append(pytest.param(events, id=name))
+        params += [
+            pytest.param(variant.events, id=f"{name}:{variant.fault.name}")
+            for variant in harness.faults.derive_variants(events)
+        ]
+    return params
 
 
 def sdk_message(events: list[dict[str, Any]]) -> dict[str, Any]:

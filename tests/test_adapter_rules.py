@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from anthropic._models import construct_type
 from anthropic.types import RawMessageStreamEvent
-from conftest import LIBRARY
+from conftest import library_streams
 from hypothesis import given, settings, strategies as st
 
 from harness import (
@@ -22,11 +22,9 @@ from harness import (
     ToolCallEvent,
     to_model_events,
 )
-from harness._cassette.codec import Cassette, expand_paths
 from harness._strict.guard import TEXT_DELTA
 from harness._views import EventView
 from harness.builder import StreamBuilder, split_json
-from harness.faults import derive_variants
 
 PREFIX = "Anthropic stream protocol error: "
 
@@ -524,16 +522,7 @@ def _checked(
     return yielded, None
 
 
-def _library_streams() -> list[Any]:
-    streams = [list(Cassette(path).events()) for path in expand_paths([str(LIBRARY)])]
-    return [
-        pytest.param(variant.events, id=f"{number}:{variant.fault.name}")
-        for number, events in enumerate(streams)
-        for variant in derive_variants(events)
-    ] + [pytest.param(events, id=f"{number}") for number, events in enumerate(streams)]
-
-
-@pytest.mark.parametrize("events", _library_streams())
+@pytest.mark.parametrize("events", library_streams())
 def test_text_false_checks_the_same_rules_and_builds_no_text(events: list[dict[str, Any]]) -> None:
     """The guard's adapter (`text=False`): every library stream and fault variant ends as
     the full adapter's does, with the same events but the text ones."""

@@ -13,7 +13,7 @@ import anthropic
 import httpx2
 import orjson
 import pytest
-from conftest import LIBRARY, NAN_TOOL_INPUT
+from conftest import LIBRARY, NAN_TOOL_INPUT, library_streams
 
 from harness import (
     Chunking,
@@ -33,7 +33,6 @@ from harness._cassette.message import message_from_events
 from harness._cassette.sse import encode_event
 from harness._strict.guard import StreamGuard, check_message
 from harness.builder import StreamBuilder
-from harness.faults import derive_variants
 
 CASSETTES = sorted(path for path in LIBRARY.rglob("*.jsonl") if "sessions" not in path.parts)
 GOOD = [path for path in CASSETTES if "errors" not in path.parts]
@@ -378,20 +377,6 @@ def _guarded_chunks(chunks: list[bytes], guard: StreamGuard) -> tuple[list[bytes
     return released, failure and (failure.code, str(failure))
 
 
-def _event_streams() -> list[Any]:
-    """Every library cassette's events and every fault variant's, directives left out."""
-    params = []
-    for path in CASSETTES:
-        events = _events(path)
-        params.append(pytest.param(events, id=str(path.relative_to(LIBRARY))))
-        if "errors" not in path.parts:
-            params += [
-                pytest.param(variant.events, id=f"{path.stem}:{variant.fault.name}")
-                for variant in derive_variants(events)
-            ]
-    return params
-
-
 def _slow_guard() -> StreamGuard:
     """A guard that reads every event whole: its decoder tells no text delta."""
     guard = StreamGuard()
@@ -399,7 +384,7 @@ def _slow_guard() -> StreamGuard:
     return guard
 
 
-@pytest.mark.parametrize("events", _event_streams())
+@pytest.mark.parametrize("events", library_streams())
 def test_a_text_delta_told_at_once_is_guarded_as_one_read_whole(events: list[Any]) -> None:
     """The guard's fast way for a text delta (`StreamingDecoder.text_delta`) releases and
     refuses what reading every event whole does, chunk by chunk."""
