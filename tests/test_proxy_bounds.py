@@ -75,12 +75,14 @@ def _proxy(url: str, out: Path, lines: list[str], **options: Any) -> ServerThrea
     return ServerThread(RecordingProxy(url, out, log=lines.append, **options).app())
 
 
-def _post(url: str, test: str) -> bytes:
-    """The answer's body as it came over the wire, still compressed if it was."""
+def _post(url: str, test: str, *, stream: bool = True) -> bytes:
+    """The answer's body as it came over the wire, still compressed if it was; `stream`:
+    the request asks for a stream (the proxy reads the answer as one, as the SDK does)."""
     headers = {"x-test": test, "x-api-key": KEY}
+    request = {**REQUEST, "stream": True} if stream else REQUEST
     with (
         httpx2.Client(timeout=30) as client,
-        client.stream("POST", f"{url}/v1/messages", json=REQUEST, headers=headers) as answer,
+        client.stream("POST", f"{url}/v1/messages", json=request, headers=headers) as answer,
     ):
         return b"".join(answer.iter_raw())
 
@@ -136,7 +138,7 @@ def test_an_answer_past_the_size_cap_reaches_the_client_and_is_not_recorded(
     scripted.answers["big"] = answer
     lines: list[str] = []
     with _proxy(upstream_url, tmp_path, lines) as url:
-        got = _post(url, "big")
+        got = _post(url, "big", stream=False)
     assert got == body
     assert lines == [
         f"POST /v1/messages -> 200, not recorded: the answer is over {64 * 1024} bytes, the limit"
@@ -339,7 +341,7 @@ def test_an_answer_nested_past_the_limit_reaches_the_client_and_is_not_recorded(
     scripted.answers["deep"] = answer
     lines: list[str] = []
     with _proxy(upstream_url, tmp_path, lines) as url:
-        assert _post(url, "deep") == body
+        assert _post(url, "deep", stream=streamed) == body
     assert len(lines) == 1 and "not recorded: " in lines[0], lines
     assert list(tmp_path.iterdir()) == []
 
@@ -356,7 +358,7 @@ def test_a_message_of_no_cassette_shape_reaches_the_client_and_is_not_recorded(
     scripted.answers["odd"] = answer
     lines: list[str] = []
     with _proxy(upstream_url, tmp_path, lines) as url:
-        assert _post(url, "odd") == body
+        assert _post(url, "odd", stream=False) == body
     assert len(lines) == 1 and "not recorded: " in lines[0], lines
     assert list(tmp_path.iterdir()) == []
 

@@ -1,16 +1,36 @@
 """Server-sent events: cassette events to the API's SSE bytes, and SSE bytes back to events.
 
 Encoding frames each event as the API does (`event: <type>`, `data: <json>`, a blank
-line). Decoding is one incremental decoder, `StreamingDecoder`, for every reader (record,
-import, the proxy): lines end at `\n` (a `\r` before it dropped), `data:` lines gather
-until a blank line ends the event, comments and other fields pass over, as the SDK's
-own SSE decoder reads them. Each event's data must be UTF-8 and one JSON object with a
-string `type` (strict JSON: no `NaN`), or `SSEFormatError` names the event that is not.
+line). Decoding is one incremental decoder, `StreamingDecoder`, for every reader (the
+guard, record, import, the proxy), and it reads a body as the SDKs do (the Python SDK's
+`SSEDecoder` and `Stream`, the TypeScript SDK's alike), so that what it hands on is
+exactly what the SDK hands the code:
+
+- lines end at `\r\n`, `\r` or `\n`; a line starting with `:` is a comment; a field is
+  `name: value` (one space after the colon dropped); `event` names the event, `data`
+  lines gather (joined by `\n`), any other field (`id`, `retry`, a field of a byte order
+  mark) passes over; a blank line ends the event;
+- an event named `ping`, or with no name, is skipped; one named `error` is the API's
+  error (the SDK raises it, whatever its data); one with empty data is skipped; any
+  other is its data, read as JSON, whose `type` (not the name) says what it is;
+- an event the body ends before its blank line never reaches the code.
+
+Where that reading drops a stream event silently (a `message_delta` with no `event:`
+line, a `{"type": "error"}` named `ping` or anything but `error`, a last event with no
+blank line after it), the decoder raises `HiddenEvent`: the guard refuses the answer
+there, record and import refuse the body. Each event's data must be UTF-8 and one JSON
+object with a string `type`, or `SSEFormatError` names the event that is not: strict
+JSON (no `NaN`) for what becomes a cassette, the SDK's own lenient reading
+(`lenient=True`) for the guard. A line, and an event, longer than `max_line` bytes is
+refused as soon as that much is held; the decoder holds at most that much, whatever the
+pieces, and reads each byte a bounded number of times.
+
 It is ours, not the SDK's, so that the proxy never imports the SDK (seconds cold).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Final
@@ -24,6 +44,7 @@ if TYPE_CHECKING:
     import httpx2
 
 __all__ = [
+    "HiddenEvent",
     "SSEFormatError",
     "StreamingDecoder",
     "encode_event",
@@ -44,26 +65,33 @@ _TEXT_DELTA: Final = re.compile(
     rb'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u(?![dD][89a-fA-F])[0-9a-fA-F]{4})*+'
     rb'"\}\}\n\n'
 )
+#: A line's end, as the SDKs split lines: CRLF, CR or LF.
+_LINE_END: Final = re.compile(rb"\r\n?|\n")
+#: The names whose events the SDK does not hand on as they are (`whole_event` leaves
+#: them to `feed`).
+_SPECIAL_NAMES: Final = frozenset({b"ping", b"error", b""})
 
 
 class SSEFormatError(ValueError):
     """An SSE body whose `data:` field is not a stream event; the message names which."""
 
 
+class HiddenEvent(SSEFormatError):
+    """A stream event the SDK's reading drops silently: the code never sees it.
+
+    `event` is its data, `why` says why the SDK skips it."""
+
+    def __init__(self, number: int, event: dict[str, Any], why: str) -> None:
+        self.event = event
+        self.why = why
+        kind = printable(str(event.get("type")))
+        super().__init__(f"event {number} ({kind}) never reaches the code: {why}")
+
+
 def encode_event(event: dict[str, Any]) -> bytes:
     """One event as the API's SSE framing carries it, closing blank line included."""
     kind = printable(str(event["type"])).encode()
     return b"event: " + kind + b"\ndata: " + dump_line(event) + b"\n\n"
-
-
-def _event(data: str, number: int) -> dict[str, Any]:
-    try:
-        event = orjson.loads(data)
-    except orjson.JSONDecodeError as error:
-        raise SSEFormatError(f"event {number} is not JSON: {error}") from None
-    if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-        raise SSEFormatError(f"event {number} is not a JSON object with a type")
-    return event
 
 
 def events_from_chunks(chunks: Iterable[bytes]) -> Iterator[dict[str, Any]]:
@@ -89,39 +117,108 @@ def events_from_body(body: bytes) -> list[dict[str, Any]]:
     return list(events_from_chunks([body]))
 
 
-class StreamingDecoder:
-    """Events out of an SSE body fed in pieces as they arrive (a proxy's view of a stream).
+def _lenient_json(data: str) -> Any:
+    """`data` as the SDKs read it (`json.loads`: `NaN` is a number); ValueError if not JSON."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        try:
+            return json.loads(data)
+        except RecursionError:
+            raise ValueError("nested too deep") from None
 
-    A piece may end anywhere (mid-line, mid-character); see the module for the rules.
+
+class StreamingDecoder:
+    """Events out of an SSE body fed in pieces as they arrive, read as the SDK reads them.
+
+    A piece may end anywhere (mid-line, mid-character, between a CR and its LF); see the
+    module for the rules. After each `feed`, `rest_at` says where in that piece the
+    decoder last held nothing of an event (after a blank line, or a comment or field
+    line outside any event): the bytes before it are those of whole events, the bytes
+    after it belong to one not complete yet (-1: none of the piece is at rest).
     """
 
-    def __init__(self, *, max_line: int | None = None) -> None:
-        self._buffer = b""
+    def __init__(self, *, max_line: int | None = None, lenient: bool = False) -> None:
+        #: the bytes of the line under way (no line end met yet)
+        self._line_bytes = bytearray()
+        #: the last piece ended with a CR: an LF starting the next one belongs to it
+        self._after_cr = False
+        self._name: str | None = None
         self._data: list[str] = []
+        #: the bytes of the event under way so far (its lines and their ends)
+        self._event_size = 0
         self._count = 0
         self._max_line = max_line
+        self._lenient = lenient
+        self.rest_at = -1
 
     def feed(self, piece: bytes) -> list[dict[str, Any]]:
-        """The events `piece` completes; `SSEFormatError` at a `data:` that is no event,
-        and at a line longer than `max_line` bytes (as soon as that much is held)."""
+        """The events `piece` completes; `SSEFormatError` at a `data:` that is no event
+        (`HiddenEvent` at one the SDK drops), and at a line or an event longer than
+        `max_line` bytes (as soon as that much is held)."""
         if piece[:7] == b"event: ":  # a slice: `startswith` parses its arguments each call
             whole = self.whole_event(piece)
             if whole is not None:
+                self.rest_at = len(piece)
                 return [whole]
-        self._buffer += piece
-        *lines, self._buffer = self._buffer.split(b"\n")
+        events: list[dict[str, Any]] = []
+        self.rest_at = -1
+        position = 0
+        if self._after_cr:
+            self._after_cr = False
+            if piece[:1] == b"\n":
+                position = 1
+                if self._at_rest():
+                    self.rest_at = 1
+        size = len(piece)
         limit = self._max_line
-        if limit is not None and any(len(line) > limit for line in (*lines, self._buffer)):
-            raise SSEFormatError(f"after event {self._count}: a line longer than {limit} bytes")
-        return [event for line in lines if (event := self._line(line)) is not None]
+        while position < size:
+            end = _LINE_END.search(piece, position)
+            if end is None:
+                self._line_bytes += memoryview(piece)[position:]
+                if limit is not None and len(self._line_bytes) > limit:
+                    raise SSEFormatError(
+                        f"after event {self._count}: a line longer than {limit} bytes"
+                    )
+                break
+            if self._line_bytes:
+                self._line_bytes += memoryview(piece)[position : end.start()]
+                line = bytes(self._line_bytes)
+                self._line_bytes.clear()
+            else:
+                line = piece[position : end.start()]
+            position = end.end()
+            if position == size and piece[-1:] == b"\r":
+                self._after_cr = True
+            if limit is not None:
+                if len(line) > limit:
+                    raise SSEFormatError(
+                        f"after event {self._count}: a line longer than {limit} bytes"
+                    )
+                self._event_size += len(line) + len(end.group())
+                if self._event_size > limit:
+                    raise SSEFormatError(
+                        f"after event {self._count}: an event longer than {limit} bytes"
+                    )
+            event = self._line(line)
+            if event is not None:
+                events.append(event)
+            if self._at_rest():
+                self.rest_at = position
+                self._event_size = 0
+        return events
+
+    def _at_rest(self) -> bool:
+        return self._name is None and not self._data and not self._line_bytes
 
     def whole_event(self, piece: bytes) -> dict[str, Any] | None:
         """The event of `piece`, read at once, when nothing is held and `piece` is one
         whole, good event as the API frames it, `event: <type>\ndata: <json>\n\n` (what a
-        server sends at a time): what `feed` gives, in fewer steps. None for any other
-        piece (an empty `data:` too), and for one that reading would fail on: `feed` it
-        then, which reads it line by line and words the error."""
-        if self._buffer or self._data:
+        server sends at a time), named neither `ping` nor `error`: what `feed` gives, in
+        fewer steps. None for any other piece (an empty `data:` too), and for one that
+        reading would fail on: `feed` it then, which reads it line by line and words the
+        error."""
+        if self._line_bytes or self._data or self._name is not None or self._after_cr:
             return None
         # Each step here is one of CPython's cheapest at every event: one `split` (a third
         # of a regular expression's time), prefixes compared as slices (`startswith` parses
@@ -135,6 +232,7 @@ class StreamingDecoder:
             or lines[0][:7] != b"event: "
             or lines[1][:6] != b"data: "
             or len(lines[1]) == 6  # an empty data field: no event
+            or lines[0][7:] in _SPECIAL_NAMES
             or piece.find(b"\r") >= 0
             or (self._max_line is not None and len(piece) > self._max_line)
         ):
@@ -145,7 +243,9 @@ class StreamingDecoder:
             event = orjson.loads(lines[1][6:])  # which checks that the data is UTF-8, too
         except (UnicodeDecodeError, orjson.JSONDecodeError):
             return None
-        if type(event) is not dict or type(event.get("type")) is not str:
+        if type(event) is not dict or type(kind := event.get("type")) is not str:
+            return None
+        if kind == "error":  # an error the SDK hands on as an event: `feed` refuses it
             return None
         self._count += 1
         return event
@@ -156,7 +256,13 @@ class StreamingDecoder:
         `{"type": "content_block_delta", "index": <int>, "delta": {"type": "text_delta",
         "text": <str>}}`, told without building it (the guard's commonest question), and
         counted as `feed` counts it. False for any other piece: `feed` reads that one."""
-        if self._buffer or self._data or _TEXT_DELTA.fullmatch(piece) is None:
+        if (
+            self._line_bytes
+            or self._data
+            or self._name is not None
+            or self._after_cr
+            or _TEXT_DELTA.fullmatch(piece) is None
+        ):
             return False
         if self._max_line is not None and len(piece) > self._max_line:
             return False
@@ -169,25 +275,84 @@ class StreamingDecoder:
         return True
 
     def finish(self) -> list[dict[str, Any]]:
-        """The event the end of the body completes (a last one with no closing blank line)."""
-        events = self.feed(b"\n") if self._buffer else []
-        last = self._line(b"")
-        return events if last is None else [*events, last]
+        """The body ended. The SDK reads a last line with no line end, but hands on no
+        event that no blank line ended: `HiddenEvent` if that was a stream event."""
+        self._after_cr = False
+        if self._line_bytes:
+            line = bytes(self._line_bytes)
+            self._line_bytes.clear()
+            self._line(line)
+        self._name = None
+        data, self._data = "\n".join(self._data), []
+        if data:
+            event = self._hidden(data)
+            if event is not None and event["type"] != "ping":
+                why = "the body ends before the blank line that would end it"
+                raise HiddenEvent(self._count + 1, event, why)
+        return []
 
     def _line(self, raw: bytes) -> dict[str, Any] | None:
         try:
-            line = raw.removesuffix(b"\r").decode("utf-8")
+            line = raw.decode("utf-8")
         except UnicodeDecodeError as error:
             raise SSEFormatError(
                 f"after event {self._count}: a line is not UTF-8 ({error.reason})"
             ) from None
         if not line:
-            data, self._data = "\n".join(self._data), []
-            if not data:
-                return None
-            self._count += 1
-            return _event(data, self._count)
+            return self._dispatch()
+        if line[0] == ":":
+            return None
         field, _, value = line.partition(":")
+        if value[:1] == " ":
+            value = value[1:]
         if field == "data":
-            self._data.append(value.removeprefix(" "))
+            self._data.append(value)
+        elif field == "event":
+            self._name = value
+        return None  # `id`, `retry` and any other field: nothing the SDK hands on
+
+    def _dispatch(self) -> dict[str, Any] | None:
+        """The event a blank line ends, as the SDK hands it on; None for one it skips."""
+        name, self._name = self._name or None, None
+        data, self._data = "\n".join(self._data), []
+        if name == "error":  # the SDK raises its API error, whatever the data says
+            self._count += 1
+            error = self._hidden(data)
+            if error is not None and error["type"] == "error":
+                return error
+            return {"type": "error", "error": {"type": "api_error", "message": data}}
+        if not data:
+            return None
+        self._count += 1
+        if name is None or name == "ping":  # skipped: harmless if it is a ping
+            event = self._hidden(data) if self._lenient else self._event(data)
+            if event is not None and event["type"] != "ping":
+                why = "it has no `event:` line" if name is None else "it is named ping"
+                raise HiddenEvent(self._count, event, f"the SDK skips it ({why})")
+            return event
+        event = self._event(data)
+        if event["type"] == "error":
+            why = f"the SDK hands it on as an event named {printable(name)}, raising nothing"
+            raise HiddenEvent(self._count, event, why)
+        return event
+
+    def _event(self, data: str) -> dict[str, Any]:
+        """An event's data, which must be a JSON object with a string `type`."""
+        try:
+            event = _lenient_json(data) if self._lenient else orjson.loads(data)
+        except ValueError as error:  # orjson's JSONDecodeError is one
+            raise SSEFormatError(f"event {self._count} is not JSON: {error}") from None
+        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+            raise SSEFormatError(f"event {self._count} is not a JSON object with a type")
+        return event
+
+    @staticmethod
+    def _hidden(data: str) -> dict[str, Any] | None:
+        """The stream event `data` holds, read leniently, if it holds one."""
+        try:
+            event = _lenient_json(data)
+        except ValueError:
+            return None
+        if isinstance(event, dict) and isinstance(event.get("type"), str):
+            return event
         return None

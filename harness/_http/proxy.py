@@ -240,14 +240,19 @@ class _Answer:
     """
 
     def __init__(
-        self, status: int, headers: Any, start: float, file: _CassetteFile, header: dict[str, Any]
+        self,
+        status: int,
+        headers: Any,
+        start: float,
+        file: _CassetteFile,
+        header: dict[str, Any],
+        streamed: bool,
     ) -> None:
         self.status = status
         self.headers = {name.lower(): value for name, value in headers.items()}
         self.start = start
-        self.streamed = status == 200 and self.headers.get("content-type", "").startswith(
-            "text/event-stream"
-        )
+        #: a 200 to a request for a stream: read as one, as the SDK reads it
+        self.streamed = streamed
         self._inflate = _Inflate(self.headers.get("content-encoding", ""), MAX_BODY_BYTES)
         self._sse = StreamingDecoder(max_line=MAX_LINE_BYTES)
         self._body = bytearray()
@@ -388,6 +393,8 @@ class RecordingProxy:
         where = f"{request.method} {request.path}"
         request_json = _messages_request(request, body)
         guard = self._guard() if request_json is not None else None
+        #: the SDK reads the answer as a stream if it asked for one, whatever it is labelled
+        streams = request_json is not None and request_json.get("stream") is True
         if request_json is not None and may_be_too_deep(body) and deeper_than_limit(request_json):
             self.log(f"{where}: not recorded: {TOO_DEEP}")  # upstream still gets it
             request_json = None
@@ -399,7 +406,9 @@ class RecordingProxy:
                 except OSError as error:
                     self.log(f"{where}: not recorded: {file.target}: {error.strerror or error}")
                     file = None
-            return await self._forward(request, body, where, start, request_json, file, guard)
+            return await self._forward(
+                request, body, where, start, request_json, file, guard, streams
+            )
         finally:
             if file is not None:
                 file.discard()  # unless written: a stop, a client gone, a cap passed
@@ -413,6 +422,7 @@ class RecordingProxy:
         request_json: dict[str, Any] | None,
         file: _CassetteFile | None,
         guard: StreamGuard | None,
+        streams: bool,
     ) -> web.StreamResponse:
         assert self._session is not None
         headers = CIMultiDict(
@@ -442,8 +452,9 @@ class RecordingProxy:
         answer = None
         if file is not None:
             header = self._header(request_json or {})
-            answer = _Answer(upstream.status, upstream.headers, start, file, header)
-        return await self._relay(request, upstream, where, answer, guard)
+            streamed = streams and upstream.status == 200
+            answer = _Answer(upstream.status, upstream.headers, start, file, header, streamed)
+        return await self._relay(request, upstream, where, answer, guard, streams)
 
     async def _relay(
         self,
@@ -452,6 +463,7 @@ class RecordingProxy:
         where: str,
         answer: _Answer | None,
         guard: StreamGuard | None,
+        streams: bool,
     ) -> web.StreamResponse:
         """Stream upstream's answer to the client as it comes, recording it alongside."""
         async with upstream:
@@ -459,7 +471,7 @@ class RecordingProxy:
             for name, value in upstream.headers.items():
                 if name.lower() not in HOP_HEADERS:
                     response.headers.add(name, value)
-            checked = None if guard is None else _checked_kind(upstream.status, upstream.headers)
+            checked = None if guard is None else _checked_kind(upstream.status, streams)
             if checked == "message":
                 return await self._relay_message(upstream, where, answer, response.headers)
             coding = _coding(upstream.headers)
@@ -496,7 +508,7 @@ class RecordingProxy:
                 if guard is not None and guard.failure is not None:
                     break
             if guard is not None and not broke_off:
-                await self._end_strictly(where, response, guard)
+                broke_off = not await self._end_strictly(where, response, guard)
         # The cassette is on disk before the client's answer ends: once a client has its
         # answer, its recording can be read.
         if answer is not None:
@@ -541,8 +553,9 @@ class RecordingProxy:
                 answer.feed(piece)
         body = bytes(raw)
         del raw
+        content_type = str(upstream.headers.get("content-type", ""))
         try:
-            failure = _message_failure(_decoded(_coding(upstream.headers), body))
+            failure = _message_failure(_decoded(_coding(upstream.headers), body), content_type)
         except _Unrecordable as error:
             return self._uncheckable(where, answer, str(error))
         if isinstance(failure, str):
@@ -581,18 +594,26 @@ class RecordingProxy:
 
     async def _end_strictly(
         self, where: str, response: web.StreamResponse, guard: StreamGuard
-    ) -> None:
-        """The rest of a guarded answer, or the `error` event ending a broken one."""
+    ) -> bool:
+        """The rest of a guarded answer, or the `error` event ending a broken one; False
+        when the answer cannot be ended so (the client's connection is cut instead)."""
         from harness._strict.guard import strict_error_event
 
         if guard.failure is None:
-            rest = guard.finish()
+            try:
+                rest = guard.finish()
+            except SSEFormatError as error:  # a last line no SDK reads (not UTF-8)
+                self.log(f"{where}: --strict: {error}: the connection is closed")
+                return False
             if rest:
                 await response.write(rest)
         if guard.failure is not None:
-            await response.write(encode_event(strict_error_event(guard.failure)))
+            failure = guard.failure
+            await response.write(encode_event(strict_error_event(failure)))
             response.force_close()
-            self.log(f"{where}: --strict: {guard.failure.code}: the answer ends in an error event")
+            why = "".join(f" ({note})" for note in getattr(failure, "__notes__", ()))
+            self.log(f"{where}: --strict: {failure.code}: the answer ends in an error event{why}")
+        return True
 
     def _header(self, request: dict[str, Any]) -> dict[str, Any]:
         model = str(request.get("model", "unknown model"))
@@ -658,12 +679,12 @@ def _drop(request: web.Request) -> None:
         request.transport.close()
 
 
-def _checked_kind(status: int, headers: Any) -> str | None:
-    """How `strict` checks a Messages answer (`checked_kind`): a 200 one only (an HTTP
-    error passes as it is)."""
-    from harness._strict.guard import checked_kind
+def _checked_kind(status: int, streams: bool) -> str | None:
+    """How `strict` checks a Messages answer (`answer_kind`): a 200 one only (an HTTP
+    error passes as it is), as a stream if the request asked for one."""
+    from harness._strict.transport import answer_kind
 
-    return checked_kind(str(headers.get("content-type", ""))) if status == 200 else None
+    return answer_kind("POST", MESSAGES_PATH, status, stream=streams) if status == 200 else None
 
 
 def _coding(headers: Any) -> str:
@@ -688,19 +709,18 @@ def _decoded(coding: str, body: bytes) -> bytes:
     return bytes(decoded)
 
 
-def _message_failure(body: bytes) -> StreamProtocolError | str | None:
-    """What is wrong with a non-streaming answer by the adapter's rules (`check_message`):
-    the violation, or why the `Message` cannot be checked; None for a good one, or a body
-    that is not a `Message` (the client reports what it cannot read, as in-process)."""
-    from harness._strict.guard import check_message, message_in
+def _message_failure(body: bytes, content_type: str) -> StreamProtocolError | str | None:
+    """What is wrong with a non-streaming answer by the adapter's rules (`check_answer`,
+    as in-process): the violation, or why it cannot be checked; None for a good one, or
+    a body the client reports it cannot read."""
+    from harness._strict.guard import check_answer
 
-    message = message_in(body)
-    if message is None:
-        return None
     try:
-        check_message(message)
+        check_answer(body, content_type)
     except StreamProtocolError as error:
         return error
+    except SSEFormatError as error:
+        return f"the answer cannot be read as a stream ({error})"
     except Exception as error:  # a tool input nested past what json.dumps writes
         return f"the Message cannot be read by the adapter ({type(error).__name__})"
     return None

@@ -35,11 +35,11 @@ Client = TypeVar("Client", "Anthropic", "AsyncAnthropic")
 
 
 def _checked_kind(request: APIRequest, response: Any) -> str | None:
-    """ "stream" or "message" for a Messages answer the rules check, None for any other."""
+    """ "stream" or "message" for a Messages answer the rules check, None for any other:
+    by whether the SDK reads it as a stream (`request.stream`), as the SDK does."""
     http = response.http_response
-    content_type = http.headers.get("content-type", "")
     path = request.url.partition("?")[0]
-    return answer_kind(request.method, path, http.status_code, content_type)
+    return answer_kind(request.method, path, http.status_code, stream=request.stream)
 
 
 def _guard_stream(http: httpx2.Response, stop_reasons: Collection[str]) -> None:
@@ -49,6 +49,10 @@ def _guard_stream(http: httpx2.Response, stop_reasons: Collection[str]) -> None:
     )
     http.stream = guarded_body(unread, stop_reasons)
     http.headers = httpx2.Headers(unencoded_headers(unread))
+
+
+def _check(body: bytes, http: httpx2.Response, stop_reasons: Collection[str]) -> None:
+    check_answer(body, http.headers.get("content-type", ""), stop_reasons=stop_reasons)
 
 
 def _middleware(stop_reasons: Collection[str]) -> Any:
@@ -64,8 +68,7 @@ def _middleware(stop_reasons: Collection[str]) -> Any:
             if kind == "stream":
                 _guard_stream(response.http_response, stop_reasons)
             elif kind == "message":
-                response.http_response.read()
-                check_answer(response.http_response.content, stop_reasons=stop_reasons)
+                _check(response.http_response.read(), response.http_response, stop_reasons)
             return response
 
         async def handle_async(
@@ -76,8 +79,7 @@ def _middleware(stop_reasons: Collection[str]) -> Any:
             if kind == "stream":
                 _guard_stream(response.http_response, stop_reasons)
             elif kind == "message":
-                await response.http_response.aread()
-                check_answer(response.http_response.content, stop_reasons=stop_reasons)
+                _check(await response.http_response.aread(), response.http_response, stop_reasons)
             return response
 
     return StrictAnswers()

@@ -47,8 +47,9 @@ from typing import Any, Final
 import orjson
 
 from harness._adapter import COMPLETE_STOP_REASONS, StreamAdapter
+from harness._cassette.codec import MAX_LINE_BYTES
 from harness._cassette.message import events_from_message
-from harness._cassette.sse import StreamingDecoder
+from harness._cassette.sse import HiddenEvent, StreamingDecoder
 from harness._exceptions import StreamProtocolError
 from harness._views import EventView
 
@@ -58,7 +59,6 @@ __all__ = [
     "aguarded",
     "check_answer",
     "check_message",
-    "checked_kind",
     "guarded",
     "message_in",
     "strict_error_event",
@@ -72,24 +72,22 @@ STRICT_ERROR_TYPE: Final = "stream_protocol_error"
 TEXT_DELTA: Final = EventView({"type": "content_block_delta", "delta": {"type": "text_delta"}})
 
 
-def _last_event_end(data: bytes) -> int:
-    """Where the last whole event of `data` ends (after its empty line), 0 if none does."""
-    end = max(data.rfind(b"\n\n"), data.rfind(b"\n\r\n"))
-    if end < 0:
-        return 0
-    return end + (2 if data.startswith(b"\n\n", end) else 3)
-
-
 class StreamGuard:
     """One SSE answer's bytes, released event by event once the adapter accepts them."""
 
-    def __init__(self, *, stop_reasons: Collection[str] = COMPLETE_STOP_REASONS) -> None:
-        self._decoder = StreamingDecoder()
+    def __init__(
+        self,
+        *,
+        stop_reasons: Collection[str] = COMPLETE_STOP_REASONS,
+        max_line: int = MAX_LINE_BYTES,
+    ) -> None:
+        self._decoder = StreamingDecoder(max_line=max_line, lenient=True)
         self._adapter = StreamAdapter(stop_reasons=stop_reasons, text=False)
         #: the bytes of an event not complete yet
-        self._held = b""
+        self._held = bytearray()
         #: the checked bytes from `message_delta` on, released by `finish`
         self._withheld = bytearray()
+        self._max_withheld = 2 * max_line
         self._completing = False
         self._api_error = False
         #: nothing held or withheld, no error: a text delta may go on as soon as it is fed
@@ -98,7 +96,8 @@ class StreamGuard:
         self.failure: StreamProtocolError | None = None
 
     def feed(self, chunk: bytes) -> bytes:
-        """The bytes of `chunk` (with those held before) that may go on to the client."""
+        """The bytes of `chunk` (with those held before) that may go on to the client;
+        `SSEFormatError` at bytes no SDK can read (or past the line limit)."""
         if self._steady and self._decoder.text_delta(chunk):
             # The commonest event, told at once while nothing waits: of a text delta the
             # adapter, building no text (`text=False`), reads only that it is one.
@@ -115,69 +114,87 @@ class StreamGuard:
             return chunk
         if self.failure is not None:
             return b""
-        # The usual chunk: one whole event, nothing held before it (the fewest steps).
-        event = None if self._held else self._decoder.whole_event(chunk)
-        if event is None:
-            return self._feed_partial(chunk)
-        completing = self._completing
-        if not self._check(event):
+        try:
+            events = self._decoder.feed(chunk)  # one whole event read at once, as a rule
+        except HiddenEvent as hidden:
+            self._refuse_hidden(hidden)
             return b""
-        if completing or self._completing or self._api_error:
-            return self._release(chunk, completing)
-        return chunk
+        rest = self._decoder.rest_at
+        if rest < 0:  # all of it belongs to an event under way
+            self._held += chunk
+            return b""
+        if self._held:
+            self._held += memoryview(chunk)[:rest]
+            ready = bytes(self._held)
+            self._held = bytearray(memoryview(chunk)[rest:])
+        elif rest == len(chunk):  # the usual chunk: whole events, nothing held before
+            ready = chunk
+        else:
+            ready = chunk[:rest]
+            self._held += memoryview(chunk)[rest:]
+        return self._checked(ready, events)
 
-    def _feed_partial(self, chunk: bytes) -> bytes:
-        """`feed` for any other chunk: one that ends mid-event, completes one held before,
-        or holds several events."""
-        held = self._held + chunk
-        end = len(held) if held.endswith(b"\n\n") else _last_event_end(held)
-        if end == 0:
-            self._held = held
-            return b""
-        ready, self._held = held[:end], held[end:]
+    def _checked(self, ready: bytes, events: list[dict[str, Any]]) -> bytes:
+        """What `feed` returns of `ready`, the bytes of whole events (`events`)."""
         completing = self._completing
-        if not self._accept(self._decoder.feed(ready)):
-            return b""
-        if completing or self._completing or self._api_error:
-            return self._release(ready, completing)
-        return ready
-
-    def _release(self, ready: bytes, completing: bool) -> bytes:
-        """What `feed` returns of checked bytes once the answer is completing or has failed
-        with the API's own error (everything held then goes on)."""
-        if self._api_error:
-            held, self._held = self._held, b""
-            return bytes(self._withheld) + ready + held
+        for event in events:
+            if not self._check(event):
+                return b""
+            if self._api_error:
+                # The API's own error: it and everything held go on, for the SDK to raise.
+                withheld, self._withheld = bytes(self._withheld), bytearray()
+                held, self._held = bytes(self._held), bytearray()
+                return withheld + ready + held
+        if not (completing or self._completing):
+            return ready
+        if completing and all(event["type"] == "ping" for event in events):
+            return ready  # nothing that can change the verdict: it goes on, not held
         self._withheld += ready
+        if len(self._withheld) > self._max_withheld:
+            self._refuse_at_limit()
+            return b""
         return b""
 
     def finish(self) -> bytes:
         """The body ended: the rest, if it passes the end rules (else `failure` is set)."""
         if self._api_error or self.failure is not None:
             return b""
-        rest, self._held = self._held, b""
-        if not self._accept(self._decoder.feed(rest) + self._decoder.finish()):
+        try:
+            self._decoder.finish()
+        except HiddenEvent as hidden:
+            self._refuse_hidden(hidden)
             return b""
-        if not self._api_error:
-            try:
-                self._adapter.finish()
-            except StreamProtocolError as error:
-                self.failure = error
-                return b""
+        rest, self._held = bytes(self._held), bytearray()
+        try:
+            self._adapter.finish()
+        except StreamProtocolError as error:
+            self.failure = error
+            return b""
         return bytes(self._withheld) + rest
 
-    def _accept(self, events: list[dict[str, Any]]) -> bool:
-        """Feed the adapter; False (the error kept in `failure`) at a violation. An API
-        `error` event ends the checking: it and what follows go on as they are."""
-        for event in events:
-            if not self._check(event):
-                return False
-            if self._api_error:
-                break
-        return True
+    def _refuse_hidden(self, hidden: HiddenEvent) -> None:
+        """An event the SDK would drop: the answer the code reads is not the one sent, so
+        it ends there, by the end rules (an event after a complete answer: refused as one)."""
+        self._fail_at_end(event_type=str(hidden.event["type"]), note=f"the guard: {hidden}")
+
+    def _refuse_at_limit(self) -> None:
+        """More than `_max_withheld` bytes since `message_delta`: the answer ends there."""
+        note = f"the guard: over {self._max_withheld} bytes arrived after message_delta"
+        self._fail_at_end(event_type="message_delta", note=note)
+
+    def _fail_at_end(self, *, event_type: str, note: str) -> None:
+        self._steady = False
+        try:
+            self._adapter.check_end()
+        except StreamProtocolError as error:
+            self.failure = error
+        else:
+            self.failure = StreamProtocolError("event_after_message_stop", event_type=event_type)
+        self.failure.add_note(note)
 
     def _check(self, event: dict[str, Any]) -> bool:
-        """`_accept` for one event."""
+        """Feed the adapter one event (False, the error kept in `failure`, at a
+        violation); an API `error` event ends the checking."""
         kind = event["type"]
         if kind == "content_block_delta":  # almost every event: the fewest steps
             pass
@@ -202,16 +219,6 @@ class StreamGuard:
             self._steady = False
             return False
         return True
-
-
-def checked_kind(content_type: str) -> str | None:
-    """How the guard checks a successful Messages answer of this content type: "stream"
-    (an SSE body, event by event), "message" (a `Message` JSON, whole); None: not at all."""
-    if content_type.startswith("text/event-stream"):
-        return "stream"
-    if content_type.startswith("application/json"):
-        return "message"
-    return None
 
 
 def strict_error_event(error: StreamProtocolError) -> dict[str, Any]:
@@ -242,12 +249,45 @@ def check_message(
     adapter.finish()
 
 
-def check_answer(body: bytes, *, stop_reasons: Collection[str] = COMPLETE_STOP_REASONS) -> None:
-    """`check_message` for a non-streaming answer's body, read as a client reads it
-    (`message_in`); nothing to check in a body that holds no `Message`."""
+def check_answer(
+    body: bytes, content_type: str, *, stop_reasons: Collection[str] = COMPLETE_STOP_REASONS
+) -> None:
+    """Raise `StreamProtocolError` if a non-streaming answer's body breaks the rules, read
+    as the SDK reads it: JSON whatever its content type, a `Message` checked by
+    `check_message`. A body that is not JSON under a content type that is not JSON (an SSE
+    stream, say) is one the SDK hands the code as text: it is checked as the stream it
+    would be (`StreamGuard`), so only a whole good answer passes. Nothing to check in
+    other JSON (the SDK reports what it cannot read), or in what a JSON content type
+    labels but is not JSON (the SDK raises)."""
     message = message_in(body)
     if message is not None:
         check_message(message, stop_reasons=stop_reasons)
+        return
+    if _json_type(content_type) or _is_json(body):
+        return
+    guard = StreamGuard(stop_reasons=stop_reasons)
+    guard.feed(body)
+    if guard.failure is None:
+        guard.finish()
+    if guard.failure is not None:
+        guard.failure.add_note(
+            f"the guard: a non-streaming answer ({content_type or 'no content type'}) that "
+            "is not JSON, read as the stream it would be"
+        )
+        raise guard.failure
+
+
+def _json_type(content_type: str) -> bool:
+    """Whether the SDK takes `content_type` for JSON: its media type ends in `json`."""
+    return content_type.partition(";")[0].strip().lower().endswith("json")
+
+
+def _is_json(body: bytes) -> bool:
+    try:
+        json.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def message_in(body: bytes) -> dict[str, Any] | None:

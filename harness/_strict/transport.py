@@ -25,37 +25,67 @@ from functools import cache
 from typing import Any, Final
 
 import httpx2
+import orjson
 
 from harness._adapter import COMPLETE_STOP_REASONS
 from harness._strict.guard import (
     StreamGuard,
     aguarded,
     check_answer,
-    checked_kind,
     guarded,
 )
 
-__all__ = ["StrictTransport", "answer_kind", "guarded_body", "unencoded_headers"]
+__all__ = [
+    "StrictTransport",
+    "answer_kind",
+    "asks_for_stream",
+    "guarded_body",
+    "unencoded_headers",
+]
 
 MESSAGES_SUFFIX: Final = "/v1/messages"
 #: Headers that describe the body as it was sent: it is handed on decoded.
 _ENCODING_HEADERS: Final = frozenset({"content-encoding", "content-length"})
 
 
-def answer_kind(method: str, path: str, status: int, content_type: str) -> str | None:
+def answer_kind(method: str, path: str, status: int, *, stream: bool) -> str | None:
     """ "stream" or "message" for a successful answer to `POST .../v1/messages` that the
-    guard checks (`checked_kind`), None for any other (the transport's and the SDK
-    middleware's one test)."""
+    guard checks, None for any other (the transport's, the SDK middleware's and the
+    proxy's one test). As the SDK reads it: by whether the request asked for a stream
+    (`stream`), whatever the answer's content type says."""
     if method.upper() != "POST" or not path.endswith(MESSAGES_SUFFIX):
         return None
     if not 200 <= status < 300:
         return None
-    return checked_kind(content_type)
+    return "stream" if stream else "message"
+
+
+def asks_for_stream(content: bytes) -> bool:
+    """Whether a Messages request's JSON body asks for a stream (`"stream": true`)."""
+    if content.find(b'"stream"') < 0:
+        return False
+    try:
+        body = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(body, dict) and body.get("stream") is True
 
 
 def _checked_kind(request: Any, response: Any) -> str | None:
-    content_type = response.headers.get("content-type", "")
-    return answer_kind(request.method, request.url.path, response.status_code, content_type)
+    try:
+        content = request.content
+    except Exception:  # a streamed request body, not read: no SDK sends one
+        content = b""
+    return answer_kind(
+        request.method,
+        request.url.path,
+        response.status_code,
+        stream=asks_for_stream(content),
+    )
+
+
+def _content_type(response: Any) -> str:
+    return str(response.headers.get("content-type", ""))
 
 
 def unencoded_headers(response: Any) -> list[tuple[str, str]]:
@@ -134,7 +164,7 @@ class StrictTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
             return self._guarded(request, response)
         if kind == "message":
             response.read()
-            check_answer(response.content, stop_reasons=self.stop_reasons)
+            check_answer(response.content, _content_type(response), stop_reasons=self.stop_reasons)
         return response
 
     async def handle_async_request(self, request: Any) -> Any:
@@ -144,7 +174,7 @@ class StrictTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
             return self._guarded(request, response)
         if kind == "message":
             await response.aread()
-            check_answer(response.content, stop_reasons=self.stop_reasons)
+            check_answer(response.content, _content_type(response), stop_reasons=self.stop_reasons)
         return response
 
     def close(self) -> None:
