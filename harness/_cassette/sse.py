@@ -79,11 +79,13 @@ class SSEFormatError(ValueError):
 class HiddenEvent(SSEFormatError):
     """A stream event the SDK's reading drops silently: the code never sees it.
 
-    `event` is its data, `why` says why the SDK skips it."""
+    `event` is its data, `why` says why the SDK skips it; `before` holds the events the
+    same piece completed before it (`feed` hands them on with the error)."""
 
     def __init__(self, number: int, event: dict[str, Any], why: str) -> None:
         self.event = event
         self.why = why
+        self.before: list[dict[str, Any]] = []
         kind = printable(str(event.get("type")))
         super().__init__(f"event {number} ({kind}) never reaches the code: {why}")
 
@@ -200,7 +202,11 @@ class StreamingDecoder:
                     raise SSEFormatError(
                         f"after event {self._count}: an event longer than {limit} bytes"
                     )
-            event = self._line(line)
+            try:
+                event = self._line(line)
+            except HiddenEvent as hidden:
+                hidden.before = events
+                raise
             if event is not None:
                 events.append(event)
             if self._at_rest():

@@ -117,8 +117,7 @@ class StreamGuard:
         try:
             events = self._decoder.feed(chunk)  # one whole event read at once, as a rule
         except HiddenEvent as hidden:
-            self._refuse_hidden(hidden)
-            return b""
+            return self._hidden(chunk, hidden)
         rest = self._decoder.rest_at
         if rest < 0:  # all of it belongs to an event under way
             self._held += chunk
@@ -171,6 +170,19 @@ class StreamGuard:
             self.failure = error
             return b""
         return bytes(self._withheld) + rest
+
+    def _hidden(self, chunk: bytes, hidden: HiddenEvent) -> bytes:
+        """`feed` for a chunk holding an event the SDK would drop: the events before it
+        are checked first (a violation among them, or the API's error, decides)."""
+        for event in hidden.before:
+            if not self._check(event):
+                return b""
+            if self._api_error:
+                withheld, self._withheld = bytes(self._withheld), bytearray()
+                held, self._held = bytes(self._held), bytearray()
+                return withheld + held + chunk
+        self._refuse_hidden(hidden)
+        return b""
 
     def _refuse_hidden(self, hidden: HiddenEvent) -> None:
         """An event the SDK would drop: the answer the code reads is not the one sent, so
