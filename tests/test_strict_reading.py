@@ -203,9 +203,8 @@ def _meant(body: bytes) -> list[dict[str, Any]]:
     text = body.decode().removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     meant = []
     for block in text.split("\n\n"):
-        data = [line.partition(":")[2].removeprefix(" ") for line in block.split("\n")]
-        fields = [line.partition(":")[0] for line in block.split("\n")]
-        joined = "\n".join(value for field, value in zip(fields, data) if field == "data")
+        fields = [line.partition(":") for line in block.split("\n")]
+        joined = "\n".join(value.removeprefix(" ") for name, _, value in fields if name == "data")
         if joined:
             meant.append(json.loads(joined))
     return meant
