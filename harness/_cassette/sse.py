@@ -119,13 +119,13 @@ def events_from_body(body: bytes) -> list[dict[str, Any]]:
     return list(events_from_chunks([body]))
 
 
-def _lenient_json(data: str) -> Any:
+def _lenient_json(data: bytes | memoryview) -> Any:
     """`data` as the SDKs read it (`json.loads`: `NaN` is a number); ValueError if not JSON."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         try:
-            return json.loads(data)
+            return json.loads(bytes(data))
         except RecursionError:
             raise ValueError("nested too deep") from None
 
@@ -146,7 +146,7 @@ class StreamingDecoder:
         #: the last piece ended with a CR: an LF starting the next one belongs to it
         self._after_cr = False
         self._name: str | None = None
-        self._data: list[str] = []
+        self._data: list[memoryview] = []
         #: the bytes of the event under way so far (its lines and their ends)
         self._event_size = 0
         self._count = 0
@@ -183,10 +183,10 @@ class StreamingDecoder:
                         f"after event {self._count}: a line longer than {limit} bytes"
                     )
                 break
+            line: bytes | bytearray
             if self._line_bytes:
                 self._line_bytes += memoryview(piece)[position : end.start()]
-                line = bytes(self._line_bytes)
-                self._line_bytes.clear()
+                line, self._line_bytes = self._line_bytes, bytearray()  # no copy
             else:
                 line = piece[position : end.start()]
             position = end.end()
@@ -289,7 +289,7 @@ class StreamingDecoder:
             self._line_bytes.clear()
             self._line(line)
         self._name = None
-        data, self._data = "\n".join(self._data), []
+        data = self._joined_data()
         if data:
             event = self._hidden(data)
             if event is not None and event["type"] != "ping":
@@ -297,36 +297,42 @@ class StreamingDecoder:
                 raise HiddenEvent(self._count + 1, event, why)
         return []
 
-    def _line(self, raw: bytes) -> dict[str, Any] | None:
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise SSEFormatError(
-                f"after event {self._count}: a line is not UTF-8 ({error.reason})"
-            ) from None
-        if not line:
+    def _line(self, raw: bytes | bytearray) -> dict[str, Any] | None:
+        if not raw:
             return self._dispatch()
-        if line[0] == ":":
+        if not raw.isascii():
+            try:
+                raw.decode("utf-8")  # the SDKs decode each line, and fail where it is not
+            except UnicodeDecodeError as error:
+                raise SSEFormatError(
+                    f"after event {self._count}: a line is not UTF-8 ({error.reason})"
+                ) from None
+        if raw[:5] == b"data:":  # kept as bytes, uncopied: JSON is read from them once
+            self._data.append(memoryview(raw)[6 if raw[5:6] == b" " else 5 :])
             return None
-        field, _, value = line.partition(":")
-        if value[:1] == " ":
-            value = value[1:]
-        if field == "data":
-            self._data.append(value)
-        elif field == "event":
-            self._name = value
+        if raw[:1] == b":":
+            return None
+        field, _, value = raw.decode("utf-8").partition(":")
+        if field == "event":
+            self._name = value[1:] if value[:1] == " " else value
         return None  # `id`, `retry` and any other field: nothing the SDK hands on
+
+    def _joined_data(self) -> bytes | memoryview:
+        """The event's `data` lines joined by `\n` (the one line itself, uncopied)."""
+        data, self._data = self._data, []
+        return data[0] if len(data) == 1 else b"\n".join(data)
 
     def _dispatch(self) -> dict[str, Any] | None:
         """The event a blank line ends, as the SDK hands it on; None for one it skips."""
         name, self._name = self._name or None, None
-        data, self._data = "\n".join(self._data), []
+        data = self._joined_data()
         if name == "error":  # the SDK raises its API error, whatever the data says
             self._count += 1
             error = self._hidden(data)
             if error is not None and error["type"] == "error":
                 return error
-            return {"type": "error", "error": {"type": "api_error", "message": data}}
+            message = bytes(data).decode("utf-8")
+            return {"type": "error", "error": {"type": "api_error", "message": message}}
         if not data:
             return None
         self._count += 1
@@ -342,7 +348,7 @@ class StreamingDecoder:
             raise HiddenEvent(self._count, event, why)
         return event
 
-    def _event(self, data: str) -> dict[str, Any]:
+    def _event(self, data: bytes | memoryview) -> dict[str, Any]:
         """An event's data, which must be a JSON object with a string `type`."""
         try:
             event = _lenient_json(data) if self._lenient else orjson.loads(data)
@@ -353,7 +359,7 @@ class StreamingDecoder:
         return event
 
     @staticmethod
-    def _hidden(data: str) -> dict[str, Any] | None:
+    def _hidden(data: bytes | memoryview) -> dict[str, Any] | None:
         """The stream event `data` holds, read leniently, if it holds one."""
         try:
             event = _lenient_json(data)

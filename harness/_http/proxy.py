@@ -44,11 +44,10 @@ import asyncio
 import contextlib
 import os
 import time
-import zlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import IO, TYPE_CHECKING, Any, Final, cast
+from typing import IO, TYPE_CHECKING, Any, Final
 
 import aiohttp
 import orjson
@@ -62,6 +61,7 @@ from harness._cassette.sse import SSEFormatError, StreamingDecoder, encode_event
 from harness._exceptions import StreamProtocolError
 from harness._files import atomic_write
 from harness._http.hosting import MAX_BODY, TOO_DEEP, api_error, harness_app
+from harness._inflate import DECODED_CODINGS, DecodeError, Inflater, normal_coding
 from harness._json import MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
 from harness._record.answer import lines_of_answer
 from harness._redact import redact_answer, redact_uri
@@ -72,8 +72,6 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_UPSTREAM_TIMEOUT", "RecordingProxy"]
 
 MESSAGES_PATH: Final = "/v1/messages"
-#: About how many decompressed bytes are handed on at a time.
-CHUNK: Final = 1024 * 1024
 #: Seconds upstream may take to accept a connection, and then stay silent (before its
 #: answer's headers, or between two pieces of it): the SDK's own default timeout.
 DEFAULT_UPSTREAM_TIMEOUT: Final = 600.0
@@ -93,8 +91,6 @@ HOP_HEADERS: Final = frozenset(
         "content-length",
     }
 )
-#: The content codings `_Inflate` decodes (`strict` reads a compressed `Message` so).
-DECODED_CODINGS: Final = frozenset({"gzip", "x-gzip", "deflate", "br", "zstd"})
 #: Headers aiohttp would add to a request that lacks them: the request goes as it came.
 AUTO_HEADERS: Final = ("Accept-Encoding", "User-Agent", "Content-Type")
 
@@ -109,85 +105,26 @@ class _Unrecordable(Exception):
 
 class _Inflate:
     """Bytes as sent (the client gets them so) to bytes as meant (the cassette keeps those),
-    piece by piece, handed on in chunks of about `CHUNK` bytes, at most `limit` bytes in
-    all: a compression bomb is stopped at the cap, and never held expanded."""
+    piece by piece (`Inflater`), at most `limit` bytes in all: a compression bomb is
+    stopped at the cap, and never held expanded."""
 
     def __init__(self, encoding: str, limit: int) -> None:
-        self.coding = _normal_coding(encoding)
+        self._inflater = Inflater(encoding)
+        self.coding = self._inflater.coding
         self.limit = limit
         self.size = 0
-        self._out: Callable[[bytes], None] = lambda data: None
-        self._failure: Exception | None = None
-        self._step: Callable[[bytes], None]
-        if self.coding in ("gzip", "x-gzip", "deflate"):
-            inflater = zlib.decompressobj(
-                zlib.MAX_WBITS if self.coding == "deflate" else 16 + zlib.MAX_WBITS
-            )
-
-            def inflate(piece: bytes) -> None:
-                while piece:
-                    self._take(inflater.decompress(piece, CHUNK))
-                    piece = inflater.unconsumed_tail
-
-            self._step = inflate
-        elif self.coding == "br":
-            import brotli
-
-            decompressor = brotli.Decompressor()
-
-            def unbrotli(piece: bytes) -> None:
-                self._take(decompressor.process(piece, output_buffer_limit=CHUNK))
-                while not decompressor.can_accept_more_data():
-                    self._take(decompressor.process(b"", output_buffer_limit=CHUNK))
-
-            self._step = unbrotli
-        elif self.coding == "zstd":
-            import zstandard
-
-            writer = zstandard.ZstdDecompressor().stream_writer(
-                cast(IO[bytes], _Sink(self._take)), write_size=CHUNK
-            )
-
-            def unzstd(piece: bytes) -> None:
-                writer.write(piece)
-
-            self._step = unzstd
-        else:
-            self._step = self._take
-
-    def _take(self, data: bytes) -> None:
-        self.size += len(data)
-        try:
-            if self.size > self.limit:
-                raise _Unrecordable(f"the answer is over {self.limit} bytes, the limit")
-            if data:
-                self._out(data)
-        except Exception as error:
-            self._failure = error  # not the decoder's: raised again as it is
-            raise
 
     def feed(self, piece: bytes, out: Callable[[bytes], None]) -> None:
         """Hand `piece`, decompressed, to `out`; `_Unrecordable` past the cap or at a
         body that cannot be decoded, and whatever `out` raises."""
-        self._out = out
-        self._failure = None
         try:
-            self._step(piece)
-        except Exception as error:  # zlib.error, brotli.error, zstandard.ZstdError
-            if self._failure is not None:
-                raise self._failure from None
+            for data in self._inflater.decode(piece):
+                self.size += len(data)
+                if self.size > self.limit:
+                    raise _Unrecordable(f"the answer is over {self.limit} bytes, the limit")
+                out(data)
+        except DecodeError as error:
             raise _Unrecordable(f"the {self.coding} body cannot be decoded: {error}") from None
-
-
-class _Sink:
-    """What zstd writes to: each chunk it decompresses handed on at once."""
-
-    def __init__(self, take: Callable[[bytes], None]) -> None:
-        self._take = take
-
-    def write(self, data: bytes) -> int:
-        self._take(bytes(data))
-        return len(data)
 
 
 class _CassetteFile:
@@ -688,13 +625,8 @@ def _checked_kind(status: int, streams: bool) -> str | None:
 
 
 def _coding(headers: Any) -> str:
-    """An answer's content coding (`_normal_coding`)."""
-    return _normal_coding(str(headers.get("content-encoding", "")))
-
-
-def _normal_coding(encoding: str) -> str:
-    """A `content-encoding` value, lower-cased: `identity` when it is empty."""
-    return encoding.strip().lower() or "identity"
+    """An answer's content coding (`normal_coding`)."""
+    return normal_coding(str(headers.get("content-encoding", "")))
 
 
 def _decoded(coding: str, body: bytes) -> bytes:

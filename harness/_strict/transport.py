@@ -28,6 +28,7 @@ import httpx2
 import orjson
 
 from harness._adapter import COMPLETE_STOP_REASONS
+from harness._inflate import Inflater, normal_coding
 from harness._strict.guard import (
     StreamGuard,
     aguarded,
@@ -97,19 +98,36 @@ def unencoded_headers(response: Any) -> list[tuple[str, str]]:
     ]
 
 
-def _encoded(response: Any) -> bool:
-    encoding = str(response.headers.get("content-encoding", "identity"))
-    return encoding.strip().lower() != "identity"
+def _coding(response: Any) -> str:
+    return normal_coding(str(response.headers.get("content-encoding", "")))
 
 
 def _chunks(response: Any) -> Iterator[bytes]:
-    """The body as the client would read it: decoded; its stream as it is when nothing
-    encodes it (a layer fewer at every chunk)."""
-    return response.iter_bytes() if _encoded(response) else iter(response.stream)
+    """The body as the client would read it: decoded a bounded chunk at a time
+    (`Inflater`: never a piece expanded whole); its stream as it is when nothing encodes
+    it (a layer fewer at every chunk)."""
+    coding = _coding(response)
+    if coding == "identity":
+        return iter(response.stream)
+    return _decoded(iter(response.stream), Inflater(coding))
+
+
+def _decoded(raw: Iterator[bytes], inflater: Inflater) -> Iterator[bytes]:
+    for piece in raw:
+        yield from inflater.decode(piece)
 
 
 def _achunks(response: Any) -> AsyncIterator[bytes]:
-    return response.aiter_bytes() if _encoded(response) else aiter(response.stream)
+    coding = _coding(response)
+    if coding == "identity":
+        return aiter(response.stream)
+    return _adecoded(aiter(response.stream), Inflater(coding))
+
+
+async def _adecoded(raw: AsyncIterator[bytes], inflater: Inflater) -> AsyncIterator[bytes]:
+    async for piece in raw:
+        for data in inflater.decode(piece):
+            yield data
 
 
 @cache
