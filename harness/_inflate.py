@@ -57,13 +57,13 @@ class Inflater:
             self._zstd = zstandard.ZstdDecompressor().stream_writer(sink, write_size=CHUNK)
             self.decode = self._unzstd  # type: ignore[method-assign]
 
-    def decode(self, piece: bytes) -> Iterator[bytes]:
+    def decode(self, piece: bytes | bytearray) -> Iterator[bytes]:
         """The decoded bytes of `piece`, a chunk at a time; `DecodeError` at bytes the
         coding cannot decode."""
         if piece:
-            yield piece
+            yield piece if type(piece) is bytes else bytes(piece)
 
-    def _inflate(self, piece: bytes) -> Iterator[bytes]:
+    def _inflate(self, piece: bytes | bytearray) -> Iterator[bytes]:
         while piece:
             try:
                 data = self._zlib.decompress(piece, CHUNK)
@@ -73,7 +73,7 @@ class Inflater:
             if data:
                 yield data
 
-    def _unbrotli(self, piece: bytes) -> Iterator[bytes]:
+    def _unbrotli(self, piece: bytes | bytearray) -> Iterator[bytes]:
         import brotli
 
         try:
@@ -87,7 +87,7 @@ class Inflater:
         except brotli.error as error:
             raise DecodeError(str(error)) from None
 
-    def _unzstd(self, piece: bytes) -> Iterator[bytes]:
+    def _unzstd(self, piece: bytes | bytearray) -> Iterator[bytes]:
         import zstandard
 
         view = memoryview(piece)

@@ -114,7 +114,7 @@ class _Inflate:
         self.limit = limit
         self.size = 0
 
-    def feed(self, piece: bytes, out: Callable[[bytes], None]) -> None:
+    def feed(self, piece: bytes | bytearray, out: Callable[[bytes], None]) -> None:
         """Hand `piece`, decompressed, to `out`; `_Unrecordable` past the cap or at a
         body that cannot be decoded, and whatever `out` raises."""
         try:
@@ -192,7 +192,7 @@ class _Answer:
         self.streamed = streamed
         self._inflate = _Inflate(self.headers.get("content-encoding", ""), MAX_BODY_BYTES)
         self._sse = StreamingDecoder(max_line=MAX_LINE_BYTES)
-        self._body = bytearray()
+        self._body: bytes | bytearray = bytearray()
         self._first: dict[str, Any] | None = None
         self.file = file
         self.header = header
@@ -219,8 +219,17 @@ class _Answer:
             self.stop(str(error))
 
     def _hold(self, data: bytes) -> None:
-        self._first = self._first or self._at()  # the first byte's arrival
+        self.arrived()
         self._body += data
+
+    def arrived(self) -> None:
+        """A piece of the answer arrived: the first one's offset is the answer's."""
+        self._first = self._first or self._at()
+
+    def keep(self, body: bytes | bytearray) -> None:
+        """Keep the whole answer as meant, `body`, read by the caller (no copy of ours)."""
+        if self.unusable is None:
+            self._body = body
 
     def _events(self, data: bytes) -> None:
         self._write_events(self._sse.feed(data))
@@ -245,7 +254,7 @@ class _Answer:
             raise ValueError(self.unusable)
         try:
             if not self.streamed:
-                lines, extra = lines_of_answer(self.status, self.headers, bytes(self._body))
+                lines, extra = lines_of_answer(self.status, self.headers, self._body)
                 kept = [*([self._first] if self._first else []), *map(_kept, lines)]
                 self.events = sum(1 for line in kept if "type" in line)
                 for line in [{**self.header, **extra}, *kept]:
@@ -487,25 +496,31 @@ class RecordingProxy:
                 over = f"the answer is over {MAX_BODY_BYTES} bytes, the limit"
                 return self._uncheckable(where, answer, over)
             if answer is not None:
-                answer.feed(piece)
-        body = bytes(raw)
-        del raw
+                answer.arrived()
         content_type = str(upstream.headers.get("content-type", ""))
         try:
-            failure = _message_failure(_decoded(_coding(upstream.headers), body), content_type)
+            # One copy as sent (for the client), one as meant (the same one, unless it was
+            # compressed), read by the check and kept by the recording alike.
+            meant = _decoded(_coding(upstream.headers), raw)
+            failure = _message_failure(meant, content_type)
         except _Unrecordable as error:
             return self._uncheckable(where, answer, str(error))
         if isinstance(failure, str):
             return self._uncheckable(where, answer, failure)
+        if answer is not None:
+            answer.keep(meant)
+        del meant
         if failure is not None:
             from harness._strict.guard import strict_error_event
 
-            self.log(f"{where} -> 502 (--strict: {failure.code}: the Message breaks the rules)")
+            status = f"502 (--strict: {failure.code}: the Message breaks the rules)"
             if answer is not None:  # kept as upstream sent it: it replays to the same error
-                await self._write(where, answer, False)
+                await self._write(where, answer, False, status=status)
+            else:
+                self.log(f"{where} -> {status}")
             return _no_retry(web.json_response(strict_error_event(failure), status=502))
         passed = web.Response(
-            status=upstream.status, reason=upstream.reason, headers=headers, body=body
+            status=upstream.status, reason=upstream.reason, headers=headers, body=raw
         )
         if answer is not None:
             await self._write(where, answer, False)
@@ -562,27 +577,32 @@ class RecordingProxy:
             model=model,
         )
 
-    async def _write(self, where: str, answer: _Answer, broke_off: bool) -> None:
+    async def _write(
+        self, where: str, answer: _Answer, broke_off: bool, *, status: str | None = None
+    ) -> None:
+        """Put the cassette of `answer` in place and log one line for the answer;
+        `status` is what the client got, when it is not upstream's status."""
         target = answer.file.target
+        status = status or str(answer.status)
         try:
             await answer.finish(broke_off)
         except ValueError as error:
-            self.log(f"{where} -> {answer.status}, not recorded: {error}")
+            self.log(f"{where} -> {status}, not recorded: {error}")
             return
         except RecursionError:  # a Message or error JSON nested past what Python reads
-            self.log(f"{where} -> {answer.status}, not recorded: {TOO_DEEP_ANSWER}")
+            self.log(f"{where} -> {status}, not recorded: {TOO_DEEP_ANSWER}")
             return
         except OSError as error:
             reason = error.strerror or error
-            self.log(f"{where} -> {answer.status}, not recorded: {target}: {reason}")
+            self.log(f"{where} -> {status}, not recorded: {target}: {reason}")
             return
         except Exception as error:  # a Message of a shape no cassette holds
             reason = f"the answer cannot be a cassette ({type(error).__name__})"
-            self.log(f"{where} -> {answer.status}, not recorded: {reason}")
+            self.log(f"{where} -> {status}, not recorded: {reason}")
             return
         self.written.append(target)
         cut = ", upstream broke off" if broke_off else ""
-        self.log(f"{where} -> {answer.status}, {answer.events} events{cut}: wrote {target}")
+        self.log(f"{where} -> {status}, {answer.events} events{cut}: wrote {target}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -629,7 +649,7 @@ def _coding(headers: Any) -> str:
     return normal_coding(str(headers.get("content-encoding", "")))
 
 
-def _decoded(coding: str, body: bytes) -> bytes:
+def _decoded(coding: str, body: bytearray) -> bytearray:
     """`body` decoded from `coding` (`_Inflate`, in chunks, at most `MAX_BODY_BYTES`);
     `_Unrecordable` past the cap, for a body that cannot be decoded or a coding unknown."""
     if coding == "identity":
@@ -638,10 +658,12 @@ def _decoded(coding: str, body: bytes) -> bytes:
         raise _Unrecordable(f"upstream's content-encoding {coding[:40]} cannot be decoded")
     decoded = bytearray()
     _Inflate(coding, MAX_BODY_BYTES).feed(body, decoded.extend)
-    return bytes(decoded)
+    return decoded
 
 
-def _message_failure(body: bytes, content_type: str) -> StreamProtocolError | str | None:
+def _message_failure(
+    body: bytes | bytearray, content_type: str
+) -> StreamProtocolError | str | None:
     """What is wrong with a non-streaming answer by the adapter's rules (`check_answer`,
     as in-process): the violation, or why it cannot be checked; None for a good one, or
     a body the client reports it cannot read."""

@@ -22,7 +22,7 @@ RETRY_HEADERS: Final = ("retry-after", "retry-after-ms", "x-should-retry")
 
 
 def lines_of_answer(
-    status: int, headers: Mapping[str, str], body: bytes
+    status: int, headers: Mapping[str, str], body: bytes | bytearray
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The cassette lines one whole HTTP answer becomes, and the header fields it adds.
 
@@ -40,7 +40,7 @@ def lines_of_answer(
     if status != 200:
         raise ValueError(f"status {status} is not a Messages answer")
     if "text/event-stream" in kept.get("content-type", ""):
-        events = events_from_body(body)
+        events = events_from_body(bytes(body))
         if not events:
             raise ValueError("the stream held no event")
         return events, {}
@@ -50,7 +50,7 @@ def lines_of_answer(
     return events_from_message(message), {"synthesized_from": "message"}
 
 
-def _json_object(body: bytes, what: str) -> dict[str, Any]:
+def _json_object(body: bytes | bytearray, what: str) -> dict[str, Any]:
     try:
         value = json.loads(body)
     except ValueError:

@@ -262,7 +262,10 @@ def check_message(
 
 
 def check_answer(
-    body: bytes, content_type: str, *, stop_reasons: Collection[str] = COMPLETE_STOP_REASONS
+    body: bytes | bytearray,
+    content_type: str,
+    *,
+    stop_reasons: Collection[str] = COMPLETE_STOP_REASONS,
 ) -> None:
     """Raise `StreamProtocolError` if a non-streaming answer's body breaks the rules, read
     as the SDK reads it: JSON whatever its content type, a `Message` checked by
@@ -278,7 +281,7 @@ def check_answer(
     if _json_type(content_type) or _is_json(body):
         return
     guard = StreamGuard(stop_reasons=stop_reasons)
-    guard.feed(body)
+    guard.feed(bytes(body))
     if guard.failure is None:
         guard.finish()
     if guard.failure is not None:
@@ -294,7 +297,7 @@ def _json_type(content_type: str) -> bool:
     return content_type.partition(";")[0].strip().lower().endswith("json")
 
 
-def _is_json(body: bytes) -> bool:
+def _is_json(body: bytes | bytearray) -> bool:
     try:
         json.loads(body)
     except (ValueError, RecursionError):
@@ -302,7 +305,7 @@ def _is_json(body: bytes) -> bool:
     return True
 
 
-def message_in(body: bytes) -> dict[str, Any] | None:
+def message_in(body: bytes | bytearray) -> dict[str, Any] | None:
     """The `Message` a client reads from a non-streaming answer's body; None when it holds
     none (not JSON, or JSON of another kind: the client reports what it cannot read).
 
