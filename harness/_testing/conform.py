@@ -18,11 +18,9 @@ every case.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import signal
-import subprocess
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -44,6 +42,7 @@ from harness._exceptions import (
     StreamProtocolError,
     error_pattern,
 )
+from harness._testing.bounded import TIMED_OUT, BoundedProcess, Exchange
 from harness._views import EventView
 from harness.faults import DONE, derive_variants, fault_named
 
@@ -81,6 +80,10 @@ UNRECOGNISED: Final = "unrecognised_error"
 _CONNECTION_ERROR: Final = "connection_error:"
 #: What a line of output may be shown with before it is shortened.
 _SHOWN: Final = 200
+#: How many lines of a crashed command's standard error are shown.
+_ERROR_LINES: Final = 3
+#: The problem of an output that ends with neither `done` nor an error line.
+CRASHED: Final = "the output ended with neither done nor an error line"
 
 
 def library_path() -> Path:
@@ -127,6 +130,8 @@ class Result:
     message: str | None = None
     #: why a command's output could not be read as the protocol says (None: it could)
     problem: str | None = None
+    #: a command that died: the first lines of its standard error that name an error
+    stderr: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         shown: dict[str, Any] = {"events": self.events, "outcome": self.outcome}
@@ -134,6 +139,8 @@ class Result:
             shown["message"] = self.message
         if self.problem is not None:
             shown["problem"] = self.problem
+        if self.stderr:
+            shown["stderr"] = list(self.stderr)
         return shown
 
 
@@ -329,18 +336,32 @@ def _shown(text: str) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
 
 
-def _last_line(stderr: bytes) -> str:
-    lines = stderr.decode("utf-8", errors="replace").strip().splitlines()
-    return _shown(lines[-1].strip()) if lines else ""
+#: A line of standard error that names an error: `TypeError: ...`, `panic: ...`, Rust's
+#: `thread 'main' panicked at ...`, Python's last traceback line.
+_ERROR_LINE: Final = re.compile(r"(Error|Exception|Panic)\b|^panic\b|panicked|\berror\b", re.I)
+
+
+def first_error_lines(stderr: bytes, count: int = _ERROR_LINES) -> list[str]:
+    """What a crashed command's standard error says first: from its first line that names
+    an error, `count` lines (or its first lines when none does), each shortened."""
+    lines = [line.strip() for line in stderr.decode("utf-8", errors="replace").splitlines()]
+    lines = [line for line in lines if line]
+    at = next((n for n, line in enumerate(lines) if _ERROR_LINE.search(line)), 0)
+    return [_shown(line) for line in lines[at : at + count]]
 
 
 def read_output(stdout: bytes, stderr: bytes = b"", status: int | None = 0) -> Result:
     """A command's standard output as the protocol reads it: events, then perhaps an error
     line `{"type": "error", "message": ..., "error_type"?: ...}`, which must be the last."""
+    return read_lines(stdout.splitlines(), stderr, status)
+
+
+def read_lines(lines: Sequence[bytes], stderr: bytes = b"", status: int | None = 0) -> Result:
+    """`read_output` over the output's lines."""
     events: list[dict[str, Any]] = []
     outcome: str | None = None
     message: str | None = None
-    for number, raw in enumerate(stdout.splitlines(), start=1):
+    for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
         try:
@@ -364,12 +385,16 @@ def read_output(stdout: bytes, stderr: bytes = b"", status: int | None = 0) -> R
         return Result(events, outcome, message)
     if events and events[-1] == {"type": "done"}:
         return Result(events, DONE)
-    why = f"exit status {status}"
-    if stderr.strip():
-        why += f", stderr: {_last_line(stderr)}"
     return Result(
-        events, "", problem=f"the output ended with neither done nor an error line ({why})"
+        events,
+        "",
+        problem=f"{CRASHED} (exit status {status})",
+        stderr=tuple(first_error_lines(stderr)),
     )
+
+
+def _payload(case: Case) -> bytes:
+    return b"".join(orjson.dumps(event) + b"\n" for event in case.events)
 
 
 def run_case(
@@ -383,30 +408,22 @@ def run_case(
     """Run `command` once for `case`: its events on standard input (or nothing, with
     `stdin=False`: the command asks a server), and read what it prints.
 
-    The command runs in a process group of its own, killed whole when it outlives
-    `timeout` seconds."""
-    payload = b"".join(orjson.dumps(event) + b"\n" for event in case.events) if stdin else b""
-    process = subprocess.Popen(
-        list(command),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=None if env is None else dict(env),
-        start_new_session=True,
-    )
-    try:
-        stdout, stderr = process.communicate(payload, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(process)
-        stdout, stderr = process.communicate()
-        got = read_output(stdout)
-        return Result(got.events, got.outcome, got.message, f"timed out after {timeout:g} s")
-    return read_output(stdout, stderr, process.returncode)
+    The command runs in a process group of its own, read with caps (`harness._testing
+    .bounded`) and killed whole when it outlives `timeout` seconds."""
+    process = BoundedProcess(command, env)
+    process.send(_payload(case) if stdin else b"", close=True)
+    return exchange_result(process.exchange(time.monotonic() + timeout), timeout)
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
+def exchange_result(exchange: Exchange, timeout: float) -> Result:
+    """The result of one case's exchange: its output read, or the cap or timeout it hit."""
+    if exchange.failure is None:
+        return read_lines(exchange.lines, exchange.stderr, exchange.status)
+    got = read_lines(exchange.lines)
+    failure = exchange.failure
+    if failure.startswith(TIMED_OUT):
+        failure = f"{TIMED_OUT} after {timeout:g} s{failure.removeprefix(TIMED_OUT)}"
+    return Result(got.events, got.outcome, got.message, failure)
 
 
 # -- judging ----------------------------------------------------------------------------
