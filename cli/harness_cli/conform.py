@@ -98,11 +98,12 @@ def _trace_hint(verdict: Any, keep: str | None) -> str:
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "markdown"]),
     default="text",
     show_default=True,
-    help="text: a line per disagreeing case and a summary; json: an object a case, then a "
-    "summary object.",
+    help="text: a line per disagreeing case, a table by class and fault, the count; json: an "
+    "object a case, then a summary object; markdown: the disagreements and the summary as "
+    "tables to paste into an issue.",
 )
 @click.option(
     "--keep",
@@ -128,6 +129,7 @@ def conform(
     """Judge an adapter in any language against the library and the fault catalogue."""
     from harness._exceptions import CassetteError
     from harness._testing.conform import collect_cases, run_cases
+    from harness._testing.conform_report import Report
 
     command: list[str] = click.get_current_context().meta.get("conform_command", [])
     for path in paths:
@@ -151,28 +153,14 @@ def conform(
             _unusable(f"--keep {keep}: cannot create folder: {error.strerror or error}")
     run = run_cases(cases, command, jobs=jobs, timeout=timeout, serve=serve)
     skipped = 0 if serve else sum(case.wire for case in cases)
-    agreeing = total = 0
-    for verdict in run:
-        total += 1
-        agreeing += verdict.agree
-        if output_format == "json":
-            click.echo(json_text(verdict.to_json()))
-        elif not verdict.agree:
-            click.echo(printable(_disagreement(verdict, keep)))
-    if output_format == "json":
-        summary = {"cases": total, "agree": agreeing, "disagree": total - agreeing}
-        click.echo(json_text({"summary": {**summary, "skipped": skipped}}))
-    else:
-        tail = f" ({skipped} wire-level cases skipped: --serve runs them)" if skipped else ""
-        click.echo(f"{agreeing}/{total} cases agree{tail}")
-    sys.exit(Exit.OK if agreeing == total else Exit.FAILED)
-
-
-def _disagreement(verdict: Any, keep: str | None) -> str:
-    from harness._testing.conform import describe
-
-    case = verdict.case
-    return (
-        f"{case.name}: expected {describe(case.expected)}, got {describe(verdict.got)}; "
-        f"{verdict.difference}; trace: {_trace_hint(verdict, keep)}"
+    report = Report(
+        lambda line: click.echo(printable(line)),
+        output_format,
+        trace_hint=lambda verdict: _trace_hint(verdict, keep),
     )
+    for verdict in run:
+        report.add(verdict)
+    report.finish(skipped)
+    agreeing = sum(finding.kind is None for finding in report.findings)
+    total = len(report.findings)
+    sys.exit(Exit.OK if agreeing == total else Exit.FAILED)

@@ -18,6 +18,7 @@ every case.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import time
@@ -132,6 +133,8 @@ class Result:
     problem: str | None = None
     #: a command that died: the first lines of its standard error that name an error
     stderr: tuple[str, ...] = ()
+    #: requests (`METHOD /path`) that reached no cassette of the server (`--serve`)
+    asked: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         shown: dict[str, Any] = {"events": self.events, "outcome": self.outcome}
@@ -141,6 +144,8 @@ class Result:
             shown["problem"] = self.problem
         if self.stderr:
             shown["stderr"] = list(self.stderr)
+        if self.asked:
+            shown["asked"] = list(self.asked)
         return shown
 
 
@@ -199,6 +204,9 @@ class Case:
     expected: Result
     source: str
     fault: str | None = None
+    #: what the case's stream shows, in plain words: the fault row's description, or the
+    #: cassette header's
+    description: str = ""
 
     @property
     def wire(self) -> bool:
@@ -234,8 +242,9 @@ def _lines(path: str | Path) -> list[dict[str, Any]]:
 
 def _cassette_cases(name: str, path: str) -> Iterator[Case]:
     """The cassette's case, then, for a good stream, one case per applicable fault."""
-    lines = _lines(path)
-    case = Case(name, (lines,), expected_result(lines), path)
+    cassette = Cassette(path)
+    lines = [line.data for line in cassette.lines()]
+    case = Case(name, (lines,), expected_result(lines), path, description=cassette.description)
     yield case
     if case.expected.outcome != DONE or case.wire:
         return
@@ -247,12 +256,14 @@ def _cassette_cases(name: str, path: str) -> Iterator[Case]:
             expected_result(responses[-1]),
             path,
             variant.fault.name,
+            variant.fault.description,
         )
 
 
 def _session_case(name: str, folder: str, turns: list[str]) -> Case:
     responses = tuple(_lines(turn) for turn in turns)
-    return Case(name, responses, expected_result(responses[-1]), folder)
+    description = Cassette(turns[-1]).description if turns else ""
+    return Case(name, responses, expected_result(responses[-1]), folder, description=description)
 
 
 def _found(root: str) -> Iterator[tuple[str, str, list[str]]]:
@@ -336,9 +347,11 @@ def _shown(text: str) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
 
 
-#: A line of standard error that names an error: `TypeError: ...`, `panic: ...`, Rust's
-#: `thread 'main' panicked at ...`, Python's last traceback line.
-_ERROR_LINE: Final = re.compile(r"(Error|Exception|Panic)\b|^panic\b|panicked|\berror\b", re.I)
+#: A line of standard error that names an error: `TypeError: ...`, Python's last
+#: traceback line, `panic: ...`, Rust's `thread 'main' panicked at ...`, `error: ...`.
+_ERROR_LINE: Final = re.compile(
+    r"^([\w.$]*(Error|Exception)\b|(panic|error|fatal)\b)|panicked at", re.IGNORECASE
+)
 
 
 def first_error_lines(stderr: bytes, count: int = _ERROR_LINES) -> list[str]:
@@ -438,6 +451,11 @@ class Verdict:
     agree: bool
     difference: str | None = field(default=None)
 
+    @property
+    def outcome_agrees(self) -> bool:
+        """Whether the outcomes agree (the events may still differ)."""
+        return _outcome_agrees(self.case.expected.outcome, self.got.outcome)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "case": self.case.name,
@@ -456,6 +474,8 @@ def _outcome_agrees(expected: str, got: str) -> bool:
 def describe(result: Result) -> str:
     """An outcome in a few words: the code, or what went wrong with the output."""
     if result.problem is not None:
+        if result.stderr:
+            return f"{result.problem}, stderr: {' | '.join(result.stderr)}"
         return result.problem
     if result.outcome == UNRECOGNISED:
         return f"an error no row of the table recognises: {_shown(str(result.message))!r}"
@@ -528,11 +548,40 @@ def run_cases(
         for case in cases:
             write_case(case, folder)
         server = CassetteServer([folder], match_on=None)
-        with ServerThread(server.app()) as url:
+        unanswered = _Unanswered()
+        app = server.app()
+        app.router.add_route("*", "/{path:.*}", unanswered.answer)
+        with ServerThread(app) as url:
             base = {**environ, "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": DUMMY_API_KEY}
 
             def run(case: Case) -> Result:
                 env = {**base, CASSETTE_ENV: case.name}
-                return run_case(case, command, timeout=timeout, env=env, stdin=False)
+                got = run_case(case, command, timeout=timeout, env=env, stdin=False)
+                return unanswered.noted(case.name, got)
 
             yield from _judged(cases, run, jobs)
+
+
+class _Unanswered:
+    """The requests a `--serve` run's server had no route for (a base URL without `/v1`),
+    kept by the case their header names, the first few of each, to be shown."""
+
+    KEPT: Final = 3
+
+    def __init__(self) -> None:
+        self.asked: dict[str, list[str]] = {}
+
+    async def answer(self, request: Any) -> Any:
+        from harness._http.hosting import api_error
+        from harness._http.server import CASSETTE_HEADER
+
+        path = f"{request.method} {request.path}"
+        kept = self.asked.setdefault(request.headers.get(CASSETTE_HEADER, ""), [])
+        if len(kept) < self.KEPT:
+            kept.append(path)
+        return api_error(404, f"harness conform: no cassette answers {path}")
+
+    def noted(self, name: str, got: Result) -> Result:
+        """The result with the requests of the case that reached no cassette."""
+        asked = self.asked.pop(name, None)
+        return dataclasses.replace(got, asked=tuple(asked)) if asked else got
