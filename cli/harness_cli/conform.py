@@ -19,13 +19,16 @@ Examples:
   harness conform -j 2 --keep broken/ -- ./my-adapter
   harness conform my-cassettes/ -- cargo run -q --bin conform
   harness conform --serve -- node dist/conform-serve.js
+  harness conform --persistent -- node dist/conform-stdin.js   # one process, every case
   harness conform --list > cases.json       # every case and its outcome, for other runners
 
 Stdin mode: COMMAND runs once a case, reads the case's raw stream events on standard
 input (one JSON object a line, then EOF), and prints the internal events (one JSON object
 a line), then, on a failure, {"type": "error", "message": ...} (with "error_type" for an
 API error). With --serve, COMMAND asks ANTHROPIC_BASE_URL itself, sending the header
-x-harness-cassette: $HARNESS_CASSETTE. The protocol: docs/conform.md.
+x-harness-cassette: $HARNESS_CASSETTE. With --persistent, one process takes case after
+case, each ended by {"harness": "case_end"} on its input and its output. The protocol:
+docs/conform.md.
 Without PATH, the cases are the cassette library shipped with the harness and every
 fault variant of its good cassettes. Exit status: 0 every case agrees; 1 some disagree;
 2 unusable (no COMMAND, command not found, a bad PATH)."""
@@ -81,6 +84,12 @@ def _trace_hint(verdict: Any, keep: str | None) -> str:
     "API with its own SDK client.",
 )
 @click.option(
+    "--persistent",
+    is_flag=True,
+    help="Start COMMAND once (once per job) and hand it case after case, each ended by the "
+    'line {"harness": "case_end"} both ways: start-up paid once.',
+)
+@click.option(
     "-j",
     "--jobs",
     type=click.IntRange(min=1),
@@ -120,6 +129,7 @@ def _trace_hint(verdict: Any, keep: str | None) -> str:
 def conform(
     paths: tuple[str, ...],
     serve: bool,
+    persistent: bool,
     jobs: int,
     timeout: float,
     output_format: str,
@@ -151,7 +161,7 @@ def conform(
             os.makedirs(keep, exist_ok=True)
         except OSError as error:
             _unusable(f"--keep {keep}: cannot create folder: {error.strerror or error}")
-    run = run_cases(cases, command, jobs=jobs, timeout=timeout, serve=serve)
+    run = run_cases(cases, command, jobs=jobs, timeout=timeout, serve=serve, persistent=persistent)
     skipped = 0 if serve else sum(case.wire for case in cases)
     report = Report(
         lambda line: click.echo(printable(line)),

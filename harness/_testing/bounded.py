@@ -90,6 +90,7 @@ class BoundedProcess:
         self._close_input = False
         self._input_open = True
         self._leftover = b""
+        self._stderr_leftover = b""
         self._open = {self._stdout, self._stderr}
         self.dead = False
 
@@ -136,7 +137,8 @@ class BoundedProcess:
         line whose JSON value is the separator's; a flood, an over-long line or the
         `deadline` (a `time.monotonic()` value) kills the process and ends it there."""
         output = _Output(separator, self._leftover)
-        self._leftover = b""
+        output.stderr += self._stderr_leftover
+        self._leftover = self._stderr_leftover = b""
         while not output.separated and self._open:
             failure = output.failure()
             if failure is not None:
@@ -157,6 +159,8 @@ class BoundedProcess:
                     self._open.discard(key.fd)
                 elif key.fd == self._stdout:
                     output.take(data)
+                elif output.separated:  # the case is over: it belongs to the next one
+                    self._stderr_leftover += data
                 else:
                     output.stderr += data
         failure = output.failure()

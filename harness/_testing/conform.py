@@ -75,6 +75,8 @@ _LOOSE_GLOBS: Final = ("*.jsonl", "errors/*.jsonl")
 LIBRARY_GLOBS: Final = (*_LOOSE_GLOBS, "sessions/*/turn-*.jsonl")
 #: The variable naming the case a `--serve` command must ask for (`x-harness-cassette`).
 CASSETTE_ENV: Final = "HARNESS_CASSETTE"
+#: A persistent `--serve` worker's cassette name, numbered: the server points it at each case.
+WORKER_CASSETTE: Final = "harness-conform-worker-"
 DEFAULT_TIMEOUT_S: Final = 10.0
 #: The outcome of an error line whose message no row of the error table recognises.
 UNRECOGNISED: Final = "unrecognised_error"
@@ -528,15 +530,36 @@ def run_cases(
     jobs: int = 1,
     timeout: float = DEFAULT_TIMEOUT_S,
     serve: bool = False,
+    persistent: bool = False,
     environ: Mapping[str, str] = os.environ,
 ) -> Iterator[Verdict]:
     """Run the command on each case and judge it. Stdin mode takes the cases that are not
     `wire`; with `serve`, every case is answered over HTTP by a `CassetteServer` on
     127.0.0.1, the command told where (`ANTHROPIC_BASE_URL`) and which (`HARNESS_CASSETTE`,
-    for the `x-harness-cassette` header), with a dummy API key in place of any real one."""
+    for the `x-harness-cassette` header), with a dummy API key in place of any real one.
+    With `persistent`, `jobs` processes of the command each handle case after case
+    (`harness._testing.persistent`)."""
+    from harness._testing.persistent import Worker, Workers
+
     if not serve:
         stdin_cases = [case for case in cases if not case.wire]
-        yield from _judged(stdin_cases, lambda case: run_case(case, command, timeout=timeout), jobs)
+        if not persistent:
+
+            def run_one(case: Case) -> Result:
+                return run_case(case, command, timeout=timeout)
+
+            yield from _judged(stdin_cases, run_one, jobs)
+            return
+        workers = Workers(lambda number: Worker(command), jobs)
+
+        def run_next(case: Case) -> Result:
+            with workers.lend() as worker:
+                return exchange_result(worker.exchange(_payload(case), timeout), timeout)
+
+        try:
+            yield from _judged(stdin_cases, run_next, jobs)
+        finally:
+            workers.close()
         return
     import tempfile
 
@@ -549,7 +572,9 @@ def run_cases(
             write_case(case, folder)
         server = CassetteServer([folder], match_on=None)
         unanswered = _Unanswered()
+        aliases = _Aliases()
         app = server.app()
+        app.middlewares.append(aliases.middleware())
         app.router.add_route("*", "/{path:.*}", unanswered.answer)
         with ServerThread(app) as url:
             base = {**environ, "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": DUMMY_API_KEY}
@@ -559,7 +584,54 @@ def run_cases(
                 got = run_case(case, command, timeout=timeout, env=env, stdin=False)
                 return unanswered.noted(case.name, got)
 
-            yield from _judged(cases, run, jobs)
+            if not persistent:
+                yield from _judged(cases, run, jobs)
+                return
+
+            def worker(number: int) -> Worker:
+                name = f"{WORKER_CASSETTE}{number}"
+                return Worker(command, {**base, CASSETTE_ENV: name}, name)
+
+            pool = Workers(worker, jobs)
+
+            def run_served(case: Case) -> Result:
+                with pool.lend() as worker:
+                    aliases.point(worker.name, case.name)
+                    got = exchange_result(worker.exchange(b"", timeout), timeout)
+                return unanswered.noted(case.name, got)
+
+            try:
+                yield from _judged(cases, run_served, jobs)
+            finally:
+                pool.close()
+
+
+class _Aliases:
+    """Each persistent worker's own cassette name, pointed at the case it is handling:
+    the server hands out the cases in turn, a session's turns in order."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+
+    def point(self, alias: str, name: str) -> None:
+        self.names[alias] = name
+
+    def middleware(self) -> Any:
+        from aiohttp import web
+
+        from harness._http.server import CASSETTE_HEADER
+
+        @web.middleware
+        async def aliased(request: web.Request, handler: Any) -> web.StreamResponse:
+            target = self.names.get(request.headers.get(CASSETTE_HEADER, ""))
+            if target is not None:
+                headers = request.headers.copy()
+                headers[CASSETTE_HEADER] = target
+                request = request.clone(headers=headers)
+            response: web.StreamResponse = await handler(request)
+            return response
+
+        return aliased
 
 
 class _Unanswered:
