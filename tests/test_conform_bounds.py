@@ -117,7 +117,8 @@ def test_the_run_reports_a_flood_as_one_disagreement_and_goes_on() -> None:
     result = CliRunner().invoke(
         cli, ["conform", "cassettes/errors/missing_stop_reason.jsonl", "--", *flood]
     )
-    first, last = result.output.splitlines()
+    lines = result.output.splitlines()
+    first, last = lines[0], lines[-1]
     assert first.startswith(
         "missing_stop_reason: expected missing_stop_reason, got the output went past "
         f"{MAX_OUTPUT_BYTES} bytes, the limit"

@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 from conftest import EXAMPLES, LIBRARY
 
 from harness._testing.conform import collect_cases, judge, read_output, run_cases
-from harness._testing.conform_report import CRASHED_CLASS, classify
+from harness._testing.findings import CRASHED_CLASS, classify
 from harness._testing.persistent import SEPARATOR, SEPARATOR_LINE
 from harness_cli.main import cli
 

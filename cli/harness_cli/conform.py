@@ -139,7 +139,7 @@ def conform(
     """Judge an adapter in any language against the library and the fault catalogue."""
     from harness._exceptions import CassetteError
     from harness._testing.conform import collect_cases, run_cases
-    from harness._testing.conform_report import Report
+    from harness._testing.findings import Report
 
     command: list[str] = click.get_current_context().meta.get("conform_command", [])
     for path in paths:

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness._testing.conform import Case, Result, collect_cases, judge, read_output
-from harness._testing.conform_report import (
+from harness._testing.findings import (
     ACCEPTED_SILENTLY,
     BROKE_THE_PROTOCOL,
     CRASHED_CLASS,
