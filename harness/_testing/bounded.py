@@ -86,7 +86,7 @@ class BoundedProcess:
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._stdout, selectors.EVENT_READ)
         self._selector.register(self._stderr, selectors.EVENT_READ)
-        self._pending = b""
+        self._pending = bytearray()
         self._close_input = False
         self._input_open = True
         self._leftover = b""
@@ -113,10 +113,10 @@ class BoundedProcess:
         except BlockingIOError:
             return
         except (BrokenPipeError, OSError):  # the command closed its input: the rest is unread
-            self._pending = b""
+            self._pending.clear()
             self._end_input()
             return
-        self._pending = self._pending[written:]
+        del self._pending[:written]
         if not self._pending:
             if self._close_input:
                 self._end_input()
