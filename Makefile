@@ -47,7 +47,7 @@ $(NODE_SDK):
 node: $(NODE_SDK)
 
 # The chapter's toModelEvents in TypeScript (examples/typescript), judged by `harness conform`
-# on every default case. Its npm packages (package-lock.json) go into the example's own
+# on every default case, one node process a job (--persistent). Its npm packages (package-lock.json) go into the example's own
 # node_modules/ and its build into dist/, both ignored; without node the run is skipped.
 TS_EXAMPLE := examples/typescript
 TS_MODULES := $(TS_EXAMPLE)/node_modules/.package-lock.json
@@ -61,7 +61,7 @@ $(TS_BUILT): $(TS_MODULES) $(TS_EXAMPLE)/tsconfig.json $(wildcard $(TS_EXAMPLE)/
 
 conform-ts: $(STAMP)
 	@if command -v node >/dev/null && command -v npm >/dev/null; then \
-	$(MAKE) --no-print-directory $(TS_BUILT) && $(BIN)/harness conform -j 2 -- node $(TS_BUILT); \
+	$(MAKE) --no-print-directory $(TS_BUILT) && $(BIN)/harness conform --persistent -j 2 -- node $(TS_BUILT); \
 	else echo "node or npm not found: the TypeScript conformance run (examples/typescript) is skipped"; fi
 
 coverage: $(STAMP)

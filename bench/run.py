@@ -17,7 +17,9 @@ Measures in one run, side by side, on synthetic streams of 10^3 to 10^6 events
     stream to the same call from a vcrpy cassette this run writes (median of rounds);
 (f) `harness.strict` on the same 120-event stream read through `messages.stream()`,
     against the plain cassette client, a request of each side by side, the order
-    turning (the median pair's ratio).
+    turning (the median pair's ratio);
+(g) `harness conform` on the TypeScript example, a node process a case against one a
+    job (`--persistent`), in stdin mode and `--serve` (`bench.conform_speed`).
 In-process times are CPU time and subprocess ratios use user+sys CPU time, so that
 other work on a shared machine does not move the ratios; wall times are printed too.
 Figures are printed, never asserted: the targets table says which are met.
@@ -38,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final
 
+from bench.conform_speed import CONFORM_TARGET_S, ConformRun, section_conform
 from bench.measure import (
     FLOOR_SCRIPT,
     Child,
@@ -69,6 +72,7 @@ class Options:
     rounds: int
     sdk_budget: float
     client_requests: int = 100
+    quick: bool = False
 
     @classmethod
     def make(cls, *, quick: bool = False, sizes: tuple[int, ...] | None = None) -> Options:
@@ -76,7 +80,14 @@ class Options:
         options = cls(SIZES, SIZE_SHAPES, 8000, runs=7, rounds=3, sdk_budget=60.0)
         if quick:
             options = cls(
-                (300, 1000), ("mixed",), 300, runs=1, rounds=1, sdk_budget=5.0, client_requests=20
+                (300, 1000),
+                ("mixed",),
+                300,
+                runs=1,
+                rounds=1,
+                sdk_budget=5.0,
+                client_requests=20,
+                quick=True,
             )
         return options if sizes is None else dataclasses.replace(options, sizes=sizes)
 
@@ -95,6 +106,8 @@ class Results:
     per_stream: dict[str, float] = field(default_factory=dict)
     #: harness.strict against plain: the median of the requests' ratios, side by side
     strict_ratio: float | None = None
+    #: `harness conform` on the TypeScript example (None: node or the build missing)
+    conform: list[ConformRun] | None = None
 
 
 class Report:
@@ -419,6 +432,14 @@ def targets(options: Options, results: Results) -> list[list[str]]:
         f"{ratio:.3f}x" if ratio else "not run",
         None if ratio is None else ratio <= 1.10,
     )
+    served = results.conform[-1] if results.conform else None
+    add(
+        f"conform --serve --persistent, every default case, TypeScript < {CONFORM_TARGET_S:g} s",
+        "skipped (no node or no build)"
+        if served is None
+        else f"{served.wall:.1f} s ({served.count})",
+        None if served is None or options.quick else served.wall < CONFORM_TARGET_S,
+    )
     return rows
 
 
@@ -440,6 +461,7 @@ def run(options: Options, out: IO[str]) -> Results:
         section_start(options, report, results, folder)
         section_clients(options, report, results, folder)
         section_strict(options, report, results, folder)
+        results.conform = section_conform(options.quick, report)
     report.line("Targets")
     report.table(["target", "measured", "met"], targets(options, results))
     return results

@@ -39,6 +39,7 @@ def test_quick_run_prints_every_section_and_every_target_with_a_figure() -> None
         "(d) start-up",
         "(e) one",
         "(f) harness.strict",
+        "(g) harness conform",
         "Targets",
     ):
         assert heading in result.output
@@ -47,6 +48,8 @@ def test_quick_run_prints_every_section_and_every_target_with_a_figure() -> None
         (row,) = [line for line in targets if name in line]
         assert row.split()[-1] in ("yes", "NO"), row
     assert "not run" not in result.output
+    conform_row = next(line for line in targets if "conform --serve --persistent" in line)
+    assert conform_row.split()[-1] == "n/a"  # the quick run judges one cassette's cases
 
 
 @pytest.mark.parametrize("sizes", ["x", "", "5", "1e3,abc", "1e400"])

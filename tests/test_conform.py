@@ -169,9 +169,13 @@ def test_each_disagreement_is_one_line_with_the_first_difference_and_a_trace() -
     result = conform("cassettes/errors/missing_stop_reason.jsonl", "--", *ACCEPT_ALL)
     lines = result.output.splitlines()
     assert lines == [
-        "missing_stop_reason: expected missing_stop_reason, got done; event 1: expected "
-        '{"type":"text","text":"Hello."}, got {"type":"done"}; trace: harness replay --trace '
+        "missing_stop_reason: expected missing_stop_reason, got done; wrong data: text lost, "
+        'and the broken stream accepted; event 1: expected {"type":"text","text":"Hello."}, '
+        'got {"type":"done"}; cassette: message_delta carries stop_reason null and no other '
+        "arrives: missing_stop_reason at the end.; trace: harness replay --trace "
         "cassettes/errors/missing_stop_reason.jsonl",
+        "By class and fault:",
+        "  wrong data  (the cassette itself)     1",
         "0/1 cases agree",
     ]
     assert result.exit_code == 1
@@ -181,7 +185,7 @@ def test_keep_writes_the_disagreeing_variants_for_their_trace(tmp_path: Path) ->
     keep = tmp_path / "kept"
     result = conform("--keep", str(keep), "cassettes/text_only.jsonl", "--", *ACCEPT_ALL)
     first = result.output.splitlines()[0]
-    assert first.startswith("text_only: expected done, got done; event 1: expected {")
+    assert first.startswith("text_only: expected done, got done; wrong data: text lost; event 1:")
     assert result.exit_code == 1
     line = next(line for line in result.output.splitlines() if "drop_message_start" in line)
     path = keep / "text_only.drop_message_start.jsonl"
@@ -193,9 +197,15 @@ def test_json_format_is_an_object_a_case_then_a_summary() -> None:
     result = conform("--format", "json", "cassettes/text_only.jsonl", "--", *PYTHON_WRAPPER)
     lines = [json.loads(line) for line in result.output.splitlines()]
     *cases, summary = lines
-    assert all(set(line) == {"case", "expected", "got", "agree"} for line in cases)
-    assert all(line["agree"] for line in cases)
-    assert summary == {"summary": {"cases": 10, "agree": 10, "disagree": 0, "skipped": 4}}
+    fields = {"case", "expected", "got", "agree", "fault", "class", "detail", "description"}
+    assert all(set(line) == fields for line in cases)
+    assert all(line["agree"] and line["class"] is None for line in cases)
+    drop = next(line for line in cases if line["case"] == "text_only.drop_message_start")
+    assert drop["fault"] == "drop_message_start"
+    assert drop["description"] == fault_named("drop_message_start").description
+    assert summary == {
+        "summary": {"cases": 10, "agree": 10, "disagree": 0, "skipped": 4, "by_class": []}
+    }
 
 
 def test_list_prints_every_case_and_the_error_table_as_one_document() -> None:

@@ -70,7 +70,7 @@ DOC_EXAMPLES = [example for example in examples_in(DOC) if example.skip == NEEDS
 
 
 def test_the_page_has_the_node_examples() -> None:
-    assert len(DOC_EXAMPLES) == 4
+    assert len(DOC_EXAMPLES) == 5
 
 
 @pytest.mark.parametrize("example", DOC_EXAMPLES, ids=lambda example: example.id)
@@ -98,5 +98,9 @@ def test_the_faithful_adapter_waits_on_a_stall_until_killed(built: Path) -> None
         "text_only.drop_message_start: expected missing_message_start, got done",
         "text_only.event_after_message_stop: expected event_after_message_stop, got done",
         "text_only.stall: expected connection_error:ReadTimeout, got timed out after 8 s",
+        "By class and fault:",
+        "  accepted silently  drop_message_start           1",
+        "  accepted silently  event_after_message_stop     1",
+        "  timed out          stall                        1",
         "11/14 cases agree",
     ]

@@ -16,6 +16,8 @@ from harness._http.proxy import DEFAULT_UPSTREAM_TIMEOUT
 from harness._json import MAX_NESTING
 from harness._record.live import DEFAULT_MAX_DURATION, DEFAULT_TIMEOUT
 from harness._replay.plan import DEFAULT_READ_TIMEOUT
+from harness._testing.bounded import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINE_BYTES, MAX_STDERR_BYTES
+from harness._testing.conform import DEFAULT_TIMEOUT_S as CONFORM_TIMEOUT
 from harness.faults import STALL_MS
 from harness_cli.replay import DEFAULT_TIMEOUT as REPLAY_TIMEOUT
 
@@ -54,6 +56,13 @@ FUZZ_COMMANDS = len(test_fuzz_cli.COMMANDS)
         f"{len(BAD_REQUESTS)} bad requests against each of `serve` and `proxy`; "
         f"{ANSWERS_WITH_STDOUT_FULL} streamed answers",
         f"{len(COMPRESS)} codecs, bombs of {BOMB_BYTES // 2**20} MiB",
+        # conform
+        f"within `--timeout` (default {CONFORM_TIMEOUT:g} s)",
+        f"at most {MAX_OUTPUT_BYTES} bytes ({MAX_OUTPUT_BYTES // 2**20} MiB) a\n  case",
+        f"a line at most {MAX_OUTPUT_LINE_BYTES} bytes ({MAX_OUTPUT_LINE_BYTES // 2**20} MiB,",
+        f"at most {MAX_STDERR_BYTES} bytes ({MAX_STDERR_BYTES // 2**20} MiB) a case",
+        f"`got the output went past {MAX_OUTPUT_BYTES} bytes, the\n  limit`",
+        f"`timed out after {CONFORM_TIMEOUT:g} s: the command exited",
     ],
 )
 def test_the_reliability_page_states_the_codes_figures(figure: str) -> None:

@@ -19,13 +19,16 @@ Examples:
   harness conform -j 2 --keep broken/ -- ./my-adapter
   harness conform my-cassettes/ -- cargo run -q --bin conform
   harness conform --serve -- node dist/conform-serve.js
+  harness conform --persistent -- node dist/conform-stdin.js   # one process, every case
   harness conform --list > cases.json       # every case and its outcome, for other runners
 
 Stdin mode: COMMAND runs once a case, reads the case's raw stream events on standard
 input (one JSON object a line, then EOF), and prints the internal events (one JSON object
 a line), then, on a failure, {"type": "error", "message": ...} (with "error_type" for an
 API error). With --serve, COMMAND asks ANTHROPIC_BASE_URL itself, sending the header
-x-harness-cassette: $HARNESS_CASSETTE. The protocol: docs/conform.md.
+x-harness-cassette: $HARNESS_CASSETTE. With --persistent, one process takes case after
+case, each ended by {"harness": "case_end"} on its input and its output. The protocol:
+docs/conform.md.
 Without PATH, the cases are the cassette library shipped with the harness and every
 fault variant of its good cassettes. Exit status: 0 every case agrees; 1 some disagree;
 2 unusable (no COMMAND, command not found, a bad PATH)."""
@@ -81,6 +84,12 @@ def _trace_hint(verdict: Any, keep: str | None) -> str:
     "API with its own SDK client.",
 )
 @click.option(
+    "--persistent",
+    is_flag=True,
+    help="Start COMMAND once (once per job) and hand it case after case, each ended by the "
+    'line {"harness": "case_end"} both ways: start-up paid once.',
+)
+@click.option(
     "-j",
     "--jobs",
     type=click.IntRange(min=1),
@@ -98,11 +107,12 @@ def _trace_hint(verdict: Any, keep: str | None) -> str:
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "markdown"]),
     default="text",
     show_default=True,
-    help="text: a line per disagreeing case and a summary; json: an object a case, then a "
-    "summary object.",
+    help="text: a line per disagreeing case, a table by class and fault, the count; json: an "
+    "object a case, then a summary object; markdown: the disagreements and the summary as "
+    "tables to paste into an issue.",
 )
 @click.option(
     "--keep",
@@ -119,6 +129,7 @@ def _trace_hint(verdict: Any, keep: str | None) -> str:
 def conform(
     paths: tuple[str, ...],
     serve: bool,
+    persistent: bool,
     jobs: int,
     timeout: float,
     output_format: str,
@@ -128,6 +139,7 @@ def conform(
     """Judge an adapter in any language against the library and the fault catalogue."""
     from harness._exceptions import CassetteError
     from harness._testing.conform import collect_cases, run_cases
+    from harness._testing.findings import Report
 
     command: list[str] = click.get_current_context().meta.get("conform_command", [])
     for path in paths:
@@ -149,30 +161,16 @@ def conform(
             os.makedirs(keep, exist_ok=True)
         except OSError as error:
             _unusable(f"--keep {keep}: cannot create folder: {error.strerror or error}")
-    run = run_cases(cases, command, jobs=jobs, timeout=timeout, serve=serve)
+    run = run_cases(cases, command, jobs=jobs, timeout=timeout, serve=serve, persistent=persistent)
     skipped = 0 if serve else sum(case.wire for case in cases)
-    agreeing = total = 0
-    for verdict in run:
-        total += 1
-        agreeing += verdict.agree
-        if output_format == "json":
-            click.echo(json_text(verdict.to_json()))
-        elif not verdict.agree:
-            click.echo(printable(_disagreement(verdict, keep)))
-    if output_format == "json":
-        summary = {"cases": total, "agree": agreeing, "disagree": total - agreeing}
-        click.echo(json_text({"summary": {**summary, "skipped": skipped}}))
-    else:
-        tail = f" ({skipped} wire-level cases skipped: --serve runs them)" if skipped else ""
-        click.echo(f"{agreeing}/{total} cases agree{tail}")
-    sys.exit(Exit.OK if agreeing == total else Exit.FAILED)
-
-
-def _disagreement(verdict: Any, keep: str | None) -> str:
-    from harness._testing.conform import describe
-
-    case = verdict.case
-    return (
-        f"{case.name}: expected {describe(case.expected)}, got {describe(verdict.got)}; "
-        f"{verdict.difference}; trace: {_trace_hint(verdict, keep)}"
+    report = Report(
+        lambda line: click.echo(printable(line)),
+        output_format,
+        trace_hint=lambda verdict: _trace_hint(verdict, keep),
     )
+    for verdict in run:
+        report.add(verdict)
+    report.finish(skipped)
+    agreeing = sum(finding.kind is None for finding in report.findings)
+    total = len(report.findings)
+    sys.exit(Exit.OK if agreeing == total else Exit.FAILED)

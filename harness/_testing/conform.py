@@ -18,11 +18,10 @@ every case.
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import os
 import re
-import signal
-import subprocess
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -44,6 +43,7 @@ from harness._exceptions import (
     StreamProtocolError,
     error_pattern,
 )
+from harness._testing.bounded import TIMED_OUT, BoundedProcess, Exchange
 from harness._views import EventView
 from harness.faults import DONE, derive_variants, fault_named
 
@@ -75,12 +75,18 @@ _LOOSE_GLOBS: Final = ("*.jsonl", "errors/*.jsonl")
 LIBRARY_GLOBS: Final = (*_LOOSE_GLOBS, "sessions/*/turn-*.jsonl")
 #: The variable naming the case a `--serve` command must ask for (`x-harness-cassette`).
 CASSETTE_ENV: Final = "HARNESS_CASSETTE"
+#: A persistent `--serve` worker's cassette name, numbered: the server points it at each case.
+WORKER_CASSETTE: Final = "harness-conform-worker-"
 DEFAULT_TIMEOUT_S: Final = 10.0
 #: The outcome of an error line whose message no row of the error table recognises.
 UNRECOGNISED: Final = "unrecognised_error"
 _CONNECTION_ERROR: Final = "connection_error:"
 #: What a line of output may be shown with before it is shortened.
 _SHOWN: Final = 200
+#: How many lines of a crashed command's standard error are shown.
+_ERROR_LINES: Final = 3
+#: The problem of an output that ends with neither `done` nor an error line.
+CRASHED: Final = "the output ended with neither done nor an error line"
 
 
 def library_path() -> Path:
@@ -127,6 +133,10 @@ class Result:
     message: str | None = None
     #: why a command's output could not be read as the protocol says (None: it could)
     problem: str | None = None
+    #: a command that died: the first lines of its standard error that name an error
+    stderr: tuple[str, ...] = ()
+    #: requests (`METHOD /path`) that reached no cassette of the server (`--serve`)
+    asked: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         shown: dict[str, Any] = {"events": self.events, "outcome": self.outcome}
@@ -134,6 +144,10 @@ class Result:
             shown["message"] = self.message
         if self.problem is not None:
             shown["problem"] = self.problem
+        if self.stderr:
+            shown["stderr"] = list(self.stderr)
+        if self.asked:
+            shown["asked"] = list(self.asked)
         return shown
 
 
@@ -192,6 +206,9 @@ class Case:
     expected: Result
     source: str
     fault: str | None = None
+    #: what the case's stream shows, in plain words: the fault row's description, or the
+    #: cassette header's
+    description: str = ""
 
     @property
     def wire(self) -> bool:
@@ -227,8 +244,9 @@ def _lines(path: str | Path) -> list[dict[str, Any]]:
 
 def _cassette_cases(name: str, path: str) -> Iterator[Case]:
     """The cassette's case, then, for a good stream, one case per applicable fault."""
-    lines = _lines(path)
-    case = Case(name, (lines,), expected_result(lines), path)
+    cassette = Cassette(path)
+    lines = [line.data for line in cassette.lines()]
+    case = Case(name, (lines,), expected_result(lines), path, description=cassette.description)
     yield case
     if case.expected.outcome != DONE or case.wire:
         return
@@ -240,12 +258,14 @@ def _cassette_cases(name: str, path: str) -> Iterator[Case]:
             expected_result(responses[-1]),
             path,
             variant.fault.name,
+            variant.fault.description,
         )
 
 
 def _session_case(name: str, folder: str, turns: list[str]) -> Case:
     responses = tuple(_lines(turn) for turn in turns)
-    return Case(name, responses, expected_result(responses[-1]), folder)
+    description = Cassette(turns[-1]).description if turns else ""
+    return Case(name, responses, expected_result(responses[-1]), folder, description=description)
 
 
 def _found(root: str) -> Iterator[tuple[str, str, list[str]]]:
@@ -329,18 +349,34 @@ def _shown(text: str) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
 
 
-def _last_line(stderr: bytes) -> str:
-    lines = stderr.decode("utf-8", errors="replace").strip().splitlines()
-    return _shown(lines[-1].strip()) if lines else ""
+#: A line of standard error that names an error: `TypeError: ...`, Python's last
+#: traceback line, `panic: ...`, Rust's `thread 'main' panicked at ...`, `error: ...`.
+_ERROR_LINE: Final = re.compile(
+    r"^([\w.$]*(Error|Exception)\b|(panic|error|fatal)\b)|panicked at", re.IGNORECASE
+)
+
+
+def first_error_lines(stderr: bytes, count: int = _ERROR_LINES) -> list[str]:
+    """What a crashed command's standard error says first: from its first line that names
+    an error, `count` lines (or its first lines when none does), each shortened."""
+    lines = [line.strip() for line in stderr.decode("utf-8", errors="replace").splitlines()]
+    lines = [line for line in lines if line]
+    at = next((n for n, line in enumerate(lines) if _ERROR_LINE.search(line)), 0)
+    return [_shown(line) for line in lines[at : at + count]]
 
 
 def read_output(stdout: bytes, stderr: bytes = b"", status: int | None = 0) -> Result:
     """A command's standard output as the protocol reads it: events, then perhaps an error
     line `{"type": "error", "message": ..., "error_type"?: ...}`, which must be the last."""
+    return read_lines(stdout.splitlines(), stderr, status)
+
+
+def read_lines(lines: Sequence[bytes], stderr: bytes = b"", status: int | None = 0) -> Result:
+    """`read_output` over the output's lines."""
     events: list[dict[str, Any]] = []
     outcome: str | None = None
     message: str | None = None
-    for number, raw in enumerate(stdout.splitlines(), start=1):
+    for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
         try:
@@ -364,12 +400,16 @@ def read_output(stdout: bytes, stderr: bytes = b"", status: int | None = 0) -> R
         return Result(events, outcome, message)
     if events and events[-1] == {"type": "done"}:
         return Result(events, DONE)
-    why = f"exit status {status}"
-    if stderr.strip():
-        why += f", stderr: {_last_line(stderr)}"
     return Result(
-        events, "", problem=f"the output ended with neither done nor an error line ({why})"
+        events,
+        "",
+        problem=f"{CRASHED} (exit status {status})",
+        stderr=tuple(first_error_lines(stderr)),
     )
+
+
+def _payload(case: Case) -> bytes:
+    return b"".join(orjson.dumps(event) + b"\n" for event in case.events)
 
 
 def run_case(
@@ -383,30 +423,22 @@ def run_case(
     """Run `command` once for `case`: its events on standard input (or nothing, with
     `stdin=False`: the command asks a server), and read what it prints.
 
-    The command runs in a process group of its own, killed whole when it outlives
-    `timeout` seconds."""
-    payload = b"".join(orjson.dumps(event) + b"\n" for event in case.events) if stdin else b""
-    process = subprocess.Popen(
-        list(command),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=None if env is None else dict(env),
-        start_new_session=True,
-    )
-    try:
-        stdout, stderr = process.communicate(payload, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(process)
-        stdout, stderr = process.communicate()
-        got = read_output(stdout)
-        return Result(got.events, got.outcome, got.message, f"timed out after {timeout:g} s")
-    return read_output(stdout, stderr, process.returncode)
+    The command runs in a process group of its own, read with caps (`harness._testing
+    .bounded`) and killed whole when it outlives `timeout` seconds."""
+    process = BoundedProcess(command, env)
+    process.send(_payload(case) if stdin else b"", close=True)
+    return exchange_result(process.exchange(time.monotonic() + timeout), timeout)
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
+def exchange_result(exchange: Exchange, timeout: float) -> Result:
+    """The result of one case's exchange: its output read, or the cap or timeout it hit."""
+    if exchange.failure is None:
+        return read_lines(exchange.lines, exchange.stderr, exchange.status)
+    got = read_lines(exchange.lines)
+    failure = exchange.failure
+    if failure.startswith(TIMED_OUT):
+        failure = f"{TIMED_OUT} after {timeout:g} s{failure.removeprefix(TIMED_OUT)}"
+    return Result(got.events, got.outcome, got.message, failure)
 
 
 # -- judging ----------------------------------------------------------------------------
@@ -420,6 +452,11 @@ class Verdict:
     got: Result
     agree: bool
     difference: str | None = field(default=None)
+
+    @property
+    def outcome_agrees(self) -> bool:
+        """Whether the outcomes agree (the events may still differ)."""
+        return _outcome_agrees(self.case.expected.outcome, self.got.outcome)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -439,6 +476,8 @@ def _outcome_agrees(expected: str, got: str) -> bool:
 def describe(result: Result) -> str:
     """An outcome in a few words: the code, or what went wrong with the output."""
     if result.problem is not None:
+        if result.stderr:
+            return f"{result.problem}, stderr: {' | '.join(result.stderr)}"
         return result.problem
     if result.outcome == UNRECOGNISED:
         return f"an error no row of the table recognises: {_shown(str(result.message))!r}"
@@ -491,15 +530,36 @@ def run_cases(
     jobs: int = 1,
     timeout: float = DEFAULT_TIMEOUT_S,
     serve: bool = False,
+    persistent: bool = False,
     environ: Mapping[str, str] = os.environ,
 ) -> Iterator[Verdict]:
     """Run the command on each case and judge it. Stdin mode takes the cases that are not
     `wire`; with `serve`, every case is answered over HTTP by a `CassetteServer` on
     127.0.0.1, the command told where (`ANTHROPIC_BASE_URL`) and which (`HARNESS_CASSETTE`,
-    for the `x-harness-cassette` header), with a dummy API key in place of any real one."""
+    for the `x-harness-cassette` header), with a dummy API key in place of any real one.
+    With `persistent`, `jobs` processes of the command each handle case after case
+    (`harness._testing.persistent`)."""
+    from harness._testing.persistent import Worker, Workers
+
     if not serve:
         stdin_cases = [case for case in cases if not case.wire]
-        yield from _judged(stdin_cases, lambda case: run_case(case, command, timeout=timeout), jobs)
+        if not persistent:
+
+            def run_one(case: Case) -> Result:
+                return run_case(case, command, timeout=timeout)
+
+            yield from _judged(stdin_cases, run_one, jobs)
+            return
+        workers = Workers(lambda number: Worker(command), jobs)
+
+        def run_next(case: Case) -> Result:
+            with workers.lend() as worker:
+                return exchange_result(worker.exchange(_payload(case), timeout), timeout)
+
+        try:
+            yield from _judged(stdin_cases, run_next, jobs)
+        finally:
+            workers.close()
         return
     import tempfile
 
@@ -511,11 +571,89 @@ def run_cases(
         for case in cases:
             write_case(case, folder)
         server = CassetteServer([folder], match_on=None)
-        with ServerThread(server.app()) as url:
+        unanswered = _Unanswered()
+        aliases = _Aliases()
+        app = server.app()
+        app.middlewares.append(aliases.middleware())
+        app.router.add_route("*", "/{path:.*}", unanswered.answer)
+        with ServerThread(app) as url:
             base = {**environ, "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": DUMMY_API_KEY}
 
             def run(case: Case) -> Result:
                 env = {**base, CASSETTE_ENV: case.name}
-                return run_case(case, command, timeout=timeout, env=env, stdin=False)
+                got = run_case(case, command, timeout=timeout, env=env, stdin=False)
+                return unanswered.noted(case.name, got)
 
-            yield from _judged(cases, run, jobs)
+            if not persistent:
+                yield from _judged(cases, run, jobs)
+                return
+
+            def worker(number: int) -> Worker:
+                name = f"{WORKER_CASSETTE}{number}"
+                return Worker(command, {**base, CASSETTE_ENV: name}, name)
+
+            pool = Workers(worker, jobs)
+
+            def run_served(case: Case) -> Result:
+                with pool.lend() as worker:
+                    aliases.point(worker.name, case.name)
+                    got = exchange_result(worker.exchange(b"", timeout), timeout)
+                return unanswered.noted(case.name, got)
+
+            try:
+                yield from _judged(cases, run_served, jobs)
+            finally:
+                pool.close()
+
+
+class _Aliases:
+    """Each persistent worker's own cassette name, pointed at the case it is handling:
+    the server hands out the cases in turn, a session's turns in order."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+
+    def point(self, alias: str, name: str) -> None:
+        self.names[alias] = name
+
+    def middleware(self) -> Any:
+        from aiohttp import web
+
+        from harness._http.server import CASSETTE_HEADER
+
+        @web.middleware
+        async def aliased(request: web.Request, handler: Any) -> web.StreamResponse:
+            target = self.names.get(request.headers.get(CASSETTE_HEADER, ""))
+            if target is not None:
+                headers = request.headers.copy()
+                headers[CASSETTE_HEADER] = target
+                request = request.clone(headers=headers)
+            response: web.StreamResponse = await handler(request)
+            return response
+
+        return aliased
+
+
+class _Unanswered:
+    """The requests a `--serve` run's server had no route for (a base URL without `/v1`),
+    kept by the case their header names, the first few of each, to be shown."""
+
+    KEPT: Final = 3
+
+    def __init__(self) -> None:
+        self.asked: dict[str, list[str]] = {}
+
+    async def answer(self, request: Any) -> Any:
+        from harness._http.hosting import api_error
+        from harness._http.server import CASSETTE_HEADER
+
+        path = f"{request.method} {request.path}"
+        kept = self.asked.setdefault(request.headers.get(CASSETTE_HEADER, ""), [])
+        if len(kept) < self.KEPT:
+            kept.append(path)
+        return api_error(404, f"harness conform: no cassette answers {path}")
+
+    def noted(self, name: str, got: Result) -> Result:
+        """The result with the requests of the case that reached no cassette."""
+        asked = self.asked.pop(name, None)
+        return dataclasses.replace(got, asked=tuple(asked)) if asked else got
