@@ -8,14 +8,17 @@ from conftest import ROOT
 from fake_api import BEHAVIOURS
 from test_proxy_bounds import BOMB_BYTES, COMPRESS
 from test_serve_hardening import ANSWERS_WITH_STDOUT_FULL, BAD_REQUESTS
+from test_strict_bounds import FLOOD, PINGS
 
 from harness._cassette.codec import MAX_BODY_BYTES, MAX_LINE_BYTES, SPOOL_MEMORY
 from harness._cassette.directives import MAX_AT_MS
 from harness._http.hosting import LOG_BACKLOG, MAX_BODY, MAX_FIELD_BYTES, MAX_HEADERS
 from harness._http.proxy import DEFAULT_UPSTREAM_TIMEOUT
+from harness._inflate import CHUNK
 from harness._json import MAX_NESTING
 from harness._record.live import DEFAULT_MAX_DURATION, DEFAULT_TIMEOUT
 from harness._replay.plan import DEFAULT_READ_TIMEOUT
+from harness._strict.guard import WITHHELD_LINES
 from harness._testing.bounded import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINE_BYTES, MAX_STDERR_BYTES
 from harness._testing.conform import DEFAULT_TIMEOUT_S as CONFORM_TIMEOUT
 from harness.faults import STALL_MS
@@ -56,6 +59,15 @@ FUZZ_COMMANDS = len(test_fuzz_cli.COMMANDS)
         f"{len(BAD_REQUESTS)} bad requests against each of `serve` and `proxy`; "
         f"{ANSWERS_WITH_STDOUT_FULL} streamed answers",
         f"{len(COMPRESS)} codecs, bombs of {BOMB_BYTES // 2**20} MiB",
+        # the guard
+        f"at most {MAX_LINE_BYTES} bytes (8 MiB, the cassette line\n  limit)",
+        f"`after event 1: a line\n  longer than {MAX_LINE_BYTES} bytes`",
+        f"a chunk at a time (about {CHUNK} bytes, {CHUNK // 2**20} MiB;",
+        f"held up to {WITHHELD_LINES * MAX_LINE_BYTES} bytes "
+        f"({WITHHELD_LINES * MAX_LINE_BYTES // 2**20} MiB, twice the line limit)",
+        f"a gzip bomb of {FLOOD // 2**20} MiB",
+        f"expanding to {FLOOD // 2**20} MiB",
+        f"{PINGS} pings",
         # conform
         f"within `--timeout` (default {CONFORM_TIMEOUT:g} s)",
         f"at most {MAX_OUTPUT_BYTES} bytes ({MAX_OUTPUT_BYTES // 2**20} MiB) a\n  case",

@@ -318,3 +318,19 @@ def test_a_plain_text_answer_to_a_non_streaming_call_is_refused() -> None:
         client.messages.create(**ASK)
     assert raised.value.code == "missing_message_stop"
     assert "not JSON, read as the stream it would be" in "".join(raised.value.__notes__)
+
+
+@pytest.mark.parametrize("guard", ["strict", "transport"])
+def test_an_answer_a_transport_gave_as_bytes_is_guarded_too(guard: str) -> None:
+    """A transport that answers with `content=` (httpx's `MockTransport` as tests use it,
+    respx) hands the SDK a response read already: the guard reads it all the same."""
+    body = BODIES["api"](STREAMS["max_tokens"])
+    transport = httpx2.MockTransport(
+        lambda request: httpx2.Response(200, headers={"content-type": SSE}, content=body)
+    )
+    wrapped = StrictTransport(transport) if guard == "transport" else transport
+    client = anthropic.Anthropic(
+        api_key="sk-test", http_client=httpx2.Client(transport=wrapped), max_retries=0
+    )
+    _, outcome = _read_by_sdk(strict(client) if guard == "strict" else client)
+    assert outcome == "unsupported_stop_reason"

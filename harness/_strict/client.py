@@ -49,6 +49,11 @@ def _guard_stream(http: httpx2.Response, stop_reasons: Collection[str]) -> None:
     )
     http.stream = guarded_body(unread, stop_reasons)
     http.headers = httpx2.Headers(unencoded_headers(unread))
+    if hasattr(http, "_content"):
+        # Read already (a transport that answered with bytes: httpx's `MockTransport`
+        # with `content=`, respx): the SDK would read those bytes, past the guard.
+        del http._content
+        http.is_stream_consumed = http.is_closed = False
 
 
 def _check(body: bytes, http: httpx2.Response, stop_reasons: Collection[str]) -> None:

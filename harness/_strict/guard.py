@@ -14,6 +14,15 @@ framing) and fed as what that adapter reads of one, `TEXT_DELTA`, without buildi
 That halves the guard's own work over a text stream (docs/performance.md); the tests
 hold both ways, told and read whole, to the same bytes and verdicts.
 
+The decoder reads the bytes as the SDK does (see `harness._cassette.sse`): what the
+adapter judges is what the SDK will hand the code. An event that reading drops silently
+(`HiddenEvent`) is refused where it arrives, by the end rules for the answer as it
+stands there (the answer the code reads stops being the one sent), with a note saying
+which event and why. The guard holds little: the bytes of the event under way, in one
+buffer, within the decoder's line and event limit; from `message_delta` on, the bytes
+that can still change the verdict, within `WITHHELD_LINES` lines' worth (past it the
+answer is refused), while pings go on at once.
+
 The bytes of an event still incomplete wait for the rest of it. On a violation, `feed`
 returns nothing of that chunk (the events before the broken one in it wait with it) and
 keeps the error in `failure`, for the driver to raise: the client never reads the event
@@ -28,11 +37,12 @@ that never stopped, an event after `message_stop` are all refused before the cli
 reads `message_delta`. In a good stream `message_delta` and `message_stop` are the
 last events, so nothing waits longer than the body does.
 
-An API `error` event is the API's own report, as on direct replay: it and everything
-after it go on unchecked, and the client raises its own error for it. A `data:` field
-that is not an event raises `SSEFormatError` (the client's decoder would fail on it, or
-read it leniently). `check_message` applies the same rules to a non-streaming `Message`
-JSON, as the events a stream of it carries (`events_from_message`).
+An API `error` event (one named `error`, as the SDK raises it) is the API's own report,
+as on direct replay: it and everything after it go on unchecked, and the client raises
+its own error for it. A `data:` field the SDK would fail on raises `SSEFormatError`.
+`check_message` applies the same rules to a non-streaming `Message` JSON, as the events
+a stream of it carries (`events_from_message`); `check_answer` reads a non-streaming
+body as the SDK does before it.
 
 `guarded` and `aguarded` are the two drivers: the body's chunks in, the checked chunks
 out, raising where the guard does.
@@ -55,6 +65,7 @@ from harness._views import EventView
 
 __all__ = [
     "STRICT_ERROR_TYPE",
+    "WITHHELD_LINES",
     "StreamGuard",
     "aguarded",
     "check_answer",
@@ -63,6 +74,10 @@ __all__ = [
     "message_in",
     "strict_error_event",
 ]
+
+#: How much of an answer the guard may hold from `message_delta` on (what can still
+#: change the verdict): two of its longest lines.
+WITHHELD_LINES: Final = 2
 
 #: The `error.type` of the event `harness proxy --strict` ends a broken answer with.
 STRICT_ERROR_TYPE: Final = "stream_protocol_error"
@@ -87,7 +102,7 @@ class StreamGuard:
         self._held = bytearray()
         #: the checked bytes from `message_delta` on, released by `finish`
         self._withheld = bytearray()
-        self._max_withheld = 2 * max_line
+        self._max_withheld = WITHHELD_LINES * max_line
         self._completing = False
         self._api_error = False
         #: nothing held or withheld, no error: a text delta may go on as soon as it is fed
