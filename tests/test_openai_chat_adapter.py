@@ -654,3 +654,53 @@ def test_usage_and_filter_chunks_anywhere_before_done_change_nothing(
     for position in sorted(at, reverse=True):
         stream.insert(min(position, len(stream)), AZURE_STREAM[0] if position % 2 else usage())
     assert adapt([*stream, DONE]) == [*(TextEvent(piece) for piece in pieces), DoneEvent()]
+
+
+JSON_ANY = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-2, 2)
+    | st.floats(0, 1)
+    | st.sampled_from(["", "x", "stop", "tool_calls", "[DONE]", ID]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "id",
+                    "object",
+                    "choices",
+                    "index",
+                    "delta",
+                    "content",
+                    "tool_calls",
+                    "function",
+                    "name",
+                    "arguments",
+                    "finish_reason",
+                    "refusal",
+                    "error",
+                    "type",
+                ]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@settings(deadline=None)
+@given(st.lists(JSON_ANY, max_size=8))
+def test_any_input_ends_in_done_or_one_of_the_tables_errors(items: list[Any]) -> None:
+    """Whatever the lines hold (a server's mistakes included), the machine answers with
+    its events and `done`, a code of its table, or the API's error: never a crash."""
+    try:
+        events = adapt(items)
+    except StreamProtocolError as error:
+        assert error.code in ERROR_TABLE
+    except APIErrorEvent as error:
+        assert (failure_code(error) or "").startswith("api_error:")
+    else:
+        assert events[-1] == DoneEvent()

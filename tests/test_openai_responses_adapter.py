@@ -777,3 +777,100 @@ def test_any_resume_point_gives_the_rest_of_the_text(pieces: list[str], cursor: 
         *(TextEvent(piece) for piece in rest if piece),
         DoneEvent(),
     ]
+
+
+JSON_ANY = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-1, 3)
+    | st.sampled_from(["", "x", "{}", "message", "function_call", "completed", RESPONSE_ID]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "id",
+                    "item",
+                    "type",
+                    "output_index",
+                    "content_index",
+                    "delta",
+                    "arguments",
+                    "call_id",
+                    "name",
+                    "status",
+                    "response",
+                    "error",
+                    "code",
+                    "message",
+                    "incomplete_details",
+                    "reason",
+                ]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=12,
+)
+EVENT_TYPES = st.sampled_from(
+    sorted(
+        {
+            "response.created",
+            "response.in_progress",
+            "response.completed",
+            "response.incomplete",
+            "response.failed",
+            "response.output_item.added",
+            "response.output_item.done",
+            "response.content_part.added",
+            "response.content_part.done",
+            "response.output_text.delta",
+            "response.refusal.delta",
+            "response.function_call_arguments.delta",
+            "response.function_call_arguments.done",
+            "error",
+            "response.future",
+        }
+    )
+)
+
+
+@settings(deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            EVENT_TYPES,
+            st.dictionaries(
+                st.sampled_from(
+                    [
+                        "output_index",
+                        "content_index",
+                        "item",
+                        "response",
+                        "delta",
+                        "arguments",
+                        "error",
+                    ]
+                ),
+                JSON_ANY,
+                max_size=4,
+            ),
+        ),
+        max_size=8,
+    )
+)
+def test_any_input_ends_in_done_or_one_of_the_tables_errors(
+    raw: list[tuple[str, dict[str, Any]]],
+) -> None:
+    """Whatever the events hold (a server's mistakes included), the machine answers with
+    its events and `done`, a code of its table, or the API's error: never a crash."""
+    events = numbered([*created(), *({**fields, "type": kind} for kind, fields in raw)])
+    try:
+        result = adapt(events)
+    except StreamProtocolError as error:
+        assert error.code in ERROR_TABLE
+    except APIErrorEvent as error:
+        assert (failure_code(error) or "").startswith("api_error:")
+    else:
+        assert result[-1] == DoneEvent()

@@ -128,6 +128,26 @@ class ChatAdapter:
         if self._error is not None or self._finished:
             self._check_usable()
         try:
+            if type(item) is dict and self._finish_reason is None:
+                # Almost every chunk is choice 0's text, `{"content": ...}` alone: read
+                # it in the fewest steps (`_feed` applies every rule to anything else).
+                choices = item.get("choices")
+                if type(choices) is list and len(choices) == 1:
+                    choice = choices[0]
+                    delta = choice.get("delta") if type(choice) is dict else None
+                    if type(delta) is dict and len(delta) == 1 and not self._done:
+                        content = delta.get("content")
+                        index = choice.get("index")
+                        if (
+                            type(content) is str
+                            and index == 0
+                            and type(index) is int
+                            and choice.get("finish_reason") is None
+                            and item.get("id") == self._id
+                            and "error" not in item
+                            and item.get("object") != ""
+                        ):
+                            return [TextEvent(content)] if content and self._text else []
             return self._feed(item)
         except (StreamProtocolError, APIErrorEvent) as error:
             self._error = error

@@ -150,6 +150,28 @@ class ResponsesAdapter:
         try:
             if type(event) is not dict:
                 event = _dict(wire_dict(event))
+            elif event.get("type") == _TEXT_DELTA and self._terminal is None and self._started:
+                # Almost every event is a text delta at an open part: read it in the
+                # fewest steps (`_feed` applies every rule to anything else).
+                number = event.get("sequence_number")
+                output_index = event.get("output_index")
+                content_index = event.get("content_index")
+                if (
+                    number == self._next
+                    and type(number) is int
+                    and type(output_index) is int
+                    and type(content_index) is int
+                    and "error" not in event
+                ):
+                    item = self._items.get(output_index)
+                    if item is not None and content_index in item.parts:
+                        self._next = number + 1
+                        delta = event.get("delta")
+                        return (
+                            [TextEvent(delta)]
+                            if delta and type(delta) is str and self._text
+                            else []
+                        )
             return self._feed(event)
         except (StreamProtocolError, APIErrorEvent) as error:
             self._error = error
@@ -182,6 +204,8 @@ class ResponsesAdapter:
 
     def _feed(self, event: dict[str, Any]) -> list[ModelEvent]:
         kind = event.get("type")
+        if type(kind) is not str:  # no type, or what a server should not have sent
+            kind = "null" if kind is None else repr(kind)
         if self._terminal is not None:
             raise _error("event_after_response_completed", event_type=kind, terminal=self._terminal)
         nested = event.get("error")
@@ -258,7 +282,7 @@ class ResponsesAdapter:
         """The open item and content part an event names, or `orphan_delta`."""
         item = self._item(event, kind)
         index = event.get("content_index")
-        if index not in item.parts or type(index) is not int:
+        if type(index) is not int or index not in item.parts:
             if not item.resumed or type(index) is not int or index in item.done_parts:
                 part = f"content part {index}"
                 raise _error(
@@ -332,7 +356,11 @@ class ResponsesAdapter:
             kind == "response.completed" and response.get("status") != "completed"
         ):
             reason = _dict(response.get("incomplete_details")).get("reason")
-            if kind == "response.completed" or reason not in self._incomplete_reasons:
+            if (
+                kind == "response.completed"
+                or not isinstance(reason, str)
+                or reason not in self._incomplete_reasons
+            ):
                 shown = "no reason given" if reason is None else reason
                 raise _error("response_incomplete", status=response.get("status"), reason=shown)
         elif kind != "response.completed":
