@@ -159,7 +159,13 @@ def numbered(events: list[dict[str, Any]], start: int = 0) -> list[dict[str, Any
 
 
 def stream(*parts: list[dict[str, Any]], end: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    return numbered([*created(), *(event for part in parts for event in part), end or completed()])
+    """A whole answer: created, the parts' events, then `end` or `response.completed`
+    carrying the finished items, as the API's does."""
+    events = [event for part in parts for event in part]
+    if end is None:
+        done = [event["item"] for event in events if event["type"] == "response.output_item.done"]
+        end = completed(output=done)
+    return numbered([*created(), *events, end])
 
 
 def call(id: str, name: str, **input: Any) -> ToolCallEvent:
@@ -343,7 +349,11 @@ def refusing() -> list[dict[str, Any]]:
         {
             "type": "response.output_item.done",
             "output_index": 0,
-            "item": {**item, "status": "completed"},
+            "item": {
+                **item,
+                "status": "completed",
+                "content": [{"type": "refusal", "refusal": "I can't help."}],
+            },
         },
     ]
 
