@@ -704,3 +704,121 @@ def test_any_input_ends_in_done_or_one_of_the_tables_errors(items: list[Any]) ->
         assert (failure_code(error) or "").startswith("api_error:")
     else:
         assert events[-1] == DoneEvent()
+
+
+# -- what the openai SDK does with the same streams (docs/openai-adapters.md) ----------------
+
+
+def _sdk_final(items: list[Any], **request: Any) -> Any:
+    """The completion `client.chat.completions.stream(...)` accumulates from a body of
+    `items`, served over `httpx2.MockTransport`, or the error it raised."""
+    import httpx2
+    import openai
+
+    body = b"".join(
+        b"data: " + (b"[DONE]" if item == DONE else json.dumps(item).encode()) + b"\n\n"
+        for item in items
+    )
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    http = httpx2.Client(transport=httpx2.MockTransport(answer))
+    client = openai.OpenAI(
+        api_key="test", base_url="http://test/v1", http_client=http, max_retries=0
+    )
+    ask = {"model": "gpt-5-mini", "messages": [{"role": "user", "content": "x"}], **request}
+    try:
+        with client.chat.completions.stream(**ask) as stream:
+            return stream.get_final_completion()
+    except Exception as error:
+        return error
+
+
+SDK_TAKES: dict[str, list[Any]] = {
+    "orphan_arguments_delta": [role(), arguments(0, '{"a": 1}'), chunk(finish="tool_calls"), DONE],
+    "duplicate_tool_call": [
+        opening(0, "call_1", "read", '{"path"'),
+        opening(0, "call_2", "read", ': "a"}'),
+        chunk(finish="tool_calls"),
+        DONE,
+    ],
+    "incomplete_tool_call_start": [
+        chunk({"tool_calls": [{"index": 0, "function": {"name": "read", "arguments": "{}"}}]}),
+        chunk(finish="tool_calls"),
+        DONE,
+    ],
+    "invalid_tool_json": [opening(0, "c", "read", '{"n": NaN}'), chunk(finish="tool_calls"), DONE],
+    "non_object_tool_input": [opening(0, "c", "read", "[1, 2]"), chunk(finish="tool_calls"), DONE],
+    "unfinished_tool_calls": [opening(0, "c", "read", "{}"), DONE],
+    "missing_done": [*text("Hi"), chunk(finish="stop")],
+    "missing_finish_reason": [*text("Hi"), DONE],
+    "stop_with_tool_calls": [opening(0, "c", "read", "{}"), chunk(finish="stop"), DONE],
+    "tool_calls_without_tool_calls": [*text("Hi"), chunk(finish="tool_calls"), DONE],
+    "inconsistent_chunk": [
+        *text("Hi"),
+        chunk({"content": "!"}, id="other"),
+        chunk(finish="stop"),
+        DONE,
+    ],
+    "chunk_after_finish": [*text("Hi"), chunk(finish="stop"), chunk({"content": "!"}), DONE],
+    "chunk_after_done": [*text("Hi"), chunk(finish="stop"), DONE, chunk({"content": "!"})],
+    "multiple_choices": [
+        *text("Hi"),
+        chunk(choices=[{"index": 1, "delta": {"content": "Other"}, "finish_reason": None}]),
+        chunk(finish="stop"),
+        DONE,
+    ],
+    "refusal": [role(), chunk({"refusal": "No."}), chunk(finish="stop"), DONE],
+}
+
+
+@pytest.mark.parametrize("code", sorted(SDK_TAKES))
+def test_the_sdk_helper_takes_the_stream_the_adapter_refuses(code: str) -> None:
+    items = SDK_TAKES[code]
+    assert failure(items)[1].code == code
+    final = _sdk_final(items)
+    assert not isinstance(final, Exception), final
+
+
+def test_what_the_sdk_helper_makes_of_the_broken_calls() -> None:
+    def first_call(code: str) -> tuple[Any, Any, Any]:
+        call = _sdk_final(SDK_TAKES[code]).choices[0].message.tool_calls[0]
+        return call.id, call.function.name, call.function.arguments
+
+    assert first_call("orphan_arguments_delta") == (None, None, '{"a": 1}')
+    assert first_call("duplicate_tool_call") == ("call_1call_2", "readread", '{"path": "a"}')
+    assert first_call("incomplete_tool_call_start") == (None, "read", "{}")
+    same_id_twice = [opening(0, "c", "read", "{"), opening(0, "c", "read", "}")]
+    call = _sdk_final([*same_id_twice, chunk(finish="tool_calls"), DONE]).choices[0]
+    assert (call.message.tool_calls[0].id, call.message.tool_calls[0].function.name) == (
+        "cc",
+        "readread",
+    )
+    strict_tool = {
+        "type": "function",
+        "function": {"name": "read", "strict": True, "parameters": {}},
+    }
+    nan = _sdk_final(SDK_TAKES["invalid_tool_json"], tools=[strict_tool])
+    assert (
+        json.dumps(nan.choices[0].message.tool_calls[0].function.parsed_arguments) == '{"n": NaN}'
+    )
+
+
+@pytest.mark.parametrize(
+    ("reason", "error"),
+    [("length", "LengthFinishReasonError"), ("content_filter", "ContentFilterFinishReasonError")],
+)
+def test_the_sdk_helper_raises_for_a_cut_answer_where_the_adapter_does(
+    reason: str, error: str
+) -> None:
+    items = [*text("Cut"), chunk(finish=reason), DONE]
+    assert failure(items)[1].code == "unsupported_finish_reason"
+    assert type(_sdk_final(items)).__name__ == error
+
+
+def test_the_sdk_raises_its_api_error_for_an_error_line() -> None:
+    import openai
+
+    line = {"error": {"message": "The server had an error.", "type": "server_error", "code": None}}
+    assert isinstance(_sdk_final([*text("Hi"), line]), openai.APIError)

@@ -884,3 +884,128 @@ def test_any_input_ends_in_done_or_one_of_the_tables_errors(
         assert (failure_code(error) or "").startswith("api_error:")
     else:
         assert result[-1] == DoneEvent()
+
+
+# -- what the openai SDK does with the same streams (docs/openai-adapters.md) ----------------
+
+
+def _sdk_final(events: list[dict[str, Any]]) -> Any:
+    """The response `client.responses.stream(...)` accumulates from a body of `events`,
+    served over `httpx2.MockTransport`, or the error it raised."""
+    import httpx2
+    import openai
+
+    body = b"".join(
+        f"event: {event.get('type')}\ndata: {json.dumps(event)}\n\n".encode() for event in events
+    )
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    http = httpx2.Client(transport=httpx2.MockTransport(answer))
+    client = openai.OpenAI(
+        api_key="test", base_url="http://test/v1", http_client=http, max_retries=0
+    )
+    try:
+        with client.responses.stream(model="gpt-5-mini", input="x") as stream:
+            return stream.get_final_response()
+    except Exception as error:
+        return error
+
+
+def _broken() -> dict[str, tuple[list[dict[str, Any]], str | None]]:
+    """code -> (a stream the adapter refuses with it, what the SDK's helper raises or None)."""
+    failed = response("failed", error={"code": "server_error", "message": "The model failed."})
+    incomplete = response("incomplete", incomplete_details={"reason": "max_output_tokens"})
+    custom = {"id": "ctc_1", "type": "custom_tool_call", "call_id": "c", "name": "x", "input": "1"}
+    late = {**message(1, "x")[0], "sequence_number": len(TEXT_STREAM)}
+    flat_error = {"type": "error", "code": "rate_limit_exceeded", "message": "Slow down."}
+    never_completed = "RuntimeError: Didn't receive a `response.completed` event."
+    return {
+        "missing_response_created": (
+            numbered([*message(0, "Hi"), completed()]),
+            "RuntimeError: Expected to have received `response.created` before"
+            " `response.output_item.added`",
+        ),
+        "orphan_delta": (
+            stream([*message(0, "Hi"), message(0, "again")[2]]),
+            None,
+        ),
+        "duplicate_output_item": (
+            stream(function_call(0, "read", ["{}"]), function_call(0, "grep", ["{}"])),
+            "RuntimeError: Duplicate response output index 0.",
+        ),
+        "invalid_tool_json": (stream(function_call(0, "read", ['{"n": NaN}'])), None),
+        "non_object_tool_input": (stream(function_call(0, "read", ["[1, 2]"])), None),
+        "arguments_mismatch": (
+            stream(function_call(0, "read", ['{"a": 1}'], final='{"a": 2}')),
+            None,
+        ),
+        "unfinished_output_items": (
+            stream(function_call(0, "read", ["{}"])[:2]),
+            "RuntimeError: Cannot complete response with unfinished output items.",
+        ),
+        "missing_response_completed": (numbered([*created(), *message(0, "Hi")]), never_completed),
+        "response_incomplete": (
+            stream(message(0, "Cut"), end={"type": "response.incomplete", "response": incomplete}),
+            never_completed,
+        ),
+        "response_failed": (
+            stream(message(0, "Hi")[:3], end={"type": "response.failed", "response": failed}),
+            never_completed,
+        ),
+        "event_after_response_completed": ([*TEXT_STREAM, late], None),
+        "sequence_gap": (TEXT_STREAM[:4] + TEXT_STREAM[5:], None),
+        "inconsistent_response": (
+            stream(message(0, "Hi"), end=completed(id="resp_other")),
+            "RuntimeError: Lifecycle response identity changed.",
+        ),
+        "refusal": (stream(refusing()), None),
+        "unsupported_output_item": (
+            stream(
+                [
+                    {"type": "response.output_item.added", "output_index": 0, "item": custom},
+                    {"type": "response.output_item.done", "output_index": 0, "item": custom},
+                ]
+            ),
+            None,
+        ),
+        "api_error:rate_limit_exceeded": (
+            numbered([*created(), *message(0, "Hi")[:3], flat_error]),
+            never_completed,
+        ),
+    }
+
+
+@pytest.mark.parametrize("code", sorted(_broken()))
+def test_what_the_sdk_helper_does_with_each_stream_the_adapter_refuses(code: str) -> None:
+    events, sdk = _broken()[code]
+    try:
+        list(to_model_events(events))
+    except (StreamProtocolError, APIErrorEvent) as error:
+        assert (failure_code(error) if isinstance(error, APIErrorEvent) else error.code) == code
+    else:
+        raise AssertionError("the adapter took it")
+    final = _sdk_final(events)
+    if sdk is None:
+        assert not isinstance(final, Exception), final
+    else:
+        assert f"{type(final).__name__}: {final}" == sdk
+
+
+def test_the_sdk_helper_keeps_the_final_arguments_and_the_completed_events_text() -> None:
+    broken = _broken()
+    call = _sdk_final(broken["arguments_mismatch"][0]).output[0]
+    assert call.arguments == '{"a": 2}'
+    lost = _sdk_final(broken["sequence_gap"][0]).output[0]
+    assert lost.content[0].text == "Hello! How can I help?"  # the deltas it yielded lack one
+
+
+def test_the_sdk_raises_its_api_error_for_a_nested_error_line() -> None:
+    import openai
+
+    nested = {
+        "type": "error",
+        "error": {"type": "server_error", "code": "server_error", "message": "Oops."},
+    }
+    assert isinstance(_sdk_final(numbered([*created(), nested])), openai.APIError)
