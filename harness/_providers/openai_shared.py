@@ -2,7 +2,8 @@
 
 The message prefix of their errors; a call's joined `arguments` read as its input (the
 one place either parses them); an API error line as the `APIErrorEvent` replay reports
-as `api_error:<name>`; and an SDK object read back as the dict its line held. Call
+as `api_error:<name>`; a value the stream sent shown in a message; and an SDK object read
+back as the dict its line held. Call
 assembly and every rule stay in each dialect's adapter: each identifies a call its own
 way (Chat: `tool_calls[].index` and `id`; Responses: `output_index` and `call_id`).
 """
@@ -15,7 +16,7 @@ from harness._adapter import tool_input
 from harness._exceptions import APIErrorEvent, StreamProtocolError
 from harness._json import strict_json
 
-__all__ = ["OPENAI_PROTOCOL_ERROR_PREFIX", "api_error", "call_input", "wire_dict"]
+__all__ = ["OPENAI_PROTOCOL_ERROR_PREFIX", "api_error", "call_input", "shown", "wire_dict"]
 
 OPENAI_PROTOCOL_ERROR_PREFIX: Final = "OpenAI stream protocol error: "
 
@@ -42,6 +43,12 @@ def api_error(details: object, name: object, line: dict[str, Any]) -> APIErrorEv
     if not isinstance(error.get("message"), str):
         error["message"] = "An error occurred during streaming"  # the SDK's own words
     return APIErrorEvent({"error": error, "line": line}, 200)
+
+
+def shown(value: object) -> str:
+    """A value the stream sent where a message names it (an index, a choice): `null` for
+    a missing one, any other as Python shows it, so the message still matches its pattern."""
+    return "null" if value is None else repr(value)
 
 
 def wire_dict(item: Any) -> Any:

@@ -47,7 +47,7 @@ from typing import Any, Final
 from harness._events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent
 from harness._exceptions import APIErrorEvent, StreamProtocolError
 from harness._providers.openai_chat.errors import PROVIDER
-from harness._providers.openai_shared import api_error, call_input, wire_dict
+from harness._providers.openai_shared import api_error, call_input, shown, wire_dict
 
 __all__ = [
     "COMPLETE_FINISH_REASONS",
@@ -78,11 +78,6 @@ def forces_tool_call(tool_choice: object) -> bool:
 
 def _error(code: str, **fields: object) -> StreamProtocolError:
     return StreamProtocolError(code, provider=PROVIDER, **fields)
-
-
-def _shown(value: object) -> str:
-    """A field the stream sent, for a message: `null` for a missing one."""
-    return "null" if value is None else repr(value)
 
 
 @dataclass(slots=True)
@@ -220,7 +215,7 @@ class ChatAdapter:
                 choice = {}
             index = choice.get("index")
             if index != 0 or type(index) is not int:
-                raise _error("multiple_choices", choice=_shown(index))
+                raise _error("multiple_choices", choice=shown(index))
             delta = choice.get("delta")
             if type(delta) is not dict:
                 delta = {}
@@ -258,7 +253,7 @@ class ChatAdapter:
             if call is None:
                 if type(index) is not int:
                     raise _error(
-                        "incomplete_tool_call_start", at=_shown(index), part="integer index"
+                        "incomplete_tool_call_start", at=shown(index), part="integer index"
                     )
                 if ident is None and name is None:
                     raise _error("orphan_arguments_delta", index=index)
@@ -283,7 +278,8 @@ class ChatAdapter:
         """Choice 0 finished: judge the reason, then the calls; yield the calls."""
         self._finish_reason = reason
         if not isinstance(reason, str) or reason not in self._finish_reasons:
-            raise _error("unsupported_finish_reason", finish_reason=reason)
+            shown_reason = reason if isinstance(reason, str) and reason else shown(reason)
+            raise _error("unsupported_finish_reason", finish_reason=shown_reason)
         count = len(self._calls)
         if reason == "stop" and count and not self._forced:
             raise _error("stop_with_tool_calls", count=count)

@@ -52,7 +52,7 @@ from typing import Any, Final
 from harness._events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent
 from harness._exceptions import APIErrorEvent, StreamProtocolError
 from harness._providers.openai_responses.errors import PROVIDER
-from harness._providers.openai_shared import api_error, call_input, wire_dict
+from harness._providers.openai_shared import api_error, call_input, shown, wire_dict
 
 __all__ = [
     "PASSED_OVER_ITEMS",
@@ -205,7 +205,7 @@ class ResponsesAdapter:
     def _feed(self, event: dict[str, Any]) -> list[ModelEvent]:
         kind = event.get("type")
         if type(kind) is not str:  # no type, or what a server should not have sent
-            kind = "null" if kind is None else repr(kind)
+            kind = shown(kind)
         if self._terminal is not None:
             raise _error("event_after_response_completed", event_type=kind, terminal=self._terminal)
         nested = event.get("error")
@@ -221,8 +221,7 @@ class ResponsesAdapter:
             self._started = True
         number = event.get("sequence_number")
         if number != self._next or type(number) is not int:
-            shown = "null" if number is None else repr(number)
-            raise _error("sequence_gap", event_type=kind, got=shown, expected=self._next)
+            raise _error("sequence_gap", event_type=kind, got=shown(number), expected=self._next)
         self._next += 1
         if kind == _TEXT_DELTA:  # almost every event: first, in the fewest steps
             self._part(event, kind)
@@ -274,7 +273,7 @@ class ResponsesAdapter:
         item = self._items.get(index) if type(index) is int else None
         if item is None:
             if not self._resumed or type(index) is not int or index in self._done:
-                raise _error("orphan_delta", event_type=kind, part="output item", index=index)
+                raise _error("orphan_delta", event_type=kind, part="output item", at=shown(index))
             item = self._items[index] = _Item(None, resumed=True)
         return item
 
@@ -284,17 +283,17 @@ class ResponsesAdapter:
         index = event.get("content_index")
         if type(index) is not int or index not in item.parts:
             if not item.resumed or type(index) is not int or index in item.done_parts:
-                part = f"content part {index}"
-                raise _error(
-                    "orphan_delta", event_type=kind, part=part, index=event["output_index"]
-                )
+                part = f"content part {shown(index)}"
+                raise _error("orphan_delta", event_type=kind, part=part, at=event["output_index"])
             item.parts.add(index)
         return item, index
 
     def _added(self, event: dict[str, Any]) -> list[ModelEvent]:
         index = event.get("output_index")
         if type(index) is not int:
-            raise _error("orphan_delta", event_type=event["type"], part="output item", index=index)
+            raise _error(
+                "orphan_delta", event_type=event["type"], part="output item", at=shown(index)
+            )
         if index in self._items or index in self._done:
             raise _error("duplicate_output_item", index=index)
         kind = _dict(event.get("item")).get("type")
@@ -361,8 +360,8 @@ class ResponsesAdapter:
                 or not isinstance(reason, str)
                 or reason not in self._incomplete_reasons
             ):
-                shown = "no reason given" if reason is None else reason
-                raise _error("response_incomplete", status=response.get("status"), reason=shown)
+                why = "no reason given" if reason is None else reason
+                raise _error("response_incomplete", status=response.get("status"), reason=why)
         elif kind != "response.completed":
             return []
         if self._items:

@@ -19,7 +19,7 @@ PROVIDER: Final = "openai-responses"
 #: code -> message template (after the prefix)
 ERROR_TABLE: Final[dict[str, str]] = {
     "missing_response_created": "stream began with {event_type} instead of response.created",
-    "orphan_delta": "{event_type} arrived without an open {part} at output index {index}",
+    "orphan_delta": "{event_type} arrived without an open {part} at output index {at}",
     "duplicate_output_item": "duplicate response.output_item.added for output index {index}",
     "invalid_tool_json": "function_call item {index} had arguments that are not JSON",
     "non_object_tool_input": "function_call item {index} had arguments that are not a JSON object",
@@ -38,18 +38,19 @@ ERROR_TABLE: Final[dict[str, str]] = {
 #: field of a template -> what it holds, as a regular expression (as `ERROR_FIELDS` of
 #: `harness._exceptions`)
 ERROR_FIELDS: Final[dict[str, str]] = {
-    "event_type": r"\S+",
-    "part": r"(output item|content part \d+)",
+    "event_type": r".+",
+    "part": r"(output item|content part .+)",
+    "at": r".+",
     "index": r"\d+",
     "indexes": r"\d+(, \d+)*",
-    "status": r".+",
-    "reason": r".+",
+    "status": r".*",
+    "reason": r".*",
     "error_code": r".*",
     "error_message": r".*",
     "terminal": r"response\.(completed|incomplete)",
-    "got": r".+",
+    "got": r".*",
     "expected": r".*",
-    "item_type": r".+",
+    "item_type": r".*",
 }
 
 
