@@ -111,6 +111,8 @@ class ChatAdapter:
         self._finish_reason: object = None
         self._error: StreamProtocolError | APIErrorEvent | None = None
         self._finished = False
+        #: no error, no finish reason, no `[DONE]`, not finished: the text fast path's state
+        self._reading = True
 
     @property
     def open_tool_calls(self) -> tuple[int, ...]:
@@ -120,38 +122,40 @@ class ChatAdapter:
     def feed(self, item: Any) -> list[ModelEvent]:
         """Take one `data` object (a chunk dict, an error line, `DONE`); return the events
         it completes."""
+        if self._reading and type(item) is dict:
+            # Almost every chunk is choice 0's text, `{"content": ...}` alone: read it in
+            # the fewest steps, raising nothing (`_feed` applies every rule to the rest).
+            choices = item.get("choices")
+            if type(choices) is list and len(choices) == 1:
+                choice = choices[0]
+                delta = choice.get("delta") if type(choice) is dict else None
+                if type(delta) is dict and len(delta) == 1:
+                    content = delta.get("content")
+                    index = choice.get("index")
+                    if (
+                        type(content) is str
+                        and index == 0
+                        and type(index) is int
+                        and choice.get("finish_reason") is None
+                        and item.get("id") == self._id
+                        and "error" not in item
+                        and item.get("object") != ""
+                    ):
+                        return [TextEvent(content)] if content and self._text else []
         if self._error is not None or self._finished:
             self._check_usable()
         try:
-            if type(item) is dict and self._finish_reason is None:
-                # Almost every chunk is choice 0's text, `{"content": ...}` alone: read
-                # it in the fewest steps (`_feed` applies every rule to anything else).
-                choices = item.get("choices")
-                if type(choices) is list and len(choices) == 1:
-                    choice = choices[0]
-                    delta = choice.get("delta") if type(choice) is dict else None
-                    if type(delta) is dict and len(delta) == 1 and not self._done:
-                        content = delta.get("content")
-                        index = choice.get("index")
-                        if (
-                            type(content) is str
-                            and index == 0
-                            and type(index) is int
-                            and choice.get("finish_reason") is None
-                            and item.get("id") == self._id
-                            and "error" not in item
-                            and item.get("object") != ""
-                        ):
-                            return [TextEvent(content)] if content and self._text else []
             return self._feed(item)
         except (StreamProtocolError, APIErrorEvent) as error:
             self._error = error
+            self._reading = False
             raise
 
     def finish(self) -> list[ModelEvent]:
         """The body is exhausted: check the end rules and return `[DoneEvent()]`."""
         self.check_end()
         self._finished = True
+        self._reading = False
         return [DoneEvent()]
 
     def check_end(self) -> None:
@@ -166,6 +170,7 @@ class ChatAdapter:
                 raise _error("missing_finish_reason")
         except StreamProtocolError as error:
             self._error = error
+            self._reading = False
             raise
 
     def _check_usable(self) -> None:
@@ -192,6 +197,7 @@ class ChatAdapter:
                 if self._finish_reason is None and self._calls:
                     raise self._unfinished()
                 self._done = True
+                self._reading = False
                 return []
             item = wire_dict(item)
             if type(item) is not dict:
@@ -277,6 +283,7 @@ class ChatAdapter:
     def _at_finish(self, reason: object) -> list[ModelEvent]:
         """Choice 0 finished: judge the reason, then the calls; yield the calls."""
         self._finish_reason = reason
+        self._reading = False
         if not isinstance(reason, str) or reason not in self._finish_reasons:
             shown_reason = reason if isinstance(reason, str) and reason else shown(reason)
             raise _error("unsupported_finish_reason", finish_reason=shown_reason)

@@ -137,6 +137,8 @@ class ResponsesAdapter:
         self._done: set[int] = set()
         self._error: StreamProtocolError | APIErrorEvent | None = None
         self._finished = False
+        #: started, no terminal event, no error, not finished: the text fast path's state
+        self._reading = self._started
 
     @property
     def open_output_items(self) -> tuple[int, ...]:
@@ -145,42 +147,40 @@ class ResponsesAdapter:
 
     def feed(self, event: Any) -> list[ModelEvent]:
         """Take one event (a dict, or the SDK's object); return the events it completes."""
+        if self._reading and type(event) is dict and event.get("type") == _TEXT_DELTA:
+            # Almost every event is a text delta at an open part: read it in the fewest
+            # steps, raising nothing (`_feed` applies every rule to the rest).
+            number = event.get("sequence_number")
+            output_index = event.get("output_index")
+            content_index = event.get("content_index")
+            if (
+                number == self._next
+                and type(number) is int
+                and type(output_index) is int
+                and type(content_index) is int
+                and "error" not in event
+            ):
+                item = self._items.get(output_index)
+                if item is not None and content_index in item.parts:
+                    self._next = number + 1
+                    delta = event.get("delta")
+                    return [TextEvent(delta)] if delta and type(delta) is str and self._text else []
         if self._error is not None or self._finished:
             self._check_usable()
         try:
             if type(event) is not dict:
                 event = _dict(wire_dict(event))
-            elif event.get("type") == _TEXT_DELTA and self._terminal is None and self._started:
-                # Almost every event is a text delta at an open part: read it in the
-                # fewest steps (`_feed` applies every rule to anything else).
-                number = event.get("sequence_number")
-                output_index = event.get("output_index")
-                content_index = event.get("content_index")
-                if (
-                    number == self._next
-                    and type(number) is int
-                    and type(output_index) is int
-                    and type(content_index) is int
-                    and "error" not in event
-                ):
-                    item = self._items.get(output_index)
-                    if item is not None and content_index in item.parts:
-                        self._next = number + 1
-                        delta = event.get("delta")
-                        return (
-                            [TextEvent(delta)]
-                            if delta and type(delta) is str and self._text
-                            else []
-                        )
             return self._feed(event)
         except (StreamProtocolError, APIErrorEvent) as error:
             self._error = error
+            self._reading = False
             raise
 
     def finish(self) -> list[ModelEvent]:
         """The body is exhausted: check the end rules and return `[DoneEvent()]`."""
         self.check_end()
         self._finished = True
+        self._reading = False
         return [DoneEvent()]
 
     def check_end(self) -> None:
@@ -188,6 +188,7 @@ class ResponsesAdapter:
         self._check_usable()
         if self._terminal is None:
             self._error = _error("missing_response_completed")
+            self._reading = False
             raise self._error
 
     def _check_usable(self) -> None:
@@ -218,7 +219,7 @@ class ResponsesAdapter:
         if not self._started:
             if kind != "response.created":
                 raise _error("missing_response_created", event_type=kind)
-            self._started = True
+            self._started = self._reading = True
         number = event.get("sequence_number")
         if number != self._next or type(number) is not int:
             raise _error("sequence_gap", event_type=kind, got=shown(number), expected=self._next)
@@ -368,6 +369,7 @@ class ResponsesAdapter:
             indexes = ", ".join(str(index) for index in self._items)
             raise _error("unfinished_output_items", event_type=kind, indexes=indexes)
         self._terminal = kind
+        self._reading = False
         return []
 
 
