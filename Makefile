@@ -37,6 +37,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.floors
 	$(BIN)/python -m bench --sizes 1e3,1e4,1e5
 	$(BIN)/python -m bench.serve_load
+	$(BIN)/python -m bench.openai_adapters
 
 # Installed once into an ignored folder; without node the TypeScript check is skipped.
 $(NODE_SDK):

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness._events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent
-from harness._exceptions import StreamProtocolError
+from harness._exceptions import ANTHROPIC, StreamProtocolError
 from harness._json import strict_json
 
 __all__ = [
@@ -53,13 +53,14 @@ __all__ = [
 COMPLETE_STOP_REASONS: frozenset[str] = frozenset({"end_turn", "tool_use"})
 
 
-def tool_input(value: object, index: int) -> dict[str, Any]:
-    """Structural check of a tool's input: it must be a JSON object.
+def tool_input(value: object, index: int, *, provider: str = ANTHROPIC) -> dict[str, Any]:
+    """Structural check of a tool's input: it must be a JSON object. Every provider's
+    adapter makes it here (`non_object_tool_input` of its own table).
 
     Field checks (is `path` a string?) belong to the tool, not here.
     """
     if not isinstance(value, dict):
-        raise StreamProtocolError("non_object_tool_input", index=index)
+        raise StreamProtocolError("non_object_tool_input", provider=provider, index=index)
     return value
 
 

@@ -20,19 +20,33 @@
         └── ToolError             a tool could not do what a call asked
 
 Exit codes are the command line's business (`harness_cli.exit.Exit`), never carried here.
+
+One `StreamProtocolError` serves every provider (a wire dialect: `harness._providers`).
+Each provider's table, its message prefix and its fields' patterns are one `ErrorTable`,
+registered under the provider's name in `ERROR_TABLES`; Anthropic's ("anthropic", the
+default) is here, as `ERROR_TABLE`, `ERROR_FIELDS` and `PROTOCOL_ERROR_PREFIX`, and a
+provider's own is data in its subpackage, registered when its module is imported
+(`register_error_table`). `StreamProtocolError(code, provider="openai-chat", ...)` then
+reads that table; with no `provider` it is Anthropic's error exactly as before. A
+provider's error pickles through its table's own rebuild function, which lives in the
+provider's module: unpickling imports that module, so the table is there to read.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Final
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from harness.agent.messages import Message
 
 __all__ = [
+    "ANTHROPIC",
     "ERROR_FIELDS",
     "ERROR_TABLE",
+    "ERROR_TABLES",
     "PROTOCOL_ERROR_PREFIX",
     "APIErrorEvent",
     "AgentError",
@@ -40,6 +54,7 @@ __all__ = [
     "CassetteError",
     "CassetteImportError",
     "EmptyTurnError",
+    "ErrorTable",
     "HarnessError",
     "InputError",
     "OutputError",
@@ -49,6 +64,7 @@ __all__ = [
     "StreamProtocolError",
     "ToolError",
     "error_pattern",
+    "register_error_table",
 ]
 
 PROTOCOL_ERROR_PREFIX: Final = "Anthropic stream protocol error: "
@@ -80,19 +96,56 @@ ERROR_FIELDS: Final[dict[str, str]] = {
 }
 
 
+#: the provider a `StreamProtocolError` is of when none is named
+ANTHROPIC: Final = "anthropic"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorTable:
+    """One provider's error table as data: its message prefix, code -> message template
+    (after the prefix), each field's pattern (as `ERROR_FIELDS`), and the module-level
+    function that rebuilds one of its errors from `(code, fields)` (for pickling)."""
+
+    prefix: str
+    templates: Mapping[str, str]
+    fields: Mapping[str, str]
+    rebuild: Callable[[str, dict[str, Any]], StreamProtocolError] | None = None
+
+
+#: provider name -> its table; Anthropic's is here, each other provider registers its own
+ERROR_TABLES: Final[dict[str, ErrorTable]] = {
+    ANTHROPIC: ErrorTable(PROTOCOL_ERROR_PREFIX, ERROR_TABLE, ERROR_FIELDS),
+}
+
+
+def register_error_table(provider: str, table: ErrorTable) -> None:
+    """Make `table` the one `StreamProtocolError(..., provider=provider)` reads. Every
+    template's field has a pattern, and a provider other than Anthropic names its
+    `rebuild` function. A module imported again (pytest's in-process runs unload
+    modules) registers its table again, replacing the old one."""
+    for template in table.templates.values():
+        missing = set(re.findall(r"\{(\w+)\}", template)) - set(table.fields)
+        if missing:
+            raise ValueError(f"{provider}: no pattern for field(s) {sorted(missing)}")
+    if table.rebuild is None:
+        raise ValueError(f"{provider}: an error table needs its rebuild function")
+    ERROR_TABLES[provider] = table
+
+
 def _literal(text: str) -> str:
     """`text` as a pattern: only the metacharacters escaped (`re.escape` also escapes
     spaces, which JavaScript's `u` mode and Rust refuse)."""
     return re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\1", text)
 
 
-def error_pattern(code: str) -> str:
+def error_pattern(code: str, *, provider: str = ANTHROPIC) -> str:
     """The pattern a whole message of `code` matches, with or without the prefix: the
-    template, its literal text escaped and its fields as `ERROR_FIELDS` says."""
+    template, its literal text escaped and its fields as the table's fields say."""
+    table = ERROR_TABLES[provider]
     pattern = ""
-    for number, part in enumerate(re.split(r"\{(\w+)\}", ERROR_TABLE[code])):
-        pattern += ERROR_FIELDS[part] if number % 2 else _literal(part)
-    return f"^({_literal(PROTOCOL_ERROR_PREFIX)})?{pattern}$"
+    for number, part in enumerate(re.split(r"\{(\w+)\}", table.templates[code])):
+        pattern += table.fields[part] if number % 2 else _literal(part)
+    return f"^({_literal(table.prefix)})?{pattern}$"
 
 
 class HarnessError(Exception):
@@ -100,19 +153,24 @@ class HarnessError(Exception):
 
 
 class StreamProtocolError(HarnessError):
-    """The provider's stream broke the protocol; `code` is a key of `ERROR_TABLE`."""
+    """The provider's stream broke the protocol; `code` is a key of the provider's table
+    (`ERROR_TABLE` for Anthropic, the default), `str()` starts with the table's prefix."""
 
-    def __init__(self, code: str, **fields: object) -> None:
+    def __init__(self, code: str, *, provider: str = ANTHROPIC, **fields: object) -> None:
+        table = ERROR_TABLES[provider]
         self.code = code
-        self.fields = fields
-        self.detail = ERROR_TABLE[code].format(**fields)
-        super().__init__(PROTOCOL_ERROR_PREFIX + self.detail)
+        self.provider = provider
+        self.fields: dict[str, Any] = fields
+        self.detail = table.templates[code].format(**fields)
+        super().__init__(table.prefix + self.detail)
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild_protocol_error, (self.code, self.fields))
+        if self.provider == ANTHROPIC:
+            return (_rebuild_protocol_error, (self.code, self.fields))
+        return (ERROR_TABLES[self.provider].rebuild, (self.code, self.fields))
 
 
-def _rebuild_protocol_error(code: str, fields: dict[str, object]) -> StreamProtocolError:
+def _rebuild_protocol_error(code: str, fields: dict[str, Any]) -> StreamProtocolError:
     return StreamProtocolError(code, **fields)
 
 

@@ -29,6 +29,7 @@ HARNESS = ROOT / "harness"
 MAY_IMPORT: dict[str, set[str]] = {
     "_cassette": set(),
     "_interop": {"_cassette"},
+    "_providers": set(),
     "_record": {"_cassette"},
     "_replay": {"_cassette", "_record"},
     "_strict": {"_cassette", "_replay"},
@@ -224,5 +225,10 @@ def test_the_wheel_packages_every_subpackage() -> None:
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     packages = project["tool"]["setuptools"]["packages"]
-    expected = ["harness", *(f"harness.{name}" for name in SUBPACKAGES), "harness_cli"]
+    nested = [
+        ".".join(path.parent.relative_to(ROOT).parts)
+        for name in SUBPACKAGES
+        for path in (HARNESS / name).glob("*/__init__.py")
+    ]
+    expected = ["harness", *(f"harness.{name}" for name in SUBPACKAGES), *nested, "harness_cli"]
     assert sorted(packages) == sorted(expected)

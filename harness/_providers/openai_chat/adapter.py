@@ -1,0 +1,349 @@
+"""The strict Chat Completions adapter: chunk dicts in, internal `ModelEvent`s out.
+
+Theory of operation
+-------------------
+`ChatAdapter` is a sans-IO state machine, as `harness._adapter.StreamAdapter` is.
+`feed(item)` takes one SSE `data` object of a `stream=True` Chat Completions answer: a
+`chat.completion.chunk` dict, an `{"error": ...}` line's dict, or `DONE` (the `[DONE]`
+sentinel, the string itself). It returns the internal events the item completes;
+`finish()` is called once the body is exhausted and returns the final `DoneEvent` or
+raises. SDK chunk objects are read as the dicts their lines held (`wire_dict`).
+
+State:
+- the completion id of the first chunk read (every later chunk must carry it), and
+  whether `[DONE]` was seen (nothing may follow it);
+- the open tool calls, keyed by their `tool_calls[].index`, in opening order: a call is
+  opened by a piece with an integer `index`, an `id` and a `function.name`; later pieces
+  of that index add `arguments` text (repeating the same `id` or name is tolerated and
+  kept once);
+- choice 0's `finish_reason`. It completes the answer: at it the finish reason is
+  judged, then the calls; each call's joined `arguments` are parsed once, and every call
+  is yielded, in opening order. After it, choice 0 may only repeat it with an empty delta.
+
+Passed over: Azure's filter chunks (`object: ""`) and the usage chunk (`choices: []`),
+`reasoning_content` / `reasoning` deltas, `role`, `logprobs`, `audio` and any field the
+adapter does not know. SSE comments never reach it: they are not `data`.
+
+Policy, as `StreamAdapter(stop_reasons=...)` is for Anthropic: `finish_reasons` are the
+finish reasons that complete an answer (by default `stop` and `tool_calls`: `length`
+and `content_filter` cut it, `function_call` is the deprecated API whose calls the
+adapter does not assemble); `refusal_is_answer=True` yields a refusal's text as text
+instead of raising `refusal`. The request's `tool_choice` is a constructor argument:
+when it named a function or was `required`, OpenAI finishes its forced calls with
+`stop`, which is then no `stop_with_tool_calls`.
+
+Items are dispatched on dict keys, never on classes. Any violation raises
+`StreamProtocolError` (provider `"openai-chat"`); an `{"error": ...}` line raises the
+`APIErrorEvent` replay reports as `api_error:<type>`. The machine then stays failed:
+every later call raises a new error of the same kind, chained from the first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from harness._events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent
+from harness._exceptions import APIErrorEvent, StreamProtocolError
+from harness._providers.openai_chat.errors import PROVIDER
+from harness._providers.openai_shared import api_error, call_input, shown, wire_dict
+
+__all__ = [
+    "COMPLETE_FINISH_REASONS",
+    "DONE",
+    "ChatAdapter",
+    "ato_model_events",
+    "forces_tool_call",
+    "to_model_events",
+]
+
+#: the `[DONE]` sentinel that ends a Chat Completions body, as `feed` takes it
+DONE: Final = "[DONE]"
+
+#: The finish reasons that complete an answer by default: anything else left it unfinished.
+COMPLETE_FINISH_REASONS: frozenset[str] = frozenset({"stop", "tool_calls"})
+
+#: no chunk read yet (a chunk's id may itself be None)
+_UNSET: Final = object()
+
+
+def forces_tool_call(tool_choice: object) -> bool:
+    """Whether a request's `tool_choice` forces a call (`required`, or a named function):
+    OpenAI then finishes with `stop`, not `tool_calls`."""
+    return tool_choice == "required" or (
+        isinstance(tool_choice, dict) and tool_choice.get("type") in ("function", "custom")
+    )
+
+
+def _error(code: str, **fields: object) -> StreamProtocolError:
+    return StreamProtocolError(code, provider=PROVIDER, **fields)
+
+
+@dataclass(slots=True)
+class _Call:
+    id: str
+    name: str
+    #: the `arguments` pieces, joined once at the finish (`+=` on a str is quadratic here)
+    pieces: list[str] = field(default_factory=list)
+    non_string: bool = False
+
+
+class ChatAdapter:
+    """One Chat Completions body's `data` objects -> internal events. See the module."""
+
+    def __init__(
+        self,
+        *,
+        finish_reasons: Collection[str] = COMPLETE_FINISH_REASONS,
+        refusal_is_answer: bool = False,
+        tool_choice: object = None,
+        text: bool = True,
+    ) -> None:
+        self._finish_reasons = finish_reasons
+        self._refusal_is_answer = refusal_is_answer
+        self._forced = forces_tool_call(tool_choice)
+        #: False: the same rules, but no `TextEvent` built (as `StreamAdapter(text=False)`)
+        self._text = text
+        self._id: object = _UNSET
+        self._done = False
+        self._calls: dict[int, _Call] = {}
+        self._finish_reason: object = None
+        self._error: StreamProtocolError | APIErrorEvent | None = None
+        self._finished = False
+        #: no error, no finish reason, no `[DONE]`, not finished: the text fast path's state
+        self._reading = True
+
+    @property
+    def open_tool_calls(self) -> tuple[int, ...]:
+        """The indexes of the calls opened and not yet yielded, in opening order."""
+        return () if self._finish_reason is not None else tuple(self._calls)
+
+    def feed(self, item: Any) -> list[ModelEvent]:
+        """Take one `data` object (a chunk dict, an error line, `DONE`); return the events
+        it completes."""
+        if self._reading and type(item) is dict:
+            # Almost every chunk is choice 0's text, `{"content": ...}` alone: read it in
+            # the fewest steps, raising nothing (`_feed` applies every rule to the rest).
+            choices = item.get("choices")
+            if type(choices) is list and len(choices) == 1:
+                choice = choices[0]
+                delta = choice.get("delta") if type(choice) is dict else None
+                if type(delta) is dict and len(delta) == 1:
+                    content = delta.get("content")
+                    index = choice.get("index")
+                    if (
+                        type(content) is str
+                        and index == 0
+                        and type(index) is int
+                        and choice.get("finish_reason") is None
+                        and item.get("id") == self._id
+                        and "error" not in item
+                        and item.get("object") != ""
+                    ):
+                        return [TextEvent(content)] if content and self._text else []
+        if self._error is not None or self._finished:
+            self._check_usable()
+        try:
+            return self._feed(item)
+        except (StreamProtocolError, APIErrorEvent) as error:
+            self._error = error
+            self._reading = False
+            raise
+
+    def finish(self) -> list[ModelEvent]:
+        """The body is exhausted: check the end rules and return `[DoneEvent()]`."""
+        self.check_end()
+        self._finished = True
+        self._reading = False
+        return [DoneEvent()]
+
+    def check_end(self) -> None:
+        """Raise now what `finish()` would raise if the body ended here; the machine goes on."""
+        self._check_usable()
+        try:
+            if self._finish_reason is None and self._calls:
+                raise self._unfinished()
+            if not self._done:
+                raise _error("missing_done")
+            if self._finish_reason is None:
+                raise _error("missing_finish_reason")
+        except StreamProtocolError as error:
+            self._error = error
+            self._reading = False
+            raise
+
+    def _check_usable(self) -> None:
+        first = self._error
+        if isinstance(first, StreamProtocolError):
+            # A new error each time, chained from the first (as StreamAdapter's).
+            raise StreamProtocolError(
+                first.code, provider=first.provider, **first.fields
+            ) from first
+        if first is not None:
+            raise APIErrorEvent(first.body, first.status_code) from first
+        if self._finished:
+            raise RuntimeError("ChatAdapter.finish() was already called")
+
+    def _unfinished(self) -> StreamProtocolError:
+        indexes = ", ".join(str(index) for index in self._calls)
+        return _error("unfinished_tool_calls", indexes=indexes)
+
+    def _feed(self, item: Any) -> list[ModelEvent]:
+        if self._done:
+            raise _error("chunk_after_done")
+        if type(item) is not dict:
+            if item == DONE:
+                if self._finish_reason is None and self._calls:
+                    raise self._unfinished()
+                self._done = True
+                self._reading = False
+                return []
+            item = wire_dict(item)
+            if type(item) is not dict:
+                item = {}
+        chunk: dict[str, Any] = item
+        details = chunk.get("error")
+        if details:  # the SDK raises for any line whose `error` is set
+            name = (details.get("type") or details.get("code")) if type(details) is dict else None
+            raise api_error(details, name, chunk)
+        choices = chunk.get("choices")
+        if not choices or chunk.get("object") == "":
+            return []  # the usage chunk, Azure's filter chunks: nothing of the answer
+        ident = chunk.get("id")
+        if ident != self._id:
+            if self._id is not _UNSET:
+                raise _error("inconsistent_chunk", got=ident, expected=self._id)
+            self._id = ident
+        events: list[ModelEvent] = []
+        for choice in choices if type(choices) is list else [None]:
+            if type(choice) is not dict:
+                choice = {}
+            index = choice.get("index")
+            if index != 0 or type(index) is not int:
+                raise _error("multiple_choices", choice=shown(index))
+            delta = choice.get("delta")
+            if type(delta) is not dict:
+                delta = {}
+            reason = choice.get("finish_reason")
+            if self._finish_reason is not None:
+                self._after_finish(delta, reason)
+                continue
+            content = delta.get("content")
+            if content and type(content) is str and self._text:
+                events.append(TextEvent(content))
+            refusal = delta.get("refusal")
+            if refusal:
+                if not self._refusal_is_answer:
+                    raise _error("refusal")
+                if type(refusal) is str and self._text:
+                    events.append(TextEvent(refusal))
+            pieces = delta.get("tool_calls")
+            if pieces:
+                self._pieces(pieces)
+            if reason is not None:
+                events += self._at_finish(reason)
+        return events
+
+    def _pieces(self, pieces: Any) -> None:
+        for piece in pieces if type(pieces) is list else [None]:
+            if type(piece) is not dict:
+                piece = {}
+            index = piece.get("index")
+            function = piece.get("function")
+            if type(function) is not dict:
+                function = {}
+            ident = piece.get("id")
+            name = function.get("name")
+            call = self._calls.get(index) if type(index) is int else None
+            if call is None:
+                if type(index) is not int:
+                    raise _error(
+                        "incomplete_tool_call_start", at=shown(index), part="integer index"
+                    )
+                if ident is None and name is None:
+                    raise _error("orphan_arguments_delta", index=index)
+                if not ident or type(ident) is not str:
+                    raise _error("incomplete_tool_call_start", at=index, part="id")
+                if not name or type(name) is not str:
+                    raise _error("incomplete_tool_call_start", at=index, part="function name")
+                call = self._calls[index] = _Call(ident, name)
+            else:
+                if ident is not None and ident != call.id:
+                    raise _error("duplicate_tool_call", index=index, part="id")
+                if name is not None and name != call.name:
+                    raise _error("duplicate_tool_call", index=index, part="function name")
+            arguments = function.get("arguments")
+            if arguments is not None:
+                if type(arguments) is str:
+                    call.pieces.append(arguments)
+                else:  # a number or an object where text belongs: not parsable
+                    call.non_string = True
+
+    def _at_finish(self, reason: object) -> list[ModelEvent]:
+        """Choice 0 finished: judge the reason, then the calls; yield the calls."""
+        self._finish_reason = reason
+        self._reading = False
+        if not isinstance(reason, str) or reason not in self._finish_reasons:
+            shown_reason = reason if isinstance(reason, str) and reason else shown(reason)
+            raise _error("unsupported_finish_reason", finish_reason=shown_reason)
+        count = len(self._calls)
+        if reason == "stop" and count and not self._forced:
+            raise _error("stop_with_tool_calls", count=count)
+        if reason == "tool_calls" and not count:
+            raise _error("tool_calls_without_tool_calls")
+        events: list[ModelEvent] = []
+        for index, call in self._calls.items():
+            if call.non_string:
+                raise _error("invalid_tool_json", index=index)
+            arguments = call_input("".join(call.pieces), index, PROVIDER)
+            events.append(ToolCallEvent(ToolCall(call.id, call.name, arguments)))
+        return events
+
+    def _after_finish(self, delta: dict[str, Any], reason: object) -> None:
+        """Choice 0 after its finish: an empty delta, repeating the reason or not, only."""
+        if delta.get("content"):
+            what = "content"
+        elif delta.get("refusal"):
+            what = "a refusal"
+        elif delta.get("tool_calls"):
+            what = "a tool call piece"
+        elif delta.get("function_call"):
+            what = "a function_call"
+        elif reason is not None and reason != self._finish_reason:
+            what = f"finish_reason {reason}"
+        else:
+            return
+        raise _error("chunk_after_finish", what=what)
+
+
+def to_model_events(
+    items: Iterable[Any], *, done_at_end: bool = False, **options: Any
+) -> Iterator[ModelEvent]:
+    """Adapt a sync stream of `data` objects (chunk dicts, or the SDK's chunk objects).
+
+    The SDK's own iteration (`client.chat.completions.create(..., stream=True)`) consumes
+    `[DONE]` and ends the same way without it: pass `done_at_end=True` to feed `DONE`
+    after its last chunk (`missing_done` is then the wire's rule, not checked here).
+    `options` are `ChatAdapter`'s.
+    """
+    adapter = ChatAdapter(**options)
+    for item in items:
+        yield from adapter.feed(item)
+    if done_at_end:
+        yield from adapter.feed(DONE)
+    yield from adapter.finish()
+
+
+async def ato_model_events(
+    items: AsyncIterable[Any], *, done_at_end: bool = False, **options: Any
+) -> AsyncIterator[ModelEvent]:
+    """Adapt an async stream of `data` objects; the same machine as `to_model_events`."""
+    adapter = ChatAdapter(**options)
+    async for item in items:
+        for event in adapter.feed(item):
+            yield event
+    for event in adapter.feed(DONE) if done_at_end else []:
+        yield event
+    for event in adapter.finish():
+        yield event

@@ -1,0 +1,392 @@
+"""The strict Responses adapter: `response.*` event dicts in, internal `ModelEvent`s out.
+
+Theory of operation
+-------------------
+`ResponsesAdapter` is a sans-IO state machine, as `harness._adapter.StreamAdapter` is.
+`feed(event)` takes one SSE `data` object of a streamed Responses answer (each carries
+its `type` and `sequence_number`) and returns the internal events it completes;
+`finish()` is called once the body is exhausted and returns the final `DoneEvent` or
+raises. SDK event objects are read as the dicts their lines held (`wire_dict`).
+
+State:
+- the next `sequence_number` (0 for a fresh stream, N+1 for a resumed one: every event
+  must carry exactly it), the response id of `response.created` (every lifecycle event
+  must carry it), and the terminal event once seen (nothing may follow it);
+- the output items added and not yet done, keyed by `output_index`, each with its type,
+  its open content parts (`content_index`) and, for a `function_call`, its `arguments`
+  deltas; and the indexes already done (a delta there is an orphan, as at one never added).
+
+A `function_call` is yielded at its `output_item.done`, `call_id` as its id: the done
+item's `arguments` must equal the joined deltas (and the `arguments.done` event's), and
+parse as a JSON object (`{}` when empty). Text is yielded at each `output_text.delta`.
+Reasoning items, hosted-tool items (web and file search, MCP calls and tool lists, code
+interpreter, image generation, tool search, compaction) and their events, annotations
+and event types the adapter does not know yield nothing, as thinking does for Anthropic.
+An item that asks the client to act in a way no `ToolCallEvent` says (`custom_tool_call`,
+whose input is free text; `computer_call`, `local_shell_call`, `shell_call`,
+`apply_patch_call`, `mcp_approval_request`, any type not known) is refused.
+
+A resumed stream (`GET /v1/responses/{id}?stream=true&starting_after=N`, the
+constructor's `starting_after=N`) starts at sequence N+1 without `response.created`; an
+output index it has not seen is taken as added before the resume point (open, its
+deltas then not compared with the final `arguments`).
+
+Policy, as `StreamAdapter(stop_reasons=...)` is for Anthropic: `incomplete_reasons` are
+the `incomplete_details.reason`s whose `response.incomplete` still completes an answer
+(none by default: `max_output_tokens` and `content_filter` cut it); `refusal_is_answer`
+yields a refusal's text as text instead of raising `refusal`.
+
+Events are dispatched on their `type` strings, never on classes. Any violation raises
+`StreamProtocolError` (provider `"openai-responses"`); an `error` event, flat (`code`,
+`message`: the documented shape) or nested (`{"error": {...}}`, which the SDK raises
+for), raises the `APIErrorEvent` replay reports as `api_error:<code>`. The machine then
+stays failed: every later call raises a new error of the same kind, chained from the first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from harness._events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent
+from harness._exceptions import APIErrorEvent, StreamProtocolError
+from harness._providers.openai_responses.errors import PROVIDER
+from harness._providers.openai_shared import api_error, call_input, shown, wire_dict
+
+__all__ = [
+    "PASSED_OVER_ITEMS",
+    "ResponsesAdapter",
+    "ato_model_events",
+    "to_model_events",
+]
+
+#: Output item types that yield nothing: reasoning, and tools the API runs itself.
+PASSED_OVER_ITEMS: Final = frozenset(
+    {
+        "reasoning",
+        "web_search_call",
+        "file_search_call",
+        "mcp_call",
+        "mcp_list_tools",
+        "code_interpreter_call",
+        "image_generation_call",
+        "tool_search_call",
+        "tool_search_output",
+        "compaction",
+    }
+)
+
+#: the event types that carry the response and must carry its id
+_LIFECYCLE: Final = frozenset(
+    {
+        "response.created",
+        "response.queued",
+        "response.in_progress",
+        "response.completed",
+        "response.incomplete",
+        "response.failed",
+    }
+)
+
+_TEXT_DELTA: Final = "response.output_text.delta"
+
+
+def _error(code: str, **fields: object) -> StreamProtocolError:
+    return StreamProtocolError(code, provider=PROVIDER, **fields)
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if type(value) is dict else {}
+
+
+@dataclass(slots=True)
+class _Item:
+    type: Any
+    #: added before a resume point: its parts and deltas are partly unseen
+    resumed: bool = False
+    parts: set[int] = field(default_factory=set)
+    done_parts: set[int] = field(default_factory=set)
+    #: the `arguments` deltas, joined once at the done (`+=` on a str is quadratic here)
+    pieces: list[str] = field(default_factory=list)
+    non_string: bool = False
+    done_arguments: Any = None
+
+
+class ResponsesAdapter:
+    """One streamed Responses answer's events -> internal events. See the module."""
+
+    def __init__(
+        self,
+        *,
+        incomplete_reasons: Collection[str] = (),
+        refusal_is_answer: bool = False,
+        starting_after: int | None = None,
+        text: bool = True,
+    ) -> None:
+        self._incomplete_reasons = incomplete_reasons
+        self._refusal_is_answer = refusal_is_answer
+        self._resumed = starting_after is not None
+        #: False: the same rules, but no `TextEvent` built (as `StreamAdapter(text=False)`)
+        self._text = text
+        self._next = 0 if starting_after is None else starting_after + 1
+        self._started = self._resumed
+        self._response_id: Any = None
+        self._terminal: str | None = None
+        self._items: dict[int, _Item] = {}
+        self._done: set[int] = set()
+        self._error: StreamProtocolError | APIErrorEvent | None = None
+        self._finished = False
+        #: started, no terminal event, no error, not finished: the text fast path's state
+        self._reading = self._started
+
+    @property
+    def open_output_items(self) -> tuple[int, ...]:
+        """The output indexes added and not yet done, in the order they were added."""
+        return tuple(self._items)
+
+    def feed(self, event: Any) -> list[ModelEvent]:
+        """Take one event (a dict, or the SDK's object); return the events it completes."""
+        if self._reading and type(event) is dict and event.get("type") == _TEXT_DELTA:
+            # Almost every event is a text delta at an open part: read it in the fewest
+            # steps, raising nothing (`_feed` applies every rule to the rest).
+            number = event.get("sequence_number")
+            output_index = event.get("output_index")
+            content_index = event.get("content_index")
+            if (
+                number == self._next
+                and type(number) is int
+                and type(output_index) is int
+                and type(content_index) is int
+                and "error" not in event
+            ):
+                item = self._items.get(output_index)
+                if item is not None and content_index in item.parts:
+                    self._next = number + 1
+                    delta = event.get("delta")
+                    return [TextEvent(delta)] if delta and type(delta) is str and self._text else []
+        if self._error is not None or self._finished:
+            self._check_usable()
+        try:
+            if type(event) is not dict:
+                event = _dict(wire_dict(event))
+            return self._feed(event)
+        except (StreamProtocolError, APIErrorEvent) as error:
+            self._error = error
+            self._reading = False
+            raise
+
+    def finish(self) -> list[ModelEvent]:
+        """The body is exhausted: check the end rules and return `[DoneEvent()]`."""
+        self.check_end()
+        self._finished = True
+        self._reading = False
+        return [DoneEvent()]
+
+    def check_end(self) -> None:
+        """Raise now what `finish()` would raise if the body ended here; the machine goes on."""
+        self._check_usable()
+        if self._terminal is None:
+            self._error = _error("missing_response_completed")
+            self._reading = False
+            raise self._error
+
+    def _check_usable(self) -> None:
+        first = self._error
+        if isinstance(first, StreamProtocolError):
+            # A new error each time, chained from the first (as StreamAdapter's).
+            raise StreamProtocolError(
+                first.code, provider=first.provider, **first.fields
+            ) from first
+        if first is not None:
+            raise APIErrorEvent(first.body, first.status_code) from first
+        if self._finished:
+            raise RuntimeError("ResponsesAdapter.finish() was already called")
+
+    def _feed(self, event: dict[str, Any]) -> list[ModelEvent]:
+        kind = event.get("type")
+        if type(kind) is not str:  # no type, or what a server should not have sent
+            kind = shown(kind)
+        if self._terminal is not None:
+            raise _error("event_after_response_completed", event_type=kind, terminal=self._terminal)
+        nested = event.get("error")
+        if nested:  # the SDK raises for any line whose `error` is set
+            details = _dict(nested)
+            raise api_error(details, details.get("code") or details.get("type"), event)
+        if kind == "error":
+            details = {key: event.get(key) for key in ("code", "message", "param")}
+            raise api_error(details, event.get("code"), event)
+        if not self._started:
+            if kind != "response.created":
+                raise _error("missing_response_created", event_type=kind)
+            self._started = self._reading = True
+        number = event.get("sequence_number")
+        if number != self._next or type(number) is not int:
+            raise _error("sequence_gap", event_type=kind, got=shown(number), expected=self._next)
+        self._next += 1
+        if kind == _TEXT_DELTA:  # almost every event: first, in the fewest steps
+            self._part(event, kind)
+            delta = event.get("delta")
+            return [TextEvent(delta)] if delta and type(delta) is str and self._text else []
+        if kind in _LIFECYCLE:
+            return self._lifecycle(kind, event)
+        if kind == "response.output_item.added":
+            return self._added(event)
+        if kind == "response.output_item.done":
+            return self._item_done(event)
+        if kind == "response.function_call_arguments.delta":
+            item = self._item(event, kind)
+            piece = event.get("delta")
+            if type(piece) is str:
+                item.pieces.append(piece)
+            else:  # a number or an object where text belongs: not parsable
+                item.non_string = True
+        elif kind == "response.function_call_arguments.done":
+            self._item(event, kind).done_arguments = event.get("arguments")
+        elif kind == "response.refusal.delta":
+            self._part(event, kind)
+            refusal = event.get("delta")
+            if refusal:
+                if not self._refusal_is_answer:
+                    raise _error("refusal", index=event.get("output_index"))
+                if type(refusal) is str and self._text:
+                    return [TextEvent(refusal)]
+        elif kind == "response.content_part.added":
+            item = self._item(event, kind)
+            index = event.get("content_index")
+            if type(index) is int:
+                item.parts.add(index)
+            part = _dict(event.get("part"))
+            if part.get("type") == "output_text" and part.get("text") and self._text:
+                return [TextEvent(part["text"])]
+        elif kind == "response.content_part.done":
+            item, index = self._part(event, kind)
+            item.parts.discard(index)
+            item.done_parts.add(index)
+        elif kind in ("response.output_text.done", "response.refusal.done"):
+            self._part(event, kind)
+        # reasoning, annotations, hosted tools' progress, kinds added later: nothing.
+        return []
+
+    def _item(self, event: dict[str, Any], kind: Any) -> _Item:
+        """The open item an event names by `output_index`, or `orphan_delta`."""
+        index = event.get("output_index")
+        item = self._items.get(index) if type(index) is int else None
+        if item is None:
+            if not self._resumed or type(index) is not int or index in self._done:
+                raise _error("orphan_delta", event_type=kind, part="output item", at=shown(index))
+            item = self._items[index] = _Item(None, resumed=True)
+        return item
+
+    def _part(self, event: dict[str, Any], kind: Any) -> tuple[_Item, int]:
+        """The open item and content part an event names, or `orphan_delta`."""
+        item = self._item(event, kind)
+        index = event.get("content_index")
+        if type(index) is not int or index not in item.parts:
+            if not item.resumed or type(index) is not int or index in item.done_parts:
+                part = f"content part {shown(index)}"
+                raise _error("orphan_delta", event_type=kind, part=part, at=event["output_index"])
+            item.parts.add(index)
+        return item, index
+
+    def _added(self, event: dict[str, Any]) -> list[ModelEvent]:
+        index = event.get("output_index")
+        if type(index) is not int:
+            raise _error(
+                "orphan_delta", event_type=event["type"], part="output item", at=shown(index)
+            )
+        if index in self._items or index in self._done:
+            raise _error("duplicate_output_item", index=index)
+        kind = _dict(event.get("item")).get("type")
+        self._check_supported(index, kind)
+        self._items[index] = _Item(kind)
+        return []
+
+    @staticmethod
+    def _check_supported(index: int, kind: Any) -> None:
+        if kind != "message" and kind != "function_call" and kind not in PASSED_OVER_ITEMS:
+            raise _error("unsupported_output_item", index=index, item_type=kind)
+
+    def _item_done(self, event: dict[str, Any]) -> list[ModelEvent]:
+        item = self._item(event, event["type"])
+        index: int = event["output_index"]
+        del self._items[index]
+        self._done.add(index)
+        final = _dict(event.get("item"))
+        kind = final.get("type")
+        self._check_supported(index, kind)
+        if kind != "function_call":
+            return []
+        arguments = final.get("arguments")
+        if item.non_string or type(arguments) is not str:
+            raise _error("invalid_tool_json", index=index)
+        joined = "".join(item.pieces)
+        if (not item.resumed and joined != arguments) or (
+            item.done_arguments is not None and item.done_arguments != arguments
+        ):
+            raise _error("arguments_mismatch", index=index)
+        call_id, name = final.get("call_id"), final.get("name")
+        if not call_id or type(call_id) is not str:
+            raise _error(
+                "unsupported_output_item", index=index, item_type="function_call without a call_id"
+            )
+        if not name or type(name) is not str:
+            raise _error(
+                "unsupported_output_item", index=index, item_type="function_call without a name"
+            )
+        return [ToolCallEvent(ToolCall(call_id, name, call_input(arguments, index, PROVIDER)))]
+
+    def _lifecycle(self, kind: str, event: dict[str, Any]) -> list[ModelEvent]:
+        response = _dict(event.get("response"))
+        ident = response.get("id")
+        if self._response_id is None:
+            self._response_id = ident
+        elif ident != self._response_id:
+            raise _error(
+                "inconsistent_response", event_type=kind, got=ident, expected=self._response_id
+            )
+        if kind == "response.failed":
+            details = _dict(response.get("error"))
+            raise _error(
+                "response_failed",
+                error_code=details.get("code"),
+                error_message=details.get("message"),
+            )
+        if kind == "response.incomplete" or (
+            kind == "response.completed" and response.get("status") != "completed"
+        ):
+            reason = _dict(response.get("incomplete_details")).get("reason")
+            if (
+                kind == "response.completed"
+                or not isinstance(reason, str)
+                or reason not in self._incomplete_reasons
+            ):
+                why = "no reason given" if reason is None else reason
+                raise _error("response_incomplete", status=response.get("status"), reason=why)
+        elif kind != "response.completed":
+            return []
+        if self._items:
+            indexes = ", ".join(str(index) for index in self._items)
+            raise _error("unfinished_output_items", event_type=kind, indexes=indexes)
+        self._terminal = kind
+        self._reading = False
+        return []
+
+
+def to_model_events(events: Iterable[Any], **options: Any) -> Iterator[ModelEvent]:
+    """Adapt a sync stream of Responses events (dicts, or the SDK's event objects of
+    `client.responses.create(..., stream=True)`); `options` are `ResponsesAdapter`'s."""
+    adapter = ResponsesAdapter(**options)
+    for event in events:
+        yield from adapter.feed(event)
+    yield from adapter.finish()
+
+
+async def ato_model_events(events: AsyncIterable[Any], **options: Any) -> AsyncIterator[ModelEvent]:
+    """Adapt an async stream of Responses events; the same machine as `to_model_events`."""
+    adapter = ResponsesAdapter(**options)
+    async for event in events:
+        for model_event in adapter.feed(event):
+            yield model_event
+    for model_event in adapter.finish():
+        yield model_event

@@ -1,0 +1,61 @@
+"""What OpenAI's two dialects share, and nothing either decides alone.
+
+The message prefix of their errors; a call's joined `arguments` read as its input (the
+one place either parses them); an API error line as the `APIErrorEvent` replay reports
+as `api_error:<name>`; a value the stream sent shown in a message; and an SDK object read
+back as the dict its line held. Call
+assembly and every rule stay in each dialect's adapter: each identifies a call its own
+way (Chat: `tool_calls[].index` and `id`; Responses: `output_index` and `call_id`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from harness._adapter import tool_input
+from harness._exceptions import APIErrorEvent, StreamProtocolError
+from harness._json import strict_json
+
+__all__ = ["OPENAI_PROTOCOL_ERROR_PREFIX", "api_error", "call_input", "shown", "wire_dict"]
+
+OPENAI_PROTOCOL_ERROR_PREFIX: Final = "OpenAI stream protocol error: "
+
+
+def call_input(arguments: str, index: int, provider: str) -> dict[str, Any]:
+    """A call's joined `arguments` as its input: `{}` when they are empty (a zero-argument
+    call), else strict JSON (`NaN` is not JSON) that must be an object."""
+    if not arguments:
+        return {}
+    try:
+        value = strict_json(arguments)
+    except (ValueError, RecursionError):
+        raise StreamProtocolError("invalid_tool_json", provider=provider, index=index) from None
+    return tool_input(value, index, provider=provider)
+
+
+def api_error(details: object, name: object, line: dict[str, Any]) -> APIErrorEvent:
+    """The API's error in a stream, as the Anthropic path reports one replayed without the
+    SDK: an `APIErrorEvent` on a 200 answer whose body's `error.type` is `name` (so that
+    `failure_code` gives `api_error:<name>`) and `error.message` the API's message; the
+    line itself is kept under `line`."""
+    error = dict(details) if isinstance(details, dict) else {}
+    error["type"] = name if isinstance(name, str) and name else "error"
+    if not isinstance(error.get("message"), str):
+        error["message"] = "An error occurred during streaming"  # the SDK's own words
+    return APIErrorEvent({"error": error, "line": line}, 200)
+
+
+def shown(value: object) -> str:
+    """A value the stream sent where a message names it (an index, a choice): `null` for
+    a missing one, any other as Python shows it, so the message still matches its pattern."""
+    return "null" if value is None else repr(value)
+
+
+def wire_dict(item: Any) -> Any:
+    """A line's object as the adapters read it: a dict as it is, an SDK object (pydantic,
+    read by duck typing, never by class) as the dict its line held (`to_dict()` keeps the
+    fields the line set, under their API names); anything else as it is."""
+    if type(item) is dict:
+        return item
+    to_dict = getattr(item, "to_dict", None)
+    return to_dict() if callable(to_dict) else item
