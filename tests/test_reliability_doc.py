@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import test_fuzz_cli
+import test_trace
 from conftest import ROOT
 from fake_api import BEHAVIOURS
 from test_proxy_bounds import BOMB_BYTES, COMPRESS
@@ -16,6 +17,7 @@ from harness._http.proxy import DEFAULT_UPSTREAM_TIMEOUT
 from harness._json import MAX_NESTING
 from harness._record.live import DEFAULT_MAX_DURATION, DEFAULT_TIMEOUT
 from harness._replay.plan import DEFAULT_READ_TIMEOUT
+from harness._testing.trace import OPEN_LISTED, OPEN_WIDTH, WIDTH
 from harness.faults import STALL_MS
 from harness_cli.replay import DEFAULT_TIMEOUT as REPLAY_TIMEOUT
 
@@ -54,6 +56,13 @@ FUZZ_COMMANDS = len(test_fuzz_cli.COMMANDS)
         f"{len(BAD_REQUESTS)} bad requests against each of `serve` and `proxy`; "
         f"{ANSWERS_WITH_STDOUT_FULL} streamed answers",
         f"{len(COMPRESS)} codecs, bombs of {BOMB_BYTES // 2**20} MiB",
+        # the trace
+        f"open tool\n  blocks in at most {OPEN_WIDTH} characters",
+        f"stays within {WIDTH} columns",
+        f"A JSON row lists at most {OPEN_LISTED} open blocks",
+        f"A stream that\n  opens {test_trace.MANY_OPEN_BLOCKS} tool blocks",
+        f"one line of at most {WIDTH} columns a\n  row",
+        f"measured: {2 * test_trace.MANY_OPEN_BLOCKS + 5} lines",
     ],
 )
 def test_the_reliability_page_states_the_codes_figures(figure: str) -> None:
