@@ -28,7 +28,7 @@ from harness_cli.main import cli
 from harness_cli.replay import DEFAULT_TIMEOUT
 
 GOOD = LIBRARY / "interleaved.jsonl"
-RECORDING = ROOT / "tests" / "docs_setup" / "tests" / "cassettes" / "test_chat.yaml"
+RECORDING = ROOT / "tests" / "cassettes" / "test_chat.yaml"
 BODY = {"model": "m", "max_tokens": 9, "messages": [], "stream": True}
 
 
