@@ -93,7 +93,7 @@ def faults(good: str | None, out_dir: str | None, turn: int | None, list_only: b
         _list_catalogue()
         return
     if good is None or out_dir is None:
-        _fail("harness faults: give GOOD (a cassette or a session folder) and --out DIR, or --list")
+        _fail("harness faults: give GOOD.jsonl (or a session folder) and --out DIR, or --list")
     from harness._replay.direct import replay_outcome
     from harness._testing.coverage import DONE, outcome_code
 
