@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from harness._events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent
@@ -105,6 +106,16 @@ class StreamAdapter:
         """The indexes of the `tool_use` blocks open now, in opening order: a snapshot, which
         the machine never changes (what `harness replay --trace` shows after each event)."""
         return tuple(self._tools)
+
+    @property
+    def open_tool_count(self) -> int:
+        """How many `tool_use` blocks are open now (`open_tool_blocks`' length, not built)."""
+        return len(self._tools)
+
+    def first_open_tool_blocks(self, limit: int) -> tuple[int, ...]:
+        """The first `limit` of `open_tool_blocks`, at a cost that does not grow with how
+        many are open (the trace's rows, which a stream of open blocks would make quadratic)."""
+        return tuple(islice(self._tools, limit))
 
     def feed(self, event: Any) -> list[ModelEvent]:
         """Take one raw stream event; return the internal events it completes."""

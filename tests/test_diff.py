@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import io
+import sys
+import tracemalloc
+from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
+from conftest import LIBRARY
 
 from harness import write_cassette
 from harness._testing.diff import diff_outcomes
+from harness._testing.trace import SideBySide, TraceRow, trace
 from harness.builder import StreamBuilder
 from harness.faults import fault_named
 from harness_cli.main import cli
@@ -172,3 +180,72 @@ def test_trace_with_ignore_ids_compares_tool_calls_by_position(tmp_path: Path) -
     same = CliRunner().invoke(cli, ["diff", "--trace", "--ignore-ids", a, b])
     assert same.exit_code == 0
     assert same.output.splitlines()[-1] == "the traces agree row for row"
+
+
+class _Sink(io.TextIOBase):
+    """A standard output that keeps nothing: what is printed is counted, never held."""
+
+    def __init__(self) -> None:
+        self.lines = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.lines += text.count("\n")
+        return len(text)
+
+
+def _peak_memory_of_diff_trace(tmp_path: Path, deltas: int, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The most memory `harness diff --trace` holds at once over two equal streams of
+    `deltas` text deltas (every row printed), its output thrown away as it comes."""
+    a, b = (tmp_path / f"{side}{deltas}.jsonl" for side in "ab")
+    for path in (a, b):
+        _write(path, StreamBuilder().text(0, *["w"] * deltas).stop())
+    sink = _Sink()
+    monkeypatch.setattr(sys, "stdout", sink)
+    tracemalloc.start()
+    try:
+        with pytest.raises(SystemExit) as exited:
+            cli.main(["diff", "--trace", str(a), str(b)], standalone_mode=False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        monkeypatch.undo()
+    assert exited.value.code == 0
+    rows = deltas + 6  # and message_start, the block's start and stop, message_delta, _stop, end
+    assert sink.lines == 2 + rows + 1, "the verdict, the labels, a line a row, the agreement"
+    return peak
+
+
+def test_trace_prints_rows_as_they_come_holding_neither_stream(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ten times the rows, the same memory: neither the traces nor the outcomes are held
+    (holding them took 10x here)."""
+    _peak_memory_of_diff_trace(tmp_path, 50, monkeypatch)  # imports and caches, once
+    short = _peak_memory_of_diff_trace(tmp_path, 500, monkeypatch)
+    long = _peak_memory_of_diff_trace(tmp_path, 5000, monkeypatch)
+    assert long < 1.5 * short
+
+
+def test_side_by_side_gives_each_line_once_its_rows_are_read() -> None:
+    rows = [row for row in trace(LIBRARY / "text_only.jsonl") if row.event != "ping"]
+
+    def two_rows_then_broken() -> Iterator[TraceRow]:
+        yield from rows[:2]
+        raise AssertionError("read past the rows the lines need")
+
+    sides = SideBySide(two_rows_then_broken(), two_rows_then_broken(), ("a", "b"))
+    lines = list(islice(sides, 3))
+    assert [line[39] for line in lines[1:]] == ["|", "|"]
+    assert sides.agree is None, "known once every line is out"
+    whole = SideBySide(iter(rows), iter(rows), ("a", "b"))
+    assert len(list(whole)) == 1 + len(rows) and whole.agree is True
+
+
+def test_trace_reads_standard_input_once_for_both_passes() -> None:
+    path = str(LIBRARY / "interleaved.jsonl")
+    result = CliRunner().invoke(cli, ["diff", "--trace", "-", path], input=Path(path).read_bytes())
+    assert result.exit_code == 0
+    assert result.output.splitlines()[-1] == "the traces agree row for row"

@@ -5,19 +5,23 @@ line in it is a command, the lines up to the next one its exact output (stdout a
 as a terminal shows them; trailing spaces and trailing blank lines are not compared). A
 `; echo "exit $?"` suffix, or a following `$ echo $?` command, shows the exit status.
 `harness` commands run in-process through click's CliRunner; any other command runs in
-bash. Each example runs in a fresh folder holding a copy of `cassettes/`, so paths read
-as from the repository root and nothing is written into the checkout.
+bash. A block is an example when one of its commands is a `harness` command.
 
-HTML comment lines right above a block (blank lines allowed between) prepare it; the
-convention is written down in CONTRIBUTING.md:
+A page is read as a reader follows it: its examples run top to bottom, in one fresh
+folder holding a copy of the files the repository ships (`git ls-files`: a fresh clone),
+so an example sees exactly what a reader has after the examples above it, and nothing
+is written into the checkout. A file an example needs is made by a shown command above
+it, or shipped at the path it uses; nothing prepares a block out of the reader's sight.
 
-    <!-- doc-test: setup NAME... -->   copy tests/docs_setup/NAME, else the repository's
-                                       NAME (a file or folder), to the same name
-    <!-- doc-test: run COMMAND -->     run COMMAND first (it must exit 0; output unchecked)
+HTML comment lines right above a block (blank lines allowed between) say how it is run;
+none of them changes what the reader must do. The convention is written down in
+CONTRIBUTING.md:
+
     <!-- doc-test: live -->            needs the network or a key: skipped
     <!-- doc-test: skip REASON -->     skipped, with the reason
-    <!-- doc-test: in DIR -->          run in a copy of the repository's DIR (a project of
-                                       its own, `examples/lenient_adapter`) instead
+    <!-- doc-test: in DIR -->          run in a fresh copy of the repository's DIR (a
+                                       project of its own, `examples/lenient_adapter`),
+                                       apart from the page's folder
     <!-- doc-test: excerpt -->         the output shown is an excerpt (below); the block
                                        may start with any command (`$ pytest -q`)
 
@@ -40,11 +44,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import LIBRARY, ROOT
+from conftest import ROOT
 
 from harness_cli.main import cli
 
-SETUP = ROOT / "tests" / "docs_setup"
+#: the directives that prepared a block out of the reader's sight (no more: a reader
+#: follows the page, so the page shows each step, or the repository ships the file)
+HIDDEN = ("setup", "run")
 DIRECTIVE = re.compile(r"^<!--\s*doc-test:\s*(?P<verb>\w+)\s*(?P<arg>.*?)\s*-->\s*$")
 EXIT_SUFFIX = '; echo "exit $?"'
 #: the environment of every example: no key, so nothing can reach the live API; and
@@ -75,8 +81,6 @@ class Example:
     path: Path
     lineno: int
     commands: list[Command]
-    setup: list[str] = field(default_factory=list)
-    run: list[str] = field(default_factory=list)
     skip: str | None = None
     #: a folder of the repository to run in (a copy), instead of the cassettes' copy
     workdir: str | None = None
@@ -101,11 +105,13 @@ def _directives(lines: list[str], start: int, example: Example) -> set[int]:
         i -= 1
     while i >= 0 and (match := DIRECTIVE.match(lines[i].strip())):
         verb, arg = match["verb"], match["arg"]
-        if verb == "setup":
-            example.setup[:0] = arg.split()
-        elif verb == "run":
-            example.run.insert(0, arg)
-        elif verb == "live":
+        if verb in HIDDEN:
+            raise ValueError(
+                f"{example.id}: doc-test: {verb} prepares the block out of the reader's "
+                "sight: show the command that makes the file above it, or ship the file "
+                "at the path the example uses (CONTRIBUTING.md)"
+            )
+        if verb == "live":
             example.skip = "live: needs the network or ANTHROPIC_API_KEY"
         elif verb == "skip":
             example.skip = arg
@@ -161,8 +167,10 @@ def examples_in(path: Path) -> list[Example]:
         if block[0].startswith("$ "):
             example = Example(path, start + 1, _commands(block))
             used = _directives(lines, start, example)
-            # a `$ harness` block is always run; any other only when a directive says so
-            if block[0].startswith("$ harness ") or example.excerpt or example.workdir:
+            # a block with a `$ harness` command is always run; any other only when a
+            # directive says so
+            harness = any(command.line.startswith("harness ") for command in example.commands)
+            if harness or example.excerpt or example.workdir:
                 attached |= used
                 found.append(example)
     for number, line in enumerate(lines):
@@ -200,23 +208,25 @@ def _excerpt_matches(shown: list[str], actual: list[str]) -> bool:
     return re.fullmatch("".join(parts), text) is not None
 
 
-def _prepare(example: Example, folder: Path) -> None:
-    if example.workdir is not None:
-        shutil.copytree(ROOT / example.workdir, folder, dirs_exist_ok=True)
-    else:
-        shutil.copytree(LIBRARY, folder / "cassettes")
-    for name in example.setup:
-        # a name in tests/docs_setup/, else a path from the repository root
-        source = SETUP / name if (SETUP / name).exists() else ROOT / name
-        target = folder / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if source.is_dir():
-            shutil.copytree(source, target)
-        else:
-            shutil.copy(source, target)
-    for command in example.run:
-        status, output = _run(command)
-        assert status == 0, f"doc-test run {command!r} exited {status}:\n{output}"
+def _shipped() -> list[str]:
+    """The files a fresh clone holds, as paths from the repository root: what git tracks
+    (and what it would, not yet committed), without what is deleted."""
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    return sorted({name for name in listed.split("\0") if name and (ROOT / name).is_file()})
+
+
+def _clone(folder: Path, under: str = "") -> None:
+    """Copy into `folder` the shipped files (those under `under` alone, from there)."""
+    prefix = f"{under.rstrip('/')}/" if under else ""
+    for name in _shipped():
+        if name.startswith(prefix):
+            target = folder / name.removeprefix(prefix)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, target)
 
 
 def _run(line: str) -> tuple[int, str]:
@@ -263,27 +273,84 @@ def test_the_docs_have_examples_to_run() -> None:
     assert len([e for e in EXAMPLES if e.skip is None]) >= 12
 
 
+def _check(example: Example) -> None:
+    """Run `example` in the current folder; its output must be the one shown."""
+    expected = [line for c in example.commands for line in (f"$ {c.line}", *c.expected)]
+    actual = _actual(example)
+    if example.excerpt:
+        assert _excerpt_matches(expected, actual), "\n".join(
+            [f"{example.id}: the run printed:", *actual]
+        )
+    else:
+        assert actual == expected, f"{example.id}: the output differs"
+
+
+#: Each page's examples read in order (a project's own `in DIR` ones apart).
+PAGES = {
+    path: [e for e in EXAMPLES if e.path == path and e.workdir is None] for path in doc_files()
+}
+OWN_PROJECT = [example for example in EXAMPLES if example.workdir is not None]
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        pytest.param(path, marks=[pytest.mark.slow] if any(map(_runs_pytest, examples)) else [])
+        for path, examples in PAGES.items()
+        if examples
+    ],
+    ids=lambda path: str(path.relative_to(ROOT)),
+)
+def test_a_page_runs_top_to_bottom_in_a_fresh_clone(
+    page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every example of the page, in order, in one folder: a reader following the page
+    from a fresh clone sees the output shown, each example after the ones above it."""
+    run = [example for example in PAGES[page] if example.skip is None]
+    if not run:
+        pytest.skip("; ".join(sorted({str(example.skip) for example in PAGES[page]})))
+    _clone(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for example in run:
+        _check(example)
+
+
 @pytest.mark.parametrize(
     "example",
     [
         pytest.param(example, marks=[pytest.mark.slow] if _runs_pytest(example) else [])
-        for example in EXAMPLES
+        for example in OWN_PROJECT
     ],
-    ids=[example.id for example in EXAMPLES],
+    ids=[example.id for example in OWN_PROJECT],
 )
-def test_doc_example_output_is_real(
+def test_an_example_in_a_project_of_its_own_runs_in_a_fresh_copy_of_it(
     example: Example, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if example.skip is not None:
         pytest.skip(example.skip)
+    assert example.workdir is not None
+    _clone(tmp_path, example.workdir)
     monkeypatch.chdir(tmp_path)
-    _prepare(example, tmp_path)
-    expected = [line for c in example.commands for line in (f"$ {c.line}", *c.expected)]
-    actual = _actual(example)
-    if example.excerpt:
-        assert _excerpt_matches(expected, actual), "\n".join(["the run printed:", *actual])
-    else:
-        assert actual == expected
+    _check(example)
+
+
+@pytest.mark.parametrize(
+    "directive", [f"<!-- doc-test: {verb} something -->" for verb in HIDDEN], ids=HIDDEN
+)
+def test_a_step_out_of_the_readers_sight_is_refused(directive: str) -> None:
+    lines = ["Text.", "", directive, "", "    $ harness replay a.jsonl", "    done"]
+    with pytest.raises(ValueError, match="out of the reader's sight"):
+        _directives(lines, 4, Example(ROOT / "docs" / "page.md", 5, []))
+
+
+def test_a_block_with_a_harness_command_after_another_is_an_example() -> None:
+    """So a shown `$ grep ... > file.jsonl` can make the file the next command reads."""
+    page = ROOT / "docs" / "faults.md"
+    assert any(
+        example.commands[0].line.startswith("grep ")
+        and any(command.line.startswith("harness ") for command in example.commands)
+        for example in PAGES[page]
+    )
 
 
 @pytest.mark.parametrize(

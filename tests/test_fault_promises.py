@@ -28,7 +28,7 @@ from harness_cli.main import cli
 from harness_cli.replay import DEFAULT_TIMEOUT
 
 GOOD = LIBRARY / "interleaved.jsonl"
-RECORDING = ROOT / "tests" / "docs_setup" / "tests" / "cassettes" / "test_chat.yaml"
+RECORDING = ROOT / "tests" / "cassettes" / "test_chat.yaml"
 BODY = {"model": "m", "max_tokens": 9, "messages": [], "stream": True}
 
 
@@ -78,8 +78,10 @@ def test_a_folder_of_variants_replays_a_session_variant_as_one_call(
     result = CliRunner().invoke(cli, ["replay", "--format", "json", str(folder)])
     labels = {json.loads(line)["cassette"] for line in result.stdout.splitlines()}
     session = variants["http_429_then_ok"]
-    assert f"{session}/" in labels
-    assert not any(label.startswith(f"{session}/turn-") for label in labels)
+    assert str(session / "turn-02.jsonl") in labels, "the call is named after the turn it plays"
+    assert str(session / "turn-01.jsonl") not in labels, "the 429 is retried, no outcome of its own"
+    text = CliRunner().invoke(cli, ["replay", str(folder)]).stdout.splitlines()
+    assert f"== {session}/turn-02.jsonl  (after turn-01.jsonl, which the SDK retries)" in text
 
 
 @pytest.mark.slow

@@ -229,7 +229,7 @@ def test_an_unusable_cassette_is_named_with_its_line(tmp_path: Path) -> None:
 def test_without_a_cassette_or_out_folder_it_says_what_to_give() -> None:
     result = CliRunner().invoke(cli, ["faults"])
     assert result.exit_code == 2
-    assert "give GOOD.jsonl and --out DIR, or --list" in result.output
+    assert "give GOOD.jsonl (or a session folder) and --out DIR, or --list" in result.output
 
 
 def test_the_nan_variant_is_written_and_counted_by_coverage_as_invalid_tool_json(

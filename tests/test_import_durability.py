@@ -21,7 +21,7 @@ from conftest import ROOT
 from harness._cassette.codec import Cassette
 from harness._files import AtomicBatch
 
-RECORDING = ROOT / "tests" / "docs_setup" / "tests" / "cassettes" / "test_chat.yaml"
+RECORDING = ROOT / "tests" / "cassettes" / "test_chat.yaml"
 #: more files than one batch of the import (256), so a run commits several times
 FILES = 600
 

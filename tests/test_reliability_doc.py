@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import test_fuzz_cli
+import test_trace
 from conftest import ROOT
 from fake_api import BEHAVIOURS
 from test_proxy_bounds import BOMB_BYTES, COMPRESS
@@ -21,6 +22,7 @@ from harness._replay.plan import DEFAULT_READ_TIMEOUT
 from harness._strict.guard import WITHHELD_LINES
 from harness._testing.bounded import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINE_BYTES, MAX_STDERR_BYTES
 from harness._testing.conform import DEFAULT_TIMEOUT_S as CONFORM_TIMEOUT
+from harness._testing.trace import OPEN_LISTED, OPEN_WIDTH, WIDTH
 from harness.faults import STALL_MS
 from harness_cli.replay import DEFAULT_TIMEOUT as REPLAY_TIMEOUT
 
@@ -75,6 +77,13 @@ FUZZ_COMMANDS = len(test_fuzz_cli.COMMANDS)
         f"at most {MAX_STDERR_BYTES} bytes ({MAX_STDERR_BYTES // 2**20} MiB) a case",
         f"`got the output went past {MAX_OUTPUT_BYTES} bytes, the\n  limit`",
         f"`timed out after {CONFORM_TIMEOUT:g} s: the command exited",
+        # the trace
+        f"open tool\n  blocks in at most {OPEN_WIDTH} characters",
+        f"stays within {WIDTH} columns",
+        f"A JSON row lists at most {OPEN_LISTED} open blocks",
+        f"A stream that\n  opens {test_trace.MANY_OPEN_BLOCKS} tool blocks",
+        f"one line of at most {WIDTH} columns a\n  row",
+        f"measured: {2 * test_trace.MANY_OPEN_BLOCKS + 5} lines",
     ],
 )
 def test_the_reliability_page_states_the_codes_figures(figure: str) -> None:

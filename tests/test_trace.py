@@ -20,7 +20,16 @@ from harness import Cassette, CassetteError, expand_paths, replay_outcome, write
 from harness._adapter import StreamAdapter
 from harness._events import event_to_json
 from harness._replay.direct import sdk_events
-from harness._testing.trace import END, format_rows, trace, trace_hint
+from harness._testing.trace import (
+    END,
+    OPEN_LISTED,
+    OPEN_WIDTH,
+    WIDTH,
+    format_row,
+    format_rows,
+    trace,
+    trace_hint,
+)
 from harness.builder import StreamBuilder
 from harness.faults import derive_variants
 from harness_cli.main import cli
@@ -361,3 +370,89 @@ def test_a_fault_session_folder_is_traced_turn_by_turn_up_to_the_turn_played(
     assert rows[0]["error"]["code"] == "api_error:rate_limit_error"
     played = [emit for row in rows[1:] for emit in row["emits"]]
     assert played == json_lines(replayed), "the played turn's emits are the replay's lines"
+
+
+# -- bounds: a row costs the same however many blocks are open --------------------------------
+
+
+def _open_all_then_close(path: Path, blocks: int) -> int:
+    """A stream that opens `blocks` tool blocks, then stops each in turn; its event count."""
+    first, stop_reason, stop = StreamBuilder().stop("tool_use").events()
+    starts = [
+        {
+            "type": "content_block_start",
+            "index": index,
+            "content_block": {"type": "tool_use", "id": f"t{index}", "name": "f", "input": {}},
+        }
+        for index in range(blocks)
+    ]
+    stops = [{"type": "content_block_stop", "index": index} for index in range(blocks)]
+    events = [first, *starts, *stops, stop_reason, stop]
+    write_cassette(path, events)
+    return len(events)
+
+
+def _assert_text_trace_is_linear(path: Path, events: int) -> list[str]:
+    """The text trace of `path`: one line a row, each within the width, so its size is
+    linear in the events; returns its lines."""
+    result = run("replay", "--trace", str(path))
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert len(lines) == 1 + events + 1, "the header, a line a row, the end row"
+    assert max(len(line) for line in lines) <= WIDTH
+    assert len(result.stdout) <= (WIDTH + 1) * (events + 2)
+    return lines
+
+
+def test_many_open_tool_blocks_show_as_a_count_and_the_first_few(tmp_path: Path) -> None:
+    blocks = 2000
+    path = tmp_path / "open.jsonl"
+    events = _open_all_then_close(path, blocks)
+    lines = _assert_text_trace_is_linear(path, events)
+    assert lines[1 + blocks].startswith("2001  {0,1,2,3,…+1996} start(1999) ")
+    assert lines[2 + blocks].startswith("2002  {1,2,3,4,…+1995} stop(0) ")
+    assert lines[-5].startswith("4000  {1999} stop(1998) ")
+    assert max(len(line[6:].split(" ")[0]) for line in lines[1:]) == OPEN_WIDTH
+    rows = json_lines(run("replay", "--trace", "--format", "json", str(path)))
+    open_after = [*range(blocks + 1), *range(blocks - 1, -1, -1), 0, 0, 0]
+    for row, count in zip(rows, open_after, strict=True):
+        assert row.get("open_count", len(row["open"])) == count
+        assert ("open_count" in row) == (count > OPEN_LISTED)
+        assert len(row["open"]) == min(count, OPEN_LISTED)
+        first = 0 if row["n"] is None or row["n"] <= blocks + 1 else row["n"] - blocks - 1
+        assert row["open"] == list(range(first, first + len(row["open"])))
+
+
+#: The long stream of docs/reliability.md: this many tool blocks open at once.
+MANY_OPEN_BLOCKS = 100_000
+
+
+@pytest.mark.slow
+def test_a_hundred_thousand_open_tool_blocks_trace_in_linear_output(tmp_path: Path) -> None:
+    path = tmp_path / "open.jsonl"
+    events = _open_all_then_close(path, MANY_OPEN_BLOCKS)
+    lines = _assert_text_trace_is_linear(path, events)
+    assert lines[100_001].startswith("100001  {0,1,2,…+99997} start(99999) ")
+
+
+def test_a_small_open_set_is_shown_in_full_a_wide_one_cut_to_the_width(tmp_path: Path) -> None:
+    def shown(indexes: list[int]) -> str:
+        path = tmp_path / "open.jsonl"
+        first, _, _ = StreamBuilder().stop("tool_use").events()
+        starts = [
+            {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": {"type": "tool_use", "id": f"t{index}", "name": "f", "input": {}},
+            }
+            for index in indexes
+        ]
+        write_cassette(path, [first, *starts])
+        *_, last_start, _ = trace(path, sdk_objects=False)
+        return format_row(last_start)[0].split()[1]
+
+    assert shown([1, 3]) == "{1,3}"
+    assert shown([10, 11, 12, 13, 14]) == "{10,11,12,13,14}"  # 16 characters: in full
+    assert shown([10, 11, 12, 13, 14, 15]) == "{10,11,12,…+3}"
+    assert shown([123456789012345, 7]) == "{7,…+1}"
+    assert shown([123456789012345]) == "{…+1}"

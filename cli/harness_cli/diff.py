@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from typing import NoReturn
 
 import click
 
@@ -44,29 +45,43 @@ def _hint(a: str, b: str, ignore_ids: bool) -> str:
 )
 def diff(a: str, b: str, ignore_ids: bool, show_trace: bool) -> None:
     """Compare two cassettes' outcomes; print a unified diff when they differ."""
-    from harness._testing.diff import diff_outcomes, trace_sides
-
     try:
+        if show_trace:
+            _diff_traces(a, b, ignore_ids)
+        from harness._testing.diff import diff_outcomes
+
         result = diff_outcomes(a, b, ignore_ids=ignore_ids)
-        sides = trace_sides(a, b, ignore_ids=ignore_ids) if show_trace else None
     except CassetteError as error:
+        sys.stdout.flush()
         click.echo(printable(str(error)), err=True)
         sys.exit(Exit.UNUSABLE)
-    shown_a, shown_b = printable(a), printable(b)
-    if result.same:
-        click.echo(f"same outcome: {len(result.a)} lines, ending in {result.a_code}")
-    else:
-        click.echo(
-            f"outcomes differ: {shown_a} ends in {result.a_code}, {shown_b} in {result.b_code}"
-        )
-    if sides is not None:
-        lines, agree = sides
-        for line in lines:
-            click.echo(line)
-        if agree:
-            click.echo("the traces agree row for row")
-    elif not result.same:
+    _verdict(a, b, result.same, result.a_code, result.b_code, len(result.a))
+    if not result.same:
         for line in result.diff:
             click.echo(line)
         click.echo(printable(_hint(a, b, ignore_ids)))
     sys.exit(Exit.OK if result.same else Exit.FAILED)
+
+
+def _diff_traces(a: str, b: str, ignore_ids: bool) -> NoReturn:
+    """`--trace`: the verdict, then both traces side by side, a row printed as soon as it
+    is read: neither stream is held, however long (each is read twice, a pipe spooled)."""
+    from harness._cassette.codec import Cassette
+    from harness._testing.diff import match_outcomes, trace_sides
+
+    sources = Cassette(a), Cassette(b)
+    match = match_outcomes(*sources, ignore_ids=ignore_ids)
+    _verdict(a, b, match.same, match.a_code, match.b_code, match.a_count)
+    sides = trace_sides(*sources, (a, b), ignore_ids=ignore_ids)
+    for line in sides:
+        click.echo(line)
+    if sides.agree:
+        click.echo("the traces agree row for row")
+    sys.exit(Exit.OK if match.same else Exit.FAILED)
+
+
+def _verdict(a: str, b: str, same: bool, a_code: str, b_code: str, lines: int) -> None:
+    if same:
+        click.echo(f"same outcome: {lines} lines, ending in {a_code}")
+    else:
+        click.echo(f"outcomes differ: {printable(a)} ends in {a_code}, {printable(b)} in {b_code}")

@@ -10,7 +10,12 @@ from typing import NoReturn
 import click
 
 from harness._cassette.codec import Cassette, make_header, write_cassette
-from harness._cassette.sessions import write_turns
+from harness._cassette.sessions import (
+    TURN_PATTERN,
+    turn_files,
+    write_session_variant,
+    write_turns,
+)
 from harness._exceptions import CassetteError
 from harness._terminal import printable
 from harness.faults import CATALOGUE, derive_variants
@@ -21,14 +26,19 @@ Examples:
   harness faults --list
   harness faults cassettes/interleaved.jsonl --out /tmp/broken
   harness replay /tmp/broken/          # each ends in the code its header expects
+  harness faults cassettes/sessions/read-notes --turn 1 --out /tmp/broken-sessions
 
 Each variant is written as DIR/<good stem>.<fault>.jsonl; its header names the fault
 ("fault") and the outcome it must replay to ("expect"); a session row (http_429_then_ok)
 is a folder DIR/<good stem>.<fault>/ of turn-NN.jsonl, one response a turn. The
 HTTP-level and wire-level rows (http_529, http_429_then_ok, cut_mid_event, stall) hold
 directive lines that only a client acts on: serve them with harness.cassette_client.
-Directive lines of the good cassette are not carried over. Exit status: 0 written or
-listed; 2 the cassette is unusable or does not replay to done."""
+Directive lines of the good cassette are not carried over.
+
+GOOD may be a session folder (turn-NN.jsonl, and session.json): every variant is then
+a session folder DIR/<folder name>.<fault>/, the session with turn N (--turn, default
+the last) broken and the other turns as recorded. Exit status: 0 written or listed;
+2 the cassette (the turn) is unusable or does not replay to done."""
 
 
 EXPECT_WIDTH = max(len(fault.expect) for fault in CATALOGUE)
@@ -45,35 +55,62 @@ def _fail(message: str) -> NoReturn:
     sys.exit(Exit.UNUSABLE)
 
 
+def _broken_turn(good: str, turn: int | None) -> tuple[str, int | None]:
+    """The cassette the faults break (GOOD, or turn N of a session folder GOOD) and, for a
+    folder, N."""
+    if not os.path.isdir(good):
+        if turn is not None:
+            _fail(f"--turn {turn}: {good} is not a session folder ({TURN_PATTERN} files)")
+        return good, None
+    try:
+        turns = turn_files(good)
+    except OSError as error:
+        _fail(f"{good}: cannot read the folder: {error.strerror or error}")
+    if not turns:
+        _fail(f"{good}: a folder, but no session: no {TURN_PATTERN} in it")
+    number = len(turns) if turn is None else turn
+    if number > len(turns):
+        held = f"{len(turns)} turn{'s' if len(turns) != 1 else ''}"
+        _fail(f"{good}: --turn {number}, but the session folder holds {held}")
+    return str(turns[number - 1]), number
+
+
 @click.command(epilog=EXAMPLES)
-@click.argument("good", required=False, metavar="GOOD.jsonl")
+@click.argument("good", required=False, metavar="GOOD")
 @click.option(
     "--out", "out_dir", metavar="DIR", help="Folder for the variants (created if missing)."
 )
+@click.option(
+    "--turn",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="With a session folder: the turn to break, 1 the first (default: the last).",
+)
 @click.option("--list", "list_only", is_flag=True, help="Print the fault catalogue and exit.")
-def faults(good: str | None, out_dir: str | None, list_only: bool) -> None:
-    """Write one broken variant of a good cassette per applicable fault."""
+def faults(good: str | None, out_dir: str | None, turn: int | None, list_only: bool) -> None:
+    """Write one broken variant of a good cassette (or session turn) per applicable fault."""
     if list_only:
         _list_catalogue()
         return
     if good is None or out_dir is None:
-        _fail("harness faults: give GOOD.jsonl and --out DIR, or --list")
+        _fail("harness faults: give GOOD.jsonl (or a session folder) and --out DIR, or --list")
     from harness._replay.direct import replay_outcome
     from harness._testing.coverage import DONE, outcome_code
 
+    broken_turn, number = _broken_turn(good, turn)
     try:
-        cassette = Cassette(good)
+        cassette = Cassette(broken_turn)
         code = outcome_code(replay_outcome(cassette, sdk_objects=False))
         events = list(cassette.events())
     except CassetteError as error:
         _fail(str(error))
     if code != DONE:
-        _fail(f"{good}: does not complete (it ends in {code}); faults need a good stream")
+        _fail(f"{broken_turn}: does not complete (it ends in {code}); faults need a good stream")
     try:
         os.makedirs(out_dir, exist_ok=True)
     except OSError as error:
         _fail(f"--out {out_dir}: cannot create folder: {error.strerror or error}")
-    stem = "stdin" if good == "-" else Path(good).stem
+    stem = "stdin" if good == "-" else Path(good).stem if number is None else Path(good).name
     model = (cassette.header or {}).get("model")
     for variant in derive_variants(events):
         fault = variant.fault
@@ -87,10 +124,12 @@ def faults(good: str | None, out_dir: str | None, list_only: bool) -> None:
         )
         path = os.path.join(out_dir, f"{stem}.{fault.name}.jsonl")
         responses = variant.responses
-        if len(responses) > 1:
+        if len(responses) > 1 or number is not None:
             path = os.path.join(out_dir, f"{stem}.{fault.name}")
         try:
-            if len(responses) == 1:
+            if number is not None:
+                write_session_variant(path, good, number, responses, header=header)
+            elif len(responses) == 1:
                 write_cassette(path, variant.events, header=header)
             else:
                 write_turns(path, responses, header=header)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Iterator
 from typing import IO, Any
 
 import click
@@ -18,6 +17,7 @@ from harness._cassette.codec import (
     pass_over,
 )
 from harness._exceptions import CassetteError
+from harness._replay.calls import Call, call_events, played
 from harness._terminal import json_text, printable
 from harness_cli.exit import Exit
 
@@ -44,18 +44,16 @@ def readable(line: dict[str, Any]) -> str:
     return f"{kind:<11} {error_type}: {message}"
 
 
-def _outcome_lines(cassette: Cassette | Path, wire: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def _outcome_lines(cassette: Cassette | Call, wire: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """JSON lines of a replay, streamed: events as they come, then the failure if any.
     Direct replay hands nothing of the SDK on, so it never imports it (`sdk_objects`).
-    A `Path` is a fault's session folder, replayed as one call (`session_events`)."""
+    A `Call` is a session's turns the SDK retries through, played as one (`call_events`)."""
     from harness._events import event_to_json
     from harness._replay.direct import failure_to_json, is_stream_failure, replay
 
     try:
-        if isinstance(cassette, Path):
-            from harness._testing.fault_runs import session_events
-
-            events = session_events(cassette, via=wire["via"], read_timeout=wire["read_timeout"])
+        if isinstance(cassette, Call):
+            events = call_events(cassette, via=wire["via"], read_timeout=wire["read_timeout"])
         elif wire["via"] == "sdk":
             from harness._replay.sdk import replay_events
 
@@ -77,7 +75,7 @@ def _outcome_lines(cassette: Cassette | Path, wire: dict[str, Any]) -> Iterator[
 
 def _write_outcome(
     out: IO[str],
-    cassette: Cassette | Path,
+    cassette: Cassette | Call,
     output_format: str,
     label: str | None,
     wire: dict[str, Any],
@@ -120,24 +118,16 @@ def _write_trace(
     return failed
 
 
-def _write_session_trace(
-    out: IO[str], folder: Path, output_format: str, wire: dict[str, Any]
-) -> bool:
-    """Print the trace of each turn of a fault's session folder the one call reaches: the
-    answers the SDK retries through, each marked so, then the turn it plays, whose trace
-    says whether the stream failed (as the session's replay does). JSON rows name their
-    turn's file."""
-    from harness._cassette.sessions import turn_files
-    from harness._testing.fault_runs import retried_turns
-
-    turns = [Cassette(path) for path in turn_files(folder)]
-    played = retried_turns(turns)
+def _write_call_trace(out: IO[str], call: Call, output_format: str, wire: dict[str, Any]) -> bool:
+    """Print the trace of each turn of a call: the answers the SDK retries through, each
+    marked so, then the turn it plays, whose trace says whether the stream failed (as the
+    call's replay does). JSON rows name their turn's file."""
     failed = False
-    for number, turn in enumerate(turns[: played + 1]):
+    for path in call.turns:
         if output_format == "text":
-            retried = "  (an answer the SDK retries)" if number < played else ""
-            out.write(f"-- {printable(os.path.basename(turn.path))}{retried}\n")
-        failed = _write_trace(out, turn, output_format, str(turn.path), wire)
+            retried = "  (an answer the SDK retries)" if path != call.played else ""
+            out.write(f"-- {printable(os.path.basename(path))}{retried}\n")
+        failed = _write_trace(out, Cassette(path), output_format, path, wire)
     return failed
 
 
@@ -239,27 +229,28 @@ def replay(
         "realtime": realtime,
         "read_timeout": timeout,
     }
-    files = _replayed(paths)
+    files = played(expand_paths(paths))
     several = len(files) > 1
     out: IO[str] = sys.stdout
     status = Exit.OK
     for path in files:
+        label = path.played if isinstance(path, Call) else path
+        shown_label = label if several else None
         if several and output_format == "text":
-            out.write(f"== {printable(path)}\n")
+            out.write(f"== {printable(label)}{_retried_note(path)}\n")
         try:
-            label = path if several else None
-            if path.endswith(os.sep):  # a fault's session: one call, the SDK retrying
+            if isinstance(path, Call):  # a session's turns the SDK retries through: one call
                 if show_trace:
-                    failed = _write_session_trace(out, Path(path), output_format, wire)
+                    failed = _write_call_trace(out, path, output_format, wire)
                 else:
-                    failed = _write_outcome(out, Path(path), output_format, label, wire)
+                    failed = _write_outcome(out, path, output_format, shown_label, wire)
                 status = max(status, Exit.FAILED) if failed else status
                 continue
             cassette = Cassette(path)
             if show_trace:
-                failed = _write_trace(out, cassette, output_format, label, wire)
+                failed = _write_trace(out, cassette, output_format, shown_label, wire)
             else:
-                failed = _write_outcome(out, cassette, output_format, label, wire)
+                failed = _write_outcome(out, cassette, output_format, shown_label, wire)
             if failed:
                 status = max(status, Exit.FAILED)
         except CassetteError as error:
@@ -272,30 +263,12 @@ def replay(
     sys.exit(status)
 
 
-def _replayed(paths: Sequence[str]) -> list[str]:
-    """What `harness replay` plays, in order: files as `expand_paths` gives them, but a
-    session folder `harness faults` wrote (`is_fault_session`) once, as `FOLDER/`."""
-    from harness._cassette.sessions import is_session_folder
-
-    sessions: dict[str, bool] = {}
-
-    def fault_session(folder: str) -> bool:
-        if folder not in sessions:
-            sessions[folder] = bool(folder) and is_session_folder(folder)
-            if sessions[folder]:  # only then: the fault machinery is not loaded for nothing
-                from harness._testing.fault_runs import is_fault_session
-
-                sessions[folder] = is_fault_session(folder)
-        return sessions[folder]
-
-    played: list[str] = []
-    for path in expand_paths(paths):
-        folder = os.path.dirname(path)
-        if not path.endswith(".jsonl") or not fault_session(folder):
-            played.append(path)
-        elif folder + os.sep not in played:
-            played.append(folder + os.sep)
-    return played
+def _retried_note(entry: str | Call) -> str:
+    """What a heading says of the answers a call retries through."""
+    if isinstance(entry, str) or not entry.retried:
+        return ""
+    names = ", ".join(printable(os.path.basename(path)) for path in entry.retried)
+    return f"  (after {names}, which the SDK retries)"
 
 
 VALIDATE_EXAMPLES = """\b

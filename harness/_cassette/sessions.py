@@ -1,24 +1,27 @@
 """Session folders: one cassette a turn, named and ordered in this one place.
 
 A session folder holds one cassette per response, `turn-01.jsonl`, `turn-02.jsonl`, ...
-(agent sessions add a `session.json`). Every writer names its turns with `turn_path`
-(two digits at least: `turn-01` .. `turn-99`, then `turn-100`), and every reader orders
+(agent sessions add a `session.json`, `SESSION_FILE`). Every writer names its turns with
+`turn_path` (two digits at least: `turn-01` .. `turn-99`, then `turn-100`), and every reader orders
 them with `turn_files`, by turn number, never by name: `turn-100` comes after `turn-99`,
 and folders written with another width (`turn-1`, `turn-0001`, as the proxy of 0.1 did)
-read the same.
+read the same. `write_session_variant` copies a session with one turn replaced by other
+responses (`harness faults FOLDER --turn N`), all its files at once or none.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 from harness._cassette.codec import write_cassette
+from harness._files import AtomicBatch
 
 __all__ = [
+    "SESSION_FILE",
     "TURN_PATTERN",
     "is_session_folder",
     "last_turn",
@@ -26,8 +29,12 @@ __all__ = [
     "turn_name",
     "turn_number",
     "turn_path",
+    "write_session_variant",
     "write_turns",
 ]
+
+#: An agent session's settings, beside its turns (`harness.agent.session`).
+SESSION_FILE: Final = "session.json"
 
 #: What a turn's file name looks like, as messages say it.
 TURN_PATTERN: Final = "turn-NN.jsonl"
@@ -99,3 +106,45 @@ def write_turns(
         write_cassette(path, lines, header=header)
         paths.append(path)
     return paths
+
+
+def write_session_variant(
+    folder: str | os.PathLike[str],
+    session: str | os.PathLike[str],
+    turn: int,
+    responses: Sequence[Iterable[dict[str, Any]]],
+    *,
+    header: dict[str, Any],
+) -> list[Path]:
+    """Write into `folder` (created if missing) the session folder `session` with its turn
+    `turn` (1-based, in turn order) replaced by `responses`, each a cassette with `header`:
+    the turns before and after it copied byte for byte (those after renumbered when
+    `responses` are more than one), and its `SESSION_FILE` if it has one. Every file
+    is replaced at once or none is (`AtomicBatch`); turns of `folder` past the last
+    written are then removed, so it holds this session alone. Returns the turns written."""
+    turns = turn_files(session)
+    if not 1 <= turn <= len(turns):
+        raise ValueError(f"{session}: no turn {turn} among its {len(turns)}")
+    os.makedirs(folder, exist_ok=True)
+    written: list[Path] = []
+    with AtomicBatch() as batch:
+        for path in turns[: turn - 1]:
+            written.append(_copy(path, turn_path(folder, len(written) + 1), batch))
+        for lines in responses:
+            written.append(turn_path(folder, len(written) + 1))
+            write_cassette(written[-1], lines, header=header, batch=batch)
+        for path in turns[turn:]:
+            written.append(_copy(path, turn_path(folder, len(written) + 1), batch))
+        settings = Path(session) / SESSION_FILE
+        if settings.is_file():
+            _copy(settings, Path(folder) / SESSION_FILE, batch)
+        batch.commit()
+    for stale in turn_files(folder)[len(written) :]:
+        stale.unlink()
+    return written
+
+
+def _copy(source: Path, target: Path, batch: AtomicBatch) -> Path:
+    with batch.write(target) as handle:
+        handle.write(source.read_bytes())
+    return target

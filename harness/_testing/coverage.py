@@ -1,7 +1,10 @@
 """Which outcomes a set of cassettes reaches: the error table's codes against the cassettes.
 
 Each cassette is replayed to its end and filed under its outcome code (see `outcome_code`):
-a code of the error table, `api_error:<type>`, or `done` for one that completes. The
+a code of the error table, `api_error:<type>`, or `done` for one that completes. A
+session folder's turns are played as `harness replay` plays them
+(`harness._replay.calls.played`): an answer the SDK retries is no outcome of its own,
+but the first attempt of the call filed under the turn it plays. The
 report says which rows of the error table no cassette reaches, so a cassette library can
 be kept complete (CI runs `harness coverage cassettes/`).
 """
@@ -12,7 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from harness._exceptions import ERROR_TABLE, CassetteError
-from harness._replay.direct import Outcome, failure_code, replay_outcome
+from harness._replay.calls import Call, call_events, played
+from harness._replay.direct import Outcome, collect, failure_code, replay_outcome
+from harness._replay.plan import DEFAULT_READ_TIMEOUT
 
 __all__ = ["DONE", "CoverageReport", "measure_coverage", "outcome_code"]
 
@@ -63,11 +68,16 @@ class CoverageReport:
 
 
 def measure_coverage(paths: Iterable[str]) -> CoverageReport:
-    """Replay every cassette and file it under its outcome; unusable ones are collected."""
+    """Replay every cassette (every call, in a session folder) and file it under its
+    outcome; unusable ones are collected."""
     report = CoverageReport()
-    for path in paths:
+    for entry in played(list(paths)):
         try:
-            code = outcome_code(replay_outcome(path, sdk_objects=False))
+            if isinstance(entry, Call):
+                events = call_events(entry, via="direct", read_timeout=DEFAULT_READ_TIMEOUT)
+                code, path = outcome_code(collect(events)), entry.played
+            else:
+                code, path = outcome_code(replay_outcome(entry, sdk_objects=False)), entry
         except CassetteError as error:
             report.unusable.append(error)
             continue

@@ -29,7 +29,6 @@ from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from harness._cassette.codec import Cassette
     from harness._events import ModelEvent
     from harness.faults import Fault
 
@@ -41,9 +40,6 @@ Adapter = Callable[[Iterable[Any]], Iterable["ModelEvent"]]
 #: The read timeout a client serving the `stall` row gets (its stall is far longer), so the
 #: timeout fires at once instead of after the SDK's default 600 s.
 STALL_TIMEOUT_S: Final = 0.05
-#: Attempts the SDK makes by default (1 + its `max_retries` of 2): a broken variant is
-#: served to every retry, as a server that stays broken would.
-SDK_ATTEMPTS: Final = 3
 
 
 @dataclass(slots=True, repr=False)
@@ -104,6 +100,8 @@ class FaultCase:
     def served(self) -> list[Path]:
         """The responses a client is answered from, in order: a session's earlier turns, the
         variant (repeated for the SDK's retries when it is the last), the later turns."""
+        from harness._replay.calls import SDK_ATTEMPTS  # a broken server answers every retry
+
         responses = self.responses or [self.path]
         upto, later = responses[: self.variant_index + 1], responses[self.variant_index + 1 :]
         return [*upto, *[upto[-1]] * (0 if later else SDK_ATTEMPTS - 1), *later]
@@ -111,6 +109,8 @@ class FaultCase:
     @property
     def turn_served(self) -> list[Path]:
         """The faulted turn alone, as `served` answers it (one request and its retries)."""
+        from harness._replay.calls import SDK_ATTEMPTS
+
         first = self.variant_index - len(self.fault.before)
         upto = (self.responses or [self.path])[first : self.variant_index + 1]
         return [*upto, *[upto[-1]] * (SDK_ATTEMPTS - 1)]
@@ -379,80 +379,3 @@ def run_fault(
     """
     case = pending_fault(fault, folder)
     return case if derive_into(case, adapter, good, folder, turn) else None
-
-
-#: Statuses the SDK retries on its own (with no `x-should-retry` header saying otherwise).
-_RETRIED_STATUSES: Final = frozenset({408, 409, 429})
-
-
-def retried_turns(turns: Sequence[Cassette]) -> int:
-    """How many of a session's first turns the SDK retries through in one call (at most
-    its `SDK_ATTEMPTS - 1`, never the last turn): the turn it plays is the next one."""
-    retried = 0
-    while retried < min(len(turns) - 1, SDK_ATTEMPTS - 1) and _retried(turns[retried]):
-        retried += 1
-    return retried
-
-
-def _retried(turn: Any) -> bool:
-    """Whether the SDK would retry a turn's answer: an `http_error` it retries by status,
-    or whose `x-should-retry` header says so."""
-    from harness._cassette.directives import HTTP_ERROR
-
-    for line in turn.lines():
-        if line.kind == "event":
-            return False
-        if line.data["harness"] == HTTP_ERROR:
-            should = str(line.data.get("headers", {}).get("x-should-retry", "")).lower()
-            if should in ("true", "false"):
-                return should == "true"
-            status = int(line.data["status"])
-            return status in _RETRIED_STATUSES or status >= 500
-    return False
-
-
-def is_fault_session(path: str | os.PathLike[str]) -> bool:
-    """Whether `path` is a session folder `harness faults` wrote for a session row
-    (`http_429_then_ok`): one call, the SDK retrying between its turns."""
-    from harness._cassette.codec import Cassette
-    from harness._cassette.sessions import is_session_folder, turn_files
-    from harness.faults import fault_named
-
-    if not is_session_folder(path):
-        return False
-    names = {(Cassette(turn).header or {}).get("fault") for turn in turn_files(path)}
-    if len(names) != 1 or not isinstance(name := names.pop(), str):
-        return False
-    try:
-        return bool(fault_named(name).before)
-    except KeyError:
-        return False
-
-
-def session_events(
-    folder: str | os.PathLike[str], *, via: str, read_timeout: float | None
-) -> Iterator[ModelEvent]:
-    """The internal events of one call over a fault's session folder, as the SDK plays
-    it: through a cassette client with its own retries (`via="sdk"`), or directly, the
-    turns it would retry (at most its `SDK_ATTEMPTS - 1`) passed over."""
-    from harness._adapter import to_model_events
-    from harness._replay.clients import cassette_client
-    from harness._replay.direct import replay
-    from harness._replay.replayer import cassettes_from
-
-    turns = cassettes_from([os.fspath(folder)])
-    if via != "sdk":
-        yield from replay(turns[retried_turns(turns)], sdk_objects=False, read_timeout=read_timeout)
-        return
-    client = cassette_client(turns, match_on=None, timeout=read_timeout)
-    try:
-        stream = client.messages.create(
-            model="harness-replay",
-            max_tokens=1,
-            messages=[{"role": "user", "content": "replay"}],
-            stream=True,
-        )
-        with stream:
-            yield from to_model_events(stream)
-    finally:
-        client.close()

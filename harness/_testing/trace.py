@@ -9,9 +9,16 @@ itself: the row where a rule fires carries the error, and the trace stops there.
 The rows come from the one adapter, not a copy of its rules: each line goes through the
 step direct replay takes (`harness._replay.direct.line_reader`), the event it gives is fed
 to a `StreamAdapter`, and the row holds what `feed` returned and the adapter's
-`open_tool_blocks` after it; the end row holds what `finish` returned. Lines the SDK's
+open tool blocks after it; the end row holds what `finish` returned. Lines the SDK's
 stream yields nothing for (a `ping`, a directive) are rows too, with the state unchanged.
 So the emits of a trace, concatenated, are the internal events `harness replay` prints.
+
+A row costs the same however many tool blocks are open, so a trace is linear in its
+stream: it holds the open set in full up to `OPEN_LISTED` blocks, past that the first
+`OPEN_LISTED` opened and the count (`first_open_tool_blocks`, `open_tool_count`); the
+text form shows the set in `OPEN_WIDTH` characters at most, as its first few indexes and
+how many more (`{0,1,2,…+99997}`). Side by side (`harness diff --trace`), two traces are
+read a row of each at a time and each line is given as soon as its rows are read.
 
 `trace_hint(path)` is the command that prints a case's trace, for every failure report
 (the plugin's, `harness diff`'s, `harness conform`'s) to name.
@@ -25,7 +32,7 @@ import textwrap
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import zip_longest
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 from harness._adapter import StreamAdapter
 from harness._cassette.codec import (
@@ -43,10 +50,12 @@ from harness._terminal import json_text, printable
 __all__ = [
     "END",
     "HEADER",
+    "OPEN_LISTED",
+    "OPEN_WIDTH",
+    "SideBySide",
     "TraceRow",
     "format_row",
     "format_rows",
-    "rows_side_by_side",
     "trace",
     "trace_hint",
 ]
@@ -55,6 +64,12 @@ __all__ = [
 END: Final = "end"
 #: The `event` of a directive line's row.
 DIRECTIVE: Final = "directive"
+#: A row lists at most this many open tool blocks, the ones opened first; its
+#: `open_count` says how many are open.
+OPEN_LISTED: Final = 16
+#: The text form's open set is at most this many characters: in full while it fits, else
+#: its first indexes and how many more are open (`{0,1,2,…+99997}`).
+OPEN_WIDTH: Final = 16
 
 #: No excerpt: the event's head says it all.
 _NOTHING: Final = object()
@@ -75,13 +90,16 @@ class TraceRow:
     the internal events it completed, and the error if a rule fired here (the last row).
 
     `number` is the cassette line (None on the end row); `event` the line's event type,
-    `"directive"` or `"end"`; `data` the line's object (None on the end row).
+    `"directive"` or `"end"`; `open` the open tool blocks' indexes, sorted (past
+    `OPEN_LISTED` of them, the `OPEN_LISTED` opened first), `open_count` how many are
+    open; `data` the line's object (None on the end row).
     """
 
     number: int | None
     event: str
     index: int | None
     open: tuple[int, ...]
+    open_count: int
     emits: tuple[ModelEvent, ...] = ()
     error: BaseException | None = None
     data: Mapping[str, Any] | None = None
@@ -92,9 +110,11 @@ class TraceRow:
             "n": self.number,
             "event": self.event,
             "index": self.index,
-            "open": sorted(self.open),
-            "emits": [event_to_json(event) for event in self.emits],
+            "open": list(self.open),
         }
+        if self.open_count > len(self.open):
+            row["open_count"] = self.open_count
+        row["emits"] = [event_to_json(event) for event in self.emits]
         if self.error is not None:
             row["error"] = {
                 "code": failure_code(self.error),
@@ -132,13 +152,24 @@ def trace(
     except Exception as error:
         if not is_stream_failure(error):
             raise
-        yield TraceRow(
-            number=None, event=END, index=None, open=adapter.open_tool_blocks, error=error
-        )
+        yield TraceRow(number=None, event=END, index=None, **_open_state(adapter), error=error)
         return
-    yield TraceRow(
-        number=None, event=END, index=None, open=adapter.open_tool_blocks, emits=tuple(emits)
-    )
+    yield TraceRow(number=None, event=END, index=None, **_open_state(adapter), emits=tuple(emits))
+
+
+class _OpenState(TypedDict):
+    """A row's `open` and `open_count` fields."""
+
+    open: tuple[int, ...]
+    open_count: int
+
+
+def _open_state(adapter: StreamAdapter) -> _OpenState:
+    """The row's view of the open tool blocks, at a cost bounded by `OPEN_LISTED`."""
+    return {
+        "open": tuple(sorted(adapter.first_open_tool_blocks(OPEN_LISTED))),
+        "open_count": adapter.open_tool_count,
+    }
 
 
 def _line_row(
@@ -155,7 +186,7 @@ def _line_row(
         number=line.number,
         event=DIRECTIVE if line.kind == "directive" else str(data["type"]),
         index=index if isinstance(index, int) and line.kind == "event" else None,
-        open=adapter.open_tool_blocks,
+        **_open_state(adapter),
         emits=tuple(emits),
         error=error,
         data=data,
@@ -171,8 +202,19 @@ def trace_hint(path: str | os.PathLike[str]) -> str:
 # The text form -------------------------------------------------------------------------
 
 
-def _open_set(indexes: Iterable[int]) -> str:
-    return "{" + ",".join(str(index) for index in sorted(indexes)) + "}"
+def _open_set(row: TraceRow) -> str:
+    """The open tool blocks in `OPEN_WIDTH` characters at most: `{1,3}` in full while it
+    fits, else as many of the first indexes as fit and how many more (`{0,1,…+99998}`)."""
+    listed = [str(index) for index in row.open]
+    if row.open_count == len(listed) and len(",".join(listed)) + 2 <= OPEN_WIDTH:
+        return "{" + ",".join(listed) + "}"
+    shown = 0
+    while shown < len(listed):
+        more = f"…+{row.open_count - shown - 1}"
+        if len(",".join([*listed[: shown + 1], more])) + 2 > OPEN_WIDTH:
+            break
+        shown += 1
+    return "{" + ",".join([*listed[:shown], f"…+{row.open_count - shown}"]) + "}"
 
 
 def _cut(text: str, width: int) -> str:
@@ -271,7 +313,7 @@ def format_row(row: TraceRow, width: int = WIDTH) -> list[str]:
     """A row as text: one line of `width` columns at most (excerpts and text are cut to
     fit), any further emits under the first, then a fired rule's code and message, wrapped."""
     number = "end" if row.number is None else str(row.number)
-    prefix = f"{number:>4}  {_open_set(row.open):<6} "
+    prefix = f"{number:>4}  {_open_set(row):<6} "
     column = len(prefix) + _EVENT + 2
     beside = [_emit_text(event, width - column) for event in row.emits]
     if beside and all(column + len(emit) <= width for emit in beside):
@@ -310,7 +352,7 @@ def _compact(row: TraceRow | None, width: int, *, ids: bool) -> str:
     if row is None:
         return ""
     number = "end" if row.number is None else str(row.number)
-    head = f"{number:>3} {_open_set(row.open):<5} "
+    head = f"{number:>3} {_open_set(row):<5} "
     shown = _emitted(row, width - len(head) - 10, ids=ids)
     event = _event_text(row, 14 if shown else width - len(head), short=True)
     return _cut(head + " ".join([event, *shown]), width)
@@ -356,40 +398,53 @@ def _reaches_adapter(row: TraceRow) -> bool:
     return row.error is not None or row.event not in ("ping", DIRECTIVE)
 
 
-def rows_side_by_side(
-    a: Iterable[TraceRow],
-    b: Iterable[TraceRow],
-    labels: tuple[str, str],
-    *,
-    ids: bool = True,
-    width: int = WIDTH,
-) -> tuple[list[str], bool]:
+class SideBySide:
     """Two traces as text side by side, up to and including the first row where they
-    differ, marked `!` and then shown in full, one row under the other (`A`, `B`); and
-    whether they agree row for row.
+    differ, marked `!` and then shown in full, one row under the other (`A`, `B`).
+
+    Lazily: iterating reads a row of each trace at a time and gives each line as soon as
+    its rows are read, holding neither trace. `agree` is whether they agreed row for
+    row, known once every line is out (None before).
 
     Rows no adapter sees (a `ping`, a directive that raised nothing) are left out, so a
     re-recording's other pings and arrival offsets do not count as a difference.
     """
-    half = (width - 3) // 2
-    left_label, right_label = (_cut_left(printable(label), half) for label in labels)
-    lines = [f"{left_label:<{half}}   {right_label}"]
-    seen_a = (row for row in a if _reaches_adapter(row))
-    seen_b = (row for row in b if _reaches_adapter(row))
-    for left, right in zip_longest(seen_a, seen_b):
-        agree = (
-            left is not None
-            and right is not None
-            and _comparable(left, ids=ids) == _comparable(right, ids=ids)
-        )
-        mark = "|" if agree else "!"
-        lines.append(
-            f"{_compact(left, half, ids=ids):<{half}} {mark} {_compact(right, half, ids=ids)}"
-        )
-        if not agree:
-            lines.append("first difference (!), in full:")
-            for name, row in (("A", left), ("B", right)):
-                shown = format_row(row, width - 2) if row is not None else ["(no row: ended)"]
-                lines.extend(f"{name if n == 0 else ' '} {line}" for n, line in enumerate(shown))
-            return lines, False
-    return lines, True
+
+    def __init__(
+        self,
+        a: Iterable[TraceRow],
+        b: Iterable[TraceRow],
+        labels: tuple[str, str],
+        *,
+        ids: bool = True,
+        width: int = WIDTH,
+    ) -> None:
+        self._sides = (a, b)
+        self._labels = labels
+        self._ids = ids
+        self._width = width
+        self.agree: bool | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        ids, width = self._ids, self._width
+        half = (width - 3) // 2
+        left_label, right_label = (_cut_left(printable(label), half) for label in self._labels)
+        yield f"{left_label:<{half}}   {right_label}"
+        seen_a, seen_b = ((row for row in side if _reaches_adapter(row)) for side in self._sides)
+        for left, right in zip_longest(seen_a, seen_b):
+            agree = (
+                left is not None
+                and right is not None
+                and _comparable(left, ids=ids) == _comparable(right, ids=ids)
+            )
+            mark = "|" if agree else "!"
+            yield f"{_compact(left, half, ids=ids):<{half}} {mark} {_compact(right, half, ids=ids)}"
+            if not agree:
+                yield "first difference (!), in full:"
+                for name, row in (("A", left), ("B", right)):
+                    shown = format_row(row, width - 2) if row is not None else ["(no row: ended)"]
+                    for number, line in enumerate(shown):
+                        yield f"{name if number == 0 else ' '} {line}"
+                self.agree = False
+                return
+        self.agree = True

@@ -29,10 +29,17 @@ from typing import Any
 from harness._adapter import ato_model_events
 from harness._cassette.codec import Cassette
 from harness._cassette.directives import ABORT, HANG
-from harness._cassette.sessions import TURN_PATTERN, turn_files, turn_number, turn_path
+from harness._cassette.sessions import (
+    SESSION_FILE,
+    TURN_PATTERN,
+    turn_files,
+    turn_number,
+    turn_path,
+)
 from harness._events import ModelEvent
 from harness._exceptions import ReplayError, SessionError
 from harness._files import atomic_write
+from harness._replay.calls import Call, played
 from harness.agent.client import ModelRequest
 from harness.agent.loop import AgentResult, run_agent
 from harness.agent.signal import AbortController
@@ -49,7 +56,6 @@ __all__ = [
     "write_session",
 ]
 
-SESSION_FILE = "session.json"
 #: key -> (Python type, how an error message names it)
 SESSION_KEYS: dict[str, tuple[type, str]] = {
     "system": (str, "a string"),
@@ -158,7 +164,10 @@ def _turn_files(root: Path) -> tuple[Path, ...]:
 
 
 class ReplayModelClient:
-    """A `ModelClient` serving recorded turns in order, recording the requests it gets."""
+    """A `ModelClient` serving recorded turns in order, recording the requests it gets.
+
+    A request is answered as the SDK's client would be: an answer it retries (a 429
+    turn, `harness._replay.calls`) is passed over for the turn after it."""
 
     def __init__(
         self,
@@ -168,6 +177,11 @@ class ReplayModelClient:
         realtime: bool = False,
     ) -> None:
         self.turns = [Path(turn) for turn in turns]
+        #: each request's turn (the last of its call: the answers before it are retried)
+        self._answers = [
+            Path(call.played if isinstance(call, Call) else call)
+            for call in played([os.fspath(turn) for turn in self.turns])
+        ]
         self.controller = controller
         self.realtime = realtime
         self.requests: list[ModelRequest] = []
@@ -175,16 +189,16 @@ class ReplayModelClient:
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         self.requests.append(request)
         number = len(self.requests)
-        if number > len(self.turns):
+        if number > len(self._answers):
             raise ReplayError(
                 f"the loop asked for turn {number}, but the session has "
-                f"{len(self.turns)} recorded turn(s)"
+                f"{len(self._answers)} recorded turn(s)"
             )
-        return ato_model_events(self._sdk_stream(self.turns[number - 1]))
+        return ato_model_events(self._sdk_stream(self._answers[number - 1]))
 
     def check_finished(self) -> None:
         """Raise `ReplayError` if some recorded turns were never asked for."""
-        unplayed = self.turns[len(self.requests) :]
+        unplayed = self._answers[len(self.requests) :]
         if unplayed:
             names = ", ".join(path.name for path in unplayed)
             raise ReplayError(f"{len(unplayed)} recorded turn(s) left unplayed: {names}")

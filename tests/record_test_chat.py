@@ -1,4 +1,4 @@
-"""Writes tests/cassettes/test_chat.yaml, the vcrpy cassette docs/import.md imports.
+"""Writes tests/cassettes/test_chat.yaml, the vcrpy cassette the README imports.
 
 Recorded by vcrpy against the fake Messages API (tests/fake_api.py) serving
 cassettes/interleaved.jsonl: a `GET /status`, then a streamed Messages call, as a
@@ -15,7 +15,7 @@ from fake_api import FakeMessagesAPI
 from harness import read_cassette
 
 HERE = Path(__file__).resolve().parent
-OUT = HERE / "tests" / "cassettes" / "test_chat.yaml"
+OUT = HERE / "cassettes" / "test_chat.yaml"
 
 
 def main() -> None:
