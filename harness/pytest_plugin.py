@@ -37,7 +37,7 @@ import os
 import sys
 import uuid
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
@@ -411,18 +411,22 @@ def _record(path: Path, gate: RecordGate, mark: CassetteMark, where: str) -> Non
     if not gate.acquire():
         return  # another test recorded it while this one waited
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        record(
-            dict(mark.request),
-            os.fspath(path),
-            force=mode is RecordMode.ALL,
-            description=f"Recorded by {where} (record mode {mode})",
-        )
-        gate.recorded()
+        earlier = gate.earlier_failure()
+        if earlier is not None:
+            failure = f"{where}: not recorded again in this run: {earlier}"
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            record(
+                dict(mark.request),
+                os.fspath(path),
+                force=mode is RecordMode.ALL,
+                description=f"Recorded by {where} (record mode {mode})",
+            )
+            gate.recorded()
+            return
     except RecordError as error:
         failure = f"{where}: recording {path} failed: {error}"
-    else:
-        return
+        gate.failed(failure)
     finally:
         gate.release()
     _fail(failure)
@@ -575,9 +579,24 @@ def _open_session(
     return session
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """A request the test's cassettes could not answer is the test's one failure, reported
+    in one line in place of what the SDK raised in the code (its traceback says nothing
+    more), whether the code swallowed it or not."""
+    try:
+        return (yield)
+    finally:
+        session = item.stash.get(_SESSION, None)
+        unanswered = None if session is None else session.unanswered()
+        if session is not None and unanswered is not None:
+            session.reported = True  # the teardown does not report it again
+            _fail(unanswered)
+
+
 def _close_session(node: pytest.Item) -> None:
     """Release the test's session (the item keeps nothing of it); fail the test with the
-    first request its cassettes could not answer."""
+    first request its cassettes could not answer, unless its call reported it."""
     session = node.stash[_SESSION]
     del node.stash[_SESSION]
     unanswered = session.close()
