@@ -38,7 +38,7 @@ import sys
 import uuid
 import warnings
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
 
@@ -60,7 +60,15 @@ if TYPE_CHECKING:
 
 __all__ = ["Adapter", "CassetteMark", "FaultCase", "adapter_outcome", "load_adapter"]
 
-MARKER_KEYWORDS: Final = ("dir", "record", "request", "match_on", "fault_turn", "strict")
+MARKER_KEYWORDS: Final = (
+    "dir",
+    "record",
+    "request",
+    "match_on",
+    "fault_turn",
+    "strict",
+    "accept",
+)
 API_KEY_VARIABLE: Final = "ANTHROPIC_API_KEY"
 
 
@@ -96,6 +104,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "stream raises StreamProtocolError in the code under test); off: plain ones. Overrides "
         "the marker's strict= and the harness_strict ini option",
     )
+    group.addoption(
+        "--harness-variants-dir",
+        action="store",
+        dest="harness_variants_dir",
+        default=None,
+        metavar="DIR",
+        help="folder where fault_variant writes the broken variants a fault report's trace "
+        "command replays, one subfolder a test (default: pytest's cache folder, "
+        ".pytest_cache/d/stream-harness-variants; the test's tmp_path without the cache)",
+    )
     parser.addini(
         "harness_strict",
         "whether the client fixtures are harness.strict clients (default: false)",
@@ -114,12 +132,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "cassette(*names_or_paths, dir=None, record=None, request=None, match_on=..., "
-        "fault_turn=None, strict=None): the cassettes the harness fixtures replay (several, or a "
-        "session folder, answer a client's requests in order; fault_variant breaks a session's "
-        "turn fault_turn, default the last; strict: harness.strict clients); a name is looked up "
-        "in the cassette folder, .jsonl added",
+        "fault_turn=None, strict=None, accept=None): the cassettes the harness fixtures replay "
+        "(several, or a session folder, answer a client's requests in order; fault_variant "
+        "breaks a session's turn fault_turn, default the last; strict: harness.strict clients; "
+        "accept: {fault_name: why}, rows the code accepts on purpose); a name is looked up in "
+        "the cassette folder, .jsonl added",
     )
     config.stash[_RUN_ID] = uuid.uuid4().hex
+    config.pluginmanager.register(FaultRows(), "stream-harness-fault-rows")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -168,6 +188,8 @@ class CassetteMark:
     fault_turn: int | None = None
     #: whether the client fixtures are strict (None: the ini option decides)
     strict: bool | None = None
+    #: the fault rows the code accepts on purpose, and why: `{fault_name: reason}`
+    accept: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -237,6 +259,7 @@ def _read_mark(node: pytest.Item, fixture: str) -> CassetteMark:
         _fail(f"{where}: @pytest.mark.cassette strict= takes True or False")
     folder = marker.kwargs.get("dir")
     return CassetteMark(
+        accept=_accepted(marker.kwargs.get("accept"), where),
         names=tuple(os.fspath(arg) for arg in marker.args),
         dir=None if folder is None else os.fspath(folder),
         record=record,
@@ -246,6 +269,25 @@ def _read_mark(node: pytest.Item, fixture: str) -> CassetteMark:
         fault_turn=fault_turn,
         strict=strict,
     )
+
+
+def _accepted(accept: object, where: str) -> dict[str, str]:
+    """The marker's `accept=`: fault names of the catalogue, each with its reason."""
+    if accept is None:
+        return {}
+    usage = f"{where}: @pytest.mark.cassette accept= takes {{fault_name: 'why'}}"
+    if not isinstance(accept, dict) or not all(
+        isinstance(name, str) and isinstance(why, str) and why.strip()
+        for name, why in accept.items()
+    ):
+        _fail(f"{usage}, each with its reason")
+    from harness.faults import CATALOGUE
+
+    known = {fault.name for fault in CATALOGUE}
+    unknown = sorted(set(accept) - known)
+    if unknown:
+        _fail(f"{usage}: no fault named {', '.join(unknown)} (harness faults --list names them)")
+    return dict(accept)
 
 
 def cassette_path(name: str, folder: Path) -> Path:
@@ -490,10 +532,13 @@ def fault_variant(
     fault = fault_named(request.param)
     mark = cassette_mark(request.node, "fault_variant")
     turn = harness_fault_turn if mark.fault_turn is None else mark.fault_turn
-    case = pending_fault(fault, tmp_path)
+    folder = _variants_folder(request, tmp_path)
+    case = pending_fault(fault, folder)
+    case.accepted_because = mark.accept.get(fault.name)
+    request.node.stash[_CASE] = case
 
     def derive() -> bool:
-        return derive_into(case, harness_adapter, harness_cassette, tmp_path, turn)
+        return derive_into(case, harness_adapter, harness_cassette, folder, turn)
 
     if request.node.stash.get(_DEFERRED, False):
         if harness_cassette.is_dir() or harness_cassette.suffix != ".jsonl":
@@ -513,6 +558,105 @@ def fault_variant(
             pytest.skip(f"fault {fault.name} does not apply to {harness_cassette.name}")
         return case
     _fail(problem)
+
+
+#: Where a test's broken variants are kept between runs, under pytest's cache folder.
+VARIANTS_CACHE: Final = "stream-harness-variants"
+_CASE = pytest.StashKey["FaultCase"]()
+
+
+def _variants_folder(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """The test's own folder for its broken variants, kept between runs so a report's trace
+    command still works later: `--harness-variants-dir`, else pytest's cache folder, else
+    (the cache provider off) the test's `tmp_path`."""
+    config = request.config
+    chosen: str | None = config.getoption("harness_variants_dir")
+    cache = getattr(config, "cache", None)
+    if chosen is not None:
+        base = config.invocation_params.dir / chosen
+    elif cache is not None:
+        base = Path(cache.mkdir(VARIANTS_CACHE))
+    else:
+        return tmp_path
+    folder = base / _folder_name(request.node.nodeid)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _folder_name(nodeid: str) -> str:
+    """A test id as one readable folder name, nothing a shell must quote:
+    `tests/test_a.py::test_b[row]` becomes `tests__test_a.py__test_b.row`; an id too long
+    is cut and keeps a hash of the whole."""
+    import hashlib
+    import re
+
+    readable = nodeid.replace("/", "__").replace("::", "__").replace("[", ".").replace("]", "")
+    name = re.sub(r"[^\w.-]+", "_", readable)
+    if len(name) <= 150:
+        return name
+    return f"{name[:130]}-{hashlib.sha256(nodeid.encode()).hexdigest()[:16]}"
+
+
+# -- the session's summary of fault rows -----------------------------------------------------
+
+#: The order the summary lists a test's rows in, and what it calls each verdict.
+VERDICTS: Final = (
+    "caught",
+    "accepted silently",
+    "accepted on purpose",
+    "crashed",
+    "not answered",
+    "not recovered",
+    "not judged",
+    "does not apply",
+)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Label a fault row's report with its verdict (xdist carries it to the controller)."""
+    report = yield
+    case = item.stash.get(_CASE, None)
+    if case is None or not (report.when == "call" or report.skipped):
+        return report
+    verdict = case.verdict
+    if report.skipped:
+        verdict = "does not apply"
+    elif verdict is None or (verdict == "caught" and report.failed):
+        verdict = "not judged"
+    row = case.fault.name
+    if verdict == "accepted on purpose":
+        row = f"{row} ({case.accepted_because})"
+    report.harness_fault_row = [item.nodeid.partition("[")[0], verdict, row]  # type: ignore[attr-defined]
+    return report
+
+
+class FaultRows:
+    """The session's fault rows, by test function, shown at the end of the run."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, list[str]]] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        row = getattr(report, "harness_fault_row", None)
+        if row is not None:
+            test, verdict, name = row
+            self.rows.setdefault(test, {}).setdefault(verdict, []).append(name)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """Per test function: the rows caught, accepted silently, accepted on purpose..."""
+        if not self.rows:
+            return
+        terminalreporter.write_sep("=", "stream-harness fault rows")
+        for test, verdicts in self.rows.items():
+            terminalreporter.write_line(test)
+            for verdict in VERDICTS:
+                names = verdicts.get(verdict, [])
+                if names:
+                    shown = "" if verdict == "does not apply" else f": {', '.join(names)}"
+                    terminalreporter.write_line(f"  {verdict} ({len(names)}){shown}")
 
 
 @pytest.fixture(scope="session")
