@@ -114,11 +114,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "command replays, one subfolder a test (default: pytest's cache folder, "
         ".pytest_cache/d/stream-harness-variants; the test's tmp_path without the cache)",
     )
+    group.addoption(
+        "--harness-allow-stop-reasons",
+        action="store",
+        dest="harness_allow_stop_reasons",
+        default=None,
+        metavar="LIST",
+        help="stop reasons the strict clients accept as completing a message besides end_turn "
+        "and tool_use, comma-separated (max_tokens,refusal); overrides the "
+        "harness_allow_stop_reasons ini option",
+    )
     parser.addini(
         "harness_strict",
-        "whether the client fixtures are harness.strict clients (default: false)",
-        type="bool",
-        default=False,
+        "whether the client fixtures are harness.strict clients: true or false (default: false)",
+        default="false",
+    )
+    parser.addini(
+        "harness_allow_stop_reasons",
+        "stop reasons the strict clients accept besides end_turn and tool_use, comma-separated "
+        "(default: none)",
+        default="",
     )
     parser.addini(
         "harness_adapter",
@@ -139,6 +154,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "the cassette folder, .jsonl added",
     )
     config.stash[_RUN_ID] = uuid.uuid4().hex
+    config.stash[_STRICT_INI] = _ini_bool(config, "harness_strict")
+    config.stash[_ALLOWED] = _allowed_stop_reasons(config)
     config.pluginmanager.register(FaultRows(), "stream-harness-fault-rows")
 
 
@@ -153,6 +170,39 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 _RUN_ID = pytest.StashKey[str]()
+_STRICT_INI = pytest.StashKey[bool]()
+_ALLOWED = pytest.StashKey[tuple[str, ...]]()
+#: The ini spellings of a bool, as pytest's own `type="bool"` reads them.
+_TRUE: Final = frozenset({"y", "yes", "t", "true", "on", "1"})
+_FALSE: Final = frozenset({"n", "no", "f", "false", "off", "0"})
+
+
+def _ini_bool(config: pytest.Config, name: str) -> bool:
+    """An ini option read as a bool; any other value is a usage error naming the option."""
+    value = str(config.getini(name)).strip()
+    if value.lower() in _TRUE | _FALSE:
+        return value.lower() in _TRUE
+    raise pytest.UsageError(f"ini option {name} = {value!r}: expected true or false")
+
+
+def _allowed_stop_reasons(config: pytest.Config) -> tuple[str, ...]:
+    """The strict clients' extra stop reasons: `--harness-allow-stop-reasons`, else the ini
+    option, as a comma-separated list; a malformed one is a usage error naming its source."""
+    import re
+
+    option: str | None = config.getoption("harness_allow_stop_reasons")
+    where = "--harness-allow-stop-reasons" if option is not None else "harness_allow_stop_reasons"
+    text = option if option is not None else str(config.getini("harness_allow_stop_reasons"))
+    reasons = tuple(reason.strip() for reason in text.split(",") if reason.strip())
+    bad = [reason for reason in reasons if not re.fullmatch(r"[a-z][a-z_]*", reason)]
+    if bad:
+        raise pytest.UsageError(
+            f"{where} {text!r}: {bad[0]!r} is not a stop reason; give a comma-separated list "
+            "such as max_tokens,refusal"
+        )
+    return reasons
+
+
 #: Set by `fault_variant` when the client fixtures record its good cassette: how to derive
 #: the pending case once they have.
 _DERIVE = pytest.StashKey[Callable[[], bool]]()
@@ -423,7 +473,7 @@ def _strict_chosen(request: pytest.FixtureRequest) -> bool:
     mark = cassette_mark(request.node, "harness_client")
     if mark.strict is not None:
         return mark.strict
-    return bool(request.config.getini("harness_strict"))
+    return request.config.stash[_STRICT_INI]
 
 
 def _records_by_client(request: pytest.FixtureRequest) -> bool:
@@ -535,6 +585,7 @@ def fault_variant(
     folder = _variants_folder(request, tmp_path)
     case = pending_fault(fault, folder)
     case.accepted_because = mark.accept.get(fault.name)
+    case.allow_stop_reasons = request.config.stash[_ALLOWED]
     request.node.stash[_CASE] = case
 
     def derive() -> bool:
@@ -757,7 +808,8 @@ def _as_chosen(request: pytest.FixtureRequest, client: Client) -> Client:
         return client
     from harness._strict.client import strict
 
-    return strict(client)
+    allowed: tuple[str, ...] = request.config.stash[_ALLOWED]
+    return strict(client, allow_stop_reasons=allowed)
 
 
 @pytest.fixture

@@ -72,6 +72,9 @@ class FaultCase:
     replay_errors: Sequence[Exception] = ()
     #: where the variant stands in `responses` (after a session's earlier turns)
     variant_index: int = 0
+    #: the stop reasons the strict clients accept besides end_turn and tool_use (the
+    #: plugin's `harness_allow_stop_reasons`), for the report's strict verdict
+    allow_stop_reasons: tuple[str, ...] = ()
     #: why the test accepts this row on purpose (the marker's `accept=`), or None
     accepted_because: str | None = None
     #: how the row was judged, for the session's summary: "caught", "accepted silently",
@@ -373,10 +376,11 @@ class ExpectFailure:
                 if self.called is not None
                 else f"{where} raised nothing"
             )
+            verdict = strict_verdict(case.turn_served, case.client_options, case.allow_stop_reasons)
             return (
                 f"{did} on {name}: the broken stream was "
                 f"accepted silently (the harness's adapter fails it with {case.expected_code}; "
-                f"{strict_verdict(case.turn_served, case.client_options)}; "
+                f"{verdict}; "
                 f"trace: {trace_hint(case.path)})"
             )
         return None
