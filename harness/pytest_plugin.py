@@ -655,6 +655,7 @@ VERDICTS: Final = (
     "caught",
     "accepted silently",
     "accepted on purpose",
+    "wrong code",
     "crashed",
     "not answered",
     "not recovered",
@@ -786,7 +787,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         unanswered = None if session is None else session.unanswered()
         if session is not None and unanswered is not None:
             session.reported = True  # the teardown does not report it again
-            _fail(unanswered)
+            failure = pytest.fail.Exception(unanswered, pytrace=False)
+            raise failure from None  # what the SDK raised in the code says nothing more
 
 
 def _close_session(node: pytest.Item) -> None:

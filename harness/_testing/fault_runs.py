@@ -78,7 +78,8 @@ class FaultCase:
     #: why the test accepts this row on purpose (the marker's `accept=`), or None
     accepted_because: str | None = None
     #: how the row was judged, for the session's summary: "caught", "accepted silently",
-    #: "accepted on purpose", "crashed", "not answered", "not recovered" (None: not judged)
+    #: "accepted on purpose", "wrong code" (the adapter's), "crashed", "not answered",
+    #: "not recovered" (None: not judged)
     verdict: str | None = None
 
     def __repr__(self) -> str:
@@ -172,7 +173,10 @@ class FaultCase:
         elif self.accepted_because is not None:
             self.verdict = "accepted on purpose"
         else:
-            self.verdict = "accepted silently" if self.error is None else "crashed"
+            if self.error is None:
+                self.verdict = "accepted silently"
+            else:
+                self.verdict = "crashed" if self.code is None else "wrong code"
             raise AssertionError(self.report())
 
 
