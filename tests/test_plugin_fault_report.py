@@ -96,7 +96,7 @@ def test_the_report_names_the_function_the_block_called_not_the_machinery(
                 with harness_client.messages.stream(
                     model="m", max_tokens=8, messages=[{"role": "user", "content": "Hi"}]
                 ) as stream:
-                    text = "".join(stream.text_stream)
+                    print("".join(stream.text_stream))  # pytest's capture runs here
         """
     )
     result = project.runpytest("-k", "drop_stop_reason")

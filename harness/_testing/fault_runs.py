@@ -18,6 +18,7 @@ the code must return normally.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import os
@@ -185,25 +186,27 @@ def _in_asyncio(frame: FrameType) -> bool:
 
 
 #: Modules whose functions are never "the function the test called": the harness's own,
-#: the SDK's and its HTTP stack's (inline code calling the client), and the standard
-#: library's machinery that runs at the block's level (a thread pool's shutdown, its
-#: weakref callback, a `with` statement's exit).
-_NOT_THE_CODE: Final = (
-    "harness.",
-    "anthropic.",
-    "httpx",
-    "httpcore",
-    "concurrent.",
-    "threading",
-    "weakref",
-    "_weakrefset",
-    "contextlib",
-    "functools",
-    "importlib",
-    "selectors",
-    "queue",
-)
+#: the SDK's and its HTTP stack's (inline code calling the client), and pytest's (its
+#: output capture runs at the block's level when the block prints).
+_NOT_THE_CODE: Final = ("harness.", "anthropic.", "httpx", "httpcore", "_pytest.", "pluggy.")
 _GENERATOR_FLAGS: Final = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
+
+
+@functools.cache
+def _standard_library() -> tuple[str, ...]:
+    """The standard library's folders: its machinery (a thread pool's shutdown and weakref
+    callback, `contextlib`, the text codecs a `print` runs) is never the code's call."""
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return tuple({os.path.join(paths[key], "") for key in ("stdlib", "platstdlib")})
+
+
+def _in_standard_library(filename: str) -> bool:
+    if filename.startswith("<"):  # <frozen importlib._bootstrap>, <string>
+        return True
+    installed = f"{os.sep}site-packages{os.sep}" in filename or "dist-packages" in filename
+    return not installed and filename.startswith(_standard_library())
 
 
 def _the_codes_call(frame: FrameType) -> bool:
@@ -216,7 +219,7 @@ def _the_codes_call(frame: FrameType) -> bool:
     if name.startswith("<") or (name.startswith("__") and name.endswith("__")):
         return False  # <lambda>, <genexpr>; `__exit__`, `__get__`: never called by name
     module = str(frame.f_globals.get("__name__", ""))
-    return not module.startswith(_NOT_THE_CODE)
+    return not module.startswith(_NOT_THE_CODE) and not _in_standard_library(code.co_filename)
 
 
 def _shown(value: object, limit: int = 60) -> str:
