@@ -27,7 +27,10 @@ record the answers instead (`harness._testing.client_session`). Request matching
 `harness_match_on` fixture, then the marker's `match_on=` (None: off). Strict clients
 (`harness.strict`: the adapter's rules at the transport) are the ini option
 `harness_strict` (default false), then the marker's `strict=`, then `--harness-strict
-on|off`.
+on|off`; their stop-reason policy is `harness_allow_stop_reasons`, then
+`--harness-allow-stop-reasons`. `fault_variant` keeps its broken variants in pytest's
+cache folder (or `--harness-variants-dir`), takes the marker's `accept=` for rows the
+code accepts on purpose, and the end of the run sums up each test's rows (`FaultRows`).
 """
 
 from __future__ import annotations

@@ -10,10 +10,12 @@ reads what the SDK makes of them.
 
 With a client fixture, the client serves the variant instead, and the test calls your
 own function under `with fault_variant.expect_failure():`. It passes when the code
-raised anything (it noticed), and fails with one line naming the function and what it
-returned when the broken stream was accepted silently. For the one row the SDK recovers
-from by itself (`http_429_then_ok`, expected outcome `done`), it is the other way round:
-the code must return normally.
+raised anything (it noticed; given exception types, one of those), and fails with one
+line naming the function and what it returned when the broken stream was accepted
+silently, unless the marker's `accept=` says why the code accepts that row on purpose.
+For the one row the SDK recovers from by itself (`http_429_then_ok`, expected outcome
+`done`), it is the other way round: the code must return normally. Each case keeps its
+`verdict`, which the plugin sums up at the end of the run.
 """
 
 from __future__ import annotations
