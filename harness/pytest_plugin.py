@@ -49,7 +49,7 @@ import pytest
 
 from harness._exceptions import InputError
 from harness._modes import RecordMode
-from harness._testing.fault_runs import Adapter, FaultCase
+from harness._testing.fault_runs import DOES_NOT_APPLY, Adapter, FaultCase
 
 if TYPE_CHECKING:
     from anthropic import Anthropic, AsyncAnthropic
@@ -609,6 +609,7 @@ def fault_variant(
         problem = str(error)
     else:
         if not applies:
+            case.verdict = DOES_NOT_APPLY
             pytest.skip(f"fault {fault.name} does not apply to {harness_cassette.name}")
         return case
     _fail(problem)
@@ -663,7 +664,7 @@ VERDICTS: Final = (
     "not answered",
     "not recovered",
     "not judged",
-    "does not apply",
+    DOES_NOT_APPLY,
 )
 
 
@@ -677,9 +678,9 @@ def pytest_runtest_makereport(
     if case is None or not (report.when == "call" or report.skipped):
         return report
     verdict = case.verdict
-    if report.skipped:
-        verdict = "does not apply"
-    elif verdict is None or (verdict == "caught" and report.failed):
+    if report.skipped and verdict != DOES_NOT_APPLY:
+        return report  # skipped for another reason (recording needs a key): no verdict
+    if verdict is None or (verdict == "caught" and report.failed):
         verdict = "not judged"
     row = case.fault.name
     if verdict == "accepted on purpose":
@@ -710,7 +711,7 @@ class FaultRows:
             for verdict in VERDICTS:
                 names = verdicts.get(verdict, [])
                 if names:
-                    shown = "" if verdict == "does not apply" else f": {', '.join(names)}"
+                    shown = "" if verdict == DOES_NOT_APPLY else f": {', '.join(names)}"
                     terminalreporter.write_line(f"  {verdict} ({len(names)}){shown}")
 
 

@@ -125,3 +125,19 @@ def test_a_misused_accept_is_one_line(project: pytest.Pytester, accept: str, pro
     result.stdout.fnmatch_lines(
         [f"test_inner.py::test_it[[]stall[]]: @pytest.mark.cassette accept= takes *{problem}"]
     )
+
+
+@pytest.mark.slow
+def test_the_summary_is_the_whole_runs_under_xdist(project: pytest.Pytester) -> None:
+    result = project.runpytest_subprocess("-n", "2", "-k", "test_summarize")
+    result.assert_outcomes(passed=8, failed=5, skipped=8)
+    summary = _summary(result)
+    assert summary[0] == "test_inner.py::test_summarize"
+    assert "  accepted on purpose (2): " in [line.partition("drop")[0] for line in summary]
+    counts = sorted(line.split(":")[0].strip() for line in summary[1:])
+    assert counts == [
+        "accepted on purpose (2)",
+        "accepted silently (5)",
+        "caught (6)",
+        "does not apply (8)",
+    ]

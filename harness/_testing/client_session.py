@@ -30,6 +30,7 @@ from harness._record.live import api_key_from_environment
 from harness._replay.cache import kept_cassettes
 from harness._replay.plan import PlannedResponse
 from harness._replay.replayer import Replayer
+from harness._testing.fault_runs import DOES_NOT_APPLY
 from harness._testing.record_once import RecordGate
 
 if TYPE_CHECKING:
@@ -132,6 +133,7 @@ class ClientSession:
             self._replayer = Replayer(kept_cassettes(self.paths), match_on=self.match_on)
             return None
         if self.fault.pending and not self._derived():
+            self.fault.verdict = DOES_NOT_APPLY
             return f"fault {self.fault.fault.name} does not apply to {self.paths[0].name}"
         self._serve_fault()
         return None
@@ -202,6 +204,7 @@ class ClientSession:
 
         assert self.fault is not None
         if not self._derived():
+            self.fault.verdict = DOES_NOT_APPLY
             # A BaseException: it passes through the SDK and the code's `except Exception`.
             raise pytest.skip.Exception(
                 f"fault {self.fault.fault.name} does not apply to {self.paths[0].name}",
@@ -397,6 +400,7 @@ class _FaultReplayer(Replayer):
         if at_variant and not case.fault.wire and not streamed:
             import pytest
 
+            case.verdict = DOES_NOT_APPLY
             raise pytest.skip.Exception(
                 f"fault {case.fault.name} breaks a stream, and the code made a "
                 "non-streaming request (answered with the Message JSON)",

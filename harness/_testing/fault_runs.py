@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from harness._events import ModelEvent
     from harness.faults import Fault
 
-__all__ = ["Adapter", "ExpectFailure", "FaultCase", "run_fault"]
+__all__ = ["DOES_NOT_APPLY", "Adapter", "ExpectFailure", "FaultCase", "run_fault"]
 
 #: An adapter: the SDK's raw stream events in, internal events out (as `to_model_events`).
 Adapter = Callable[[Iterable[Any]], Iterable["ModelEvent"]]
@@ -82,7 +82,7 @@ class FaultCase:
     accepted_because: str | None = None
     #: how the row was judged, for the session's summary: "caught", "accepted silently",
     #: "accepted on purpose", "wrong code" (the adapter's), "crashed", "not answered",
-    #: "not recovered" (None: not judged)
+    #: "not recovered", "does not apply" (None: not judged)
     verdict: str | None = None
 
     def __repr__(self) -> str:
@@ -244,6 +244,8 @@ def _chain(error: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
+#: The verdict of a row the good cassette, or the code's request, gives nothing to break.
+DOES_NOT_APPLY: Final = "does not apply"
 #: The verdicts the marker's `accept=` turns into a pass: the code took the row as it came.
 _ACCEPTABLE: Final = frozenset({"accepted silently", "not recovered"})
 
