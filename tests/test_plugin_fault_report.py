@@ -30,6 +30,12 @@ def run_agent(client):
     return f"{summarize(client)} ({', '.join(ran)})"
 
 
+def run_agent_unclosed(client):
+    pool = ThreadPoolExecutor(2)  # never shut down: its weakref callback runs at the return
+    ran = list(pool.map(lambda n: f"tool {n}", range(2)))
+    return f"{summarize(client)} ({', '.join(ran)})"
+
+
 def two_turns(client):
     return [summarize(client), summarize(client)]
 """
@@ -83,12 +89,24 @@ def test_the_report_names_the_function_the_block_called_not_the_machinery(
     project.makepyfile(
         test_inner="""
         import pytest
-        from app import run_agent
+        from concurrent.futures import ThreadPoolExecutor
+        from app import run_agent, run_agent_unclosed, summarize
 
         @pytest.mark.cassette("text_only")
         def test_pool(harness_client, fault_variant):
             with fault_variant.expect_failure():
                 run_agent(harness_client)
+
+        @pytest.mark.cassette("text_only")
+        def test_unclosed_pool(harness_client, fault_variant):
+            with fault_variant.expect_failure():
+                run_agent_unclosed(harness_client)
+
+        @pytest.mark.cassette("text_only")
+        def test_pool_in_the_block(harness_client, fault_variant):
+            with fault_variant.expect_failure():
+                with ThreadPoolExecutor(1) as pool:
+                    list(pool.map(lambda _: summarize(harness_client), [0]))
 
         @pytest.mark.cassette("text_only")
         def test_inline(harness_client, fault_variant):
@@ -100,14 +118,22 @@ def test_the_report_names_the_function_the_block_called_not_the_machinery(
         """
     )
     result = project.runpytest("-k", "drop_stop_reason")
-    result.assert_outcomes(failed=2, deselected=40)
-    pool, inline = _errors(result)
+    result.assert_outcomes(failed=4, deselected=80)
+    pool, unclosed, in_the_block, inline = _errors(result)
     assert pool.startswith(
         "E       AssertionError: run_agent returned 'The file has three sections. (tool 0, "
         "tool 1)' on drop_stop_reason: the broken stream was accepted silently"
     )
+    assert unclosed.startswith(
+        "E       AssertionError: run_agent_unclosed returned 'The file has three sections. "
+        "(tool 0, tool 1)' on drop_stop_reason: the broken stream was accepted silently"
+    )
+    assert in_the_block.startswith(
+        "E       AssertionError: the block at test_inner.py:17 raised nothing on "
+        "drop_stop_reason: the broken stream was accepted silently"
+    )
     assert inline.startswith(
-        "E       AssertionError: the block at test_inner.py:11 raised nothing on "
+        "E       AssertionError: the block at test_inner.py:23 raised nothing on "
         "drop_stop_reason: the broken stream was accepted silently"
     )
 
