@@ -615,3 +615,37 @@ def test_the_documented_session_fault_test_runs_once_a_row(pytester: pytest.Pyte
     result = pytester.runpytest("-rs")
     applies = _applicable_to_text()
     result.assert_outcomes(passed=applies, skipped=len(CATALOGUE) - applies)
+
+
+@pytest.mark.slow
+def test_a_recording_the_api_spoils_is_tried_once_a_run(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.makepyfile(
+        test_inner="""
+        import pytest
+        from app import forgiving_summarize
+
+        @pytest.mark.parametrize("run", range(2))
+        @pytest.mark.cassette("new_stream")
+        def test_shared(harness_client, run):
+            forgiving_summarize(harness_client)
+        """
+    )
+    events = StreamBuilder().text(0, "Recorded", " live").stop().events()
+    with FakeMessagesAPI(events, behaviour="html") as api:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-dummy-client-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)
+        result = project.runpytest("--harness-record=missing")
+        assert len(api.received) == 1  # the second test did not call the API again
+    result.assert_outcomes(failed=1, errors=1)
+    first = "test_inner.py::test_shared[[]0[]]: the API's answer (200, text/html*) is not usable*"
+    result.stdout.fnmatch_lines(  # pytest lists the ERRORS before the FAILURES
+        [
+            "test_inner.py::test_shared[[]1[]]: not recorded again in this run: "
+            "test_inner.py::test_shared[[]0[]]: recording */new_stream.jsonl failed: the API's "
+            "answer (200, text/html*) is not usable*",
+            first,
+        ]
+    )
+    assert not (project.path / "cassettes" / "new_stream.jsonl").exists()

@@ -286,7 +286,7 @@ class ClientSession:
             for error in replay_errors(client)
             if isinstance(error, RecordError)
         ]
-        if refused:
+        if refused and not self._written:  # nothing recorded: the run does not try again
             names = ", ".join(str(path) for path in self.paths)
             self._gate.failed(f"{self.where}: recording {names} failed: {refused[0]}")
         if not self._written:
