@@ -785,14 +785,23 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     in one line in place of what the SDK raised in the code (its traceback says nothing
     more), whether the code swallowed it or not."""
     try:
-        return (yield)
-    finally:
-        session = item.stash.get(_SESSION, None)
-        unanswered = None if session is None else session.unanswered()
-        if session is not None and unanswered is not None:
-            session.reported = True  # the teardown does not report it again
-            failure = pytest.fail.Exception(unanswered, pytrace=False)
-            raise failure from None  # what the SDK raised in the code says nothing more
+        yield
+    except (KeyboardInterrupt, SystemExit):
+        raise  # the run is stopping: nothing to report
+    except BaseException:
+        _report_unanswered(item)  # in place of what the code raised
+        raise
+    _report_unanswered(item)  # the code swallowed it
+
+
+def _report_unanswered(item: pytest.Item) -> None:
+    """Fail the test with its session's first unanswered request, once (none: nothing)."""
+    session = item.stash.get(_SESSION, None)
+    unanswered = None if session is None or session.reported else session.unanswered()
+    if session is not None and unanswered is not None:
+        session.reported = True  # the teardown does not report it again
+        failure = pytest.fail.Exception(unanswered, pytrace=False)
+        raise failure from None  # what the SDK raised in the code says nothing more
 
 
 def _close_session(node: pytest.Item) -> None:

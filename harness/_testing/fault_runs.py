@@ -138,6 +138,7 @@ class FaultCase:
     ) -> ExpectFailure:
         """`with fault_variant.expect_failure(): your_function(client)` — see the module doc;
         with `exception_types` (and `match`), only those count as the code noticing."""
+        __tracebackhide__ = True
         return ExpectFailure(self, exception_types, match)
 
     def report(self) -> str:
@@ -273,6 +274,7 @@ class ExpectFailure:
         exception_types: tuple[type[BaseException], ...] = (),
         match: str | re.Pattern[str] | None = None,
     ) -> None:
+        __tracebackhide__ = True
         for kind in exception_types:
             if not (isinstance(kind, type) and issubclass(kind, BaseException)):
                 raise TypeError(f"expect_failure() takes exception types, not {kind!r}")
