@@ -49,6 +49,7 @@ from ._exceptions import (
     OutputError as OutputError,
     RecordError as RecordError,
     ReplayError as ReplayError,
+    RequestMismatchError as RequestMismatchError,
     SessionError as SessionError,
     StreamProtocolError as StreamProtocolError,
     ToolError as ToolError,

@@ -13,7 +13,8 @@
     │                             folder): `PATH: cannot write: reason`; the old one stays
     ├── RecordError               a live recording failed; nothing was written
     ├── ReplayError               the code under test and the recording disagree
-    │   (a request the cassettes cannot answer, turns left unplayed)
+    │   │                         (a request the cassettes cannot answer, turns left unplayed)
+    │   └── RequestMismatchError  a request differs from the one its cassette was recorded for
     └── AgentError                the agent loop's own failures
         ├── EmptyTurnError        a model turn with nothing to commit
         ├── AgentFailed           a run failed in a model turn (the cause is `.error`)
@@ -60,6 +61,7 @@ __all__ = [
     "OutputError",
     "RecordError",
     "ReplayError",
+    "RequestMismatchError",
     "SessionError",
     "StreamProtocolError",
     "ToolError",
@@ -219,6 +221,10 @@ class RecordError(HarnessError):
 class ReplayError(HarnessError):
     """The code under test and the recording disagree: a request no cassette answers,
     recorded turns left unplayed."""
+
+
+class RequestMismatchError(ReplayError):
+    """A request differs, on the fields compared, from the one its cassette was recorded for."""
 
 
 class AgentError(HarnessError):

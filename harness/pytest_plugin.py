@@ -27,7 +27,10 @@ record the answers instead (`harness._testing.client_session`). Request matching
 `harness_match_on` fixture, then the marker's `match_on=` (None: off). Strict clients
 (`harness.strict`: the adapter's rules at the transport) are the ini option
 `harness_strict` (default false), then the marker's `strict=`, then `--harness-strict
-on|off`.
+on|off`; their stop-reason policy is `harness_allow_stop_reasons`, then
+`--harness-allow-stop-reasons`. `fault_variant` keeps its broken variants in pytest's
+cache folder (or `--harness-variants-dir`), takes the marker's `accept=` for rows the
+code accepts on purpose, and the end of the run sums up each test's rows (`FaultRows`).
 """
 
 from __future__ import annotations
@@ -37,8 +40,8 @@ import os
 import sys
 import uuid
 import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
 
@@ -46,7 +49,7 @@ import pytest
 
 from harness._exceptions import InputError
 from harness._modes import RecordMode
-from harness._testing.fault_runs import Adapter, FaultCase
+from harness._testing.fault_runs import DOES_NOT_APPLY, Adapter, FaultCase
 
 if TYPE_CHECKING:
     from anthropic import Anthropic, AsyncAnthropic
@@ -60,7 +63,15 @@ if TYPE_CHECKING:
 
 __all__ = ["Adapter", "CassetteMark", "FaultCase", "adapter_outcome", "load_adapter"]
 
-MARKER_KEYWORDS: Final = ("dir", "record", "request", "match_on", "fault_turn", "strict")
+MARKER_KEYWORDS: Final = (
+    "dir",
+    "record",
+    "request",
+    "match_on",
+    "fault_turn",
+    "strict",
+    "accept",
+)
 API_KEY_VARIABLE: Final = "ANTHROPIC_API_KEY"
 
 
@@ -96,11 +107,36 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "stream raises StreamProtocolError in the code under test); off: plain ones. Overrides "
         "the marker's strict= and the harness_strict ini option",
     )
+    group.addoption(
+        "--harness-variants-dir",
+        action="store",
+        dest="harness_variants_dir",
+        default=None,
+        metavar="DIR",
+        help="folder where fault_variant writes the broken variants a fault report's trace "
+        "command replays, one subfolder a test (default: pytest's cache folder, "
+        ".pytest_cache/d/stream-harness-variants; the test's tmp_path without the cache)",
+    )
+    group.addoption(
+        "--harness-allow-stop-reasons",
+        action="store",
+        dest="harness_allow_stop_reasons",
+        default=None,
+        metavar="LIST",
+        help="stop reasons the strict clients accept as completing a message besides end_turn "
+        "and tool_use, comma-separated (max_tokens,refusal); overrides the "
+        "harness_allow_stop_reasons ini option",
+    )
     parser.addini(
         "harness_strict",
-        "whether the client fixtures are harness.strict clients (default: false)",
-        type="bool",
-        default=False,
+        "whether the client fixtures are harness.strict clients: true or false (default: false)",
+        default="false",
+    )
+    parser.addini(
+        "harness_allow_stop_reasons",
+        "stop reasons the strict clients accept besides end_turn and tool_use, comma-separated "
+        "(default: none)",
+        default="",
     )
     parser.addini(
         "harness_adapter",
@@ -114,12 +150,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "cassette(*names_or_paths, dir=None, record=None, request=None, match_on=..., "
-        "fault_turn=None, strict=None): the cassettes the harness fixtures replay (several, or a "
-        "session folder, answer a client's requests in order; fault_variant breaks a session's "
-        "turn fault_turn, default the last; strict: harness.strict clients); a name is looked up "
-        "in the cassette folder, .jsonl added",
+        "fault_turn=None, strict=None, accept=None): the cassettes the harness fixtures replay "
+        "(several, or a session folder, answer a client's requests in order; fault_variant "
+        "breaks a session's turn fault_turn, default the last; strict: harness.strict clients; "
+        "accept: {fault_name: why}, rows the code accepts on purpose); a name is looked up in "
+        "the cassette folder, .jsonl added",
     )
     config.stash[_RUN_ID] = uuid.uuid4().hex
+    config.stash[_STRICT_INI] = _ini_bool(config, "harness_strict")
+    config.stash[_ALLOWED] = _allowed_stop_reasons(config)
+    config.pluginmanager.register(FaultRows(), "stream-harness-fault-rows")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -133,6 +173,39 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 _RUN_ID = pytest.StashKey[str]()
+_STRICT_INI = pytest.StashKey[bool]()
+_ALLOWED = pytest.StashKey[tuple[str, ...]]()
+#: The ini spellings of a bool, as pytest's own `type="bool"` reads them.
+_TRUE: Final = frozenset({"y", "yes", "t", "true", "on", "1"})
+_FALSE: Final = frozenset({"n", "no", "f", "false", "off", "0"})
+
+
+def _ini_bool(config: pytest.Config, name: str) -> bool:
+    """An ini option read as a bool; any other value is a usage error naming the option."""
+    value = str(config.getini(name)).strip()
+    if value.lower() in _TRUE | _FALSE:
+        return value.lower() in _TRUE
+    raise pytest.UsageError(f"ini option {name} = {value!r}: expected true or false")
+
+
+def _allowed_stop_reasons(config: pytest.Config) -> tuple[str, ...]:
+    """The strict clients' extra stop reasons: `--harness-allow-stop-reasons`, else the ini
+    option, as a comma-separated list; a malformed one is a usage error naming its source."""
+    import re
+
+    option: str | None = config.getoption("harness_allow_stop_reasons")
+    where = "--harness-allow-stop-reasons" if option is not None else "harness_allow_stop_reasons"
+    text = option if option is not None else str(config.getini("harness_allow_stop_reasons"))
+    reasons = tuple(reason.strip() for reason in text.split(",") if reason.strip())
+    bad = [reason for reason in reasons if not re.fullmatch(r"[a-z][a-z_]*", reason)]
+    if bad:
+        raise pytest.UsageError(
+            f"{where} {text!r}: {bad[0]!r} is not a stop reason; give a comma-separated list "
+            "such as max_tokens,refusal"
+        )
+    return reasons
+
+
 #: Set by `fault_variant` when the client fixtures record its good cassette: how to derive
 #: the pending case once they have.
 _DERIVE = pytest.StashKey[Callable[[], bool]]()
@@ -168,6 +241,8 @@ class CassetteMark:
     fault_turn: int | None = None
     #: whether the client fixtures are strict (None: the ini option decides)
     strict: bool | None = None
+    #: the fault rows the code accepts on purpose, and why: `{fault_name: reason}`
+    accept: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -237,6 +312,7 @@ def _read_mark(node: pytest.Item, fixture: str) -> CassetteMark:
         _fail(f"{where}: @pytest.mark.cassette strict= takes True or False")
     folder = marker.kwargs.get("dir")
     return CassetteMark(
+        accept=_accepted(marker.kwargs.get("accept"), where),
         names=tuple(os.fspath(arg) for arg in marker.args),
         dir=None if folder is None else os.fspath(folder),
         record=record,
@@ -246,6 +322,25 @@ def _read_mark(node: pytest.Item, fixture: str) -> CassetteMark:
         fault_turn=fault_turn,
         strict=strict,
     )
+
+
+def _accepted(accept: object, where: str) -> dict[str, str]:
+    """The marker's `accept=`: fault names of the catalogue, each with its reason."""
+    if accept is None:
+        return {}
+    usage = f"{where}: @pytest.mark.cassette accept= takes {{fault_name: 'why'}}"
+    if not isinstance(accept, dict) or not all(
+        isinstance(name, str) and isinstance(why, str) and why.strip()
+        for name, why in accept.items()
+    ):
+        _fail(f"{usage}, each with its reason")
+    from harness.faults import CATALOGUE
+
+    known = {fault.name for fault in CATALOGUE}
+    unknown = sorted(set(accept) - known)
+    if unknown:
+        _fail(f"{usage}: no fault named {', '.join(unknown)} (harness faults --list names them)")
+    return dict(accept)
 
 
 def cassette_path(name: str, folder: Path) -> Path:
@@ -381,7 +476,7 @@ def _strict_chosen(request: pytest.FixtureRequest) -> bool:
     mark = cassette_mark(request.node, "harness_client")
     if mark.strict is not None:
         return mark.strict
-    return bool(request.config.getini("harness_strict"))
+    return request.config.stash[_STRICT_INI]
 
 
 def _records_by_client(request: pytest.FixtureRequest) -> bool:
@@ -411,18 +506,22 @@ def _record(path: Path, gate: RecordGate, mark: CassetteMark, where: str) -> Non
     if not gate.acquire():
         return  # another test recorded it while this one waited
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        record(
-            dict(mark.request),
-            os.fspath(path),
-            force=mode is RecordMode.ALL,
-            description=f"Recorded by {where} (record mode {mode})",
-        )
-        gate.recorded()
+        earlier = gate.earlier_failure()
+        if earlier is not None:
+            failure = f"{where}: not recorded again in this run: {earlier}"
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            record(
+                dict(mark.request),
+                os.fspath(path),
+                force=mode is RecordMode.ALL,
+                description=f"Recorded by {where} (record mode {mode})",
+            )
+            gate.recorded()
+            return
     except RecordError as error:
         failure = f"{where}: recording {path} failed: {error}"
-    else:
-        return
+        gate.failed(failure)
     finally:
         gate.release()
     _fail(failure)
@@ -486,10 +585,14 @@ def fault_variant(
     fault = fault_named(request.param)
     mark = cassette_mark(request.node, "fault_variant")
     turn = harness_fault_turn if mark.fault_turn is None else mark.fault_turn
-    case = pending_fault(fault, tmp_path)
+    folder = _variants_folder(request, tmp_path)
+    case = pending_fault(fault, folder)
+    case.accepted_because = mark.accept.get(fault.name)
+    case.allow_stop_reasons = request.config.stash[_ALLOWED]
+    request.node.stash[_CASE] = case
 
     def derive() -> bool:
-        return derive_into(case, harness_adapter, harness_cassette, tmp_path, turn)
+        return derive_into(case, harness_adapter, harness_cassette, folder, turn)
 
     if request.node.stash.get(_DEFERRED, False):
         if harness_cassette.is_dir() or harness_cassette.suffix != ".jsonl":
@@ -506,9 +609,110 @@ def fault_variant(
         problem = str(error)
     else:
         if not applies:
+            case.verdict = DOES_NOT_APPLY
             pytest.skip(f"fault {fault.name} does not apply to {harness_cassette.name}")
         return case
     _fail(problem)
+
+
+#: Where a test's broken variants are kept between runs, under pytest's cache folder.
+VARIANTS_CACHE: Final = "stream-harness-variants"
+_CASE = pytest.StashKey["FaultCase"]()
+
+
+def _variants_folder(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """The test's own folder for its broken variants, kept between runs so a report's trace
+    command still works later: `--harness-variants-dir`, else pytest's cache folder, else
+    (the cache provider off) the test's `tmp_path`."""
+    config = request.config
+    chosen: str | None = config.getoption("harness_variants_dir")
+    cache = getattr(config, "cache", None)
+    if chosen is not None:
+        base = config.invocation_params.dir / chosen
+    elif cache is not None:
+        base = Path(cache.mkdir(VARIANTS_CACHE))
+    else:
+        return tmp_path
+    folder = base / _folder_name(request.node.nodeid)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _folder_name(nodeid: str) -> str:
+    """A test id as one readable folder name, nothing a shell must quote:
+    `tests/test_a.py::test_b[row]` becomes `tests__test_a.py__test_b.row`; an id too long
+    is cut and keeps a hash of the whole."""
+    import hashlib
+    import re
+
+    readable = nodeid.replace("/", "__").replace("::", "__").replace("[", ".").replace("]", "")
+    name = re.sub(r"[^\w.-]+", "_", readable)
+    if len(name) <= 150:
+        return name
+    return f"{name[:130]}-{hashlib.sha256(nodeid.encode()).hexdigest()[:16]}"
+
+
+# -- the session's summary of fault rows -----------------------------------------------------
+
+#: The order the summary lists a test's rows in, and what it calls each verdict.
+VERDICTS: Final = (
+    "caught",
+    "accepted silently",
+    "accepted on purpose",
+    "wrong code",
+    "crashed",
+    "not answered",
+    "not recovered",
+    "not judged",
+    DOES_NOT_APPLY,
+)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Label a fault row's report with its verdict (xdist carries it to the controller)."""
+    report = yield
+    case = item.stash.get(_CASE, None)
+    if case is None or not (report.when == "call" or report.skipped):
+        return report
+    verdict = case.verdict
+    if report.skipped and verdict != DOES_NOT_APPLY:
+        return report  # skipped for another reason (recording needs a key): no verdict
+    if verdict is None or (verdict == "caught" and report.failed):
+        verdict = "not judged"
+    row = case.fault.name
+    if verdict == "accepted on purpose":
+        row = f"{row} ({case.accepted_because})"
+    report.harness_fault_row = [item.nodeid.partition("[")[0], verdict, row]  # type: ignore[attr-defined]
+    return report
+
+
+class FaultRows:
+    """The session's fault rows, by test function, shown at the end of the run."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, list[str]]] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        row = getattr(report, "harness_fault_row", None)
+        if row is not None:
+            test, verdict, name = row
+            self.rows.setdefault(test, {}).setdefault(verdict, []).append(name)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """Per test function: the rows caught, accepted silently, accepted on purpose..."""
+        if not self.rows:
+            return
+        terminalreporter.write_sep("=", "stream-harness fault rows")
+        for test, verdicts in self.rows.items():
+            terminalreporter.write_line(test)
+            for verdict in VERDICTS:
+                names = verdicts.get(verdict, [])
+                if names:
+                    shown = "" if verdict == DOES_NOT_APPLY else f": {', '.join(names)}"
+                    terminalreporter.write_line(f"  {verdict} ({len(names)}){shown}")
 
 
 @pytest.fixture(scope="session")
@@ -575,9 +779,34 @@ def _open_session(
     return session
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """A request the test's cassettes could not answer is the test's one failure, reported
+    in one line in place of what the SDK raised in the code (its traceback says nothing
+    more), whether the code swallowed it or not."""
+    try:
+        yield
+    except (KeyboardInterrupt, SystemExit):
+        raise  # the run is stopping: nothing to report
+    except BaseException:
+        _report_unanswered(item)  # in place of what the code raised
+        raise
+    _report_unanswered(item)  # the code swallowed it
+
+
+def _report_unanswered(item: pytest.Item) -> None:
+    """Fail the test with its session's first unanswered request, once (none: nothing)."""
+    session = item.stash.get(_SESSION, None)
+    unanswered = None if session is None or session.reported else session.unanswered()
+    if session is not None and unanswered is not None:
+        session.reported = True  # the teardown does not report it again
+        failure = pytest.fail.Exception(unanswered, pytrace=False)
+        raise failure from None  # what the SDK raised in the code says nothing more
+
+
 def _close_session(node: pytest.Item) -> None:
     """Release the test's session (the item keeps nothing of it); fail the test with the
-    first request its cassettes could not answer."""
+    first request its cassettes could not answer, unless its call reported it."""
     session = node.stash[_SESSION]
     del node.stash[_SESSION]
     unanswered = session.close()
@@ -594,7 +823,8 @@ def _as_chosen(request: pytest.FixtureRequest, client: Client) -> Client:
         return client
     from harness._strict.client import strict
 
-    return strict(client)
+    allowed: tuple[str, ...] = request.config.stash[_ALLOWED]
+    return strict(client, allow_stop_reasons=allowed)
 
 
 @pytest.fixture

@@ -4,7 +4,8 @@ An `Outcome` is one snapshot file per test (so one per cassette in a parametrise
 suite), one JSON object a line: the internal events in their JSON form (docs/adapter.md),
 then, for a failed stream, the failure line (`protocol_error` with its code and full
 message, or `api_error` with the error type and message). Anything else the code under
-test returned (a summary string, a dict, a list) is stored as indented JSON in
+test returned (a summary string, a dict, a list, and dataclasses, pydantic models and
+attrs classes as the objects of their fields) is stored as indented JSON in
 `<test name>.json`. Reviewers read these files like code, so they are never a blob.
 
     def test_replay(snapshot):
@@ -16,6 +17,7 @@ by the value compared: an `Outcome` goes to the `.jsonl` file, anything else to 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import unicodedata
 from pathlib import Path
@@ -42,6 +44,7 @@ _FORBIDDEN = frozenset('\\?*:|"<>')
 
 __all__ = [
     "JSONValueSnapshotExtension",
+    "NoJSONForm",
     "OutcomeOrValueSnapshot",
     "OutcomeSnapshotExtension",
     "outcome_to_jsonl",
@@ -65,18 +68,49 @@ def trace_line(value: object) -> str | None:
     return f"trace: {trace_hint(value.source)}"
 
 
+class NoJSONForm(TypeError):
+    """A value `value_to_json` cannot store; the message is one line saying how to give it one."""
+
+
+def _json_form(value: object) -> object:
+    """The JSON form of a dataclass, a pydantic model or an attrs class (its fields, by
+    name, in their order; nested ones converted in turn); `NoJSONForm` for anything else."""
+    kind = type(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}
+    model_dump = getattr(value, "model_dump", None)
+    if callable(model_dump) and hasattr(kind, "model_fields"):  # pydantic 2
+        return model_dump(mode="json")
+    attributes = getattr(kind, "__attrs_attrs__", None)
+    if attributes is not None:  # attrs
+        return {attribute.name: getattr(value, attribute.name) for attribute in attributes}
+    raise NoJSONForm(f"{kind.__name__} has no JSON form: {_how_to_give_one(value)}")
+
+
+def _how_to_give_one(value: object) -> str:
+    if isinstance(value, set | frozenset):
+        return "compare sorted(value) (a list) with snapshot_outcome"
+    if isinstance(value, bytes | bytearray):
+        return "compare value.decode() (a string) with snapshot_outcome"
+    return (
+        "make it a dataclass, a pydantic model or an attrs class, or compare a dict or list "
+        "made from it with snapshot_outcome"
+    )
+
+
 def value_to_json(value: object) -> str:
     """The snapshot text of a JSON value: indented, keys in their order, newline-ended.
+    Dataclasses, pydantic models and attrs classes are stored as the objects of their fields.
 
-    Raises `TypeError` naming the type when `value` is not JSON-serialisable.
+    Raises `NoJSONForm` (a `TypeError`), one line naming the type and how to give it a JSON
+    form, when `value` holds something else.
     """
     try:
-        return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
-    except (TypeError, ValueError) as error:
-        raise TypeError(
-            f"a snapshot stores an Outcome or a JSON-serialisable value, "
-            f"not {type(value).__name__}: {error}"
-        ) from None
+        return json.dumps(value, ensure_ascii=False, indent=2, default=_json_form) + "\n"
+    except NoJSONForm:
+        raise
+    except (TypeError, ValueError) as error:  # a dict key that is no string, a cycle
+        raise NoJSONForm(f"{type(value).__name__} has no JSON form: {error}") from None
 
 
 class _ReadableFileExtension(SingleFileSnapshotExtension):
@@ -161,7 +195,18 @@ class OutcomeOrValueSnapshot:
         self.last: SnapshotAssertion | None = None
 
     def __eq__(self, other: object) -> bool:
+        __tracebackhide__ = True
         self.last = self._outcome if isinstance(other, Outcome) else self._value
+        if self.last is self._value:
+            try:
+                value_to_json(other)
+            except NoJSONForm as error:
+                problem = f"snapshot_outcome: {error}"
+            else:
+                return self.last == other
+            import pytest
+
+            pytest.fail(problem, pytrace=False)
         return self.last == other
 
     __hash__ = None  # type: ignore[assignment]

@@ -276,3 +276,37 @@ def test_judging_the_adapter_before_the_code_recorded_says_so(
     result.assert_outcomes(failed=1, deselected=len(_catalogue()) - 1)
     result.stdout.fnmatch_lines(["*fault drop_message_stop: no variant yet: its good cassette*"])
     assert live.received == []
+
+
+def test_a_failed_recording_is_tried_once_a_run_and_reported_by_every_test_needing_it(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.makepyfile(
+        test_inner=f"""
+        import pytest
+
+        REQUEST = {REQUEST!r}
+
+        @pytest.mark.parametrize("run", range(3))
+        @pytest.mark.cassette("new", request=REQUEST)
+        def test_new(harness_replay, run):
+            pass
+        """
+    )
+    refusal = {"type": "error", "error": {"type": "authentication_error", "message": "bad key"}}
+    events = StreamBuilder().text(0, "recorded").stop().events()
+    # One refusal, then good answers: a second call would record, so none may be made.
+    with FakeMessagesAPI(events, errors=[(401, refusal, {})]) as api:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-dummy-plugin-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)
+        result = project.runpytest("--harness-record=missing")
+        assert len(api.received) == 1
+    result.assert_outcomes(errors=3)
+    first = "test_inner.py::test_new[[]0[]]: recording */new.jsonl failed: the API refused *"
+    result.stdout.fnmatch_lines(
+        [
+            first,
+            "test_inner.py::test_new[[]1[]]: not recorded again in this run: " + first[:-1] + "*",
+        ]
+    )
+    assert not (project.path / "cassettes" / "new.jsonl").exists()

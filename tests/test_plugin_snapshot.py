@@ -134,15 +134,78 @@ def test_a_changed_value_fails_with_a_diff_of_the_json(project: pytest.Pytester)
     result.stdout.fnmatch_lines(['E         - "Hi you"', 'E         + "Hi there"'])
 
 
-def test_a_value_that_is_not_json_fails_naming_its_type(project: pytest.Pytester) -> None:
+def test_a_value_that_is_not_json_fails_with_one_line_saying_how_to_give_it_one(
+    project: pytest.Pytester,
+) -> None:
     project.makepyfile(
         test_inner="""
+        import dataclasses
+
         def test_set(snapshot_outcome):
             assert {1, 2} == snapshot_outcome
+
+        @dataclasses.dataclass
+        class Holder:
+            thing: object
+
+        def test_nested(snapshot_outcome):
+            assert Holder(object()) == snapshot_outcome
         """
     )
     result = project.runpytest("--snapshot-update")
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(
-        ["*TypeError: a snapshot stores an Outcome or a JSON-serialisable value, not set*"]
+        [
+            "snapshot_outcome: set has no JSON form: compare sorted(value) (a list) with "
+            "snapshot_outcome",
+            "snapshot_outcome: object has no JSON form: make it a dataclass, a pydantic model or "
+            "an attrs class, or compare a dict or list made from it with snapshot_outcome",
+        ]
     )
+    assert "Traceback" not in result.stdout.str() and "snapshot.py" not in result.stdout.str()
+
+
+def test_dataclasses_pydantic_models_and_attrs_classes_are_stored_as_readable_json(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(
+        test_inner="""
+        import dataclasses
+
+        import attrs
+        import pydantic
+
+
+        class Usage(pydantic.BaseModel):
+            input_tokens: int
+            model: str
+
+
+        @attrs.define
+        class Call:
+            name: str
+            input: dict
+
+
+        @dataclasses.dataclass
+        class Summary:
+            text: str
+            calls: list
+            usage: Usage
+
+
+        def test_summary(snapshot_outcome):
+            usage = Usage(input_tokens=3, model="m")
+            summary = Summary("Hi", [Call("read", {"path": "a.md"})], usage)
+            assert summary == snapshot_outcome
+        """
+    )
+    project.runpytest("--snapshot-update").assert_outcomes(passed=1)
+    stored = project.path / "__snapshots__" / "test_inner" / "test_summary.json"
+    assert json.loads(stored.read_text()) == {
+        "text": "Hi",
+        "calls": [{"name": "read", "input": {"path": "a.md"}}],
+        "usage": {"input_tokens": 3, "model": "m"},
+    }
+    assert stored.read_text().startswith('{\n  "text": "Hi",\n')  # indented, in field order
+    project.runpytest().assert_outcomes(passed=1)

@@ -140,3 +140,98 @@ def test_with_strict_on_the_same_code_notices_every_broken_row(project: pytest.P
     outcomes = result.parseoutcomes()
     assert outcomes.get("failed", 0) == 0, result.stdout.str()
     assert outcomes["passed"] >= 10
+
+
+def test_an_unknown_strict_ini_value_is_a_usage_error_naming_the_option(
+    project: pytest.Pytester,
+) -> None:
+    project.makeini("[pytest]\naddopts = -p no:cacheprovider\nharness_strict = sometimes\n")
+    result = project.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: ini option harness_strict = 'sometimes': expected true or false"]
+    )
+    assert "Traceback" not in result.stderr.str()
+
+
+#: A stream that stops at max_tokens: strict refuses it unless the policy allows it.
+MAX_TOKENS_TESTS = """
+import pytest
+from harness import StreamProtocolError
+from app import summarize
+
+
+@pytest.mark.cassette("cut_at_max_tokens", strict=True)
+def test_cut(harness_client):
+    try:
+        print("OUTCOME", summarize(harness_client).replace(" ", "_"))
+    except StreamProtocolError as error:
+        print("OUTCOME", error.code)
+"""
+
+
+@pytest.mark.parametrize(
+    ("ini", "args", "expected"),
+    [
+        ("", (), "unsupported_stop_reason"),
+        ("harness_allow_stop_reasons = max_tokens, refusal", (), "The_file_has_three_sections."),
+        (
+            "harness_allow_stop_reasons = max_tokens",
+            ("--harness-allow-stop-reasons", "refusal"),
+            "unsupported_stop_reason",
+        ),
+        ("", ("--harness-allow-stop-reasons", "max_tokens"), "The_file_has_three_sections."),
+    ],
+    ids=["default", "ini", "command-line-wins", "command-line"],
+)
+def test_the_strict_clients_take_the_stop_reason_policy(
+    project: pytest.Pytester, ini: str, args: tuple[str, ...], expected: str
+) -> None:
+    from harness import Cassette, write_cassette
+    from harness.faults import fault_named
+
+    good = Cassette(LIBRARY / "text_only.jsonl")
+    cut = fault_named("stop_reason_max_tokens").derive(list(good.events()))
+    assert cut is not None
+    write_cassette(project.path / "cassettes/cut_at_max_tokens.jsonl", cut, header=good.header)
+    project.makepyfile(test_inner=MAX_TOKENS_TESTS)
+    project.makeini(f"[pytest]\naddopts = -p no:cacheprovider\n{ini}")
+    result = project.runpytest("-s", *args)
+    result.assert_outcomes(passed=1)
+    found = [
+        line.partition("OUTCOME ")[2].split()[0] for line in result.outlines if "OUTCOME " in line
+    ]
+    assert found == [expected]
+
+
+def test_a_malformed_stop_reason_list_is_a_usage_error(project: pytest.Pytester) -> None:
+    project.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    result = project.runpytest("--harness-allow-stop-reasons", "max tokens")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --harness-allow-stop-reasons 'max tokens': 'max tokens' is not a stop "
+            "reason; give a comma-separated list such as max_tokens,refusal"
+        ]
+    )
+
+
+def test_the_fault_reports_strict_verdict_follows_the_stop_reason_policy(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(
+        test_fault_rows="""
+        import pytest
+        from app import summarize
+
+        @pytest.mark.cassette("text_only")
+        def test_summarize(fault_variant, harness_client):
+            with fault_variant.expect_failure():
+                summarize(harness_client)
+        """
+    )
+    args = ("test_fault_rows.py", "-k", "stop_reason_max_tokens")
+    plain = project.runpytest(*args).stdout.str()
+    allowing = project.runpytest(*args, "--harness-allow-stop-reasons", "max_tokens").stdout.str()
+    assert "harness.strict would have raised StreamProtocolError: " in plain
+    assert "harness.strict accepts it" in allowing

@@ -32,7 +32,7 @@ from harness._cassette.codec import (
 )
 from harness._cassette.request import CapturedRequest, json_body
 from harness._cassette.sessions import TURN_PATTERN, turn_files
-from harness._exceptions import CassetteError, HarnessError, ReplayError
+from harness._exceptions import CassetteError, HarnessError, ReplayError, RequestMismatchError
 from harness._redact import redact
 from harness._replay.plan import Chunking, PlannedResponse, plan_response
 
@@ -249,7 +249,7 @@ class Replayer:
         diff = mismatch(redact(recorded), request.json, self.match_on)
         if diff is not None:
             which = f"request {number}" if number is not None else "the request"
-            raise ReplayError(
+            raise RequestMismatchError(
                 f"{which} does not match the one {cassette.path} was recorded for "
                 f"(compared on {', '.join(self.match_on)}):\n{diff}"
             )

@@ -4,7 +4,7 @@ code under test accepted silently."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from harness._exceptions import StreamProtocolError
@@ -12,12 +12,20 @@ from harness._exceptions import StreamProtocolError
 __all__ = ["strict_verdict"]
 
 
-def strict_verdict(served: Sequence[str | os.PathLike[str]], options: dict[str, Any]) -> str:
-    """One clause: what a strict cassette client serving `served` raises to the code."""
+def strict_verdict(
+    served: Sequence[str | os.PathLike[str]],
+    options: dict[str, Any],
+    allow_stop_reasons: Collection[str] = (),
+) -> str:
+    """One clause: what a strict cassette client serving `served` (accepting the extra
+    `allow_stop_reasons`) raises to the code."""
     from harness._replay.clients import cassette_client
     from harness._strict.client import strict
 
-    client = strict(cassette_client(list(served), match_on=None, **options))
+    client = strict(
+        cassette_client(list(served), match_on=None, **options),
+        allow_stop_reasons=allow_stop_reasons,
+    )
     try:
         for _ in client.messages.create(
             model="harness-replay",

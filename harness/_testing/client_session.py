@@ -30,6 +30,7 @@ from harness._record.live import api_key_from_environment
 from harness._replay.cache import kept_cassettes
 from harness._replay.plan import PlannedResponse
 from harness._replay.replayer import Replayer
+from harness._testing.fault_runs import DOES_NOT_APPLY
 from harness._testing.record_once import RecordGate
 
 if TYPE_CHECKING:
@@ -44,6 +45,12 @@ if TYPE_CHECKING:
 __all__ = ["ClientSession"]
 
 API_KEY_VARIABLE: Final = "ANTHROPIC_API_KEY"
+#: How to fix a request that differs from the recorded one, under the mismatch's diff.
+MISMATCH_FIX: Final = (
+    "to fix it: compare fewer fields (@pytest.mark.cassette(..., match_on=[...]), or "
+    "match_on=None to compare none), or record the cassette again for the new request "
+    "(--harness-record=all, with ANTHROPIC_API_KEY set)"
+)
 #: The header the SDK numbers its retries with ("0": a first attempt).
 RETRY_HEADER: Final = "x-stainless-retry-count"
 
@@ -72,6 +79,8 @@ class ClientSession:
         self.where = where
         self.fault = fault
         self.recording = False
+        #: whether `unanswered()` was reported already (with the test's own outcome)
+        self.reported = False
         #: what the test's clients sent, read from whoever answers them at each look
         self.requests: Sequence[CapturedRequest] = _SentRequests(self)
         self._recorded: list[CapturedRequest] = []  # what a recording client captures
@@ -105,6 +114,10 @@ class ClientSession:
                     f"{API_KEY_VARIABLE}, which is not set"
                 )
             if self._gate.acquire():  # no other worker recorded it while this one waited
+                earlier = self._gate.earlier_failure()
+                if earlier is not None:
+                    self._gate.release()
+                    raise InputError(f"{self.where}: not recorded again in this run: {earlier}")
                 self.recording = True
                 if len(self.paths) == 1 and self._is_session(self.paths[0]):
                     self._session_folder = self.paths[0]
@@ -120,6 +133,7 @@ class ClientSession:
             self._replayer = Replayer(kept_cassettes(self.paths), match_on=self.match_on)
             return None
         if self.fault.pending and not self._derived():
+            self.fault.verdict = DOES_NOT_APPLY
             return f"fault {self.fault.fault.name} does not apply to {self.paths[0].name}"
         self._serve_fault()
         return None
@@ -190,6 +204,7 @@ class ClientSession:
 
         assert self.fault is not None
         if not self._derived():
+            self.fault.verdict = DOES_NOT_APPLY
             # A BaseException: it passes through the SDK and the code's `except Exception`.
             raise pytest.skip.Exception(
                 f"fault {self.fault.fault.name} does not apply to {self.paths[0].name}",
@@ -225,26 +240,55 @@ class ClientSession:
 
     # -- the end ----------------------------------------------------------------------------
 
-    def close(self) -> str | None:
-        """Release what the test held; the first thing the cassettes could not answer, if any."""
-        from anthropic import Anthropic
+    def unanswered(self) -> str | None:
+        """The first request the cassettes could not answer (used up, a mismatch, a request a
+        recording client could not record), as one report naming the test; None if none.
 
-        for client in self._clients:
-            if isinstance(client, Anthropic):
-                client.close()
-        try:
-            if self.recording:
-                self._finish_recording()
-        finally:
-            self._gate.release()
+        A fault variant's are reported by `expect_failure`, with the row."""
+        from harness._exceptions import RequestMismatchError
         from harness._replay.clients import replay_errors
 
         if self.fault is not None:
-            return None  # expect_failure reports what the cassettes could not answer, with the row
+            return None
         errors = [error for client in self._clients for error in replay_errors(client)]
-        return f"{self.where}: {errors[0]}" if errors else None
+        if not errors:
+            return None
+        first = errors[0]
+        if isinstance(first, RequestMismatchError):
+            return f"{self.where}: {first}\n{MISMATCH_FIX}"
+        return f"{self.where}: {first}"
+
+    def close(self) -> str | None:
+        """Release what the test held; `unanswered()`, unless it was reported already."""
+        from anthropic import Anthropic
+
+        try:
+            unanswered = None if self.reported else self.unanswered()
+        finally:
+            for client in self._clients:
+                if isinstance(client, Anthropic):
+                    client.close()
+            try:
+                if self.recording:
+                    self._finish_recording()
+            finally:
+                self._gate.release()
+        return unanswered
 
     def _finish_recording(self) -> None:
+        from harness._exceptions import RecordError
+        from harness._replay.clients import replay_errors
+
+        clients = self._clients if self.fault is None else []  # a fault's is not kept there
+        refused = [
+            error
+            for client in clients
+            for error in replay_errors(client)
+            if isinstance(error, RecordError)
+        ]
+        if refused and not self._written:  # nothing recorded: the run does not try again
+            names = ", ".join(str(path) for path in self.paths)
+            self._gate.failed(f"{self.where}: recording {names} failed: {refused[0]}")
         if not self._written:
             return  # nothing was recorded (the code sent nothing, or the API refused)
         if self._session_folder is not None:
@@ -356,6 +400,7 @@ class _FaultReplayer(Replayer):
         if at_variant and not case.fault.wire and not streamed:
             import pytest
 
+            case.verdict = DOES_NOT_APPLY
             raise pytest.skip.Exception(
                 f"fault {case.fault.name} breaks a stream, and the code made a "
                 "non-streaming request (answered with the Message JSON)",

@@ -10,17 +10,21 @@ reads what the SDK makes of them.
 
 With a client fixture, the client serves the variant instead, and the test calls your
 own function under `with fault_variant.expect_failure():`. It passes when the code
-raised anything (it noticed), and fails with one line naming the function and what it
-returned when the broken stream was accepted silently. For the one row the SDK recovers
-from by itself (`http_429_then_ok`, expected outcome `done`), it is the other way round:
-the code must return normally.
+raised anything (it noticed; given exception types, one of those), and fails with one
+line naming the function and what it returned when the broken stream was accepted
+silently, unless the marker's `accept=` says why the code accepts that row on purpose.
+For the one row the SDK recovers from by itself (`http_429_then_ok`, expected outcome
+`done`), it is the other way round: the code must return normally. Each case keeps its
+`verdict`, which the plugin sums up at the end of the run.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +36,7 @@ if TYPE_CHECKING:
     from harness._events import ModelEvent
     from harness.faults import Fault
 
-__all__ = ["Adapter", "ExpectFailure", "FaultCase", "run_fault"]
+__all__ = ["DOES_NOT_APPLY", "Adapter", "ExpectFailure", "FaultCase", "run_fault"]
 
 #: An adapter: the SDK's raw stream events in, internal events out (as `to_model_events`).
 Adapter = Callable[[Iterable[Any]], Iterable["ModelEvent"]]
@@ -67,6 +71,15 @@ class FaultCase:
     replay_errors: Sequence[Exception] = ()
     #: where the variant stands in `responses` (after a session's earlier turns)
     variant_index: int = 0
+    #: the stop reasons the strict clients accept besides end_turn and tool_use (the
+    #: plugin's `harness_allow_stop_reasons`), for the report's strict verdict
+    allow_stop_reasons: tuple[str, ...] = ()
+    #: why the test accepts this row on purpose (the marker's `accept=`), or None
+    accepted_because: str | None = None
+    #: how the row was judged, for the session's summary: "caught", "accepted silently",
+    #: "accepted on purpose", "wrong code" (the adapter's), "crashed", "not answered",
+    #: "not recovered", "does not apply" (None: not judged)
+    verdict: str | None = None
 
     def __repr__(self) -> str:
         return f"<FaultCase {self.fault.name}: expects {self.expected_code}>"
@@ -120,9 +133,13 @@ class FaultCase:
         """Options for a client serving this row: a short read timeout for `stall`."""
         return {"timeout": STALL_TIMEOUT_S} if self.fault.name == "stall" else {}
 
-    def expect_failure(self) -> ExpectFailure:
-        """`with fault_variant.expect_failure(): your_function(client)` — see the module doc."""
-        return ExpectFailure(self)
+    def expect_failure(
+        self, *exception_types: type[BaseException], match: str | re.Pattern[str] | None = None
+    ) -> ExpectFailure:
+        """`with fault_variant.expect_failure(): your_function(client)` — see the module doc;
+        with `exception_types` (and `match`), only those count as the code noticing."""
+        __tracebackhide__ = True
+        return ExpectFailure(self, exception_types, match)
 
     def report(self) -> str:
         """A few readable lines: the fault, what was expected, what came out, and the command
@@ -155,12 +172,57 @@ class FaultCase:
                 f"fault {self.fault.name}: no variant yet: its good cassette is being recorded "
                 "by the code's first request through the client; judge the adapter after it"
             )
-        if not self.caught:
+        if self.caught:
+            self.verdict = "caught"
+        elif self.accepted_because is not None:
+            self.verdict = "accepted on purpose"
+        else:
+            if self.error is None:
+                self.verdict = "accepted silently"
+            else:
+                self.verdict = "crashed" if self.code is None else "wrong code"
             raise AssertionError(self.report())
 
 
 def _in_asyncio(frame: FrameType) -> bool:
     return str(frame.f_globals.get("__name__", "")).startswith("asyncio")
+
+
+#: Modules whose functions are never "the function the test called": the harness's own,
+#: the SDK's and its HTTP stack's (inline code calling the client), and pytest's (its
+#: output capture runs at the block's level when the block prints).
+_NOT_THE_CODE: Final = ("harness.", "anthropic.", "httpx", "httpcore", "_pytest.", "pluggy.")
+_GENERATOR_FLAGS: Final = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
+
+
+@functools.cache
+def _standard_library() -> tuple[str, ...]:
+    """The standard library's folders: its machinery (a thread pool's shutdown and weakref
+    callback, `contextlib`, the text codecs a `print` runs) is never the code's call."""
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return tuple({os.path.join(paths[key], "") for key in ("stdlib", "platstdlib")})
+
+
+def _in_standard_library(filename: str) -> bool:
+    if filename.startswith("<"):  # <frozen importlib._bootstrap>, <string>
+        return True
+    installed = f"{os.sep}site-packages{os.sep}" in filename or "dist-packages" in filename
+    return not installed and filename.startswith(_standard_library())
+
+
+def _the_codes_call(frame: FrameType) -> bool:
+    """Whether a frame returning to the `with` block is a function the block called by its
+    name: not a generator resumed or closed, a protocol method, or library machinery."""
+    code = frame.f_code
+    if code.co_flags & _GENERATOR_FLAGS:
+        return False
+    name = code.co_name
+    if name.startswith("<") or (name.startswith("__") and name.endswith("__")):
+        return False  # <lambda>, <genexpr>; `__exit__`, `__get__`: never called by name
+    module = str(frame.f_globals.get("__name__", ""))
+    return not module.startswith(_NOT_THE_CODE) and not _in_standard_library(code.co_filename)
 
 
 def _shown(value: object, limit: int = 60) -> str:
@@ -173,23 +235,59 @@ def _first_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
 
 
+def _chain(error: BaseException) -> Iterator[BaseException]:
+    """`error`, then its causes and contexts, each once."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+#: The verdict of a row the good cassette, or the code's request, gives nothing to break.
+DOES_NOT_APPLY: Final = "does not apply"
+#: The verdicts the marker's `accept=` turns into a pass: the code took the row as it came.
+_ACCEPTABLE: Final = frozenset({"accepted silently", "not recovered"})
+
+
 class ExpectFailure:
     """The context manager of `FaultCase.expect_failure()`.
 
     It watches (with `sys.setprofile`, restored after) which function the `with` block
-    called last and what that returned, so the report can name both. When that function
-    is asyncio's (`asyncio.run(agent_step(client))`), the coroutine the event loop ran
-    is named instead.
+    called last and what that returned, so the report can name both: a function the block
+    called by its name, never a generator it resumed, a `with` statement's exit, or the
+    harness's, the SDK's or the standard library's machinery (a thread pool's helpers);
+    the block's own line when it called none (inline code). When that function is
+    asyncio's (`asyncio.run(agent_step(client))`), the coroutine the event loop ran is
+    named instead.
+
+    `exception_types` (and `match`, a regular expression searched in the exception's
+    text) narrow what counts as caught: an exception of one of the types, raised or in
+    the raised one's chain (`__cause__`, `__context__`). Anything else fails the row as a
+    crash. Without them, any exception counts.
     """
 
-    def __init__(self, case: FaultCase) -> None:
+    def __init__(
+        self,
+        case: FaultCase,
+        exception_types: tuple[type[BaseException], ...] = (),
+        match: str | re.Pattern[str] | None = None,
+    ) -> None:
+        __tracebackhide__ = True
+        for kind in exception_types:
+            if not (isinstance(kind, type) and issubclass(kind, BaseException)):
+                raise TypeError(f"expect_failure() takes exception types, not {kind!r}")
         self.case = case
+        self.exception_types = exception_types
+        self.match = match
         self._frame: FrameType | None = None
         self._previous: Any = None
         self.called: str | None = None
         self.returned: object = None
         self._called_asyncio = False
         self._coroutine: tuple[str, object] | None = None
+        self._line = 0
 
     def _watch(self, frame: FrameType, event: str, arg: object) -> None:
         if self._previous is not None:
@@ -197,8 +295,12 @@ class ExpectFailure:
         if event != "return" or frame.f_code is ExpectFailure.__enter__.__code__:
             return
         if frame.f_back is self._frame:
-            self.called, self.returned = frame.f_code.co_name, arg
-            self._called_asyncio = _in_asyncio(frame)
+            if _in_asyncio(frame):
+                self.called, self.returned = frame.f_code.co_name, arg
+                self._called_asyncio = True
+            elif _the_codes_call(frame):
+                self.called, self.returned = frame.f_code.co_name, arg
+                self._called_asyncio = False
         elif (
             frame.f_code.co_flags & inspect.CO_COROUTINE
             and frame.f_back is not None
@@ -209,6 +311,7 @@ class ExpectFailure:
 
     def __enter__(self) -> ExpectFailure:
         self._frame = sys._getframe(1)
+        self._line = self._frame.f_lineno
         self._previous = sys.getprofile()
         sys.setprofile(self._watch)
         return self
@@ -221,36 +324,76 @@ class ExpectFailure:
     ) -> bool:
         __tracebackhide__ = True
         sys.setprofile(self._previous)
+        block = self._frame
         self._frame = None
         if self._called_asyncio and self._coroutine is not None:
             self.called, self.returned = self._coroutine
         if error is not None and not isinstance(error, Exception):
             return False  # KeyboardInterrupt, a pytest exit: not the code's answer
-        problem = self._problem(error)
-        if problem is not None:
+        where = "the block"
+        if block is not None:
+            where = f"the block at {Path(block.f_code.co_filename).name}:{self._line}"
+        if traceback is not None and traceback.tb_next is None:
+            self.called = None  # the block raised it itself, not the function it called
+        problem = self._problem(error, where)
+        if problem is None:
+            self.case.verdict = "caught"
+        elif self.case.accepted_because is not None and self.case.verdict in _ACCEPTABLE:
+            self.case.verdict = "accepted on purpose"
+            return True
+        else:
             raise AssertionError(problem) from None
         return True
 
-    def _problem(self, error: BaseException | None) -> str | None:
+    def _expected(self, error: BaseException) -> bool:
+        """Whether `error` (or its chain) is one this block expects."""
+        if not self.exception_types and self.match is None:
+            return True
+        kinds = self.exception_types or (Exception,)
+        return any(
+            isinstance(link, kinds) and (self.match is None or re.search(self.match, str(link)))
+            for link in _chain(error)
+        )
+
+    def _expectation(self) -> str:
+        kinds = " or ".join(kind.__name__ for kind in self.exception_types) or "an exception"
+        return kinds if self.match is None else f"{kinds} matching {str(self.match)!r}"
+
+    def _problem(self, error: BaseException | None, where: str) -> str | None:
         from harness._testing.trace import trace_hint
 
         case = self.case
         name = case.fault.name
-        code = self.called or "the code"
+        code = self.called or where
         if case.replay_errors:
+            case.verdict = "not answered"
             return f"{code} on {name}: the cassettes could not answer: {case.replay_errors[0]}"
         if case.recoverable and error is not None:
+            case.verdict = "not recovered"
             return (
                 f"{code} raised {_first_line(error)} on {name}: the SDK's own retry recovers "
                 "from it (the harness's adapter completes the stream)"
             )
+        if error is not None and not case.recoverable and not self._expected(error):
+            case.verdict = "crashed"
+            return (
+                f"{code} crashed with {_first_line(error)} on {name}, not a caught fault "
+                f"(expect_failure expects {self._expectation()})"
+            )
         if not case.recoverable and error is None:
             from harness._strict.report import strict_verdict
 
+            case.verdict = "accepted silently"
+            did = (
+                f"{code} returned {_shown(self.returned)}"
+                if self.called is not None
+                else f"{where} raised nothing"
+            )
+            verdict = strict_verdict(case.turn_served, case.client_options, case.allow_stop_reasons)
             return (
-                f"{code} returned {_shown(self.returned)} on {name}: the broken stream was "
+                f"{did} on {name}: the broken stream was "
                 f"accepted silently (the harness's adapter fails it with {case.expected_code}; "
-                f"{strict_verdict(case.served, case.client_options)}; "
+                f"{verdict}; "
                 f"trace: {trace_hint(case.path)})"
             )
         return None

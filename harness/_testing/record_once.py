@@ -12,8 +12,10 @@ each other) and decides again, so a test that waited for another worker's record
 it written and replays it; the recording test holds the locks to its end, then
 `recorded()` leaves the run marker, keyed by the run id (xdist's `testrunuid`, shared by
 every worker of one run), which tells the rest of the run, under `all`, not to record
-again. Locks and markers live in the temporary folder, keyed by the cassette's absolute
-path, so the cassette folder stays clean.
+again. A recording that failed leaves a failure marker instead, holding its report
+(`failed()`): the rest of the run reports that first failure (`earlier_failure()`)
+without calling the API again. Locks and markers live in the temporary folder, keyed by
+the cassette's absolute path, so the cassette folder stays clean.
 """
 
 from __future__ import annotations
@@ -78,6 +80,22 @@ class RecordGate:
         self._run_folder.mkdir(exist_ok=True)
         for path in self.paths:
             (self._run_folder / _key(path)).touch()
+
+    def failed(self, report: str) -> None:
+        """Keep, for the rest of the run, why recording these cassettes failed (call it
+        before `release`)."""
+        self._run_folder.mkdir(exist_ok=True)
+        for path in self.paths:
+            (self._run_folder / f"{_key(path)}.failed").write_text(report, encoding="utf-8")
+
+    def earlier_failure(self) -> str | None:
+        """The report of a recording of one of these cassettes that failed earlier in this
+        run, or None."""
+        for path in self.paths:
+            marker = self._run_folder / f"{_key(path)}.failed"
+            if marker.exists():
+                return marker.read_text(encoding="utf-8")
+        return None
 
     def release(self) -> None:
         """Release the locks this gate holds (none: nothing happens)."""
