@@ -16,8 +16,10 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetched from the network
 
+import pytest
+from conftest import not_installed
+
 from harness import (
-    HTTPXReplayTransport,
     Replayer,
     StrictTransport,
     async_cassette_client,
@@ -151,6 +153,8 @@ def litellm(served: Served, options: dict[str, Any], use_strict: bool) -> Any:
     import litellm as lite
     from litellm.llms.custom_httpx.http_handler import HTTPHandler
 
+    from harness import HTTPXReplayTransport
+
     replayer = Replayer(cassettes_from(list(served)), match_on=None)
     transport: Any = HTTPXReplayTransport(replayer)
     if use_strict:
@@ -189,3 +193,25 @@ FRAMEWORKS: dict[str, Callable[[Served, dict[str, Any], bool], Any]] = {
     "langchain-anthropic": langchain_anthropic,
     "litellm": litellm,
 }
+
+#: What each driver imports beyond the harness's own dependencies (the `frameworks` extra).
+NEEDS: dict[str, tuple[str, ...]] = {
+    "pydantic-ai": ("pydantic_ai",),
+    "langchain-anthropic": ("langchain_anthropic",),
+    "litellm": ("litellm", "httpx"),
+}
+
+
+def framework_params() -> list[Any]:
+    """The names of FRAMEWORKS as pytest params, each skipped, saying why, where the
+    packages its driver imports are not installed."""
+    params = []
+    for name in FRAMEWORKS:
+        reason = not_installed(*NEEDS.get(name, ()))
+        marks = [pytest.mark.skip(reason=reason)] if reason else []
+        params.append(pytest.param(name, marks=marks, id=name))
+    return params
+
+
+#: Why the frameworks cannot all run here (their table needs them all), or None.
+SOME_MISSING = not_installed(*sorted({module for needs in NEEDS.values() for module in needs}))
