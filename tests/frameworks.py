@@ -26,6 +26,7 @@ from harness import (
     cassette_client,
     cassettes_from,
     strict,
+    with_client,
 )
 
 MODEL = "claude-sonnet-5"
@@ -138,8 +139,8 @@ def langchain_anthropic(served: Served, options: dict[str, Any], use_strict: boo
     """langchain-anthropic's `ChatAnthropic(...).bind_tools(...).stream()`, chunks summed."""
     from langchain_anthropic import ChatAnthropic
 
-    llm: Any = ChatAnthropic(model=MODEL, api_key="unused", max_tokens=1024)  # type: ignore[call-arg, arg-type]
-    llm.__dict__["_client"] = _client(served, options, use_strict)  # its cached SDK client
+    chat = ChatAnthropic(model=MODEL, api_key="unused", max_tokens=1024)  # type: ignore[call-arg, arg-type]
+    llm: Any = with_client(chat, _client(served, options, use_strict))
     chunks: list[Any] = list(llm.bind_tools(TOOL_SCHEMAS).stream(QUESTION))
     total = chunks[0]
     for chunk in chunks[1:]:
