@@ -329,3 +329,9 @@ def test_api_doc_lists_every_deprecated_name() -> None:
     api = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
     old = [f"harness.{name}" for name in (*_deprecated.MODULES, *_deprecated.NAMES)]
     assert [name for name in old if f"`{name}`" not in api] == []
+
+
+def test_the_readme_stays_a_front_door_under_250_lines() -> None:
+    """What it is, the quick start, one example a command, links: the rest is docs/."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) < 250, f"README.md has {len(lines)} lines"
