@@ -355,3 +355,11 @@ def test_no_file_cites_a_design_document_the_repository_does_not_hold() -> None:
                 hits += [f"{path.relative_to(ROOT)}: {line.strip()}" for line in text.splitlines()
                          if word.search(line)]  # fmt: skip
     assert hits == []
+
+
+def test_the_wheel_check_derives_the_summaries_it_compares() -> None:
+    """`.ci/wheel-check` compares each example's pytest summary from the wheel with the
+    checkout's own run of it: a count written into the script would go stale."""
+    script = (ROOT / ".ci" / "wheel-check").read_text(encoding="utf-8")
+    assert re.findall(r"\b\d+ (?:failed|passed|skipped)\b", script) == []
+    assert 'summary "$PWD/.venv"' in script and 'summary "$work/venv"' in script
