@@ -5,6 +5,7 @@ turns a cassette into the HTTP answer any transport or server carries out; `repl
 answers one request after another from a test's cassettes; `cache` keeps each cassette
 read, checked and encoded once a session; `sdk` is the in-process transport under real
 SDK clients, `httpx1` the same for `httpx` (v1) clients; `clients` builds those clients,
-the recording clients too; `frameworks` hands one to a framework that takes none. It may import the flat core, the adapter, `harness._cassette`
-and `harness._record` (the recording clients' transport).
+the recording clients too; `frameworks` hands one to a framework that takes none. It
+may import the flat core, the adapter, `harness._cassette` and `harness._record` (the
+recording clients' transport).
 """
