@@ -47,9 +47,10 @@ $(NODE_SDK):
 
 node: $(NODE_SDK)
 
-# The chapter's toModelEvents in TypeScript (examples/typescript), judged by `harness conform`
-# on every default case, one node process a job (--persistent). Its npm packages (package-lock.json) go into the example's own
-# node_modules/ and its build into dist/, both ignored; without node the run is skipped.
+# toModelEvents in TypeScript to the original design (examples/typescript), judged by
+# `harness conform` on every default case, one node process a job (--persistent). Its npm
+# packages (package-lock.json) go into the example's own node_modules/ and its build into
+# dist/, both ignored; without node the run is skipped.
 TS_EXAMPLE := examples/typescript
 TS_MODULES := $(TS_EXAMPLE)/node_modules/.package-lock.json
 TS_BUILT := $(TS_EXAMPLE)/dist/conform-stdin.js

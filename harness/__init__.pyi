@@ -97,6 +97,9 @@ from ._replay.direct import (
     is_stream_failure as is_stream_failure,
     replay_outcome as replay_outcome,
 )
+from ._replay.frameworks import (
+    with_client as with_client,
+)
 from ._replay.httpx1 import (
     HTTPXReplayTransport as HTTPXReplayTransport,
 )

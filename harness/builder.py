@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from typing import Any, Self
 
 from harness._cassette.codec import make_header, write_cassette
+from harness._exceptions import InputError
 
 __all__ = ["StreamBuilder", "split_json"]
 
@@ -185,16 +186,34 @@ class StreamBuilder:
     def interleave(self, blocks: Sequence[StreamBuilder], order: Sequence[int]) -> Self:
         """Merge blocks built apart (`StreamBuilder(start=False)`), one event at a time.
 
-        `order[k]` is the position in `blocks` of the block whose next event comes k-th;
-        each block keeps its own order, and events `order` leaves out follow, block by block.
+        `order[k]` is the position in `blocks` of the block whose next event comes k-th, and
+        each block keeps its own order. `order` names every event once: a block named as
+        many times as it has events. Any other order (shorter, longer, a position that is no
+        block's) raises `InputError` saying which block it miscounts, before anything is added.
         """
         queues = [deque(block.events()) for block in blocks]
+        wanted = [len(queue) for queue in queues]
+        named = [0] * len(queues)
+        for which in order:
+            if not 0 <= which < len(queues):
+                raise InputError(
+                    f"interleave: order names block {which}, "
+                    f"not a position of the {len(queues)} blocks"
+                )
+            named[which] += 1
+        if named != wanted:
+            wrong = ", ".join(
+                f"block {which} has {events} and is named {times}"
+                for which, (events, times) in enumerate(zip(wanted, named, strict=True))
+                if events != times
+            )
+            raise InputError(
+                f"interleave: order ({len(order)} positions for {sum(wanted)} events) "
+                f"must name each block once for each of its events: {wrong}"
+            )
         self._output_tokens += sum(block._output_tokens - 1 for block in blocks)
         for which in order:
-            if queues[which]:
-                self.raw(queues[which].popleft())
-        for queue in queues:
-            self._events.extend(queue)
+            self.raw(queues[which].popleft())
         return self
 
     def stop(self, stop_reason: str | None = "end_turn") -> Self:

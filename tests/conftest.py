@@ -1,5 +1,6 @@
 """Shared test configuration: the project's paths, and `pytester` for the plugin's tests."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -47,6 +48,18 @@ NAN_TOOL_INPUT = (
 )
 #: a script asking a server for cassettes through the TypeScript SDK's `messages.stream()`
 TYPESCRIPT_SCRIPT = Path(__file__).parent / "ts" / "final_message.cjs"
+
+
+def not_installed(*modules: str) -> str | None:
+    """Why a test of an optional package cannot run here (the `frameworks` extra, which
+    `make test` installs), or None when every one of `modules` is importable."""
+    missing = [name for name in modules if importlib.util.find_spec(name) is None]
+    if not missing:
+        return None
+    return (
+        f"{', '.join(missing)} not installed: the frameworks extra "
+        "(pip install -e '.[test,frameworks]', as make test does)"
+    )
 
 
 def typescript_final_messages(

@@ -16,14 +16,17 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetched from the network
 
+import pytest
+from conftest import not_installed
+
 from harness import (
-    HTTPXReplayTransport,
     Replayer,
     StrictTransport,
     async_cassette_client,
     cassette_client,
     cassettes_from,
     strict,
+    with_client,
 )
 
 MODEL = "claude-sonnet-5"
@@ -136,8 +139,8 @@ def langchain_anthropic(served: Served, options: dict[str, Any], use_strict: boo
     """langchain-anthropic's `ChatAnthropic(...).bind_tools(...).stream()`, chunks summed."""
     from langchain_anthropic import ChatAnthropic
 
-    llm: Any = ChatAnthropic(model=MODEL, api_key="unused", max_tokens=1024)  # type: ignore[call-arg, arg-type]
-    llm.__dict__["_client"] = _client(served, options, use_strict)  # its cached SDK client
+    chat = ChatAnthropic(model=MODEL, api_key="unused", max_tokens=1024)  # type: ignore[call-arg, arg-type]
+    llm: Any = with_client(chat, _client(served, options, use_strict))
     chunks: list[Any] = list(llm.bind_tools(TOOL_SCHEMAS).stream(QUESTION))
     total = chunks[0]
     for chunk in chunks[1:]:
@@ -150,6 +153,8 @@ def litellm(served: Served, options: dict[str, Any], use_strict: bool) -> Any:
     import httpx
     import litellm as lite
     from litellm.llms.custom_httpx.http_handler import HTTPHandler
+
+    from harness import HTTPXReplayTransport
 
     replayer = Replayer(cassettes_from(list(served)), match_on=None)
     transport: Any = HTTPXReplayTransport(replayer)
@@ -189,3 +194,25 @@ FRAMEWORKS: dict[str, Callable[[Served, dict[str, Any], bool], Any]] = {
     "langchain-anthropic": langchain_anthropic,
     "litellm": litellm,
 }
+
+#: What each driver imports beyond the harness's own dependencies (the `frameworks` extra).
+NEEDS: dict[str, tuple[str, ...]] = {
+    "pydantic-ai": ("pydantic_ai",),
+    "langchain-anthropic": ("langchain_anthropic",),
+    "litellm": ("litellm", "httpx"),
+}
+
+
+def framework_params() -> list[Any]:
+    """The names of FRAMEWORKS as pytest params, each skipped, saying why, where the
+    packages its driver imports are not installed."""
+    params = []
+    for name in FRAMEWORKS:
+        reason = not_installed(*NEEDS.get(name, ()))
+        marks = [pytest.mark.skip(reason=reason)] if reason else []
+        params.append(pytest.param(name, marks=marks, id=name))
+    return params
+
+
+#: Why the frameworks cannot all run here (their table needs them all), or None.
+SOME_MISSING = not_installed(*sorted({module for needs in NEEDS.values() for module in needs}))

@@ -1,4 +1,5 @@
-"""The chapter's TypeScript `toModelEvents` under `harness conform` (examples/typescript).
+"""The TypeScript `toModelEvents` of the original design under `harness conform`
+(examples/typescript; its README says what the design specifies).
 
 Runs the `docs/conform.md` examples marked as needing node (the faithful version's
 disagreements, flaw by flaw, and both versions over every default case) and compares

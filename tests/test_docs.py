@@ -396,3 +396,37 @@ def test_api_doc_lists_every_deprecated_name() -> None:
     api = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
     old = [f"harness.{name}" for name in (*_deprecated.MODULES, *_deprecated.NAMES)]
     assert [name for name in old if f"`{name}`" not in api] == []
+
+
+def test_the_readme_stays_a_front_door_under_250_lines() -> None:
+    """What it is, the quick start, one example a command, links: the rest is docs/."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) < 250, f"README.md has {len(lines)} lines"
+
+
+def test_no_file_cites_a_design_document_the_repository_does_not_hold() -> None:
+    """The design the project grew from is said in its own words (examples/typescript's
+    README), never cited as a document a reader cannot open."""
+    word = re.compile(r"chap[t]er", re.IGNORECASE)  # a class: the line is no hit itself
+    skipped = {".git", ".venv", "node_modules", "dist", "build", ".node"}
+    suffixes = {".md", ".py", ".pyi", ".ts", ".json", ".toml", ".cfg", ".txt", ".yaml", ""}
+    hits = []
+    for folder, folders, files in os.walk(ROOT):
+        folders[:] = [
+            name for name in folders
+            if name not in skipped and not name.endswith(("_cache", ".egg-info"))
+        ]  # fmt: skip
+        for path in (Path(folder) / name for name in files):
+            if path.suffix in suffixes and path.stat().st_size < 2_000_000:
+                text = path.read_text(encoding="utf-8", errors="replace")
+                hits += [f"{path.relative_to(ROOT)}: {line.strip()}" for line in text.splitlines()
+                         if word.search(line)]  # fmt: skip
+    assert hits == []
+
+
+def test_the_wheel_check_derives_the_summaries_it_compares() -> None:
+    """`.ci/wheel-check` compares each example's pytest summary from the wheel with the
+    checkout's own run of it: a count written into the script would go stale."""
+    script = (ROOT / ".ci" / "wheel-check").read_text(encoding="utf-8")
+    assert re.findall(r"\b\d+ (?:failed|passed|skipped)\b", script) == []
+    assert 'summary "$PWD/.venv"' in script and 'summary "$work/venv"' in script

@@ -17,6 +17,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from conftest import not_installed
 
 from harness._deprecated import MODULES, MOVED, NAMES
 
@@ -203,6 +204,10 @@ def test_each_renamed_name_of_0_1_works_with_a_deprecation_warning(old: str) -> 
     assert value is getattr(harness, NAMES[old])
 
 
+#: The public names whose module imports a package the harness does not depend on.
+OPTIONAL: dict[str, tuple[str, ...]] = {"HTTPXReplayTransport": ("httpx",)}
+
+
 def test_every_public_name_imports_without_a_warning() -> None:
     import harness
 
@@ -213,10 +218,14 @@ def test_every_public_name_imports_without_a_warning() -> None:
         if isinstance(node, ast.ImportFrom)
         for alias in node.names
     ]
+    assert sorted(names) == sorted(dir(harness))
+    importable = [name for name in names if not_installed(*OPTIONAL.get(name, ())) is None]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert [name for name in names if getattr(harness, name, None) is None] == []
-    assert sorted(names) == sorted(dir(harness))
+        assert [name for name in importable if getattr(harness, name, None) is None] == []
+    for name in set(names) - set(importable):  # a clear error, naming what to install
+        with pytest.raises(ModuleNotFoundError, match=f"No module named '{OPTIONAL[name][0]}'"):
+            getattr(harness, name)
 
 
 def test_the_wheel_packages_every_subpackage() -> None:

@@ -4,8 +4,9 @@ For every library cassette the live API could have sent, `messages.stream(...)
 .finalMessage()` run by node and the Python SDK's `get_final_message()` give the text,
 tool calls and stop reason that `harness replay` gives; a cut or an `error` event is an
 error in both. Left out: cassettes whose stream breaks the protocol (`errors/`, where
-replay ends in a protocol error) and the seed's index-gap scenarios (block indexes 0, 1,
-3: the live API numbers blocks 0..n-1, and both SDKs' accumulators fail on a gap).
+replay ends in a protocol error) and the index-gap scenarios (block indexes 0, 1, 3, as
+`interleaved.jsonl` keeps them: the live API numbers blocks 0..n-1, and both SDKs'
+accumulators fail on a gap).
 
 The npm package is installed into `.node/` (ignored) on first use, as `make node` does;
 without node the test is skipped.

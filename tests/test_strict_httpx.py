@@ -7,11 +7,13 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from conftest import LIBRARY
+from conftest import LIBRARY, not_installed
 
-from harness import (
+# httpx is no dependency of the harness (HTTPXReplayTransport imports it): skip without it.
+httpx = pytest.importorskip("httpx", reason=not_installed("httpx"))
+
+from harness import (  # noqa: E402
     Chunking,
     HTTPXReplayTransport,
     Replayer,
@@ -21,7 +23,7 @@ from harness import (
     cassettes_from,
     read_cassette,
 )
-from harness.builder import StreamBuilder
+from harness.builder import StreamBuilder  # noqa: E402
 
 ASK: Any = {
     "model": "claude-sonnet-5",

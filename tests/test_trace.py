@@ -125,7 +125,7 @@ def test_the_trace_of_every_fault_variant_emits_exactly_what_replay_prints(
         assert_trace_is_the_replay(str(path))
 
 
-def test_the_interleaved_stream_draws_the_chapters_picture() -> None:
+def test_the_interleaved_stream_draws_the_open_blocks_as_they_change() -> None:
     """start(1) start(3) delta(3) delta(1) stop(1) stop(3): open {1} {1,3} {1,3} {1,3} {3} {},
     emitted tool_call(1) tool_call(3), then done."""
     rows = list(trace(LIBRARY / "interleaved.jsonl"))

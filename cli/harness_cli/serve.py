@@ -148,10 +148,13 @@ With --strict, a streamed answer that breaks the protocol ends, at the event
 that breaks it, in an SSE error event naming the code; a broken non-streaming
 Message, or an answer that cannot be checked (a compressed stream, a Message over
 64 MiB), becomes a 502 with x-should-retry: false, so SDKs raise without retrying
-(docs/strict.md). Otherwise an answer over 64 MiB decompressed, or holding a line
-over 8 MiB, still reaches the client whole, but is not recorded (one line says why).
+(docs/strict.md); only end_turn and tool_use complete a message, unless
+--allow-stop-reasons names more (--strict --allow-stop-reasons max_tokens).
+Otherwise an answer over 64 MiB decompressed, or holding a line over 8 MiB,
+still reaches the client whole, but is not recorded (one line says why).
 
-Exit status: 0 stopped by SIGTERM; 130 by Ctrl-C; 2 the port cannot be bound."""
+Exit status: 0 stopped by SIGTERM; 130 by Ctrl-C; 2 a bad option value, or the port
+cannot be bound."""
 
 
 @click.command(epilog=PROXY_EXAMPLES)
@@ -163,6 +166,12 @@ Exit status: 0 stopped by SIGTERM; 130 by Ctrl-C; 2 the port cannot be bound."""
     help="Check each Messages answer with the strict adapter on its way; end a broken "
     "stream with an SSE error event naming the code, answer a broken Message with a 502 "
     "that is not retried.",
+)
+@click.option(
+    "--allow-stop-reasons",
+    metavar="REASON,...",
+    help="With --strict: stop reasons that complete a message besides end_turn and "
+    "tool_use, comma-separated (max_tokens,stop_sequence), for clients that handle them.",
 )
 @host_option
 @port_option
@@ -176,15 +185,43 @@ Exit status: 0 stopped by SIGTERM; 130 by Ctrl-C; 2 the port cannot be bound."""
     "then a 504 (or, mid-answer, a cut), nothing recorded.",
 )
 def proxy(
-    upstream: str, out: str, strict: bool, host: str, port: int, upstream_timeout: float
+    upstream: str,
+    out: str,
+    strict: bool,
+    allow_stop_reasons: str | None,
+    host: str,
+    port: int,
+    upstream_timeout: float,
 ) -> None:
     """Forward requests to the API and record each Messages answer as a cassette."""
     from harness._http.hosting import LineLog
     from harness._http.proxy import RecordingProxy
+    from harness._strict.policy import stop_reasons_from
 
     if not upstream.startswith(("http://", "https://")):
         click.echo(f"harness proxy: --upstream {upstream!r} is not an http(s) URL", err=True)
         sys.exit(Exit.UNUSABLE)
+    allowed: tuple[str, ...] = ()
+    if allow_stop_reasons is not None:
+        if not strict:
+            click.echo(
+                "harness proxy: --allow-stop-reasons needs --strict: without it no answer "
+                "is checked",
+                err=True,
+            )
+            sys.exit(Exit.UNUSABLE)
+        try:
+            allowed = stop_reasons_from(allow_stop_reasons)
+        except InputError as error:
+            click.echo(f"harness proxy: --allow-stop-reasons: {printable(str(error))}", err=True)
+            sys.exit(Exit.UNUSABLE)
     log = LineLog()
-    recorder = RecordingProxy(upstream, out, log=log, strict=strict, timeout=upstream_timeout)
+    recorder = RecordingProxy(
+        upstream,
+        out,
+        log=log,
+        strict=strict,
+        allow_stop_reasons=allowed,
+        timeout=upstream_timeout,
+    )
     _run("proxy", recorder.app(), host, port, log)

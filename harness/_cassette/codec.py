@@ -368,8 +368,8 @@ def live_api_warnings(lines: Iterable[CassetteLine]) -> Iterator[tuple[int, str]
     """`(line, reason)` for each place a cassette's lines (`Cassette.lines()`) hold what the
     live API would not send.
 
-    Legal for the schema, and often on purpose (the seed's `interleaved.jsonl` numbers its
-    blocks 0, 1, 3), but the SDK's own accumulator (`messages.stream()`) assumes the
+    Legal for the schema, and often on purpose (the library's `interleaved.jsonl` numbers
+    its blocks 0, 1, 3), but the SDK's own accumulator (`messages.stream()`) assumes the
     API's numbering, blocks 0..n-1 in order, and fails on anything else.
     """
     expected, opened = 0, set[int]()

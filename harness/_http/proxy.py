@@ -44,7 +44,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, TYPE_CHECKING, Any, Final
@@ -54,6 +54,7 @@ import orjson
 from aiohttp import web
 from multidict import CIMultiDict
 
+from harness._adapter import COMPLETE_STOP_REASONS
 from harness._cassette.codec import MAX_BODY_BYTES, MAX_LINE_BYTES, make_header
 from harness._cassette.directives import AT, CUT
 from harness._cassette.sessions import last_turn, turn_path
@@ -295,9 +296,12 @@ class RecordingProxy:
         max_body: int = MAX_BODY,
         timeout: float = DEFAULT_UPSTREAM_TIMEOUT,
         strict: bool = False,
+        allow_stop_reasons: Collection[str] = (),
     ) -> None:
         self.upstream = upstream.rstrip("/")
         self.strict = strict
+        #: What completes a message under `strict` (`allow_stop_reasons` adds to the default).
+        self.stop_reasons = COMPLETE_STOP_REASONS | frozenset(allow_stop_reasons)
         #: Seconds upstream may take to accept the connection, and be silent after.
         self.timeout = timeout
         self.out = os.fspath(out)
@@ -502,7 +506,7 @@ class RecordingProxy:
             # One copy as sent (for the client), one as meant (the same one, unless it was
             # compressed), read by the check and kept by the recording alike.
             meant = _decoded(_coding(upstream.headers), raw)
-            failure = _message_failure(meant, content_type)
+            failure = _message_failure(meant, content_type, self.stop_reasons)
         except _Unrecordable as error:
             return self._uncheckable(where, answer, str(error))
         if isinstance(failure, str):
@@ -542,7 +546,7 @@ class RecordingProxy:
             return None
         from harness._strict.guard import StreamGuard
 
-        return StreamGuard()
+        return StreamGuard(stop_reasons=self.stop_reasons)
 
     async def _end_strictly(
         self, where: str, response: web.StreamResponse, guard: StreamGuard
@@ -662,7 +666,7 @@ def _decoded(coding: str, body: bytearray) -> bytearray:
 
 
 def _message_failure(
-    body: bytes | bytearray, content_type: str
+    body: bytes | bytearray, content_type: str, stop_reasons: Collection[str]
 ) -> StreamProtocolError | str | None:
     """What is wrong with a non-streaming answer by the adapter's rules (`check_answer`,
     as in-process): the violation, or why it cannot be checked; None for a good one, or
@@ -670,7 +674,7 @@ def _message_failure(
     from harness._strict.guard import check_answer
 
     try:
-        check_answer(body, content_type)
+        check_answer(body, content_type, stop_reasons=stop_reasons)
     except StreamProtocolError as error:
         return error
     except SSEFormatError as error:

@@ -5,8 +5,8 @@ turns a cassette into the HTTP answer any transport or server carries out; `repl
 answers one request after another from a test's cassettes; `cache` keeps each cassette
 read, checked and encoded once a session; `sdk` is the in-process transport under real
 SDK clients, `httpx1` the same for `httpx` (v1) clients; `clients` builds those clients,
-the recording clients too; `calls` groups a session's turns into the calls the SDK makes
-of them (an answer it retries goes with the turn after it). It may import the flat core,
-the adapter, `harness._cassette` and `harness._record` (the recording clients'
-transport).
+the recording clients too; `frameworks` hands one to a framework that takes none;
+`calls` groups a session's turns into the calls the SDK makes of them (an answer it
+retries goes with the turn after it). It may import the flat core, the adapter,
+`harness._cassette` and `harness._record` (the recording clients' transport).
 """

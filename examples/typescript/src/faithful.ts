@@ -1,5 +1,5 @@
-// toModelEvents exactly as the chapter designs it (src/model-client.ts), kept to show what
-// `harness conform` finds in it: docs/conform.md walks through each disagreement.
+// toModelEvents exactly as the original design specifies it (its rules: ../README.md), kept
+// to show what `harness conform` finds in it: docs/conform.md walks through each disagreement.
 import type Anthropic from "@anthropic-ai/sdk";
 import { type ModelEvent, protocolError, toolInput } from "./types";
 

@@ -1,5 +1,5 @@
-// toModelEvents, the chapter's design corrected where `harness conform` shows it wrong
-// (docs/conform.md, "The chapter's toModelEvents, flaw by flaw"). Each change is marked FIX.
+// toModelEvents, the original design corrected where `harness conform` shows it wrong
+// (docs/conform.md, "The original design's toModelEvents, flaw by flaw"). Each change is marked FIX.
 import type Anthropic from "@anthropic-ai/sdk";
 import { type ModelEvent, protocolError, toolInput } from "./types";
 

@@ -1,4 +1,4 @@
-// The three internal events of the chapter's src/types.ts: the loop consumes only these.
+// The three internal events of the original design (../README.md): the loop consumes only these.
 export type ToolCall = { id: string; name: string; input: Record<string, unknown> };
 
 export type ModelEvent =
