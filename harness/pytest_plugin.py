@@ -190,20 +190,19 @@ def _ini_bool(config: pytest.Config, name: str) -> bool:
 
 def _allowed_stop_reasons(config: pytest.Config) -> tuple[str, ...]:
     """The strict clients' extra stop reasons: `--harness-allow-stop-reasons`, else the ini
-    option, as a comma-separated list; a malformed one is a usage error naming its source."""
-    import re
+    option, as `harness proxy --allow-stop-reasons` spells them (`stop_reasons_from`); none
+    when unset; a malformed list is a usage error naming its source."""
+    from harness._strict.policy import stop_reasons_from
 
     option: str | None = config.getoption("harness_allow_stop_reasons")
     where = "--harness-allow-stop-reasons" if option is not None else "harness_allow_stop_reasons"
     text = option if option is not None else str(config.getini("harness_allow_stop_reasons"))
-    reasons = tuple(reason.strip() for reason in text.split(",") if reason.strip())
-    bad = [reason for reason in reasons if not re.fullmatch(r"[a-z][a-z_]*", reason)]
-    if bad:
-        raise pytest.UsageError(
-            f"{where} {text!r}: {bad[0]!r} is not a stop reason; give a comma-separated list "
-            "such as max_tokens,refusal"
-        )
-    return reasons
+    if option is None and not text.strip():
+        return ()
+    try:
+        return stop_reasons_from(text)
+    except InputError as error:
+        raise pytest.UsageError(f"{where} {text!r}: {error}") from None
 
 
 #: Set by `fault_variant` when the client fixtures record its good cassette: how to derive
