@@ -39,8 +39,10 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
 
 
 def _traced(result: pytest.RunResult) -> Path:
-    """The variant the report's `trace: harness replay --trace PATH` points to."""
-    (path,) = re.findall(r"trace: harness replay --trace (\S+?)\)", result.stdout.str())
+    """The variant the report's `trace: harness replay --trace PATH` points to (said in the
+    failure and again in the short summary, which pytest cuts to the terminal's width but
+    under CI)."""
+    (path,) = set(re.findall(r"trace: harness replay --trace (\S+?)\)", result.stdout.str()))
     return Path(path)
 
 
