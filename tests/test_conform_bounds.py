@@ -112,6 +112,7 @@ def test_a_hanging_command_whose_descendant_left_the_group_ends_at_the_timeout(
     assert pid_file.exists()
 
 
+@pytest.mark.slow  # the whole library: several seconds
 def test_the_run_reports_a_flood_as_one_disagreement_and_goes_on() -> None:
     flood = python("import sys\nwhile True: sys.stdout.write('{}\\n' * 10000)")
     result = CliRunner().invoke(

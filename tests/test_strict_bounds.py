@@ -115,6 +115,7 @@ def test_a_line_with_no_end_is_refused_at_the_line_limit_in_bounded_memory() -> 
     assert peak < 4 * MAX_LINE_BYTES, f"peak {peak / 2**20:.0f} MiB"
 
 
+@pytest.mark.slow
 def test_a_compression_bomb_is_decoded_a_chunk_at_a_time_and_stops_at_the_same_limit() -> None:
     packer = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
 
@@ -129,6 +130,7 @@ def test_a_compression_bomb_is_decoded_a_chunk_at_a_time_and_stops_at_the_same_l
     assert peak < 4 * MAX_LINE_BYTES, f"peak {peak / 2**20:.0f} MiB"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("coding", ["gzip", "br", "zstd"])
 def test_one_small_piece_that_expands_hugely_is_handed_on_a_chunk_at_a_time(coding: str) -> None:
     from test_proxy_bounds import COMPRESS
@@ -186,6 +188,7 @@ def test_pings_after_message_delta_go_on_at_once_and_are_never_held() -> None:
     assert guard.failure is None
 
 
+@pytest.mark.slow
 def test_what_follows_message_delta_is_held_up_to_a_limit_then_refused() -> None:
     delta = encode_event(
         {
@@ -257,6 +260,7 @@ def _post(url: str, test: str) -> tuple[bytes, str | None]:
         return b"", type(error).__name__
 
 
+@pytest.mark.slow
 def test_proxy_strict_ends_a_flood_at_the_limit_and_serves_another_client_meanwhile(
     tmp_path: Path,
 ) -> None:
