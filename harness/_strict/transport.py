@@ -3,10 +3,13 @@
 It wraps another transport (a socket's, a cassette's) and passes
 every request on. The answer of a successful `POST .../v1/messages` comes back checked:
 
-- an SSE stream (`text/event-stream`) has its body read through a `StreamGuard`, event
-  by event; a violation raises `StreamProtocolError` from the body, where the client's
-  reader gets it (the SDK raises it as it is, from the stream it iterates);
-- a `Message` JSON is read and checked whole (`check_answer`) before it is returned;
+- the answer to a request for a stream (`"stream": true` in its body, whatever the
+  answer's content type: the SDK reads it as SSE) has its body read through a
+  `StreamGuard`, event by event; a violation raises `StreamProtocolError` from the body,
+  where the client's reader gets it (the SDK raises it as it is, from the stream it
+  iterates);
+- any other is read and checked whole, as the SDK reads it (`check_answer`), before it
+  is returned;
   an error raised inside a transport reaches the SDK's caller as an
   `APIConnectionError` from it, after the SDK's retries (`harness.strict`, which puts
   the guard in an SDK middleware instead, raises it as it is).
