@@ -233,6 +233,8 @@ def test_coverage_of_mixed_providers_prints_a_table_each_and_fails_on_a_gap() ->
         (["diff", str(CHAT_TEXT), str(CHAT_TEXT)], "harness diff"),
         (["diff", "--trace", str(RESPONSES_TEXT), str(CHAT_TEXT)], "harness diff --trace"),
         (["serve", str(CHAT_TEXT), "--port", "0"], "harness serve"),
+        (["export", str(CHAT_TEXT), "--to", "vcr", "--out", "unused"], "harness export"),
+        (["conform", str(RESPONSES_TEXT), "--", "true"], "harness conform"),
     ],
     ids=lambda value: value if isinstance(value, str) else " ".join(value[:2]),
 )
@@ -246,7 +248,7 @@ def test_a_path_not_ready_for_openai_says_so_in_one_line(
     (line,) = result.stderr.splitlines()
     assert f": {reader} replays Anthropic cassettes only for now" in line
     assert "Traceback" not in result.output
-    assert not (tmp_path / "unused").exists()
+    assert not list(tmp_path.rglob("*.*"))  # nothing written
 
 
 def test_the_fast_check_never_contradicts_the_validator_on_the_library() -> None:
@@ -276,3 +278,46 @@ def test_the_schema_names_the_providers_that_register_their_tables() -> None:
         set(EVENT_SCHEMAS) == {ANTHROPIC, CHAT, RESPONSES} == set(PROVIDERS.values()) | {ANTHROPIC}
     )
     assert set(EVENT_SCHEMAS) <= set(ERROR_TABLES)
+
+
+@pytest.mark.parametrize(
+    ("directive", "failure"),
+    [
+        (
+            {
+                "harness": "http_error",
+                "status": 429,
+                "body": {"error": {"type": "rate_limit_exceeded", "message": "Slow down."}},
+            },
+            {"type": "api_error", "error_type": "rate_limit_exceeded", "message": "Slow down."},
+        ),
+        ({"harness": "cut"}, {"type": "connection_error", "error_type": "RemoteProtocolError"}),
+        (
+            {"harness": "stall", "ms": 601_000},
+            {"type": "connection_error", "error_type": "ReadTimeout"},
+        ),
+    ],
+    ids=["http_error", "cut", "stall"],
+)
+@pytest.mark.parametrize("folder", ["chat", "responses"])
+def test_the_direct_readers_directives_act_in_an_openai_cassette(
+    tmp_path: Path, folder: str, directive: dict[str, Any], failure: dict[str, str]
+) -> None:
+    source = Cassette(LIBRARY / folder / "text.jsonl")
+    lines = [line.data for line in source.lines()]
+    path = tmp_path / "with.jsonl"
+    write_cassette(path, [directive, *lines], header=source.header)
+    (line,) = replay_outcome(path).to_json_lines()
+    assert {key: line[key] for key in failure} == failure
+
+
+def test_direct_replay_of_openai_cassettes_imports_no_sdk() -> None:
+    script = (
+        "import sys; from harness import replay_outcome\n"
+        f"for path in {[str(path) for path in CASSETTES]!r}: replay_outcome(path)\n"
+        "print(sorted({'anthropic', 'openai'} & set(sys.modules)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert result.stdout == "[]\n"
