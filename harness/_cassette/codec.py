@@ -3,7 +3,9 @@
 A cassette is UTF-8 JSON Lines, one object a line, blank lines ignored:
 - line 1 may be a header, `{"cassette": 1, "description": ..., "source": ..., ...}`;
 - a line with a `"harness"` key is a replay directive (`{"harness": "abort"}`);
-- every other line is one raw stream event as the API's SSE `data:` field carries it.
+- every other line is one raw stream event as the API's SSE `data:` field carries it,
+  in the dialect the header's `provider` names (`EVENT_SCHEMAS`: Anthropic's when it
+  names none); an `openai-chat` cassette holds its `data: [DONE]` as `{"harness": "done"}`.
 
 Each line is checked against `cassette.schema.json` (shipped in this package) as it is
 read: strict on the envelope (event `type`, integer `index`, required keys), free on

@@ -103,9 +103,8 @@ def measure_coverages(paths: Iterable[str]) -> list[CoverageReport]:
             continue
         present.add(provider)
         reports[provider].reached.setdefault(code, []).append(path)
-    shown = [report for name, report in reports.items() if name in present or name == ANTHROPIC]
-    if present and ANTHROPIC not in present:
-        shown = shown[1:]
+    # Anthropic's report stands alone when no cassette was usable (the report of old).
+    shown = [reports[name] for name in reports if name in (present or {ANTHROPIC})]
     shown[0].unusable = unusable
     return shown
 
