@@ -19,8 +19,8 @@ demo: $(STAMP)
 	$(BIN)/harness replay cassettes/interleaved.jsonl
 
 lint: $(STAMP)
-	$(BIN)/ruff check harness cli tests cassettes openai-cassettes bench examples
-	$(BIN)/ruff format --check harness cli tests cassettes openai-cassettes bench examples
+	$(BIN)/ruff check harness cli tests cassettes bench examples
+	$(BIN)/ruff format --check harness cli tests cassettes bench examples
 	$(BIN)/mypy
 
 # Both cores (pytest-xdist): the whole suite, slow tests included.
@@ -68,8 +68,8 @@ conform-ts: $(STAMP)
 
 coverage: $(STAMP)
 	$(BIN)/harness coverage cassettes/
-	$(BIN)/harness coverage openai-cassettes/chat/
-	$(BIN)/harness coverage openai-cassettes/responses/
+	$(BIN)/harness coverage tests/data/openai/chat/
+	$(BIN)/harness coverage tests/data/openai/responses/
 
 wheel-check: $(STAMP)
 	./.ci/wheel-check

@@ -23,7 +23,7 @@ from harness.builder import StreamBuilder
 from harness.snapshot import OutcomeSnapshotExtension
 from harness_cli.main import cli
 
-LIBRARY = ROOT / "openai-cassettes"
+LIBRARY = ROOT / "tests/data/openai"
 CASSETTES = [Path(path) for path in expand_paths([str(LIBRARY)])]
 IDS = [path.relative_to(LIBRARY).as_posix() for path in CASSETTES]
 PROVIDERS = {"chat": "openai-chat", "responses": "openai-responses"}

@@ -1,7 +1,7 @@
 """Write the OpenAI cassette library (Chat Completions and Responses), reproducibly.
 
-    python openai-cassettes/generate.py            # rewrite the library in place
-    python openai-cassettes/generate.py OUT_DIR    # write it elsewhere (tests compare the two)
+    python tests/data/openai/generate.py            # rewrite the library in place
+    python tests/data/openai/generate.py OUT_DIR    # write it elsewhere (tests compare the two)
 
 Each cassette is one small function below, registered with its path (`chat/...` or
 `responses/...`, the provider its header names) and the header `description` that says
