@@ -68,6 +68,8 @@ conform-ts: $(STAMP)
 
 coverage: $(STAMP)
 	$(BIN)/harness coverage cassettes/
+	$(BIN)/harness coverage tests/data/openai/chat/
+	$(BIN)/harness coverage tests/data/openai/responses/
 
 wheel-check: $(STAMP)
 	./.ci/wheel-check

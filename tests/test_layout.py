@@ -32,7 +32,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_interop": {"_cassette"},
     "_providers": set(),
     "_record": {"_cassette"},
-    "_replay": {"_cassette", "_record"},
+    "_replay": {"_cassette", "_providers", "_record"},
     "_strict": {"_cassette", "_replay"},
     "_http": {"_cassette", "_replay", "_record", "_strict"},
     "_testing": {"*"},  # everything: what the commands and the plugin run

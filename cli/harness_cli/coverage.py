@@ -16,23 +16,30 @@ Examples:
   harness coverage cassettes/errors/ my-recordings/
 
 One row per code of the error table (then done, then any API error types): how many
-cassettes reach it, and which. Exit status: 0 every code is reached; 1 a code is
-reached by none; 2 a cassette is unusable (PATH:LINE: reason on stderr)."""
+cassettes reach it, and which; a table per provider present (a header's provider,
+anthropic when none), each against its own codes. Exit status: 0 every code is
+reached; 1 a code is reached by none; 2 a cassette is unusable (PATH:LINE: reason on
+stderr)."""
 
 
 @click.command(epilog=EXAMPLES)
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 def coverage(paths: tuple[str, ...]) -> None:
     """Table of the error codes against the cassettes that reach them."""
-    from harness._testing.coverage import measure_coverage
+    from harness._testing.coverage import measure_coverages
 
     files = expand_paths(paths)
     if not files:
         click.echo(f"{', '.join(paths)}: no *.jsonl cassettes found", err=True)
         sys.exit(Exit.UNUSABLE)
-    report = measure_coverage(files)
-    for line in report.render():
-        click.echo(printable(line))
-    for error in report.unusable:
+    reports = measure_coverages(files)
+    for number, report in enumerate(reports):
+        if number:
+            click.echo("")
+        for line in report.render():
+            click.echo(printable(line))
+    unusable = [error for report in reports for error in report.unusable]
+    for error in unusable:
         click.echo(printable(str(error)), err=True)
-    sys.exit(Exit.UNUSABLE if report.unusable else Exit.FAILED if report.missing else Exit.OK)
+    missing = any(report.missing for report in reports)
+    sys.exit(Exit.UNUSABLE if unusable else Exit.FAILED if missing else Exit.OK)

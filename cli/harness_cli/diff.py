@@ -8,6 +8,7 @@ from typing import NoReturn
 
 import click
 
+from harness._cassette.codec import STDIN, Cassette, anthropic_only
 from harness._exceptions import CassetteError
 from harness._terminal import printable
 from harness_cli.exit import Exit
@@ -46,6 +47,9 @@ def _hint(a: str, b: str, ignore_ids: bool) -> str:
 def diff(a: str, b: str, ignore_ids: bool, show_trace: bool) -> None:
     """Compare two cassettes' outcomes; print a unified diff when they differ."""
     try:
+        for path in (a, b) if not show_trace else ():
+            if path != STDIN:  # a stream is read once: its replay below reads its header
+                anthropic_only(Cassette(path), "harness diff")
         if show_trace:
             _diff_traces(a, b, ignore_ids)
         from harness._testing.diff import diff_outcomes
@@ -66,10 +70,11 @@ def diff(a: str, b: str, ignore_ids: bool, show_trace: bool) -> None:
 def _diff_traces(a: str, b: str, ignore_ids: bool) -> NoReturn:
     """`--trace`: the verdict, then both traces side by side, a row printed as soon as it
     is read: neither stream is held, however long (each is read twice, a pipe spooled)."""
-    from harness._cassette.codec import Cassette
     from harness._testing.diff import match_outcomes, trace_sides
 
     sources = Cassette(a), Cassette(b)
+    for source in sources:
+        anthropic_only(source, "harness diff --trace")
     match = match_outcomes(*sources, ignore_ids=ignore_ids)
     _verdict(a, b, match.same, match.a_code, match.b_code, match.a_count)
     sides = trace_sides(*sources, (a, b), ignore_ids=ignore_ids)

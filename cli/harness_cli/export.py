@@ -8,7 +8,7 @@ from typing import NoReturn
 
 import click
 
-from harness._cassette.codec import expand_paths
+from harness._cassette.codec import STDIN, Cassette, anthropic_only, expand_paths
 from harness._exceptions import CassetteError, CassetteImportError
 from harness._interop.export import export_name, export_vcr
 from harness._interop.importer import output_names, prepare_folder
@@ -51,6 +51,8 @@ def export(cassettes: tuple[str, ...], to: str, out_dir: str, force: bool) -> No
     for path in files:
         target = export_name(out_dir, names[path])
         try:
+            if path != STDIN:  # a stream is read once: the export reads its header
+                anthropic_only(Cassette(path), "harness export")
             count = export_vcr(path, target, force=force)
         except CassetteError as error:
             failed += 1

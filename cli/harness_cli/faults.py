@@ -9,7 +9,7 @@ from typing import NoReturn
 
 import click
 
-from harness._cassette.codec import Cassette, make_header, write_cassette
+from harness._cassette.codec import Cassette, anthropic_only, make_header, write_cassette
 from harness._cassette.sessions import (
     TURN_PATTERN,
     turn_files,
@@ -100,6 +100,7 @@ def faults(good: str | None, out_dir: str | None, turn: int | None, list_only: b
     broken_turn, number = _broken_turn(good, turn)
     try:
         cassette = Cassette(broken_turn)
+        anthropic_only(cassette, "harness faults")
         code = outcome_code(replay_outcome(cassette, sdk_objects=False))
         events = list(cassette.events())
     except CassetteError as error:

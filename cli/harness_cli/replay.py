@@ -12,6 +12,7 @@ import click
 from harness._cassette.codec import (
     Cassette,
     CassetteLine,
+    anthropic_only,
     expand_paths,
     live_api_warnings,
     pass_over,
@@ -57,6 +58,7 @@ def _outcome_lines(cassette: Cassette | Call, wire: dict[str, Any]) -> Iterator[
         elif wire["via"] == "sdk":
             from harness._replay.sdk import replay_events
 
+            anthropic_only(cassette, "--via sdk")
             events = replay_events(cassette, **wire)
         else:
             events = replay(
@@ -101,6 +103,7 @@ def _write_trace(
     from harness._replay.plan import RealtimePacer
     from harness._testing.trace import HEADER, format_row, trace
 
+    anthropic_only(cassette, "--trace")
     pacer = RealtimePacer() if wire["realtime"] else pass_over
     rows = trace(cassette, pacer, sdk_objects=False, read_timeout=wire["read_timeout"])
     if output_format == "text":

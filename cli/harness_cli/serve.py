@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from harness._exceptions import HarnessError, InputError
+from harness._cassette.codec import Cassette, anthropic_only, expand_paths
+from harness._exceptions import CassetteError, HarnessError, InputError
 from harness._terminal import printable
 from harness_cli.exit import Exit
 
@@ -116,6 +117,7 @@ def serve(
     from harness._http.server import CassetteServer
     from harness._replay.plan import Chunking
 
+    _refuse_openai(paths)
     log = LineLog()  # stdout: the base URL, then one line a request, never blocking a request
     try:
         server = CassetteServer(
@@ -225,3 +227,18 @@ def proxy(
         timeout=upstream_timeout,
     )
     _run("proxy", recorder.app(), host, port, log)
+
+
+def _refuse_openai(paths: tuple[str, ...]) -> None:
+    """Exit 2 at the first OpenAI cassette among `paths`: the server answers Messages
+    requests only, so far (a cassette unusable otherwise is the server's to report)."""
+    for path in expand_paths(list(paths)):
+        try:
+            cassette = Cassette(path)
+        except CassetteError:
+            continue  # unusable otherwise: the server says why
+        try:
+            anthropic_only(cassette, "harness serve")
+        except CassetteError as error:
+            click.echo(f"harness serve: {printable(str(error))}", err=True)
+            sys.exit(Exit.UNUSABLE)

@@ -3,7 +3,9 @@
 A cassette is UTF-8 JSON Lines, one object a line, blank lines ignored:
 - line 1 may be a header, `{"cassette": 1, "description": ..., "source": ..., ...}`;
 - a line with a `"harness"` key is a replay directive (`{"harness": "abort"}`);
-- every other line is one raw stream event as the API's SSE `data:` field carries it.
+- every other line is one raw stream event as the API's SSE `data:` field carries it,
+  in the dialect the header's `provider` names (`EVENT_SCHEMAS`: Anthropic's when it
+  names none); an `openai-chat` cassette holds its `data: [DONE]` as `{"harness": "done"}`.
 
 Each line is checked against `cassette.schema.json` (shipped in this package) as it is
 read: strict on the envelope (event `type`, integer `index`, required keys), free on
@@ -38,9 +40,9 @@ from typing import IO, TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 import orjson
 
-from harness._cassette.directives import AT, HTTP_ERROR, directive_problem
+from harness._cassette.directives import AT, DONE, HTTP_ERROR, directive_problem
 from harness._cassette.schema import Check, compile_check
-from harness._exceptions import CassetteError
+from harness._exceptions import ANTHROPIC, CassetteError
 from harness._files import AtomicBatch, atomic_write
 from harness._json import MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
 from harness._redact import redact_request
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AT_DIRECTIVE",
+    "EVENT_SCHEMAS",
     "FORMAT_VERSION",
     "MAX_BODY_BYTES",
     "MAX_LINE_BYTES",
@@ -59,6 +62,7 @@ __all__ = [
     "CassetteSource",
     "DirectiveHandler",
     "KeptCassette",
+    "anthropic_only",
     "expand_paths",
     "live_api_warnings",
     "pass_over",
@@ -70,6 +74,10 @@ FORMAT_VERSION: Final = 1
 SOURCES: Final = ("synthetic", "recorded", "imported")
 
 LineKind = Literal["event", "directive"]
+
+#: The schema definition of the event lines of the one provider whose stream may end in
+#: a `done` line (`DONE`, its `data: [DONE]`): Chat Completions'.
+_DONE_EVENTS: Final = "openai-chat-event"
 
 #: The directive a recording writes before each event: `{"harness": "at", "ms": N}`
 #: (`harness._cassette.directives` defines them all).
@@ -117,8 +125,16 @@ def _validators() -> dict[str, Draft202012Validator]:
     definitions = schema()["$defs"]
     return {
         name: Draft202012Validator({"$ref": f"#/$defs/{name}", "$defs": definitions})
-        for name in ("header", "event", "directive")
+        for name in ("header", "directive", *EVENT_SCHEMAS.values())
     }
+
+
+def _event_schemas() -> dict[str, str]:
+    """Provider -> the schema definition its event lines match, from the schema itself:
+    the header's `provider` names them (`harness._providers` registers the same names),
+    Anthropic's lines are `event`, any other provider's `<provider>-event`."""
+    names = schema()["$defs"]["header"]["properties"]["provider"]["enum"]
+    return {name: "event" if name == ANTHROPIC else f"{name}-event" for name in names}
 
 
 def schema() -> dict[str, Any]:
@@ -135,20 +151,26 @@ def _fast_checks() -> dict[str, Check]:
     definitions = schema()["$defs"]
     return {
         name: compile_check({"$ref": f"#/$defs/{name}"}, definitions)
-        for name in ("header", "event", "directive")
+        for name in ("header", "directive", *EVENT_SCHEMAS.values())
     }
 
 
-def _schema_reason(kind: str, data: dict[str, Any]) -> str | None:
-    if _fast_checks()[kind](data) is True:
+def _schema_reason(kind: str, data: dict[str, Any], definition: str = "") -> str | None:
+    definition = definition or kind
+    if _fast_checks()[definition](data) is True:
         return None  # certain match: the full validator would accept it, and costs ~100x more
-    validator = _validators()[kind]
+    validator = _validators()[definition]
     if validator.is_valid(data):
         return None
     error = min(validator.iter_errors(data), key=lambda e: (-len(e.absolute_path), e.message))
     where = "".join(f"[{part!r}]" for part in error.absolute_path)
     location = f"{where}: " if where else ""
     return f"{kind} line does not match the cassette schema: {location}{error.message}"
+
+
+#: The providers a header's `provider` may name (Anthropic when it names none), and the
+#: schema definition each one's event lines match.
+EVENT_SCHEMAS: Final[Mapping[str, str]] = _event_schemas()
 
 
 def _classify(data: dict[str, Any]) -> str:
@@ -230,6 +252,11 @@ class Cassette:
     def description(self) -> str:
         return str((self.header or {}).get("description", ""))
 
+    @property
+    def provider(self) -> str:
+        """The stream dialect its header names (`EVENT_SCHEMAS`): `anthropic` when none."""
+        return str((self.header or {}).get("provider", ANTHROPIC))
+
     def lines(self) -> Iterator[CassetteLine]:
         """Event and directive lines in file order; raises `CassetteError` at the first bad one."""
         seen_event = False
@@ -247,7 +274,13 @@ class Cassette:
                 continue
             self._check(number, kind, data)
             if kind == "directive":
-                problem = directive_problem(data)
+                if data["harness"] != DONE:
+                    problem = directive_problem(data)
+                elif EVENT_SCHEMAS.get(self.provider) == _DONE_EVENTS:
+                    problem = None  # its `data: [DONE]` (`DONE`)
+                else:
+                    owner = next(p for p, name in EVENT_SCHEMAS.items() if name == _DONE_EVENTS)
+                    problem = f"a done line is data: [DONE], which only {owner} sends"
                 if problem is not None:
                     raise CassetteError(self.path, number, problem)
             # An HTTP error answer stands for the whole response: no event is needed.
@@ -315,7 +348,8 @@ class Cassette:
             raise CassetteError(self.path, 1, _unreadable(error)) from None
 
     def _check(self, number: int, kind: str, data: dict[str, Any]) -> None:
-        reason = _schema_reason(kind, data)
+        definition = EVENT_SCHEMAS.get(self.provider, "event") if kind == "event" else kind
+        reason = _schema_reason(kind, data, definition)
         if reason is not None:
             if kind == "header" and data.get("cassette") != FORMAT_VERSION:
                 reason = (
@@ -401,6 +435,18 @@ def _json_reason(raw: bytes, error: ValueError) -> str:
 
 #: What every function taking a cassette accepts: a path, or a `Cassette` already open.
 CassetteSource: TypeAlias = "str | os.PathLike[str] | Cassette"
+
+
+def anthropic_only(cassette: Cassette, reader: str) -> None:
+    """Refuse, as an unusable cassette (`PATH:1: reason`), an OpenAI cassette met by a
+    `reader` that replays Anthropic streams only so far (direct replay reads them all)."""
+    if cassette.provider != ANTHROPIC:
+        raise CassetteError(
+            cassette.path,
+            1,
+            f"an {cassette.provider} cassette: {reader} replays Anthropic cassettes only "
+            "for now (direct replay reads it: harness replay PATH)",
+        )
 
 
 def read_cassette(source: CassetteSource) -> Cassette:

@@ -32,6 +32,7 @@ __all__ = [
     "AT",
     "CUT",
     "DIRECTIVES",
+    "DONE",
     "HANG",
     "HTTP_ERROR",
     "MAX_AT_MS",
@@ -52,6 +53,10 @@ HTTP_ERROR: Final = "http_error"
 CUT: Final = "cut"
 #: `{"harness": "stall", "ms": N}`: no byte for N ms before the next one.
 STALL: Final = "stall"
+#: `{"harness": "done"}`: no directive of the registry, but an openai-chat cassette's
+#: `data: [DONE]` (the sentinel that ends a Chat Completions body is no JSON object): a
+#: line of its stream, which the codec takes in that provider's cassettes alone.
+DONE: Final = "done"
 #: `{"harness": "abort"}`: the agent's abort signal is set here.
 ABORT: Final = "abort"
 #: `{"harness": "hang"}`: the stream waits, deaf to the signal, until cancelled.

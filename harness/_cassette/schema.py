@@ -259,6 +259,21 @@ class _Compiler:
     def kw_minLength(self, value: Any, node: dict[str, Any]) -> Check:
         return lambda instance: not isinstance(instance, str) or len(instance) >= value
 
+    def kw_items(self, value: Any, node: dict[str, Any]) -> Check:
+        member = self.schema(value)
+
+        def check(instance: Any) -> Verdict:
+            verdict: Verdict = True
+            for item in instance if isinstance(instance, list) else ():
+                result = member(item)
+                if result is False:
+                    return False
+                if result is None:
+                    verdict = None
+            return verdict
+
+        return check
+
     def kw_ref(self, value: Any, node: dict[str, Any]) -> Check:
         return self.ref(value)
 
@@ -301,6 +316,7 @@ KEYWORDS: Final[dict[str, Callable[[_Compiler, Any, dict[str, Any]], Check]]] = 
     "enum": _Compiler.kw_enum,
     "minimum": _Compiler.kw_minimum,
     "minLength": _Compiler.kw_minLength,
+    "items": _Compiler.kw_items,
     "$ref": _Compiler.kw_ref,
     "not": _Compiler.kw_not,
     "allOf": _Compiler.kw_allOf,

@@ -1,6 +1,7 @@
 """Replay: a cassette answered to the code under test, directly or through the SDK.
 
-`direct` feeds the adapter the SDK's event objects (`construct` builds them fast); `plan`
+`direct` feeds the adapter the SDK's event objects (`construct` builds them fast), and
+`openai` an OpenAI cassette's lines to its provider's adapter (`harness._providers`); `plan`
 turns a cassette into the HTTP answer any transport or server carries out; `replayer`
 answers one request after another from a test's cassettes; `cache` keeps each cassette
 read, checked and encoded once a session; `sdk` is the in-process transport under real
@@ -8,5 +9,6 @@ SDK clients, `httpx1` the same for `httpx` (v1) clients; `clients` builds those 
 the recording clients too; `frameworks` hands one to a framework that takes none;
 `calls` groups a session's turns into the calls the SDK makes of them (an answer it
 retries goes with the turn after it). It may import the flat core, the adapter,
-`harness._cassette` and `harness._record` (the recording clients' transport).
+`harness._cassette`, `harness._providers` (the OpenAI adapters) and `harness._record`
+(the recording clients' transport).
 """

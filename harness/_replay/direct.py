@@ -37,6 +37,7 @@ from harness._cassette.codec import (
 from harness._cassette.directives import CUT, HTTP_ERROR, STALL
 from harness._events import ModelEvent, event_to_json
 from harness._exceptions import APIErrorEvent, StreamProtocolError
+from harness._replay.openai import DRIVERS, aprovider_events, provider_events
 from harness._replay.plan import (
     DEFAULT_READ_TIMEOUT,
     AsyncPacer,
@@ -240,10 +241,14 @@ def replay(
     longer than `read_timeout` seconds is the client's `ReadTimeout` (`line_reader`).
 
     `sdk_objects=False` feeds the adapter `EventView`s and never imports the SDK: for
-    callers that hand no error object on (an API error is then an `APIErrorEvent`).
+    callers that hand no error object on (an API error is then an `APIErrorEvent`). An
+    OpenAI cassette (its header's `provider`) goes to its own adapter as dicts, either way
+    (`harness._replay.openai`).
     """
     cassette = read_cassette(source)
     handler = _paced(RealtimePacer(), on_directive) if realtime else on_directive
+    if cassette.provider in DRIVERS:  # an OpenAI dialect: its adapter reads the dicts
+        return provider_events(cassette, handler, read_timeout)
     events = sdk_events if sdk_objects else event_views
     return to_model_events(events(cassette, handler, read_timeout=read_timeout))
 
@@ -257,6 +262,8 @@ def areplay(
 ) -> AsyncIterator[ModelEvent]:
     """The async driver over the same steps (`ato_model_events` over `asdk_events`)."""
     cassette = read_cassette(source)
+    if cassette.provider in DRIVERS:
+        return aprovider_events(cassette, on_directive, read_timeout, realtime=realtime)
     events = asdk_events(cassette, on_directive, realtime=realtime, read_timeout=read_timeout)
     return ato_model_events(events)
 

@@ -33,7 +33,13 @@ import orjson
 
 import harness
 from harness._adapter import StreamAdapter
-from harness._cassette.codec import Cassette, expand_paths, make_header, write_cassette
+from harness._cassette.codec import (
+    Cassette,
+    anthropic_only,
+    expand_paths,
+    make_header,
+    write_cassette,
+)
 from harness._cassette.directives import CUT, HTTP_ERROR, STALL
 from harness._cassette.sessions import is_session_folder, turn_files, write_turns
 from harness._events import event_to_json
@@ -245,6 +251,7 @@ def _lines(path: str | Path) -> list[dict[str, Any]]:
 def _cassette_cases(name: str, path: str) -> Iterator[Case]:
     """The cassette's case, then, for a good stream, one case per applicable fault."""
     cassette = Cassette(path)
+    anthropic_only(cassette, "harness conform")
     lines = [line.data for line in cassette.lines()]
     case = Case(name, (lines,), expected_result(lines), path, description=cassette.description)
     yield case

@@ -7,19 +7,24 @@ session folder's turns are played as `harness replay` plays them
 but the first attempt of the call filed under the turn it plays. The
 report says which rows of the error table no cassette reaches, so a cassette library can
 be kept complete (CI runs `harness coverage cassettes/`).
+
+Each provider (a header's `provider`: Anthropic when it names none) has its own table,
+so cassettes are reported per provider present (`measure_coverages`), each against its
+provider's codes; Anthropic's report comes first and reads as it did before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from harness._exceptions import ERROR_TABLE, CassetteError
+from harness._cassette.codec import EVENT_SCHEMAS, Cassette
+from harness._exceptions import ANTHROPIC, ERROR_TABLES, CassetteError
 from harness._replay.calls import Call, call_events, played
 from harness._replay.direct import Outcome, collect, failure_code, replay_outcome
 from harness._replay.plan import DEFAULT_READ_TIMEOUT
 
-__all__ = ["DONE", "CoverageReport", "measure_coverage", "outcome_code"]
+__all__ = ["DONE", "CoverageReport", "measure_coverage", "measure_coverages", "outcome_code"]
 
 DONE = "done"
 
@@ -35,20 +40,28 @@ def outcome_code(outcome: Outcome) -> str:
 
 @dataclass(slots=True)
 class CoverageReport:
-    """Cassette paths by outcome code, in the order given, and the unusable cassettes."""
+    """One provider's cassette paths by outcome code, in the order given, and the unusable
+    cassettes."""
 
     reached: dict[str, list[str]] = field(default_factory=dict)
     unusable: list[CassetteError] = field(default_factory=list)
+    provider: str = ANTHROPIC
+
+    @property
+    def table(self) -> Mapping[str, str]:
+        """The provider's error table: code -> message template."""
+        return ERROR_TABLES[self.provider].templates
 
     @property
     def missing(self) -> list[str]:
         """Rows of the error table that no cassette reaches, in table order."""
-        return [code for code in ERROR_TABLE if not self.reached.get(code)]
+        return [code for code in self.table if not self.reached.get(code)]
 
     def rows(self) -> list[tuple[str, list[str]]]:
         """The table: every error-table code, then `done`, then any API error types reached."""
-        extra = sorted(code for code in self.reached if code not in ERROR_TABLE and code != DONE)
-        return [(code, self.reached.get(code, [])) for code in [*ERROR_TABLE, DONE, *extra]]
+        table = self.table
+        extra = sorted(code for code in self.reached if code not in table and code != DONE)
+        return [(code, self.reached.get(code, [])) for code in [*table, DONE, *extra]]
 
     def render(self) -> list[str]:
         """Readable lines: a row a code with its count and cassettes (one a line), a summary."""
@@ -59,27 +72,47 @@ class CoverageReport:
             first, *more = paths or ["-- reached by none"]
             lines.append(f"{code:<{width}}  {len(paths):>3}  {first}")
             lines.extend(f"{'':<{width}}       {path}" for path in more)
-        covered = len(ERROR_TABLE) - len(self.missing)
-        summary = f"{covered} of {len(ERROR_TABLE)} error codes reached"
+        covered = len(self.table) - len(self.missing)
+        named = "" if self.provider == ANTHROPIC else f"{self.provider} "
+        summary = f"{covered} of {len(self.table)} {named}error codes reached"
         if self.missing:
             summary += f"; not reached: {', '.join(self.missing)}"
         lines.append(summary)
         return lines
 
 
-def measure_coverage(paths: Iterable[str]) -> CoverageReport:
+def measure_coverages(paths: Iterable[str]) -> list[CoverageReport]:
     """Replay every cassette (every call, in a session folder) and file it under its
-    outcome; unusable ones are collected."""
-    report = CoverageReport()
+    outcome, in its provider's report: one report per provider present (Anthropic's
+    first, the others in `EVENT_SCHEMAS` order); unusable ones are collected in the first."""
+    reports = {provider: CoverageReport(provider=provider) for provider in EVENT_SCHEMAS}
+    unusable: list[CassetteError] = []
+    present: set[str] = set()
     for entry in played(list(paths)):
+        provider = ANTHROPIC
         try:
             if isinstance(entry, Call):
                 events = call_events(entry, via="direct", read_timeout=DEFAULT_READ_TIMEOUT)
                 code, path = outcome_code(collect(events)), entry.played
             else:
-                code, path = outcome_code(replay_outcome(entry, sdk_objects=False)), entry
+                cassette = Cassette(entry)
+                provider = cassette.provider
+                code, path = outcome_code(replay_outcome(cassette, sdk_objects=False)), entry
         except CassetteError as error:
-            report.unusable.append(error)
+            unusable.append(error)
             continue
-        report.reached.setdefault(code, []).append(path)
-    return report
+        present.add(provider)
+        reports[provider].reached.setdefault(code, []).append(path)
+    # Anthropic's report stands alone when no cassette was usable (the report of old).
+    shown = [reports[name] for name in reports if name in (present or {ANTHROPIC})]
+    shown[0].unusable = unusable
+    return shown
+
+
+def measure_coverage(paths: Iterable[str]) -> CoverageReport:
+    """Anthropic's report of `measure_coverages` (its only one for Anthropic cassettes),
+    every unusable cassette in it."""
+    reports = measure_coverages(paths)
+    anthropic = next((r for r in reports if r.provider == ANTHROPIC), CoverageReport())
+    anthropic.unusable = [error for report in reports for error in report.unusable]
+    return anthropic

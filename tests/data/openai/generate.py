@@ -1,0 +1,617 @@
+"""Write the OpenAI cassette library (Chat Completions and Responses), reproducibly.
+
+    python tests/data/openai/generate.py            # rewrite the library in place
+    python tests/data/openai/generate.py OUT_DIR    # write it elsewhere (tests compare the two)
+
+Each cassette is one small function below, registered with its path (`chat/...` or
+`responses/...`, the provider its header names) and the header `description` that says
+what it shows; `errors/<code>.jsonl` replays to that code of its provider's table. Lines
+are the SSE `data` objects of one answer, in order; Chat's `data: [DONE]` is the line
+`{"harness": "done"}` (docs/cassettes.md). Add a cassette by adding a function, run this
+script, then `pytest --snapshot-update` and review the new snapshot like code.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness import make_header, write_cassette
+
+MODEL = "gpt-4.1-mini"
+CHAT = "openai-chat"
+RESPONSES = "openai-responses"
+COMPLETION_ID = "chatcmpl-HarnessSynthetic"
+RESPONSE_ID = "resp_HarnessSynthetic"
+#: Chat's `data: [DONE]`, as a cassette holds it
+DONE: dict[str, Any] = {"harness": "done"}
+
+Lines = list[dict[str, Any]]
+Recipe = Callable[[], Lines]
+
+#: relative path -> (provider, description, recipe), in the order they are written.
+LIBRARY: dict[str, tuple[str, str, Recipe]] = {}
+
+
+def cassette(path: str, description: str) -> Callable[[Recipe], Recipe]:
+    """Register a recipe under `path` (relative to the library folder: `chat/` or `responses/`)."""
+    provider = CHAT if path.startswith("chat/") else RESPONSES
+
+    def register(recipe: Recipe) -> Recipe:
+        LIBRARY[path] = (provider, description, recipe)
+        return recipe
+
+    return register
+
+
+# Chat Completions ------------------------------------------------------------------------
+
+
+def chunk(
+    delta: dict[str, Any] | None = None,
+    finish: str | None = None,
+    *,
+    ident: str = COMPLETION_ID,
+    index: int = 0,
+) -> dict[str, Any]:
+    """One `chat.completion.chunk` of choice `index`."""
+    choice = {"index": index, "delta": delta or {}, "finish_reason": finish}
+    return {
+        "id": ident,
+        "object": "chat.completion.chunk",
+        "created": 1767225600,
+        "model": MODEL,
+        "choices": [choice],
+    }
+
+
+def role() -> dict[str, Any]:
+    return chunk({"role": "assistant", "content": ""})
+
+
+def usage() -> dict[str, Any]:
+    """The last chunk of `stream_options.include_usage`: no choices."""
+    totals = {"prompt_tokens": 25, "completion_tokens": 9, "total_tokens": 34}
+    return {**chunk(), "choices": [], "usage": totals}
+
+
+def piece(index: int, arguments: str, ident: str | None = None, name: str | None = None) -> Any:
+    """A `tool_calls[]` piece; the first of a call carries its `id` and `function.name`."""
+    function: dict[str, Any] = {"arguments": arguments}
+    if name is not None:
+        function["name"] = name
+    found: dict[str, Any] = {"index": index, "function": function}
+    if ident is not None:
+        found.update(id=ident, type="function")
+    return found
+
+
+def calls(*pieces: Any) -> dict[str, Any]:
+    return chunk({"tool_calls": list(pieces)})
+
+
+def chat_text(*parts: str) -> Lines:
+    return [chunk({"content": text}) for text in parts]
+
+
+def weather_call(index: int = 0, ident: str = "call_01Weather", arguments: str = "") -> Lines:
+    """A get_weather call at `index`: its opening piece, then its arguments in two pieces."""
+    half = len(arguments) // 2
+    return [
+        calls(piece(index, "", ident, "get_weather")),
+        calls(piece(index, arguments[:half])),
+        calls(piece(index, arguments[half:])),
+    ]
+
+
+@cassette(
+    "chat/text.jsonl",
+    "A plain answer in three content pieces, finish_reason stop, the usage chunk, [DONE].",
+)
+def chat_text_only() -> Lines:
+    return [
+        role(),
+        *chat_text("Paris is ", "the capital ", "of France."),
+        chunk(None, "stop"),
+        usage(),
+        DONE,
+    ]
+
+
+@cassette(
+    "chat/one_tool.jsonl",
+    "One tool call (get_weather), its arguments in two pieces, finish_reason tool_calls.",
+)
+def chat_one_tool() -> Lines:
+    return [role(), *weather_call(arguments='{"city": "Paris"}'), chunk(None, "tool_calls"), DONE]
+
+
+@cassette(
+    "chat/parallel_tools.jsonl",
+    "Two tool calls whose pieces interleave (index 0, 1, 0, 1); yielded in opening order.",
+)
+def chat_parallel_tools() -> Lines:
+    return [
+        role(),
+        calls(piece(0, "", "call_01Paris", "get_weather")),
+        calls(piece(1, "", "call_02Rome", "get_weather")),
+        calls(piece(0, '{"city": "Paris"}')),
+        calls(piece(1, '{"city": "Rome"}')),
+        chunk(None, "tool_calls"),
+        DONE,
+    ]
+
+
+@cassette("chat/zero_argument_tool.jsonl", "A tool call with empty arguments: its input is {}.")
+def chat_zero_argument_tool() -> Lines:
+    return [role(), calls(piece(0, "", "call_01Time", "get_time")), chunk(None, "tool_calls"), DONE]
+
+
+@cassette("chat/reasoning.jsonl", "reasoning_content deltas (passed over), then the answer's text.")
+def chat_reasoning() -> Lines:
+    thinking = [chunk({"reasoning_content": text}) for text in ("The user asks ", "for a capital.")]
+    return [role(), *thinking, *chat_text("Paris."), chunk(None, "stop"), DONE]
+
+
+@cassette(
+    "chat/refusal.jsonl",
+    "The model refuses (delta.refusal): refusal, as the strict adapter's default.",
+)
+def chat_refusal() -> Lines:
+    pieces = [chunk({"refusal": text}) for text in ("I can't ", "help with that.")]
+    return [role(), *pieces, chunk(None, "stop"), DONE]
+
+
+@cassette(
+    "chat/errors/server_error.jsonl", 'An {"error": ...} line mid-stream: api_error:server_error.'
+)
+def chat_server_error() -> Lines:
+    error = {
+        "message": "The server had an error.",
+        "type": "server_error",
+        "param": None,
+        "code": None,
+    }
+    return [role(), *chat_text("Paris "), {"error": error}]
+
+
+@cassette(
+    "chat/errors/orphan_arguments_delta.jsonl",
+    "An arguments piece at index 0, which no piece opened.",
+)
+def chat_orphan_arguments_delta() -> Lines:
+    return [role(), calls(piece(0, '{"city": "Paris"}')), chunk(None, "tool_calls"), DONE]
+
+
+@cassette("chat/errors/duplicate_tool_call.jsonl", "Index 0 opened again with another id.")
+def chat_duplicate_tool_call() -> Lines:
+    return [
+        role(),
+        calls(piece(0, "", "call_01Weather", "get_weather")),
+        calls(piece(0, "", "call_02Other", "get_weather")),
+        chunk(None, "tool_calls"),
+        DONE,
+    ]
+
+
+@cassette(
+    "chat/errors/incomplete_tool_call_start.jsonl",
+    "A call's first piece has an id and no function name.",
+)
+def chat_incomplete_tool_call_start() -> Lines:
+    return [
+        role(),
+        calls({"index": 0, "id": "call_01", "type": "function", "function": {"arguments": ""}}),
+        DONE,
+    ]
+
+
+@cassette("chat/errors/invalid_tool_json.jsonl", "A call's joined arguments are cut JSON.")
+def chat_invalid_tool_json() -> Lines:
+    return [role(), *weather_call(arguments='{"city": "Par'), chunk(None, "tool_calls"), DONE]
+
+
+@cassette(
+    "chat/errors/non_object_tool_input.jsonl", "A call's arguments are a JSON list, not an object."
+)
+def chat_non_object_tool_input() -> Lines:
+    return [role(), *weather_call(arguments='["Paris"]'), chunk(None, "tool_calls"), DONE]
+
+
+@cassette(
+    "chat/errors/unfinished_tool_calls.jsonl", "[DONE] with a tool call open and no finish_reason."
+)
+def chat_unfinished_tool_calls() -> Lines:
+    return [role(), *weather_call(arguments='{"city": "Paris"}'), DONE]
+
+
+@cassette(
+    "chat/errors/missing_done.jsonl", "finish_reason stop, then the body ends without [DONE]."
+)
+def chat_missing_done() -> Lines:
+    return [role(), *chat_text("Paris."), chunk(None, "stop")]
+
+
+@cassette("chat/errors/missing_finish_reason.jsonl", "[DONE] before choice 0 gave a finish_reason.")
+def chat_missing_finish_reason() -> Lines:
+    return [role(), *chat_text("Paris."), DONE]
+
+
+@cassette(
+    "chat/errors/unsupported_finish_reason.jsonl", "finish_reason length: the answer was cut."
+)
+def chat_unsupported_finish_reason() -> Lines:
+    return [role(), *chat_text("Paris is"), chunk(None, "length"), DONE]
+
+
+@cassette(
+    "chat/errors/stop_with_tool_calls.jsonl",
+    "finish_reason stop with a tool call (no forcing tool_choice).",
+)
+def chat_stop_with_tool_calls() -> Lines:
+    return [role(), *weather_call(arguments='{"city": "Paris"}'), chunk(None, "stop"), DONE]
+
+
+@cassette(
+    "chat/errors/tool_calls_without_tool_calls.jsonl", "finish_reason tool_calls after text alone."
+)
+def chat_tool_calls_without_tool_calls() -> Lines:
+    return [role(), *chat_text("Paris."), chunk(None, "tool_calls"), DONE]
+
+
+@cassette("chat/errors/inconsistent_chunk.jsonl", "A chunk of another completion id mid-answer.")
+def chat_inconsistent_chunk() -> Lines:
+    return [role(), chunk({"content": "Paris."}, ident="chatcmpl-Other"), chunk(None, "stop"), DONE]
+
+
+@cassette("chat/errors/chunk_after_finish.jsonl", "Content for choice 0 after its finish_reason.")
+def chat_chunk_after_finish() -> Lines:
+    return [role(), *chat_text("Paris."), chunk(None, "stop"), *chat_text(" Also Lyon."), DONE]
+
+
+@cassette("chat/errors/chunk_after_done.jsonl", "A chunk after [DONE].")
+def chat_chunk_after_done() -> Lines:
+    return [role(), *chat_text("Paris."), chunk(None, "stop"), DONE, usage()]
+
+
+@cassette("chat/errors/multiple_choices.jsonl", "A chunk of choice 1 (n=2): only choice 0 is read.")
+def chat_multiple_choices() -> Lines:
+    return [role(), chunk({"content": "Rome."}, index=1), chunk(None, "stop"), DONE]
+
+
+@cassette("chat/errors/refusal.jsonl", "Text, then a refusal piece: refusal.")
+def chat_refusal_after_text() -> Lines:
+    return [
+        role(),
+        *chat_text("Well, "),
+        chunk({"refusal": "I can't help with that."}),
+        chunk(None, "stop"),
+        DONE,
+    ]
+
+
+# Responses ------------------------------------------------------------------------------
+
+
+class Events:
+    """A Responses stream being written: each event numbered in turn (`sequence_number`)."""
+
+    def __init__(self, response_id: str = RESPONSE_ID) -> None:
+        self.lines: Lines = []
+        self.response_id = response_id
+
+    def add(self, kind: str, **fields: Any) -> Events:
+        self.lines.append({"type": kind, "sequence_number": len(self.lines), **fields})
+        return self
+
+    def response(self, status: str, **fields: Any) -> dict[str, Any]:
+        return {
+            "id": self.response_id,
+            "object": "response",
+            "model": MODEL,
+            "status": status,
+            **fields,
+        }
+
+    def created(self) -> Events:
+        self.add("response.created", response=self.response("in_progress", output=[]))
+        return self.add("response.in_progress", response=self.response("in_progress", output=[]))
+
+    def message(self, index: int, *parts: str, ident: str = "msg_01Answer") -> Events:
+        """A message item at `index`: one output_text part, its text in `parts`."""
+        item = {
+            "type": "message",
+            "id": ident,
+            "role": "assistant",
+            "status": "in_progress",
+            "content": [],
+        }
+        at = {"item_id": ident, "output_index": index}
+        text = "".join(parts)
+        self.add("response.output_item.added", output_index=index, item=item)
+        empty = {"type": "output_text", "text": "", "annotations": []}
+        self.add("response.content_part.added", **at, content_index=0, part=empty)
+        for part in parts:
+            self.add("response.output_text.delta", **at, content_index=0, delta=part)
+        self.add("response.output_text.done", **at, content_index=0, text=text)
+        full = {**empty, "text": text}
+        self.add("response.content_part.done", **at, content_index=0, part=full)
+        done = {**item, "status": "completed", "content": [full]}
+        return self.add("response.output_item.done", output_index=index, item=done)
+
+    def call(
+        self,
+        index: int,
+        arguments: str,
+        *,
+        name: str = "get_weather",
+        call_id: str = "call_01Weather",
+        final: str | None = None,
+    ) -> Events:
+        """A function_call item at `index`, its arguments in two deltas (`final`: the done
+        item's arguments, when they differ)."""
+        ident = f"fc_{call_id.removeprefix('call_')}"
+        item = {
+            "type": "function_call",
+            "id": ident,
+            "call_id": call_id,
+            "name": name,
+            "arguments": "",
+            "status": "in_progress",
+        }
+        at = {"item_id": ident, "output_index": index}
+        self.add("response.output_item.added", output_index=index, item=item)
+        half = len(arguments) // 2
+        for delta in (arguments[:half], arguments[half:]):
+            if delta:
+                self.add("response.function_call_arguments.delta", **at, delta=delta)
+        ended = arguments if final is None else final
+        self.add("response.function_call_arguments.done", **at, arguments=arguments)
+        done = {**item, "arguments": ended, "status": "completed"}
+        return self.add("response.output_item.done", output_index=index, item=done)
+
+    def completed(self) -> Lines:
+        self.add("response.completed", response=self.response("completed"))
+        return self.lines
+
+
+@cassette(
+    "responses/text.jsonl",
+    "A plain answer: one message item, its text in three deltas, response.completed.",
+)
+def responses_text() -> Lines:
+    return Events().created().message(0, "Paris is ", "the capital ", "of France.").completed()
+
+
+@cassette(
+    "responses/one_tool.jsonl",
+    "One function_call item (get_weather), yielded at its output_item.done.",
+)
+def responses_one_tool() -> Lines:
+    return Events().created().call(0, '{"city": "Paris"}').completed()
+
+
+@cassette("responses/parallel_tools.jsonl", "Two function_call items, at output indexes 0 and 1.")
+def responses_parallel_tools() -> Lines:
+    events = Events().created().call(0, '{"city": "Paris"}', call_id="call_01Paris")
+    return events.call(1, '{"city": "Rome"}', call_id="call_02Rome").completed()
+
+
+@cassette(
+    "responses/zero_argument_tool.jsonl", "A function_call with empty arguments: its input is {}."
+)
+def responses_zero_argument_tool() -> Lines:
+    return Events().created().call(0, "", name="get_time", call_id="call_01Time").completed()
+
+
+@cassette(
+    "responses/reasoning.jsonl",
+    "A reasoning item and its summary deltas (passed over), then the answer.",
+)
+def responses_reasoning() -> Lines:
+    events = Events().created()
+    item = {"type": "reasoning", "id": "rs_01Think", "summary": []}
+    events.add("response.output_item.added", output_index=0, item=item)
+    at = {"item_id": "rs_01Think", "output_index": 0, "summary_index": 0}
+    events.add(
+        "response.reasoning_summary_part.added", **at, part={"type": "summary_text", "text": ""}
+    )
+    events.add("response.reasoning_summary_text.delta", **at, delta="A capital.")
+    events.add("response.reasoning_summary_text.done", **at, text="A capital.")
+    events.add("response.output_item.done", output_index=0, item=item)
+    return events.message(1, "Paris.").completed()
+
+
+def refusal(events: Events, index: int) -> Events:
+    """A message item at `index` whose one part is a refusal."""
+    item = {
+        "type": "message",
+        "id": "msg_01Refusal",
+        "role": "assistant",
+        "status": "in_progress",
+        "content": [],
+    }
+    at = {"item_id": "msg_01Refusal", "output_index": index, "content_index": 0}
+    events.add("response.output_item.added", output_index=index, item=item)
+    events.add("response.content_part.added", **at, part={"type": "refusal", "refusal": ""})
+    return events.add("response.refusal.delta", **at, delta="I can't help with that.")
+
+
+@cassette(
+    "responses/refusal.jsonl",
+    "The model refuses (response.refusal.delta): refusal, as the strict adapter's default.",
+)
+def responses_refusal() -> Lines:
+    return refusal(Events().created(), 0).lines
+
+
+@cassette(
+    "responses/errors/server_error.jsonl", "An error event mid-stream: api_error:server_error."
+)
+def responses_server_error() -> Lines:
+    events = Events().created()
+    return events.add(
+        "error", code="server_error", message="The server had an error.", param=None
+    ).lines
+
+
+@cassette(
+    "responses/errors/missing_response_created.jsonl",
+    "The stream begins with response.in_progress.",
+)
+def responses_missing_response_created() -> Lines:
+    events = Events().created()
+    return events.lines[1:]
+
+
+@cassette(
+    "responses/errors/orphan_delta.jsonl", "A text delta at output index 3, which was never added."
+)
+def responses_orphan_delta() -> Lines:
+    events = Events().created()
+    events.add(
+        "response.output_text.delta", item_id="msg_x", output_index=3, content_index=0, delta="Hi"
+    )
+    return events.completed()
+
+
+@cassette("responses/errors/duplicate_output_item.jsonl", "Output index 0 added twice.")
+def responses_duplicate_output_item() -> Lines:
+    events = Events().created()
+    item = {"type": "message", "id": "msg_01", "role": "assistant", "content": []}
+    events.add("response.output_item.added", output_index=0, item=item)
+    events.add("response.output_item.added", output_index=0, item=item)
+    return events.completed()
+
+
+@cassette("responses/errors/invalid_tool_json.jsonl", "A function_call's arguments are cut JSON.")
+def responses_invalid_tool_json() -> Lines:
+    return Events().created().call(0, '{"city": "Par').completed()
+
+
+@cassette(
+    "responses/errors/non_object_tool_input.jsonl", "A function_call's arguments are a JSON list."
+)
+def responses_non_object_tool_input() -> Lines:
+    return Events().created().call(0, '["Paris"]').completed()
+
+
+@cassette(
+    "responses/errors/arguments_mismatch.jsonl", "The done item's arguments differ from the deltas."
+)
+def responses_arguments_mismatch() -> Lines:
+    return Events().created().call(0, '{"city": "Paris"}', final='{"city": "Rome"}').completed()
+
+
+@cassette(
+    "responses/errors/unfinished_output_items.jsonl",
+    "response.completed with a message item still open.",
+)
+def responses_unfinished_output_items() -> Lines:
+    events = Events().created()
+    item = {"type": "message", "id": "msg_01", "role": "assistant", "content": []}
+    events.add("response.output_item.added", output_index=0, item=item)
+    return events.completed()
+
+
+@cassette(
+    "responses/errors/missing_response_completed.jsonl",
+    "The body ends after the message, with no terminal event.",
+)
+def responses_missing_response_completed() -> Lines:
+    return Events().created().message(0, "Paris.").lines
+
+
+@cassette(
+    "responses/errors/response_incomplete.jsonl",
+    "response.incomplete (max_output_tokens): the answer was cut.",
+)
+def responses_response_incomplete() -> Lines:
+    events = Events().created().message(0, "Paris is")
+    details = {"reason": "max_output_tokens"}
+    return events.add(
+        "response.incomplete", response=events.response("incomplete", incomplete_details=details)
+    ).lines
+
+
+@cassette("responses/errors/response_failed.jsonl", "response.failed with the response's error.")
+def responses_response_failed() -> Lines:
+    events = Events().created()
+    error = {"code": "server_error", "message": "The model failed to answer."}
+    return events.add("response.failed", response=events.response("failed", error=error)).lines
+
+
+@cassette(
+    "responses/errors/event_after_response_completed.jsonl", "An event after response.completed."
+)
+def responses_event_after_response_completed() -> Lines:
+    events = Events().created().message(0, "Paris.")
+    events.completed()
+    return events.add("response.in_progress", response=events.response("in_progress")).lines
+
+
+@cassette("responses/errors/sequence_gap.jsonl", "A sequence_number skipped.")
+def responses_sequence_gap() -> Lines:
+    lines = Events().created().message(0, "Paris.").completed()
+    return [
+        *lines[:3],
+        *({**line, "sequence_number": line["sequence_number"] + 1} for line in lines[3:]),
+    ]
+
+
+@cassette(
+    "responses/errors/inconsistent_response.jsonl", "response.completed of another response id."
+)
+def responses_inconsistent_response() -> Lines:
+    events = Events().created().message(0, "Paris.")
+    events.response_id = "resp_Other"
+    return events.completed()
+
+
+@cassette(
+    "responses/errors/refusal.jsonl", "Text in one item, then a refusal in the next: refusal."
+)
+def responses_refusal_after_text() -> Lines:
+    return refusal(Events().created().message(0, "Well."), 1).lines
+
+
+@cassette(
+    "responses/errors/unsupported_output_item.jsonl",
+    "A custom_tool_call item, whose free-text input no ToolCallEvent says.",
+)
+def responses_unsupported_output_item() -> Lines:
+    events = Events().created()
+    item = {
+        "type": "custom_tool_call",
+        "id": "ctc_01",
+        "call_id": "call_01",
+        "name": "grammar",
+        "input": "",
+    }
+    events.add("response.output_item.added", output_index=0, item=item)
+    return events.completed()
+
+
+def generate(folder: Path) -> list[Path]:
+    """Write every cassette under `folder`; return their paths, in order."""
+    written = []
+    for name, (provider, description, recipe) in LIBRARY.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        header = make_header(description, "synthetic", provider=provider, model=MODEL)
+        write_cassette(path, recipe(), header=header)
+        written.append(path)
+    return written
+
+
+def main(argv: list[str]) -> int:
+    folder = Path(argv[0]) if argv else Path(__file__).resolve().parent
+    for path in generate(folder):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

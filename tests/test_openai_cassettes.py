@@ -1,0 +1,323 @@
+"""OpenAI cassettes (a header's `provider`) through direct replay, validate and coverage."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from conftest import ROOT
+from syrupy.assertion import SnapshotAssertion
+
+from harness import Cassette, expand_paths, replay_outcome, write_cassette
+from harness._events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent
+from harness._exceptions import ANTHROPIC, ERROR_TABLES
+from harness._replay.direct import acollect, areplay
+from harness._testing.coverage import DONE, measure_coverages, outcome_code
+from harness.builder import StreamBuilder
+from harness.snapshot import OutcomeSnapshotExtension
+from harness_cli.main import cli
+
+LIBRARY = ROOT / "tests/data/openai"
+CASSETTES = [Path(path) for path in expand_paths([str(LIBRARY)])]
+IDS = [path.relative_to(LIBRARY).as_posix() for path in CASSETTES]
+PROVIDERS = {"chat": "openai-chat", "responses": "openai-responses"}
+CHAT_TEXT = LIBRARY / "chat" / "text.jsonl"
+RESPONSES_TEXT = LIBRARY / "responses" / "text.jsonl"
+
+
+def expected_outcome(path: Path) -> str:
+    """What a library cassette's path says it replays to: `errors/<code>` (an API error's
+    name for `server_error`), `refusal`, or done."""
+    if path.parent.name == "errors":
+        return "api_error:server_error" if path.stem == "server_error" else path.stem
+    return "refusal" if path.stem == "refusal" else DONE
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("openai-library")
+    subprocess.run([sys.executable, str(LIBRARY / "generate.py"), str(out)], check=True)
+    return out
+
+
+def test_generator_writes_exactly_the_committed_cassettes(generated: Path) -> None:
+    def files(folder: Path) -> dict[str, bytes]:
+        return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*.jsonl")}
+
+    assert files(generated) == files(LIBRARY)
+
+
+@pytest.mark.parametrize("path", CASSETTES, ids=IDS)
+def test_each_cassette_replays_to_the_outcome_its_path_says(path: Path) -> None:
+    cassette = Cassette(path)
+    assert cassette.provider == PROVIDERS[path.relative_to(LIBRARY).parts[0]]
+    assert outcome_code(replay_outcome(cassette)) == expected_outcome(path)
+    status, _, stderr = run("replay", str(path))
+    assert (status, stderr) == (0 if expected_outcome(path) == DONE else 1, "")
+
+
+@pytest.mark.parametrize("path", CASSETTES, ids=IDS)
+def test_cassette_replays_as_snapshotted(path: Path, snapshot: SnapshotAssertion) -> None:
+    assert replay_outcome(path) == snapshot(extension_class=OutcomeSnapshotExtension)
+
+
+@pytest.mark.parametrize("folder", ["chat", "responses"])
+def test_each_dialect_yields_the_same_three_events(folder: str) -> None:
+    def events(name: str) -> list[ModelEvent]:
+        return replay_outcome(LIBRARY / folder / f"{name}.jsonl").events
+
+    assert events("text") == [
+        TextEvent("Paris is "),
+        TextEvent("the capital "),
+        TextEvent("of France."),
+        DoneEvent(),
+    ]
+    weather = ToolCall("call_01Weather", "get_weather", {"city": "Paris"})
+    assert events("one_tool") == [ToolCallEvent(weather), DoneEvent()]
+    paris = ToolCall("call_01Paris", "get_weather", {"city": "Paris"})
+    rome = ToolCall("call_02Rome", "get_weather", {"city": "Rome"})
+    assert events("parallel_tools") == [ToolCallEvent(paris), ToolCallEvent(rome), DoneEvent()]
+    time = ToolCall("call_01Time", "get_time", {})
+    assert events("zero_argument_tool") == [ToolCallEvent(time), DoneEvent()]
+    assert events("reasoning") == [TextEvent("Paris."), DoneEvent()]
+
+
+def test_replay_json_prints_the_events_then_the_api_error_line() -> None:
+    status, out, _ = run(
+        "replay", "--format", "json", str(LIBRARY / "chat/errors/server_error.jsonl")
+    )
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert status == 1
+    assert lines == [
+        {"type": "text", "text": "Paris "},
+        {"type": "api_error", "error_type": "server_error", "message": "The server had an error."},
+    ]
+
+
+def test_the_async_driver_replays_an_openai_cassette_alike() -> None:
+    for path in (CHAT_TEXT, RESPONSES_TEXT, LIBRARY / "responses/errors/sequence_gap.jsonl"):
+        outcome = asyncio.run(acollect(areplay(path)))
+        assert outcome.to_json_lines() == replay_outcome(path).to_json_lines()
+
+
+def test_a_cassette_without_provider_reads_as_anthropic(tmp_path: Path) -> None:
+    path = tmp_path / "plain.jsonl"
+    StreamBuilder().text(0, "Hi").stop("end_turn").write(path, "plain")
+    assert Cassette(path).provider == ANTHROPIC
+    assert replay_outcome(path).events == [TextEvent("Hi"), DoneEvent()]
+
+
+def _write(path: Path, provider: str | None, *lines: dict[str, Any]) -> str:
+    header: dict[str, object] = {"cassette": 1}
+    if provider is not None:
+        header["provider"] = provider
+    write_cassette(path, lines, header=header)
+    return str(path)
+
+
+CHUNK: dict[str, Any] = {
+    "id": "c",
+    "object": "chat.completion.chunk",
+    "choices": [{"index": 0, "delta": {}}],
+}
+CREATED: dict[str, Any] = {
+    "type": "response.created",
+    "sequence_number": 0,
+    "response": {"id": "r"},
+}
+START = StreamBuilder().stop("end_turn").events()[0]
+
+
+@pytest.mark.parametrize(
+    ("provider", "bad"),
+    [
+        ("openai-chat", {"type": "message_start", "message": {}}),
+        ("openai-chat", {"id": "c", "choices": "none"}),
+        ("openai-chat", {"id": "c"}),
+        ("openai-responses", {"type": "message_stop"}),
+        ("openai-responses", {"type": 7, "sequence_number": 1}),
+        ("openai-responses", {"sequence_number": 1}),
+        (None, {"type": "response.created", "response": {}}),
+    ],
+    ids=lambda value: value if isinstance(value, str | None) else json.dumps(value),
+)
+def test_validate_refuses_a_bad_line_of_each_provider_at_its_line(
+    tmp_path: Path, provider: str | None, bad: dict[str, object]
+) -> None:
+    good = {None: START, "openai-chat": CHUNK, "openai-responses": CREATED}[provider]
+    path = _write(tmp_path / "bad.jsonl", provider, good, bad)
+    status, out, stderr = run("validate", path)
+    assert status == 2
+    assert out == ""
+    assert stderr.startswith(f"{path}:3: event line does not match the cassette schema")
+    assert len(stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("provider", [None, "anthropic", "openai-responses"])
+def test_a_done_line_belongs_to_chat_cassettes_only(tmp_path: Path, provider: str | None) -> None:
+    good = (
+        CREATED if provider == "openai-responses" else StreamBuilder().stop("end_turn").events()[0]
+    )
+    path = _write(tmp_path / "done.jsonl", provider, good, {"harness": "done"})
+    status, _, stderr = run("validate", path)
+    assert (status, stderr) == (
+        2,
+        f"{path}:3: a done line is data: [DONE], which only openai-chat sends\n",
+    )
+
+
+def test_an_unknown_provider_is_refused_at_the_header(tmp_path: Path) -> None:
+    path = _write(tmp_path / "gemini.jsonl", "gemini", CHUNK)
+    status, _, stderr = run("replay", path)
+    assert status == 2
+    assert stderr.startswith(f"{path}:1: header line does not match the cassette schema")
+
+
+def test_validate_counts_each_providers_events() -> None:
+    status, out, _ = run("validate", str(CHAT_TEXT), str(RESPONSES_TEXT))
+    assert status == 0
+    assert out.splitlines() == [f"{CHAT_TEXT}: ok, 6 events", f"{RESPONSES_TEXT}: ok, 11 events"]
+
+
+def test_coverage_reports_each_provider_against_its_own_table() -> None:
+    anthropic = str(ROOT / "cassettes" / "text_only.jsonl")
+    reports = measure_coverages([anthropic, str(RESPONSES_TEXT), str(CHAT_TEXT)])
+    assert [report.provider for report in reports] == [
+        "anthropic",
+        "openai-chat",
+        "openai-responses",
+    ]
+    assert [report.reached for report in reports] == [
+        {DONE: [anthropic]},
+        {DONE: [str(CHAT_TEXT)]},
+        {DONE: [str(RESPONSES_TEXT)]},
+    ]
+    assert reports[1].missing == list(ERROR_TABLES["openai-chat"].templates)
+
+
+@pytest.mark.parametrize(("folder", "provider"), PROVIDERS.items())
+def test_coverage_of_each_library_folder_reaches_every_code(folder: str, provider: str) -> None:
+    status, out, stderr = run("coverage", str(LIBRARY / folder))
+    codes = len(ERROR_TABLES[provider].templates)
+    assert (status, stderr) == (0, "")
+    assert out.splitlines()[-1] == f"{codes} of {codes} {provider} error codes reached"
+
+
+def test_coverage_of_mixed_providers_prints_a_table_each_and_fails_on_a_gap() -> None:
+    anthropic = str(ROOT / "cassettes" / "errors")
+    status, out, _ = run("coverage", anthropic, str(CHAT_TEXT))
+    lines = out.splitlines()
+    assert status == 1
+    assert lines.count("") == 1
+    assert lines[lines.index("") - 1] == "12 of 12 error codes reached"
+    assert lines[-1].startswith("0 of 16 openai-chat error codes reached; not reached: ")
+
+
+@pytest.mark.parametrize(
+    ("args", "reader"),
+    [
+        (["replay", "--via", "sdk", str(CHAT_TEXT)], "--via sdk"),
+        (["replay", "--trace", str(RESPONSES_TEXT)], "--trace"),
+        (["faults", str(CHAT_TEXT), "--out", "unused"], "harness faults"),
+        (["diff", str(CHAT_TEXT), str(CHAT_TEXT)], "harness diff"),
+        (["diff", "--trace", str(RESPONSES_TEXT), str(CHAT_TEXT)], "harness diff --trace"),
+        (["serve", str(CHAT_TEXT), "--port", "0"], "harness serve"),
+        (["export", str(CHAT_TEXT), "--to", "vcr", "--out", "unused"], "harness export"),
+        (["conform", str(RESPONSES_TEXT), "--", "true"], "harness conform"),
+    ],
+    ids=lambda value: value if isinstance(value, str) else " ".join(value[:2]),
+)
+def test_a_path_not_ready_for_openai_says_so_in_one_line(
+    args: list[str], reader: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    (line,) = result.stderr.splitlines()
+    assert f": {reader} replays Anthropic cassettes only for now" in line
+    assert "Traceback" not in result.output
+    assert not list(tmp_path.rglob("*.*"))  # nothing written
+
+
+def test_the_fast_check_never_contradicts_the_validator_on_the_library() -> None:
+    from harness._cassette.codec import EVENT_SCHEMAS, _fast_checks, _validators
+
+    for path in CASSETTES:
+        cassette = Cassette(path)
+        definition = EVENT_SCHEMAS[cassette.provider]
+        for line in cassette.lines():
+            if line.kind == "event":
+                assert _fast_checks()[definition](line.data) is not False
+                assert _validators()[definition].is_valid(line.data)
+    for definition, bad in [
+        ("openai-chat-event", {"choices": [1]}),
+        ("openai-responses-event", {"type": "x"}),
+    ]:
+        assert _fast_checks()[definition](bad) is not True
+        assert not _validators()[definition].is_valid(bad)
+
+
+def test_the_schema_names_the_providers_that_register_their_tables() -> None:
+    from harness._cassette.codec import EVENT_SCHEMAS
+    from harness._providers.openai_chat.errors import PROVIDER as CHAT
+    from harness._providers.openai_responses.errors import PROVIDER as RESPONSES
+
+    assert (
+        set(EVENT_SCHEMAS) == {ANTHROPIC, CHAT, RESPONSES} == set(PROVIDERS.values()) | {ANTHROPIC}
+    )
+    assert set(EVENT_SCHEMAS) <= set(ERROR_TABLES)
+
+
+@pytest.mark.parametrize(
+    ("directive", "failure"),
+    [
+        (
+            {
+                "harness": "http_error",
+                "status": 429,
+                "body": {"error": {"type": "rate_limit_exceeded", "message": "Slow down."}},
+            },
+            {"type": "api_error", "error_type": "rate_limit_exceeded", "message": "Slow down."},
+        ),
+        ({"harness": "cut"}, {"type": "connection_error", "error_type": "RemoteProtocolError"}),
+        (
+            {"harness": "stall", "ms": 601_000},
+            {"type": "connection_error", "error_type": "ReadTimeout"},
+        ),
+    ],
+    ids=["http_error", "cut", "stall"],
+)
+@pytest.mark.parametrize("folder", ["chat", "responses"])
+def test_the_direct_readers_directives_act_in_an_openai_cassette(
+    tmp_path: Path, folder: str, directive: dict[str, Any], failure: dict[str, str]
+) -> None:
+    source = Cassette(LIBRARY / folder / "text.jsonl")
+    lines = [line.data for line in source.lines()]
+    path = tmp_path / "with.jsonl"
+    write_cassette(path, [directive, *lines], header=source.header)
+    (line,) = replay_outcome(path).to_json_lines()
+    assert {key: line[key] for key in failure} == failure
+
+
+def test_direct_replay_of_openai_cassettes_imports_no_sdk() -> None:
+    script = (
+        "import sys; from harness import replay_outcome\n"
+        f"for path in {[str(path) for path in CASSETTES]!r}: replay_outcome(path)\n"
+        "print(sorted({'anthropic', 'openai'} & set(sys.modules)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert result.stdout == "[]\n"
