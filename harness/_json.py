@@ -7,6 +7,8 @@
   through `--via sdk` and printed, without a recursion error anywhere.
 - `dump_line` encodes one line, falling back to the standard library for what orjson
   refuses (integers past 64 bits, lone surrogates), ASCII-escaped, still valid UTF-8.
+- `sdk_json` reads JSON as the SDKs read an answer (`json.loads`: `NaN` is a number),
+  for the guard, which must judge what the SDK hands the code, not refuse its reading.
 """
 
 from __future__ import annotations
@@ -22,10 +24,23 @@ __all__ = [
     "deeper_than_limit",
     "dump_line",
     "may_be_too_deep",
+    "sdk_json",
     "strict_json",
 ]
 
 MAX_NESTING: Final = 254
+
+
+def sdk_json(data: bytes | bytearray | memoryview) -> Any:
+    """`data` read as the SDKs read it (orjson first, then `json.loads`, which takes `NaN`,
+    integers past 64 bits and lone surrogates); `ValueError` if it is not JSON to them."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        try:
+            return json.loads(bytes(data))
+        except RecursionError:
+            raise ValueError("nested too deep") from None
 
 
 def _no_constant(name: str) -> Any:

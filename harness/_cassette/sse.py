@@ -30,14 +30,13 @@ It is ours, not the SDK's, so that the proxy never imports the SDK (seconds cold
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from harness._json import dump_line
+from harness._json import dump_line, sdk_json
 from harness._terminal import printable
 
 if TYPE_CHECKING:
@@ -117,17 +116,6 @@ def events_from_response(
 def events_from_body(body: bytes) -> list[dict[str, Any]]:
     """The events of a whole SSE body."""
     return list(events_from_chunks([body]))
-
-
-def _lenient_json(data: bytes | memoryview) -> Any:
-    """`data` as the SDKs read it (`json.loads`: `NaN` is a number); ValueError if not JSON."""
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        try:
-            return json.loads(bytes(data))
-        except RecursionError:
-            raise ValueError("nested too deep") from None
 
 
 class StreamingDecoder:
@@ -351,7 +339,7 @@ class StreamingDecoder:
     def _event(self, data: bytes | memoryview) -> dict[str, Any]:
         """An event's data, which must be a JSON object with a string `type`."""
         try:
-            event = _lenient_json(data) if self._lenient else orjson.loads(data)
+            event = sdk_json(data) if self._lenient else orjson.loads(data)
         except ValueError as error:  # orjson's JSONDecodeError is one
             raise SSEFormatError(f"event {self._count} is not JSON: {error}") from None
         if not isinstance(event, dict) or not isinstance(event.get("type"), str):
@@ -362,7 +350,7 @@ class StreamingDecoder:
     def _hidden(data: bytes | memoryview) -> dict[str, Any] | None:
         """The stream event `data` holds, read leniently, if it holds one."""
         try:
-            event = _lenient_json(data)
+            event = sdk_json(data)
         except ValueError:
             return None
         if isinstance(event, dict) and isinstance(event.get("type"), str):

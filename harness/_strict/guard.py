@@ -50,17 +50,15 @@ out, raising where the guard does.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Iterator
-from typing import Any, Final
-
-import orjson
+from typing import Any, Final, TypeGuard
 
 from harness._adapter import COMPLETE_STOP_REASONS, StreamAdapter
 from harness._cassette.codec import MAX_LINE_BYTES
 from harness._cassette.message import events_from_message
 from harness._cassette.sse import HiddenEvent, StreamingDecoder
 from harness._exceptions import StreamProtocolError
+from harness._json import sdk_json
 from harness._views import EventView
 
 __all__ = [
@@ -71,7 +69,6 @@ __all__ = [
     "check_answer",
     "check_message",
     "guarded",
-    "message_in",
     "strict_error_event",
 ]
 
@@ -155,10 +152,7 @@ class StreamGuard:
             if not self._check(event):
                 return b""
             if self._api_error:
-                # The API's own error: it and everything held go on, for the SDK to raise.
-                withheld, self._withheld = bytes(self._withheld), bytearray()
-                held, self._held = bytes(self._held), bytearray()
-                return withheld + ready + held
+                return self._release_all(ready)
         if not (completing or self._completing):
             return ready
         if completing and all(event["type"] == "ping" for event in events):
@@ -166,8 +160,14 @@ class StreamGuard:
         self._withheld += ready
         if len(self._withheld) > self._max_withheld:
             self._refuse_at_limit()
-            return b""
         return b""
+
+    def _release_all(self, ready: bytes) -> bytes:
+        """The API's own error came: it and everything held go on, in the order they came
+        (withheld, then `ready`, then the event under way), for the SDK to raise."""
+        withheld, self._withheld = bytes(self._withheld), bytearray()
+        held, self._held = bytes(self._held), bytearray()
+        return withheld + ready + held
 
     def finish(self) -> bytes:
         """The body ended: the rest, if it passes the end rules (else `failure` is set)."""
@@ -193,9 +193,8 @@ class StreamGuard:
             if not self._check(event):
                 return b""
             if self._api_error:
-                withheld, self._withheld = bytes(self._withheld), bytearray()
-                held, self._held = bytes(self._held), bytearray()
-                return withheld + held + chunk
+                self._held += chunk
+                return self._release_all(b"")
         self._refuse_hidden(hidden)
         return b""
 
@@ -283,17 +282,21 @@ def check_answer(
     stop_reasons: Collection[str] = COMPLETE_STOP_REASONS,
 ) -> None:
     """Raise `StreamProtocolError` if a non-streaming answer's body breaks the rules, read
-    as the SDK reads it: JSON whatever its content type, a `Message` checked by
-    `check_message`. A body that is not JSON under a content type that is not JSON (an SSE
+    as the SDK reads it: JSON whatever its content type, read leniently (`sdk_json`: a
+    `NaN` is a number to the SDKs, and it is the rules, not the reading, that judge it),
+    a `Message` checked by `check_message`. A body that is not JSON under a content type that is not JSON (an SSE
     stream, say) is one the SDK hands the code as text: it is checked as the stream it
     would be (`StreamGuard`), so only a whole good answer passes. Nothing to check in
     other JSON (the SDK reports what it cannot read), or in what a JSON content type
     labels but is not JSON (the SDK raises)."""
-    message = message_in(body)
-    if message is not None:
-        check_message(message, stop_reasons=stop_reasons)
+    try:
+        value = sdk_json(body)
+    except ValueError:
+        value = _NOT_JSON
+    if _is_message(value):
+        check_message(value, stop_reasons=stop_reasons)
         return
-    if _json_type(content_type) or _is_json(body):
+    if value is not _NOT_JSON or _json_type(content_type):
         return
     guard = StreamGuard(stop_reasons=stop_reasons)
     guard.feed(bytes(body))
@@ -312,28 +315,12 @@ def _json_type(content_type: str) -> bool:
     return content_type.partition(";")[0].strip().lower().endswith("json")
 
 
-def _is_json(body: bytes | bytearray) -> bool:
-    try:
-        json.loads(body)
-    except (ValueError, RecursionError):
-        return False
-    return True
+#: What `check_answer` reads of a body that is not JSON to the SDKs.
+_NOT_JSON: Final = object()
 
 
-def message_in(body: bytes | bytearray) -> dict[str, Any] | None:
-    """The `Message` a client reads from a non-streaming answer's body; None when it holds
-    none (not JSON, or JSON of another kind: the client reports what it cannot read).
-
-    Read as the SDKs read it, leniently: a `NaN` that strict JSON refuses is a number to
-    them, and it is the rules (`check_message`), not the reading, that judge it."""
-    try:
-        message = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        try:
-            message = json.loads(body)
-        except (ValueError, RecursionError):
-            return None
-    return message if isinstance(message, dict) and message.get("type") == "message" else None
+def _is_message(value: object) -> TypeGuard[dict[str, Any]]:
+    return isinstance(value, dict) and value.get("type") == "message"
 
 
 def _readable(message: dict[str, Any]) -> dict[str, Any]:
