@@ -284,11 +284,11 @@ def check_answer(
     """Raise `StreamProtocolError` if a non-streaming answer's body breaks the rules, read
     as the SDK reads it: JSON whatever its content type, read leniently (`sdk_json`: a
     `NaN` is a number to the SDKs, and it is the rules, not the reading, that judge it),
-    a `Message` checked by `check_message`. A body that is not JSON under a content type that is not JSON (an SSE
-    stream, say) is one the SDK hands the code as text: it is checked as the stream it
-    would be (`StreamGuard`), so only a whole good answer passes. Nothing to check in
-    other JSON (the SDK reports what it cannot read), or in what a JSON content type
-    labels but is not JSON (the SDK raises)."""
+    a `Message` checked by `check_message`. A body that is not JSON under a content type
+    that is not JSON (an SSE stream, say) is one the SDK hands the code as text: it is
+    checked as the stream it would be (`StreamGuard`), so only a whole good answer
+    passes. Nothing to check in other JSON (the SDK reports what it cannot read), or in
+    what a JSON content type labels but is not JSON (the SDK raises)."""
     try:
         value = sdk_json(body)
     except ValueError:
