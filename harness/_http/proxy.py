@@ -54,7 +54,6 @@ import orjson
 from aiohttp import web
 from multidict import CIMultiDict
 
-from harness._adapter import COMPLETE_STOP_REASONS
 from harness._cassette.codec import MAX_BODY_BYTES, MAX_LINE_BYTES, make_header
 from harness._cassette.directives import AT, CUT
 from harness._cassette.sessions import last_turn, turn_path
@@ -66,6 +65,7 @@ from harness._inflate import DECODED_CODINGS, DecodeError, Inflater, normal_codi
 from harness._json import MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
 from harness._record.answer import lines_of_answer
 from harness._redact import redact_answer, redact_uri
+from harness._strict.policy import completing_stop_reasons
 
 if TYPE_CHECKING:
     from harness._strict.guard import StreamGuard
@@ -301,7 +301,7 @@ class RecordingProxy:
         self.upstream = upstream.rstrip("/")
         self.strict = strict
         #: What completes a message under `strict` (`allow_stop_reasons` adds to the default).
-        self.stop_reasons = COMPLETE_STOP_REASONS | frozenset(allow_stop_reasons)
+        self.stop_reasons = completing_stop_reasons(allow_stop_reasons)
         #: Seconds upstream may take to accept the connection, and be silent after.
         self.timeout = timeout
         self.out = os.fspath(out)

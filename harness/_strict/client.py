@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx2
 
-from harness._adapter import COMPLETE_STOP_REASONS
 from harness._exceptions import InputError
 from harness._replay.clients import share_source
 from harness._strict.guard import check_answer
+from harness._strict.policy import completing_stop_reasons
 from harness._strict.transport import answer_kind, guarded_body, unencoded_headers
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def strict(client: Client, *, allow_stop_reasons: Collection[str] = ()) -> Clien
             f"harness.strict takes an anthropic.Anthropic or AsyncAnthropic, not "
             f"{type(client).__name__}"
         )
-    stop_reasons = COMPLETE_STOP_REASONS | frozenset(allow_stop_reasons)
+    stop_reasons = completing_stop_reasons(allow_stop_reasons)
     guarded = client.with_middleware(_middleware(stop_reasons))
     share_source(client, guarded)
     return guarded

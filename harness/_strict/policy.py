@@ -1,19 +1,22 @@
 """The stop-reason policy as a command line spells it: `max_tokens,stop_sequence`.
 
 `harness proxy --allow-stop-reasons` reads its value here, into what `harness.strict`'s
-`allow_stop_reasons=` takes. Any name of the API's form is accepted (lower-case letters
-and underscores), known to this version or not: the API adds stop reasons, and the
-adapter compares names only.
+`allow_stop_reasons=` takes; `completing_stop_reasons` is what every strict reader
+(`harness.strict`, `StrictTransport`, the proxy) makes of that. Any name of the API's
+form is accepted (lower-case letters and underscores), known to this version or not: the
+API adds stop reasons, and the adapter compares names only.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Final
 
+from harness._adapter import COMPLETE_STOP_REASONS
 from harness._exceptions import InputError
 
-__all__ = ["stop_reasons_from"]
+__all__ = ["completing_stop_reasons", "stop_reasons_from"]
 
 #: A stop reason's name as the API writes one (`end_turn`, `max_tokens`, `pause_turn`).
 _NAME: Final = re.compile(r"[a-z][a-z_]*")
@@ -37,3 +40,9 @@ def stop_reasons_from(spelled: str) -> tuple[str, ...]:
                 "as max_tokens"
             )
     return tuple(names)
+
+
+def completing_stop_reasons(allow_stop_reasons: Collection[str]) -> frozenset[str]:
+    """The stop reasons that complete a message: the default (`end_turn`, `tool_use`) and
+    those `allow_stop_reasons` adds."""
+    return COMPLETE_STOP_REASONS | frozenset(allow_stop_reasons)

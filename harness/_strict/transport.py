@@ -30,7 +30,6 @@ from typing import Any, Final
 import httpx2
 import orjson
 
-from harness._adapter import COMPLETE_STOP_REASONS
 from harness._inflate import Inflater, normal_coding
 from harness._strict.guard import (
     StreamGuard,
@@ -38,6 +37,7 @@ from harness._strict.guard import (
     check_answer,
     guarded,
 )
+from harness._strict.policy import completing_stop_reasons
 
 __all__ = [
     "StrictTransport",
@@ -176,7 +176,7 @@ class StrictTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
 
     def __init__(self, inner: Any, *, allow_stop_reasons: Collection[str] = ()) -> None:
         self.inner = inner
-        self.stop_reasons = COMPLETE_STOP_REASONS | frozenset(allow_stop_reasons)
+        self.stop_reasons = completing_stop_reasons(allow_stop_reasons)
 
     def handle_request(self, request: Any) -> Any:
         response = self.inner.handle_request(request)
