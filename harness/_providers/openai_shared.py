@@ -16,7 +16,14 @@ from harness._adapter import tool_input
 from harness._exceptions import APIErrorEvent, StreamProtocolError
 from harness._json import strict_json
 
-__all__ = ["OPENAI_PROTOCOL_ERROR_PREFIX", "api_error", "call_input", "shown", "wire_dict"]
+__all__ = [
+    "OPENAI_PROTOCOL_ERROR_PREFIX",
+    "api_error",
+    "call_input",
+    "check_usable",
+    "shown",
+    "wire_dict",
+]
 
 OPENAI_PROTOCOL_ERROR_PREFIX: Final = "OpenAI stream protocol error: "
 
@@ -59,3 +66,17 @@ def wire_dict(item: Any) -> Any:
         return item
     to_dict = getattr(item, "to_dict", None)
     return to_dict() if callable(to_dict) else item
+
+
+def check_usable(
+    error: StreamProtocolError | APIErrorEvent | None, finished: bool, name: str
+) -> None:
+    """What an adapter raises at every call once it failed (`error`) or finished: a new
+    error of the first one's kind, chained from it, as `StreamAdapter` does (re-raising
+    the same object would grow its traceback at every call)."""
+    if isinstance(error, StreamProtocolError):
+        raise StreamProtocolError(error.code, provider=error.provider, **error.fields) from error
+    if error is not None:
+        raise APIErrorEvent(error.body, error.status_code) from error
+    if finished:
+        raise RuntimeError(f"{name}.finish() was already called")

@@ -52,7 +52,7 @@ from typing import Any, Final
 from harness._events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent
 from harness._exceptions import APIErrorEvent, StreamProtocolError
 from harness._providers.openai_responses.errors import PROVIDER
-from harness._providers.openai_shared import api_error, call_input, shown, wire_dict
+from harness._providers.openai_shared import api_error, call_input, check_usable, shown, wire_dict
 
 __all__ = [
     "PASSED_OVER_ITEMS",
@@ -192,16 +192,7 @@ class ResponsesAdapter:
             raise self._error
 
     def _check_usable(self) -> None:
-        first = self._error
-        if isinstance(first, StreamProtocolError):
-            # A new error each time, chained from the first (as StreamAdapter's).
-            raise StreamProtocolError(
-                first.code, provider=first.provider, **first.fields
-            ) from first
-        if first is not None:
-            raise APIErrorEvent(first.body, first.status_code) from first
-        if self._finished:
-            raise RuntimeError("ResponsesAdapter.finish() was already called")
+        check_usable(self._error, self._finished, "ResponsesAdapter")
 
     def _feed(self, event: dict[str, Any]) -> list[ModelEvent]:
         kind = event.get("type")
