@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from bench.synthetic import synthetic_events
-from harness._adapter import StreamAdapter
+from harness._providers.anthropic.adapter import StreamAdapter
 
 __all__ = [
     "FLOOR_SCRIPT",
@@ -97,7 +97,7 @@ def harness_argv() -> list[str]:
 
 def _batches(shape: str, size: int) -> Iterator[list[Any]]:
     """The SDK's event objects for a synthetic stream, `BATCH` at a time."""
-    from harness._replay.construct import event_builder
+    from harness._providers.anthropic.construct import event_builder
 
     build = event_builder()
     batch: list[Any] = []

@@ -112,7 +112,7 @@ async def _one(client: Any, case: Expected, load: Load) -> None:
     """One streamed request: the outcome through the adapter, then the rest drained."""
     from anthropic import APIStatusError
 
-    from harness._adapter import ato_model_events
+    from harness._providers.anthropic.adapter import ato_model_events
     from harness._replay.direct import Outcome, acollect
 
     seen = 0

@@ -8,11 +8,6 @@ from . import (
     faults as faults,
     snapshot as snapshot,
 )
-from ._adapter import (
-    StreamAdapter as StreamAdapter,
-    ato_model_events as ato_model_events,
-    to_model_events as to_model_events,
-)
 from ._cassette.codec import (
     AT_DIRECTIVE as AT_DIRECTIVE,
     FORMAT_VERSION as FORMAT_VERSION,
@@ -74,6 +69,11 @@ from ._interop.importer import (
 from ._modes import (
     RecordMode as RecordMode,
     Via as Via,
+)
+from ._providers.anthropic.adapter import (
+    StreamAdapter as StreamAdapter,
+    ato_model_events as ato_model_events,
+    to_model_events as to_model_events,
 )
 from ._record.live import (
     build_request as build_request,

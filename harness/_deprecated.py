@@ -19,7 +19,7 @@ from typing import Any, Final
 
 #: old module (under `harness.`) -> the module that holds its names now
 MODULES: Final = {
-    "adapter": "_adapter",
+    "adapter": "_providers.anthropic.adapter",
     "cassette": "_cassette.codec",
     "errors": "_exceptions",
     "events": "_events",

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeAlias
 
+from harness._exceptions import ANTHROPIC, StreamProtocolError
+
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
@@ -57,3 +59,14 @@ def event_to_json(event: ModelEvent) -> dict[str, Any]:
             "call": {"id": call.id, "name": call.name, "input": call.input},
         }
     return {"type": "done"}
+
+
+def tool_input(value: object, index: int, *, provider: str = ANTHROPIC) -> dict[str, Any]:
+    """Structural check of a tool call's input: it must be a JSON object. Every provider's
+    adapter makes it here (`non_object_tool_input` of its own table; N is `index`).
+
+    Field checks (is `path` a string?) belong to the tool, not here.
+    """
+    if not isinstance(value, dict):
+        raise StreamProtocolError("non_object_tool_input", provider=provider, index=index)
+    return value

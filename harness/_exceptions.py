@@ -1,4 +1,4 @@
-"""Every error the harness raises, in one hierarchy, and the adapter's error table as data.
+"""Every error the harness raises, in one hierarchy, and the providers' error tables.
 
     HarnessError                  base of everything the harness raises on purpose
     ├── StreamProtocolError       the stream broke the protocol (the adapter); `.code`
@@ -24,13 +24,14 @@ Exit codes are the command line's business (`harness_cli.exit.Exit`), never carr
 
 One `StreamProtocolError` serves every provider (a wire dialect: `harness._providers`).
 Each provider's table, its message prefix and its fields' patterns are one `ErrorTable`,
-registered under the provider's name in `ERROR_TABLES`; Anthropic's ("anthropic", the
-default) is here, as `ERROR_TABLE`, `ERROR_FIELDS` and `PROTOCOL_ERROR_PREFIX`, and a
-provider's own is data in its subpackage, registered when its module is imported
-(`register_error_table`). `StreamProtocolError(code, provider="openai-chat", ...)` then
-reads that table; with no `provider` it is Anthropic's error exactly as before. A
-provider's error pickles through its table's own rebuild function, which lives in the
-provider's module: unpickling imports that module, so the table is there to read.
+registered under the provider's name in `ERROR_TABLES`. Anthropic's ("anthropic", the
+default) is data in `harness._providers.anthropic.errors`, read here as `ERROR_TABLE`,
+`ERROR_FIELDS` and `PROTOCOL_ERROR_PREFIX`; another provider's is data in its subpackage,
+registered when its module is imported (`register_error_table`).
+`StreamProtocolError(code, provider="openai-chat", ...)` then reads that table; with no
+`provider` it is Anthropic's error exactly as before. A provider's error pickles through
+its table's own rebuild function, which lives in the provider's module: unpickling
+imports that module, so the table is there to read.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
+
+from harness._providers.anthropic.errors import ERROR_FIELDS, ERROR_TABLE, PROTOCOL_ERROR_PREFIX
 
 if TYPE_CHECKING:
     from harness.agent.messages import Message
@@ -68,35 +71,6 @@ __all__ = [
     "error_pattern",
     "register_error_table",
 ]
-
-PROTOCOL_ERROR_PREFIX: Final = "Anthropic stream protocol error: "
-
-#: code -> message template (after the prefix). Tests, snapshots and the docs follow it.
-ERROR_TABLE: Final[dict[str, str]] = {
-    "orphan_json_delta": "input_json_delta arrived without an open tool_use block at index {index}",
-    "duplicate_tool_start": "duplicate tool_use start for block {index}",
-    "invalid_tool_json": "tool_use block {index} had invalid input_json_delta JSON",
-    "non_object_tool_input": "tool_use block {index} returned non-object input",
-    "unclosed_tool_blocks": "stream ended with unclosed tool_use block(s): {indexes}",
-    "missing_message_stop": "stream ended before message_stop",
-    "missing_stop_reason": "message_delta did not provide a stop_reason",
-    "unsupported_stop_reason": "stop_reason {stop_reason} is not supported",
-    "end_turn_with_tool_calls": "stop_reason end_turn arrived with {count} tool call(s)",
-    "tool_use_without_tool_calls": "stop_reason tool_use arrived without a tool call",
-    "missing_message_start": "stream began with {event_type} instead of message_start",
-    "event_after_message_stop": "{event_type} arrived after message_stop",
-}
-
-#: field of a template -> what it holds, as a regular expression (RE2, JavaScript, Rust and
-#: Python read it alike), so that a message from any language's adapter maps to its code.
-ERROR_FIELDS: Final[dict[str, str]] = {
-    "index": r"\d+",
-    "indexes": r"\d+(, \d+)*",
-    "count": r"[1-9]\d*",
-    "stop_reason": r".+",
-    "event_type": r"\S+",
-}
-
 
 #: the provider a `StreamProtocolError` is of when none is named
 ANTHROPIC: Final = "anthropic"

@@ -406,7 +406,7 @@ def harness_adapter(request: pytest.FixtureRequest) -> Adapter:
     """The adapter under test: the ini option `harness_adapter`, else the harness's own."""
     spec = str(request.config.getini("harness_adapter")).strip()
     if not spec:
-        from harness._adapter import to_model_events
+        from harness._providers.anthropic.adapter import to_model_events
 
         return to_model_events
     try:

@@ -202,8 +202,8 @@ def test_anthropic_is_not_imported(code: str) -> None:
     ],
 )
 def test_public_names_are_importable_from_harness_even_after_their_modules(name: str) -> None:
-    import harness._adapter
     import harness._cassette.codec
+    import harness._providers.anthropic.adapter
     import harness._replay.direct  # a loaded submodule must not shadow a public name
 
     assert not isinstance(getattr(harness, name), types.ModuleType)

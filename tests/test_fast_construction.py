@@ -18,7 +18,7 @@ from anthropic.types import RawMessageStreamEvent
 from conftest import LIBRARY
 
 from bench.synthetic import SHAPES, synthetic_events
-from harness._replay.construct import event_builder
+from harness._providers.anthropic.construct import event_builder
 
 SKIPPED = ("ping", "error")  # never built: replay skips `ping` and raises at `error`
 

@@ -28,15 +28,15 @@ HARNESS = ROOT / "harness"
 #: ...), as its docstring and docs/api.md's drawing say. The public modules
 #: (`harness.faults`, `harness.builder`, ...) and `harness` itself count as subpackages.
 MAY_IMPORT: dict[str, set[str]] = {
-    "_cassette": set(),
-    "_interop": {"_cassette"},
     "_providers": set(),
-    "_record": {"_cassette"},
+    "_cassette": {"_providers"},
+    "_interop": {"_cassette", "_providers"},
+    "_record": {"_cassette", "_providers"},
     "_replay": {"_cassette", "_providers", "_record"},
-    "_strict": {"_cassette", "_replay"},
-    "_http": {"_cassette", "_replay", "_record", "_strict"},
+    "_strict": {"_cassette", "_providers", "_replay"},
+    "_http": {"_cassette", "_providers", "_replay", "_record", "_strict"},
     "_testing": {"*"},  # everything: what the commands and the plugin run
-    "agent": {"_cassette", "_replay", "builder"},
+    "agent": {"_cassette", "_providers", "_replay", "builder"},
 }
 CORE = {path.stem for path in HARNESS.glob("_*.py") if path.stem != "__init__"}
 SUBPACKAGES = sorted(path.parent.name for path in HARNESS.glob("*/__init__.py"))
@@ -77,13 +77,20 @@ def test_a_subpackage_imports_only_the_core_and_what_its_docstring_allows(packag
 
 def test_the_flat_core_imports_no_subpackage_but_for_types() -> None:
     """The core is below every subpackage: `_exceptions` names the agent's `Message` for
-    a type only; `_deprecated` finds the 0.1 modules by name, importing none itself."""
+    a type only, and reads the default provider's error table, which is pure data
+    (`_providers.anthropic.errors`, importing nothing); `_deprecated` finds the 0.1
+    modules by name, importing none itself."""
     crossing = {
         f"{name}.py imports harness.{target}"
         for name in CORE
         for target in _imported(HARNESS / f"{name}.py") - CORE
     }
-    assert crossing == {"_exceptions.py imports harness.agent"}
+    assert crossing == {
+        "_exceptions.py imports harness.agent",
+        "_exceptions.py imports harness._providers",
+    }
+    data = HARNESS / "_providers" / "anthropic" / "errors.py"
+    assert _imported(data) == set()
 
 
 def _modules(folder: Path) -> list[str]:

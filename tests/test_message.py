@@ -9,7 +9,11 @@ import pytest
 from conftest import LIBRARY, sdk_message
 
 from harness import read_cassette, replay_outcome
-from harness._cassette.message import StreamErrorEvent, events_from_message, message_from_events
+from harness._providers.anthropic.message import (
+    StreamErrorEvent,
+    events_from_message,
+    message_from_events,
+)
 from harness.builder import StreamBuilder
 
 GOOD = sorted(path for path in LIBRARY.glob("*.jsonl"))

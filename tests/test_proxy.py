@@ -60,7 +60,7 @@ class Upstream:
             headers = {"content-type": "text/event-stream", "content-encoding": "gzip"}
             return web.Response(body=body, headers=headers)
         if answer == "json":
-            from harness._cassette.message import message_from_events
+            from harness._providers.anthropic.message import message_from_events
 
             return web.json_response(message_from_events(EVENTS))
         response = web.StreamResponse(headers={"content-type": "text/event-stream"})
@@ -178,7 +178,7 @@ def test_a_non_streaming_answer_is_recorded_as_the_events_of_its_message(
     [written] = sorted(out.iterdir())
     header, *lines = _lines(written)
     assert header["synthesized_from"] == "message"
-    from harness._cassette.message import message_from_events
+    from harness._providers.anthropic.message import message_from_events
 
     events = [line for line in lines if "type" in line]
     assert message_from_events(events) == message.model_dump(exclude_none=True) | {

@@ -16,11 +16,11 @@ import anthropic
 import pytest
 from conftest import LIBRARY
 
-from harness._adapter import to_model_events
 from harness._cassette.codec import Cassette, expand_paths
 from harness._http.hosting import ServerThread
 from harness._http.proxy import RecordingProxy
 from harness._http.server import CassetteServer
+from harness._providers.anthropic.adapter import to_model_events
 from harness._replay.direct import Outcome, collect, replay_outcome
 
 REQUEST: dict[str, Any] = {

@@ -14,11 +14,11 @@ import httpx2
 import pytest
 from conftest import LIBRARY
 
-from harness._adapter import ato_model_events, to_model_events
 from harness._cassette.codec import expand_paths, make_header
 from harness._cassette.sse import encode_event
 from harness._http.hosting import ServerThread
 from harness._http.server import CassetteServer
+from harness._providers.anthropic.adapter import ato_model_events, to_model_events
 from harness._replay.direct import Outcome, acollect, collect, replay_outcome
 
 KEY = "sk-ant-server-test-key-0123456789"

@@ -29,8 +29,8 @@ from harness import (
     replay_outcome,
     strict,
 )
-from harness._cassette.message import message_from_events
 from harness._cassette.sse import encode_event
+from harness._providers.anthropic.message import message_from_events
 from harness._strict.guard import StreamGuard, check_message
 from harness.builder import StreamBuilder
 

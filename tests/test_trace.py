@@ -17,8 +17,8 @@ from click.testing import CliRunner, Result
 from conftest import LIBRARY
 
 from harness import Cassette, CassetteError, expand_paths, replay_outcome, write_cassette
-from harness._adapter import StreamAdapter
 from harness._events import event_to_json
+from harness._providers.anthropic.adapter import StreamAdapter
 from harness._replay.direct import sdk_events
 from harness._testing.trace import (
     END,

@@ -16,7 +16,7 @@ import pytest
 from conftest import LIBRARY
 
 from harness._cassette.codec import Cassette, expand_paths, write_cassette
-from harness._replay.construct import event_builder
+from harness._providers.anthropic.construct import event_builder
 from harness._replay.direct import failure_code, replay_outcome
 from harness._views import EventView
 from harness.faults import derive_variants

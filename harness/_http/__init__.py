@@ -2,5 +2,6 @@
 
 `hosting` binds, announces and stops an aiohttp app and answers in the API's error shape;
 `server` and `proxy` are the two apps. It may import the flat core, `harness._cassette`,
-`harness._replay`, `harness._record` and `harness._strict` (`harness proxy --strict`).
+`harness._providers`, `harness._replay`, `harness._record` and `harness._strict`
+(`harness proxy --strict`).
 """

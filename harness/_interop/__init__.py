@@ -2,5 +2,6 @@
 
 `reading` opens any recording file safely (size, compression, YAML); `vcr` and `har` turn
 a document into exchanges; `importer` turns exchanges into cassettes; `export` writes a
-cassette as a vcrpy cassette. It may import the flat core and `harness._cassette`.
+cassette as a vcrpy cassette. It may import the flat core, `harness._cassette` and
+`harness._providers`.
 """

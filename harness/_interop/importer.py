@@ -5,7 +5,8 @@ Each exchange that is a `POST .../v1/messages` (or Vertex's `:rawPredict` and
 
 - an SSE body: its events, as the SDK's own SSE reader splits them;
 - a JSON `Message` (a non-streaming call): the events a stream of that message carries
-  (`harness._cassette.message.events_from_message`), the header saying `synthesized_from: message`.
+  (`harness._providers.anthropic.message.events_from_message`), the header saying
+  `synthesized_from: message`.
 
 Every other exchange is listed with the reason it was skipped; the report names it by
 its redacted URI. Only the events, the request body (credential-like fields removed at
@@ -35,7 +36,6 @@ from urllib.parse import urlsplit
 import orjson
 
 from harness._cassette.codec import _schema_reason, make_header, write_cassette
-from harness._cassette.message import events_from_message
 from harness._cassette.sse import SSEFormatError, events_from_body
 from harness._exceptions import CassetteImportError, OutputError
 from harness._files import AtomicBatch
@@ -50,6 +50,7 @@ from harness._interop.reading import (
     recording_stem,
 )
 from harness._interop.vcr import exchanges_from_vcr, is_vcr_document
+from harness._providers.anthropic.message import events_from_message
 from harness._redact import redact_request, redact_uri
 
 __all__ = [

@@ -1,13 +1,95 @@
 """Providers: one wire dialect each, and everything that dialect decides.
 
-A provider supplies the sans-IO adapter state machine that turns its stream's `data`
-objects into the three internal events (`harness._events`), and its error table as data,
-registered with `harness._exceptions` so that the one `StreamProtocolError` carries the
-provider's own codes and message prefix. Each provider lives in a private subpackage of
-its own: `openai_chat` (Chat Completions chunks, ended by `data: [DONE]`) and
-`openai_responses` (Responses `response.*` events); `openai_shared` holds the little both
-OpenAI dialects have in common (their message prefix, a call's arguments read as a JSON
-object, an `error` line as `APIErrorEvent`, an SDK object read as its line's dict).
-Anthropic's adapter is still `harness._adapter`. The subpackages may import the flat core
-only; nothing here imports an SDK.
+A provider is a private subpackage of its own, registered here by one line of
+`PACKAGES`: `anthropic` (Messages `message_*` / `content_block_*` events),
+`openai_chat` (Chat Completions chunks, ended by `data: [DONE]`) and `openai_responses`
+(Responses `response.*` events). Everything else (the cassette codec and directives,
+replay planning, sessions, the commands, trace, coverage, diff, import) takes a provider
+name and asks `provider(name)` for what differs, never spelling an event type itself.
+
+What a provider supplies, one module each, under these names (docs/providers.md):
+- `errors`: its error table as data (an `ErrorTable`: message prefix, code -> template,
+  each field's pattern), registered with `harness._exceptions` when imported;
+- `adapter`: the sans-IO adapter state machine, its `data` objects (dicts, or SDK objects
+  read as their dicts) in, the three internal events out (`harness._events`), and its
+  drivers `to_model_events(events, **policy)` / `ato_model_events(...)`, one machine
+  under both (the policy keywords: the finish reasons it accepts, docs/openai-adapters.md);
+- the rest of the dialect, each where the module that needs it looks it up: the SSE
+  framing, the schema of its event lines (a `$defs` entry of `cassette.schema.json`,
+  named by the header's `provider`), the non-streaming answer, its fault renderings, the
+  endpoints and what the rules read from a request.
+
+`openai_shared` holds the little both OpenAI dialects have in common (their message
+prefix, a call's arguments read as a JSON object, an `error` line as `APIErrorEvent`, an
+SDK object read as its line's dict). The subpackages import the flat core only, never
+each other (`openai_shared` aside) and never an SDK at import time; this module imports
+none of them until a provider is asked for, so the core can load Anthropic's error table
+(`anthropic.errors`, pure data) first.
+
+Adding a fourth provider is one new subpackage with those modules and one line here.
 """
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from types import ModuleType
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from harness._events import ModelEvent
+    from harness._exceptions import ErrorTable
+
+__all__ = ["PACKAGES", "Provider", "provider"]
+
+#: provider name (a cassette header's `provider`) -> its subpackage: the registry.
+PACKAGES: Final[dict[str, str]] = {
+    "anthropic": "anthropic",
+    "openai-chat": "openai_chat",
+    "openai-responses": "openai_responses",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Provider:
+    """One registered provider: its name and where its modules are, each imported on
+    first use."""
+
+    name: str
+    package: str
+
+    def module(self, part: str) -> ModuleType:
+        """The provider's module `part` (`adapter`, `errors`, ...), imported once."""
+        return importlib.import_module(f"{__name__}.{self.package}.{part}")
+
+    @property
+    def table(self) -> ErrorTable:
+        """Its error table (`harness._exceptions.ERROR_TABLES[name]`), registered first."""
+        from harness._exceptions import ERROR_TABLES
+
+        self.module("errors")
+        return ERROR_TABLES[self.name]
+
+    @property
+    def to_model_events(self) -> Callable[..., Iterator[ModelEvent]]:
+        """The sync driver: `data` objects in, internal events out."""
+        driver: Callable[..., Iterator[ModelEvent]] = self.module("adapter").to_model_events
+        return driver
+
+    @property
+    def ato_model_events(self) -> Callable[..., AsyncIterator[ModelEvent]]:
+        """The async driver over the same state machine."""
+        driver: Callable[..., AsyncIterator[ModelEvent]] = self.module("adapter").ato_model_events
+        return driver
+
+
+@cache
+def provider(name: str) -> Provider:
+    """The provider registered as `name`; `KeyError` (naming the known ones) if none is."""
+    try:
+        return Provider(name, PACKAGES[name])
+    except KeyError:
+        known = ", ".join(PACKAGES)
+        raise KeyError(f"no provider {name!r} (known: {known})") from None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from harness._adapter import tool_input
+from harness._events import tool_input
 from harness._exceptions import APIErrorEvent, StreamProtocolError
 from harness._json import strict_json
 

@@ -111,7 +111,7 @@ def _is_turn(path: str) -> bool:
 def call_events(call: Call, *, via: str, read_timeout: float | None) -> Iterator[ModelEvent]:
     """The internal events of `call`, as the SDK plays it: through a cassette client with
     its own retries (`via="sdk"`), or directly, the answers it would retry passed over."""
-    from harness._adapter import to_model_events
+    from harness._providers.anthropic.adapter import to_model_events
     from harness._replay.clients import cassette_client
     from harness._replay.direct import replay
 

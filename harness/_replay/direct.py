@@ -6,7 +6,7 @@ The raw lines become what the adapter reads, in one of two forms, with the same 
   `APIStatusError` (built by the SDK's own `make_status_error`, on a 200 response, as
   mid-stream), and every other event becomes what the SDK's `construct_type` with
   `RawMessageStreamEvent` makes of it (built faster, and equal: see
-  `harness._replay.construct`). The Python API (`replay_outcome`, `replay_events`)
+  `harness._providers.anthropic.construct`). The Python API (`replay_outcome`, `replay_events`)
   hands these to user code, so it keeps them;
 - light views over the parsed lines (`event_views`, `harness._views`), where nothing
   of the SDK reaches user code (`harness replay`, `coverage`, `faults`, `diff`): the SDK
@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from harness._adapter import ato_model_events, to_model_events
 from harness._cassette.codec import (
     STDIN_NAME,
     Cassette,
@@ -36,8 +35,9 @@ from harness._cassette.codec import (
 )
 from harness._cassette.directives import CUT, HTTP_ERROR, STALL
 from harness._events import ModelEvent, event_to_json
-from harness._exceptions import APIErrorEvent, StreamProtocolError
-from harness._replay.openai import DRIVERS, aprovider_events, provider_events
+from harness._exceptions import ANTHROPIC, APIErrorEvent, StreamProtocolError
+from harness._providers.anthropic.adapter import ato_model_events, to_model_events
+from harness._replay.openai import aprovider_events, provider_events
 from harness._replay.plan import (
     DEFAULT_READ_TIMEOUT,
     AsyncPacer,
@@ -83,7 +83,7 @@ def _sdk_builders() -> Builders:
     import httpx2
     from anthropic import Anthropic
 
-    from harness._replay.construct import event_builder
+    from harness._providers.anthropic.construct import event_builder
 
     @cache
     def client() -> Anthropic:
@@ -247,7 +247,7 @@ def replay(
     """
     cassette = read_cassette(source)
     handler = _paced(RealtimePacer(), on_directive) if realtime else on_directive
-    if cassette.provider in DRIVERS:  # an OpenAI dialect: its adapter reads the dicts
+    if cassette.provider != ANTHROPIC:  # an OpenAI dialect: its adapter reads the dicts
         return provider_events(cassette, handler, read_timeout)
     events = sdk_events if sdk_objects else event_views
     return to_model_events(events(cassette, handler, read_timeout=read_timeout))
@@ -262,7 +262,7 @@ def areplay(
 ) -> AsyncIterator[ModelEvent]:
     """The async driver over the same steps (`ato_model_events` over `asdk_events`)."""
     cassette = read_cassette(source)
-    if cassette.provider in DRIVERS:
+    if cassette.provider != ANTHROPIC:
         return aprovider_events(cassette, on_directive, read_timeout, realtime=realtime)
     events = asdk_events(cassette, on_directive, realtime=realtime, read_timeout=read_timeout)
     return ato_model_events(events)

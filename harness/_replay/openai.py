@@ -12,29 +12,17 @@ is Chat's `data: [DONE]` (docs/cassettes.md).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
-from typing import Any, Final
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 from harness._cassette.codec import Cassette, DirectiveHandler
 from harness._cassette.directives import CUT, DONE, HTTP_ERROR, STALL
 from harness._events import ModelEvent
 from harness._exceptions import APIErrorEvent
-from harness._providers.openai_chat import adapter as chat
-from harness._providers.openai_chat.errors import PROVIDER as OPENAI_CHAT
-from harness._providers.openai_responses import adapter as responses
-from harness._providers.openai_responses.errors import PROVIDER as OPENAI_RESPONSES
+from harness._providers import provider
 from harness._replay.plan import AsyncPacer, connection_cut, read_timed_out
 
-__all__ = ["DRIVERS", "aprovider_events", "provider_events", "provider_items"]
-
-SyncDriver = Callable[[Iterable[Any]], Iterator[ModelEvent]]
-AsyncDriver = Callable[[AsyncIterable[Any]], AsyncIterator[ModelEvent]]
-
-#: provider -> its adapter's (sync, async) drivers, which take the `data` objects in order
-DRIVERS: Final[Mapping[str, tuple[SyncDriver, AsyncDriver]]] = {
-    OPENAI_CHAT: (chat.to_model_events, chat.ato_model_events),
-    OPENAI_RESPONSES: (responses.to_model_events, responses.ato_model_events),
-}
+__all__ = ["aprovider_events", "provider_events", "provider_items"]
 
 
 def provider_items(
@@ -57,7 +45,8 @@ def provider_items(
                 raise read_timed_out()
             continue  # no clock on this path: a shorter stall changes nothing
         if name == DONE:
-            yield chat.DONE
+            # only a dialect that ends with `data: [DONE]` has the line (the codec checks)
+            yield provider(cassette.provider).module("adapter").DONE
             continue
         on_directive(data)
 
@@ -66,8 +55,9 @@ def provider_events(
     cassette: Cassette, on_directive: DirectiveHandler, read_timeout: float | None
 ) -> Iterator[ModelEvent]:
     """Internal events of an OpenAI cassette, lazily, through its provider's adapter."""
-    drive, _ = DRIVERS[cassette.provider]
-    return drive(provider_items(cassette, on_directive, read_timeout))
+    return provider(cassette.provider).to_model_events(
+        provider_items(cassette, on_directive, read_timeout)
+    )
 
 
 async def _items(
@@ -97,5 +87,6 @@ def aprovider_events(
 ) -> AsyncIterator[ModelEvent]:
     """The async driver over the same items (with `realtime`, each awaited to its `at`
     offset without blocking the event loop)."""
-    _, drive = DRIVERS[cassette.provider]
-    return drive(_items(cassette, on_directive, read_timeout, realtime))
+    return provider(cassette.provider).ato_model_events(
+        _items(cassette, on_directive, read_timeout, realtime)
+    )

@@ -17,7 +17,7 @@ the way it carries out a stall, blocking or not):
 
 A streamed answer is SSE (`text/event-stream`), an `error` event included, as the API
 sends one mid-stream. A non-streaming answer is the `Message` JSON the events fold into
-(`harness._cassette.message`), or the HTTP error an `error` event stands for.
+(`harness._providers.anthropic.message`), or the HTTP error an `error` event stands for.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from typing import Any, Final, overload
 
 from harness._cassette.codec import Cassette, DirectiveHandler, KeptCassette, pass_over
 from harness._cassette.directives import AT, CUT, HTTP_ERROR, STALL
-from harness._cassette.message import StreamErrorEvent, message_from_events
 from harness._exceptions import ReplayError
+from harness._providers.anthropic.message import StreamErrorEvent, message_from_events
 
 __all__ = [
     "DEFAULT_READ_TIMEOUT",

@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx2
 
-from harness._adapter import ato_model_events, to_model_events
 from harness._cassette.codec import CassetteSource, DirectiveHandler, pass_over, read_cassette
 from harness._events import ModelEvent
 from harness._exceptions import CassetteError, InputError, ReplayError
 from harness._modes import Via
+from harness._providers.anthropic.adapter import ato_model_events, to_model_events
 from harness._replay.direct import Outcome, acollect, areplay, collect, replay
 from harness._replay.plan import (
     DEFAULT_READ_TIMEOUT,

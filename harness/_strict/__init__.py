@@ -5,6 +5,6 @@
 puts it in an HTTP transport for `httpx2` and `httpx` alike; `client` makes an SDK
 client of it; `report` words what it would have raised, for the fault reports; `policy`
 reads the stop reasons a command line allows (`max_tokens,stop_sequence`). May
-import the core, `_cassette` and `_replay`; the SDK only inside `client` and `report`.
+import the core, `_cassette`, `_providers` and `_replay`; the SDK only inside `client` and `report`.
 `httpx` (v1) clients are answered from cassettes by `harness._replay.httpx1`.
 """

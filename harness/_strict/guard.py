@@ -53,12 +53,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Iterator
 from typing import Any, Final, TypeGuard
 
-from harness._adapter import COMPLETE_STOP_REASONS, StreamAdapter
 from harness._cassette.codec import MAX_LINE_BYTES
-from harness._cassette.message import events_from_message
 from harness._cassette.sse import HiddenEvent, StreamingDecoder
 from harness._exceptions import StreamProtocolError
 from harness._json import sdk_json
+from harness._providers.anthropic.adapter import COMPLETE_STOP_REASONS, StreamAdapter
+from harness._providers.anthropic.message import events_from_message
 from harness._views import EventView
 
 __all__ = [

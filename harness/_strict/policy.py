@@ -13,8 +13,8 @@ import re
 from collections.abc import Collection
 from typing import Final
 
-from harness._adapter import COMPLETE_STOP_REASONS
 from harness._exceptions import InputError
+from harness._providers.anthropic.adapter import COMPLETE_STOP_REASONS
 
 __all__ = ["completing_stop_reasons", "stop_reasons_from"]
 

@@ -32,7 +32,6 @@ from typing import Any, Final
 import orjson
 
 import harness
-from harness._adapter import StreamAdapter
 from harness._cassette.codec import (
     Cassette,
     anthropic_only,
@@ -49,6 +48,7 @@ from harness._exceptions import (
     StreamProtocolError,
     error_pattern,
 )
+from harness._providers.anthropic.adapter import StreamAdapter
 from harness._testing.bounded import TIMED_OUT, BoundedProcess, Exchange
 from harness._views import EventView
 from harness.faults import DONE, derive_variants, fault_named

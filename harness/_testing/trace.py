@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from itertools import zip_longest
 from typing import Any, Final, TypedDict
 
-from harness._adapter import StreamAdapter
 from harness._cassette.codec import (
     CassetteLine,
     CassetteSource,
@@ -43,6 +42,7 @@ from harness._cassette.codec import (
     read_cassette,
 )
 from harness._events import ModelEvent, event_to_json
+from harness._providers.anthropic.adapter import StreamAdapter
 from harness._replay.direct import failure_code, failure_to_json, is_stream_failure, line_reader
 from harness._replay.plan import DEFAULT_READ_TIMEOUT
 from harness._terminal import json_text, printable

@@ -3,7 +3,8 @@
 `run_agent` consumes only internal `ModelEvent`s from a `ModelClient`; cancellation is
 cooperative and observed at six checkpoints (see `harness.agent.loop`). Importing this
 package never imports the Anthropic SDK. It may import the flat core, `harness._cassette`,
-`harness._replay` (session replay's step) and `harness.builder`.
+`harness._providers` (the adapters), `harness._replay` (session replay's step) and
+`harness.builder`.
 """
 
 from harness.agent.client import AnthropicModelClient, ModelClient, ModelRequest

@@ -14,8 +14,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from harness._adapter import ato_model_events
 from harness._events import ModelEvent
+from harness._providers.anthropic.adapter import ato_model_events
 from harness.agent.messages import Message, messages_to_api
 from harness.agent.signal import AbortSignal
 from harness.agent.tools import ToolDefinition

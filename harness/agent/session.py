@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness._adapter import ato_model_events
 from harness._cassette.codec import Cassette
 from harness._cassette.directives import ABORT, HANG
 from harness._cassette.sessions import (
@@ -39,6 +38,7 @@ from harness._cassette.sessions import (
 from harness._events import ModelEvent
 from harness._exceptions import ReplayError, SessionError
 from harness._files import atomic_write
+from harness._providers.anthropic.adapter import ato_model_events
 from harness._replay.calls import Call, played
 from harness.agent.client import ModelRequest
 from harness.agent.loop import AgentResult, run_agent

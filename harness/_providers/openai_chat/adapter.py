@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-`ChatAdapter` is a sans-IO state machine, as `harness._adapter.StreamAdapter` is.
+`ChatAdapter` is a sans-IO state machine, as Anthropic's `StreamAdapter` is.
 `feed(item)` takes one SSE `data` object of a `stream=True` Chat Completions answer: a
 `chat.completion.chunk` dict, an `{"error": ...}` line's dict, or `DONE` (the `[DONE]`
 sentinel, the string itself). It returns the internal events the item completes;

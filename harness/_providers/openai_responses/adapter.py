@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-`ResponsesAdapter` is a sans-IO state machine, as `harness._adapter.StreamAdapter` is.
+`ResponsesAdapter` is a sans-IO state machine, as Anthropic's `StreamAdapter` is.
 `feed(event)` takes one SSE `data` object of a streamed Responses answer (each carries
 its `type` and `sequence_number`) and returns the internal events it completes;
 `finish()` is called once the body is exhausted and returns the final `DoneEvent` or

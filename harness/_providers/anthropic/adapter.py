@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from harness._events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent
-from harness._exceptions import ANTHROPIC, StreamProtocolError
+from harness._events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent, tool_input
+from harness._exceptions import StreamProtocolError
 from harness._json import strict_json
 
 __all__ = [
@@ -47,22 +47,10 @@ __all__ = [
     "StreamAdapter",
     "ato_model_events",
     "to_model_events",
-    "tool_input",
 ]
 
 #: The stop reasons that complete a message by default: anything else left it unfinished.
 COMPLETE_STOP_REASONS: frozenset[str] = frozenset({"end_turn", "tool_use"})
-
-
-def tool_input(value: object, index: int, *, provider: str = ANTHROPIC) -> dict[str, Any]:
-    """Structural check of a tool's input: it must be a JSON object. Every provider's
-    adapter makes it here (`non_object_tool_input` of its own table).
-
-    Field checks (is `path` a string?) belong to the tool, not here.
-    """
-    if not isinstance(value, dict):
-        raise StreamProtocolError("non_object_tool_input", provider=provider, index=index)
-    return value
 
 
 def _is_server_tool(kind: str) -> bool:

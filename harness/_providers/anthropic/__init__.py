@@ -1,0 +1,8 @@
+"""Anthropic Messages streams (`message_*` and `content_block_*` events, named by `event:`).
+
+`errors` is its error table as data (pure data: the core reads it as the default
+provider's); `adapter` is the strict adapter (`StreamAdapter`) and its drivers;
+`message` folds events into the non-streaming `Message` and back; `construct` builds the
+SDK's own event objects from a cassette's dicts for the direct replay path. May import
+the flat core; the SDK only inside `construct`, when an SDK object is asked for.
+"""
