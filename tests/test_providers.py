@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import pickle
 import re
 from pathlib import Path
@@ -66,3 +67,28 @@ def test_no_provider_imports_another_or_an_sdk(name: str) -> None:
                 assert not (len(parts) > 2 and parts[1] == "_providers" and parts[2] in others)
                 if node.col_offset == 0:  # at import time
                     assert parts[0] not in {"anthropic", "openai"}, path
+
+
+def test_each_provider_brings_its_event_lines_schema_and_no_two_clash() -> None:
+    seen: dict[str, str] = {}
+    for name in PACKAGES:
+        part = provider(name).events_schema
+        assert part["line"] in part["$defs"]
+        assert EVENT_SCHEMAS[name] == part["line"]
+        for definition in part["$defs"]:
+            assert definition not in seen, f"{name} and {seen[definition]} both define it"
+            seen[definition] = name
+    assert set(seen) <= set(schema()["$defs"])
+
+
+def test_validate_prints_the_whole_schema_or_asks_for_a_path() -> None:
+    from click.testing import CliRunner
+
+    from harness_cli.main import cli
+
+    printed = CliRunner().invoke(cli, ["validate", "--schema"])
+    assert printed.exit_code == 0
+    assert json.loads(printed.output) == schema()
+    asked = CliRunner().invoke(cli, ["validate"])
+    assert asked.exit_code == 2
+    assert "give a cassette PATH to check, or --schema" in asked.output

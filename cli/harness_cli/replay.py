@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from harness._cassette.codec import (
     expand_paths,
     live_api_warnings,
     pass_over,
+    schema,
 )
 from harness._exceptions import CassetteError
 from harness._replay.calls import Call, call_events, played
@@ -299,9 +301,20 @@ class _Counted:
 
 
 @click.command(epilog=VALIDATE_EXAMPLES)
-@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-def validate(paths: tuple[str, ...]) -> None:
+@click.argument("paths", nargs=-1, metavar="PATH...")
+@click.option(
+    "--schema",
+    "print_schema",
+    is_flag=True,
+    help="Print the whole cassette schema (every provider's event lines) and exit.",
+)
+def validate(paths: tuple[str, ...], print_schema: bool) -> None:
     """Check cassettes against the cassette schema (no replay, no SDK import)."""
+    if print_schema:
+        click.echo(json.dumps(schema(), indent=2))
+        return
+    if not paths:
+        raise click.UsageError("give a cassette PATH to check, or --schema")
     files = expand_paths(paths)
     status = Exit.OK
     for path in files:

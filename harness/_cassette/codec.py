@@ -45,6 +45,7 @@ from harness._cassette.schema import Check, compile_check
 from harness._exceptions import ANTHROPIC, CassetteError
 from harness._files import AtomicBatch, atomic_write
 from harness._json import MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
+from harness._providers import PACKAGES, provider
 from harness._redact import redact_request
 
 if TYPE_CHECKING:
@@ -130,19 +131,22 @@ def _validators() -> dict[str, Draft202012Validator]:
 
 
 def _event_schemas() -> dict[str, str]:
-    """Provider -> the schema definition its event lines match, from the schema itself:
-    the header's `provider` names them (`harness._providers` registers the same names),
-    Anthropic's lines are `event`, any other provider's `<provider>-event`."""
-    names = schema()["$defs"]["header"]["properties"]["provider"]["enum"]
-    return {name: "event" if name == ANTHROPIC else f"{name}-event" for name in names}
+    """Provider -> the schema definition its event lines match (its `events.schema.json`
+    names it), in the registry's order: the header's `provider` names them."""
+    return {name: provider(name).events_schema["line"] for name in PACKAGES}
 
 
 def schema() -> dict[str, Any]:
-    """The cassette line JSON Schema shipped with the package."""
-    loaded: dict[str, Any] = json.loads(
+    """The cassette line JSON Schema: the envelope shipped with the package
+    (`cassette.schema.json`: header, directive), each registered provider's event line
+    definitions merged into its `$defs`, and their names as the header's `provider` enum."""
+    whole: dict[str, Any] = json.loads(
         resources.files("harness").joinpath("cassette.schema.json").read_text()
     )
-    return loaded
+    for name in PACKAGES:
+        whole["$defs"].update(provider(name).events_schema["$defs"])
+    whole["$defs"]["header"]["properties"]["provider"]["enum"] = list(PACKAGES)
+    return whole
 
 
 @cache

@@ -14,10 +14,11 @@ What a provider supplies, one module each, under these names (docs/providers.md)
   read as their dicts) in, the three internal events out (`harness._events`), and its
   drivers `to_model_events(events, **policy)` / `ato_model_events(...)`, one machine
   under both (the policy keywords: the finish reasons it accepts, docs/openai-adapters.md);
+- `events.schema.json`: the JSON Schema definitions of its event lines (`line` names the
+  one they match), merged into the cassette schema when it is read;
 - the rest of the dialect, each where the module that needs it looks it up: the SSE
-  framing, the schema of its event lines (a `$defs` entry of `cassette.schema.json`,
-  named by the header's `provider`), the non-streaming answer, its fault renderings, the
-  endpoints and what the rules read from a request.
+  framing, the non-streaming answer, its fault renderings, the endpoints and what the
+  rules read from a request.
 
 `openai_shared` holds the little both OpenAI dialects have in common (their message
 prefix, a call's arguments read as a JSON object, an `error` line as `APIErrorEvent`, an
@@ -32,11 +33,13 @@ Adding a fourth provider is one new subpackage with those modules and one line h
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
+from importlib import resources
 from types import ModuleType
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from harness._events import ModelEvent
@@ -63,6 +66,14 @@ class Provider:
     def module(self, part: str) -> ModuleType:
         """The provider's module `part` (`adapter`, `errors`, ...), imported once."""
         return importlib.import_module(f"{__name__}.{self.package}.{part}")
+
+    @property
+    def events_schema(self) -> dict[str, Any]:
+        """Its `events.schema.json`: `line`, the definition its event lines match, and the
+        `$defs` the cassette schema takes in (`harness._cassette.codec.schema`)."""
+        text = resources.files(f"{__name__}.{self.package}").joinpath("events.schema.json")
+        loaded: dict[str, Any] = json.loads(text.read_text(encoding="utf-8"))
+        return loaded
 
     @property
     def table(self) -> ErrorTable:
