@@ -30,7 +30,7 @@ HARNESS = ROOT / "harness"
 MAY_IMPORT: dict[str, set[str]] = {
     "_cassette": set(),
     "_interop": {"_cassette"},
-    "_providers": set(),
+    "_providers": {"_cassette"},
     "_record": {"_cassette"},
     "_replay": {"_cassette", "_providers", "_record"},
     "_strict": {"_cassette", "_replay"},
