@@ -41,6 +41,7 @@ from harness._providers.openai_responses import faults as _openai_responses
 __all__ = [
     "CATALOGUE",
     "DONE",
+    "PROVIDERS",
     "STALL_MS",
     "Fault",
     "Variant",
@@ -62,6 +63,9 @@ _CATALOGUES: Final[Mapping[str, tuple[Fault, ...]]] = {
     _openai_chat.PROVIDER: _openai_chat.CATALOGUE,
     _openai_responses.PROVIDER: _openai_responses.CATALOGUE,
 }
+
+#: The providers that have a catalogue, Anthropic's first.
+PROVIDERS: Final[tuple[str, ...]] = tuple(_CATALOGUES)
 
 
 def catalogue(provider: str = ANTHROPIC) -> tuple[Fault, ...]:

@@ -331,7 +331,7 @@ def changed_completion_id(events: Events) -> Events | None:
     return broken
 
 
-def refusal_mid_answer(events: Events) -> Events | None:
+def refusal(events: Events) -> Events | None:
     answer = _answer(events)
     if not answer:
         return None
@@ -481,10 +481,10 @@ CATALOGUE: tuple[Fault, ...] = (
         changed_completion_id,
     ),
     Fault(
-        "refusal_mid_answer",
+        "refusal",
         "refusal",
         "a delta.refusal piece after the first chunk",
-        refusal_mid_answer,
+        refusal,
     ),
     Fault(
         "repeat_call_identity",

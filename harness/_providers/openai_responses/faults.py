@@ -1,8 +1,8 @@
 """Responses' fault rows: a good `response.*` stream broken the ways `ResponsesAdapter` must catch.
 
 A stream here is a cassette's event lines, each with its `type` and `sequence_number`.
-Every row but `sequence_gap` numbers the events it keeps or adds again from the first
-one's number, so that the adapter meets the fault itself and not a gap. A call is a
+Every row but `sequence_gap` numbers the events it keeps or adds again from the good
+stream's first number, so that the adapter meets the fault itself and not a gap. A call is a
 `function_call` output item: its `output_item.added`, its `function_call_arguments`
 deltas and `.done`, its `output_item.done` (where it is yielded). Every row's expected
 outcome is a code of the Responses table (`errors`) or `api_error:<code>`.
@@ -47,19 +47,20 @@ def _first(events: Events, kind: str) -> int | None:
     return positions[0] if positions else None
 
 
-def _renumbered(events: Events) -> Events:
-    """`events` (already a copy) with their sequence numbers counted again from the first."""
-    numbered = [event for event in events if "type" in event and "harness" not in event]
-    start = next((event["sequence_number"] for event in numbered if "sequence_number" in event), 0)
-    for offset, event in enumerate(numbered):
-        event["sequence_number"] = start + offset
-    return events
+def _renumbered(broken: Events, good: Events) -> Events:
+    """`broken` (a copy of `good`, changed) with its sequence numbers counted again from
+    the first number of `good`."""
+    start = next((line["sequence_number"] for line in good if "sequence_number" in line), 0)
+    numbered = [line for line in broken if "type" in line and "harness" not in line]
+    for offset, line in enumerate(numbered):
+        line["sequence_number"] = start + offset
+    return broken
 
 
 def _inserted(events: Events, at: int, *lines: dict[str, Any]) -> Events:
     broken = copy.deepcopy(events)
     broken[at:at] = [{**line, "sequence_number": 0} for line in lines]
-    return _renumbered(broken)
+    return _renumbered(broken, events)
 
 
 def _fresh_index(events: Events) -> int:
@@ -139,7 +140,7 @@ def _with_arguments(events: Events, text: str, call: _Call | None = None) -> Eve
     at = call.deltas[0] if call.deltas else call.added + 1
     broken = without(broken, set(call.deltas))
     broken.insert(at, delta)
-    return _renumbered(broken)
+    return _renumbered(broken, events)
 
 
 def _replaced_terminal(events: Events, kind: str, **response: Any) -> Events | None:
@@ -158,12 +159,12 @@ def _replaced_terminal(events: Events, kind: str, **response: Any) -> Events | N
 
 def drop_response_created(events: Events) -> Events | None:
     positions = set(_positions(events, _CREATED))
-    return _renumbered(without(events, positions)) if positions else None
+    return _renumbered(without(events, positions), events) if positions else None
 
 
 def drop_response_completed(events: Events) -> Events | None:
     positions = set(_positions(events, _COMPLETED))
-    return _renumbered(without(events, positions)) if positions else None
+    return _renumbered(without(events, positions), events) if positions else None
 
 
 def event_after_response_completed(events: Events) -> Events | None:
@@ -237,7 +238,7 @@ def arguments_mismatch(events: Events) -> Events | None:
 
 def drop_tool_done(events: Events) -> Events | None:
     dones = [call.done for call in _calls(events) if call.done is not None]
-    return _renumbered(without(events, {dones[0]})) if dones else None
+    return _renumbered(without(events, {dones[0]}), events) if dones else None
 
 
 def response_incomplete(events: Events) -> Events | None:
@@ -258,7 +259,7 @@ def response_failed(events: Events) -> Events | None:
     )
 
 
-def error_mid_stream(events: Events) -> Events | None:
+def server_error_mid_stream(events: Events) -> Events | None:
     start, end = _first(events, _CREATED), _first(events, _COMPLETED)
     if start is None or end is None:
         return None
@@ -450,10 +451,10 @@ CATALOGUE: tuple[Fault, ...] = (
         response_failed,
     ),
     Fault(
-        "error_mid_stream",
+        "server_error_mid_stream",
         "api_error:server_error",
         "an error event (server_error) in the middle of the stream",
-        error_mid_stream,
+        server_error_mid_stream,
     ),
     Fault(
         "cut_connection",
