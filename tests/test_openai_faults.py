@@ -321,7 +321,7 @@ def test_a_wire_row_through_a_cassette_client_ends_in_its_code(
         paths.append(tmp_path / f"turn-{number:02d}.jsonl")
         write_cassette(paths[-1], response, header=header)
     served = [*paths, *[paths[-1]] * (SDK_ATTEMPTS - 1)]
-    options = {"timeout": 0.05} if fault_name == "stall" else {}
+    options: dict[str, Any] = {"timeout": 0.05} if fault_name == "stall" else {}
     _skip_unless_served(provider)
     client = cassette_client(served, match_on=None, **options)
     adapt = chat_events if provider == CHAT else responses_events
