@@ -6,9 +6,9 @@ is a code of the provider's error table, or `api_error:<error.type>` for a mid-s
 API error, which the SDK raises as `APIStatusError`. Each provider has its catalogue,
 rendered in its own dialect (`harness._providers.<provider>.faults`): `CATALOGUE` is
 Anthropic's, `catalogue(provider)` any one's (`"anthropic"`, `"openai-chat"`,
-`"openai-responses"`: the `provider` a cassette's header names). An OpenAI Chat stream's
-lines include its `{"harness": "done"}` line (`data: [DONE]`), which its rows drop or
-move like any event.
+`"openai-responses"`: the `provider` a cassette's header names). A stream is its
+cassette's `stream_lines`: the events, and an OpenAI Chat stream's `{"harness": "done"}`
+line (`data: [DONE]`), which its rows drop or move like any event.
 
 A cut connection is represented by the stream simply ending after some event, which is
 what the adapter sees when the server closes the connection mid-stream without an error
@@ -32,6 +32,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from harness._cassette.codec import CassetteSource, read_cassette
+from harness._cassette.directives import DONE as DONE_LINE
 from harness._exceptions import ANTHROPIC
 from harness._providers.anthropic import faults as _anthropic
 from harness._providers.fault_rows import DONE, STALL_MS, Events, Fault, Variant
@@ -48,6 +50,7 @@ __all__ = [
     "catalogue",
     "derive_variants",
     "fault_named",
+    "stream_lines",
 ]
 
 #: Anthropic's catalogue, in the order `harness faults --list` prints it.
@@ -79,6 +82,17 @@ def catalogue(provider: str = ANTHROPIC) -> tuple[Fault, ...]:
         ) from None
 
 
+def stream_lines(source: CassetteSource) -> Events:
+    """A cassette's stream as the rows derive from it: its event lines, and an OpenAI Chat
+    cassette's `{"harness": "done"}` lines (its `data: [DONE]`); other directives left out.
+    `CassetteError` at a bad line."""
+    return [
+        line.data
+        for line in read_cassette(source).lines()
+        if line.kind == "event" or line.data["harness"] == DONE_LINE
+    ]
+
+
 def fault_named(name: str, *, provider: str = ANTHROPIC) -> Fault:
     """The entry of `provider`'s catalogue called `name`; `KeyError` if there is none."""
     for fault in catalogue(provider):
@@ -90,8 +104,8 @@ def fault_named(name: str, *, provider: str = ANTHROPIC) -> Fault:
 def derive_variants(events: Events, *, provider: str = ANTHROPIC) -> list[Variant]:
     """Every applicable fault's variant of a good stream, in catalogue order.
 
-    The input is not modified. The expectations hold for a stream that replays to `done`.
-    An OpenAI Chat stream's lines include its `{"harness": "done"}` lines.
+    The input is not modified. The expectations hold for a stream that replays to `done`:
+    a cassette's `stream_lines` (an OpenAI Chat stream's include its `[DONE]` line).
     """
     variants = []
     for fault in catalogue(provider):

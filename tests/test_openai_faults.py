@@ -41,6 +41,7 @@ from harness.faults import (
     catalogue,
     derive_variants,
     fault_named,
+    stream_lines,
 )
 from harness_cli.main import cli
 
@@ -48,15 +49,6 @@ LIBRARY = ROOT / "tests/data/openai"
 CHAT, RESPONSES = "openai-chat", "openai-responses"
 TABLES = {CHAT: CHAT_TABLE, RESPONSES: RESPONSES_TABLE}
 Events = list[dict[str, Any]]
-
-
-def stream_lines(path: Path) -> Events:
-    """A cassette's stream: its events, and a Chat cassette's `data: [DONE]` lines."""
-    return [
-        line.data
-        for line in Cassette(path).lines()
-        if line.kind == "event" or line.data["harness"] == DONE_LINE
-    ]
 
 
 def _good() -> dict[str, tuple[str, Events]]:
@@ -422,3 +414,14 @@ def test_an_unusable_openai_cassette_is_one_line_and_exit_2(
     result = CliRunner().invoke(cli, ["faults", *args, "--out", str(out)])
     assert (result.exit_code, result.stderr) == (2, message + "\n")
     assert not out.exists()
+
+
+def test_stream_lines_keep_chats_done_line_and_leave_the_other_directives_out(
+    tmp_path: Path,
+) -> None:
+    lines = GOOD["chat/text.jsonl"][1]
+    timed = [line for chunk in lines for line in ({"harness": "at", "ms": 5}, chunk)]
+    path = tmp_path / "timed.jsonl"
+    write_cassette(path, timed, header={"cassette": 1, "description": "x", "provider": CHAT})
+    assert stream_lines(path) == lines
+    assert [line for line in Cassette(path).events()] == lines[:-1]

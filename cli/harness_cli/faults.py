@@ -10,7 +10,6 @@ from typing import NoReturn
 import click
 
 from harness._cassette.codec import Cassette, make_header, write_cassette
-from harness._cassette.directives import DONE as DONE_LINE
 from harness._cassette.sessions import (
     TURN_PATTERN,
     turn_files,
@@ -19,7 +18,14 @@ from harness._cassette.sessions import (
 )
 from harness._exceptions import ANTHROPIC, CassetteError
 from harness._terminal import printable
-from harness.faults import CATALOGUE, PROVIDERS, Fault, catalogue, derive_variants
+from harness.faults import (
+    CATALOGUE,
+    PROVIDERS,
+    Fault,
+    catalogue,
+    derive_variants,
+    stream_lines,
+)
 from harness_cli.exit import Exit
 
 EXAMPLES = """\b
@@ -33,8 +39,9 @@ Examples:
 Each variant is written as DIR/<good stem>.<fault>.jsonl; its header names the fault
 ("fault") and the outcome it must replay to ("expect"); a session row (http_429_then_ok)
 is a folder DIR/<good stem>.<fault>/ of turn-NN.jsonl, one response a turn. The
-HTTP-level and wire-level rows (http_529, http_429_then_ok, cut_mid_event, stall) hold
-directive lines that only a client acts on: serve them with harness.cassette_client.
+HTTP-level and wire-level rows (http_529, OpenAI's http_500, http_429_then_ok,
+cut_mid_event, stall) hold directive lines that only a client acts on: serve them with
+harness.cassette_client.
 Directive lines of the good cassette are not carried over (but for an OpenAI Chat
 cassette's {"harness": "done"}, its data: [DONE], which is part of its stream).
 
@@ -119,12 +126,7 @@ def faults(
     try:
         cassette = Cassette(broken_turn)
         code = outcome_code(replay_outcome(cassette, sdk_objects=False))
-        # the stream's lines: its events, and an OpenAI Chat stream's data: [DONE]
-        events = [
-            line.data
-            for line in cassette.lines()
-            if line.kind == "event" or line.data["harness"] == DONE_LINE
-        ]
+        events = stream_lines(cassette)
     except CassetteError as error:
         _fail(str(error))
     if provider is not None and provider != cassette.provider:
