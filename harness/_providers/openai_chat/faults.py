@@ -46,9 +46,15 @@ def _choice(line: dict[str, Any]) -> dict[str, Any] | None:
     return first if isinstance(first, dict) and first.get("index") == 0 else None
 
 
+def _choices(events: Events) -> list[tuple[int, dict[str, Any]]]:
+    """Choice 0 of each answer chunk, with the chunk's position."""
+    found = ((position, _choice(line)) for position, line in enumerate(events))
+    return [(position, choice) for position, choice in found if choice is not None]
+
+
 def _answer(events: Events) -> list[int]:
     """The positions of choice 0's chunks."""
-    return [position for position, line in enumerate(events) if _choice(line) is not None]
+    return [position for position, _ in _choices(events)]
 
 
 def _pieces(line: dict[str, Any]) -> list[dict[str, Any]]:
@@ -59,10 +65,8 @@ def _pieces(line: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _finish(events: Events) -> int | None:
     """The position of the chunk giving choice 0's finish_reason."""
-    for position in _answer(events):
-        if _choice(events[position]).get("finish_reason") is not None:  # type: ignore[union-attr]
-            return position
-    return None
+    given = (p for p, choice in _choices(events) if choice.get("finish_reason") is not None)
+    return next(given, None)
 
 
 def _done(events: Events) -> int | None:
@@ -123,20 +127,18 @@ def _inserted(events: Events, at: int, *lines: dict[str, Any]) -> Events:
 
 
 def _with_finish(events: Events, reason: str | None) -> Events | None:
-    at = _finish(events)
-    if at is None:
+    if _finish(events) is None:
         return None
     broken = copy.deepcopy(events)
-    for position in _answer(broken):
-        choice = _choice(broken[position])
-        if choice is not None and choice.get("finish_reason") is not None:
+    for _, choice in _choices(broken):
+        if choice.get("finish_reason") is not None:
             choice["finish_reason"] = reason
     return broken
 
 
 def _drop_pieces(line: dict[str, Any], index: int | None) -> None:
     """Remove `line`'s pieces of call `index` (None: every call's) in place."""
-    delta = _choice(line)["delta"]  # type: ignore[index]
+    delta = (_choice(line) or {}).get("delta", {})
     kept = [
         p for p in delta.get("tool_calls") or [] if index is not None and p.get("index") != index
     ]
