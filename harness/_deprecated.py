@@ -33,7 +33,7 @@ MODULES: Final = {
 #: that moved out of the module an old one became, handed to it when the old one is
 #: imported, so `from harness.wire import RealtimePacer` works as in 0.1.
 MOVED: Final = {
-    ("cassette", "MAX_AT_MS"): ("_cassette.directives", "MAX_AT_MS"),
+    ("cassette", "MAX_AT_MS"): ("_directives", "MAX_AT_MS"),
     ("record", "redact_request"): ("_redact", "redact_request"),
     ("vcr_import", "VcrImportError"): ("_exceptions", "CassetteImportError"),
     ("wire", "AT_DIRECTIVE"): ("_cassette.codec", "AT_DIRECTIVE"),

@@ -21,7 +21,7 @@ from harness import (
     replay_outcome,
 )
 from harness._cassette.codec import schema
-from harness._cassette.directives import AT, DIRECTIVES, READERS, directive_problem
+from harness._directives import AT, DIRECTIVES, READERS, directive_problem
 from harness.agent.session import load_session, replay_session, write_session
 from harness.builder import StreamBuilder
 from harness.faults import CATALOGUE, derive_variants

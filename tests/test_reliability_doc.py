@@ -12,7 +12,7 @@ from test_serve_hardening import ANSWERS_WITH_STDOUT_FULL, BAD_REQUESTS
 from test_strict_bounds import FLOOD, PINGS
 
 from harness._cassette.codec import MAX_BODY_BYTES, MAX_LINE_BYTES, SPOOL_MEMORY
-from harness._cassette.directives import MAX_AT_MS
+from harness._directives import MAX_AT_MS
 from harness._http.hosting import LOG_BACKLOG, MAX_BODY, MAX_FIELD_BYTES, MAX_HEADERS
 from harness._http.proxy import DEFAULT_UPSTREAM_TIMEOUT
 from harness._inflate import CHUNK

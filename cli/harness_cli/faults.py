@@ -9,21 +9,29 @@ from typing import NoReturn
 
 import click
 
-from harness._cassette.codec import Cassette, anthropic_only, make_header, write_cassette
+from harness._cassette.codec import Cassette, make_header, write_cassette
 from harness._cassette.sessions import (
     TURN_PATTERN,
     turn_files,
     write_session_variant,
     write_turns,
 )
-from harness._exceptions import CassetteError
+from harness._exceptions import ANTHROPIC, CassetteError
 from harness._terminal import printable
-from harness.faults import CATALOGUE, derive_variants
+from harness.faults import (
+    CATALOGUE,
+    PROVIDERS,
+    Fault,
+    catalogue,
+    derive_variants,
+    stream_lines,
+)
 from harness_cli.exit import Exit
 
 EXAMPLES = """\b
 Examples:
   harness faults --list
+  harness faults --list --provider openai-chat
   harness faults cassettes/interleaved.jsonl --out /tmp/broken
   harness replay /tmp/broken/          # each ends in the code its header expects
   harness faults cassettes/sessions/read-notes --turn 1 --out /tmp/broken-sessions
@@ -31,9 +39,14 @@ Examples:
 Each variant is written as DIR/<good stem>.<fault>.jsonl; its header names the fault
 ("fault") and the outcome it must replay to ("expect"); a session row (http_429_then_ok)
 is a folder DIR/<good stem>.<fault>/ of turn-NN.jsonl, one response a turn. The
-HTTP-level and wire-level rows (http_529, http_429_then_ok, cut_mid_event, stall) hold
-directive lines that only a client acts on: serve them with harness.cassette_client.
-Directive lines of the good cassette are not carried over.
+HTTP-level and wire-level rows (http_529, OpenAI's http_500, http_429_then_ok,
+cut_mid_event, stall) hold directive lines that only a client acts on: serve them with
+harness.cassette_client.
+Directive lines of the good cassette are not carried over (but for an OpenAI Chat
+cassette's {"harness": "done"}, its data: [DONE], which is part of its stream).
+
+An OpenAI cassette gets its provider's catalogue (the provider its header names; --list
+--provider NAME prints it), and its variants' headers name the same provider.
 
 GOOD may be a session folder (turn-NN.jsonl, and session.json): every variant is then
 a session folder DIR/<folder name>.<fault>/, the session with turn N (--turn, default
@@ -41,13 +54,18 @@ the last) broken and the other turns as recorded. Exit status: 0 written or list
 2 the cassette (the turn) is unusable or does not replay to done."""
 
 
-EXPECT_WIDTH = max(len(fault.expect) for fault in CATALOGUE)
+def _expect_width(rows: tuple[Fault, ...]) -> int:
+    return max(len(fault.expect) for fault in rows)
 
 
-def _list_catalogue() -> None:
-    width = max(len(fault.name) for fault in CATALOGUE)
-    for fault in CATALOGUE:
-        click.echo(f"{fault.name:<{width}}  {fault.expect:<{EXPECT_WIDTH}}  {fault.description}")
+EXPECT_WIDTH = _expect_width(CATALOGUE)
+
+
+def _list_catalogue(provider: str) -> None:
+    rows = catalogue(provider)
+    width, expect_width = max(len(fault.name) for fault in rows), _expect_width(rows)
+    for fault in rows:
+        click.echo(f"{fault.name:<{width}}  {fault.expect:<{expect_width}}  {fault.description}")
 
 
 def _fail(message: str) -> NoReturn:
@@ -87,10 +105,17 @@ def _broken_turn(good: str, turn: int | None) -> tuple[str, int | None]:
     help="With a session folder: the turn to break, 1 the first (default: the last).",
 )
 @click.option("--list", "list_only", is_flag=True, help="Print the fault catalogue and exit.")
-def faults(good: str | None, out_dir: str | None, turn: int | None, list_only: bool) -> None:
+@click.option(
+    "--provider",
+    type=click.Choice(PROVIDERS),
+    help="With --list: the provider whose catalogue to print (default: anthropic).",
+)
+def faults(
+    good: str | None, out_dir: str | None, turn: int | None, list_only: bool, provider: str | None
+) -> None:
     """Write one broken variant of a good cassette (or session turn) per applicable fault."""
     if list_only:
-        _list_catalogue()
+        _list_catalogue(provider or ANTHROPIC)
         return
     if good is None or out_dir is None:
         _fail("harness faults: give GOOD.jsonl (or a session folder) and --out DIR, or --list")
@@ -100,11 +125,15 @@ def faults(good: str | None, out_dir: str | None, turn: int | None, list_only: b
     broken_turn, number = _broken_turn(good, turn)
     try:
         cassette = Cassette(broken_turn)
-        anthropic_only(cassette, "harness faults")
         code = outcome_code(replay_outcome(cassette, sdk_objects=False))
-        events = list(cassette.events())
+        events = stream_lines(cassette)
     except CassetteError as error:
         _fail(str(error))
+    if provider is not None and provider != cassette.provider:
+        _fail(
+            f"--provider {provider}: {broken_turn} is an {cassette.provider} cassette "
+            "(its header names the provider; --provider is for --list)"
+        )
     if code != DONE:
         _fail(f"{broken_turn}: does not complete (it ends in {code}); faults need a good stream")
     try:
@@ -113,11 +142,14 @@ def faults(good: str | None, out_dir: str | None, turn: int | None, list_only: b
         _fail(f"--out {out_dir}: cannot create folder: {error.strerror or error}")
     stem = "stdin" if good == "-" else Path(good).stem if number is None else Path(good).name
     model = (cassette.header or {}).get("model")
-    for variant in derive_variants(events):
+    named = {} if cassette.provider == ANTHROPIC else {"provider": cassette.provider}
+    expect_width = _expect_width(catalogue(cassette.provider))
+    for variant in derive_variants(events, provider=cassette.provider):
         fault = variant.fault
         header = make_header(
             f"{fault.description} (fault {fault.name}, derived from {cassette.path})",
             "synthetic",
+            **named,
             fault=fault.name,
             expect=variant.expected_code,
             derived_from=cassette.path,
@@ -136,4 +168,4 @@ def faults(good: str | None, out_dir: str | None, turn: int | None, list_only: b
                 write_turns(path, responses, header=header)
         except OSError as error:
             _fail(f"{path}: cannot write: {error.strerror or error}")
-        click.echo(f"{variant.expected_code:<{EXPECT_WIDTH}}  {printable(path)}")
+        click.echo(f"{variant.expected_code:<{expect_width}}  {printable(path)}")

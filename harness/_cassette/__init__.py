@@ -1,6 +1,7 @@
-"""Cassettes as data: the JSONL codec (`codec`), the directive registry (`directives`),
-session folders (`sessions`), the schema (`schema`), SSE bytes (`sse`), and a request
-as captured, credentials removed (`request`).
+"""Cassettes as data: the JSONL codec (`codec`), session folders (`sessions`), the
+schema (`schema`), SSE bytes read as the SDKs read them (`sse`), and a request as
+captured, credentials removed (`request`). The directive lines are the core's
+(`harness._directives`): providers write them too.
 
 Everything here reads or writes what a cassette holds and nothing else: no replay, no
 HTTP, no SDK. It may import the flat core (`harness._json`, `_files`, `_exceptions`,

@@ -40,8 +40,8 @@ from typing import IO, TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 import orjson
 
-from harness._cassette.directives import AT, DONE, HTTP_ERROR, directive_problem
 from harness._cassette.schema import Check, compile_check
+from harness._directives import AT, DONE, HTTP_ERROR, directive_problem
 from harness._exceptions import ANTHROPIC, CassetteError
 from harness._files import AtomicBatch, atomic_write
 from harness._json import MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
@@ -81,7 +81,7 @@ LineKind = Literal["event", "directive"]
 _DONE_EVENTS: Final = "openai-chat-event"
 
 #: The directive a recording writes before each event: `{"harness": "at", "ms": N}`
-#: (`harness._cassette.directives` defines them all).
+#: (`harness._directives` defines them all).
 AT_DIRECTIVE: Final = AT
 
 #: The longest line a cassette may hold, newline not counted: 8 MiB.

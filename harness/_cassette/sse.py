@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from harness._json import dump_line, sdk_json
+from harness._json import sdk_json
+from harness._providers.anthropic.framing import encode_event
 from harness._terminal import printable
 
 if TYPE_CHECKING:
@@ -87,12 +88,6 @@ class HiddenEvent(SSEFormatError):
         self.before: list[dict[str, Any]] = []
         kind = printable(str(event.get("type")))
         super().__init__(f"event {number} ({kind}) never reaches the code: {why}")
-
-
-def encode_event(event: dict[str, Any]) -> bytes:
-    """One event as the API's SSE framing carries it, closing blank line included."""
-    kind = printable(str(event["type"])).encode()
-    return b"event: " + kind + b"\ndata: " + dump_line(event) + b"\n\n"
 
 
 def events_from_chunks(chunks: Iterable[bytes]) -> Iterator[dict[str, Any]]:

@@ -55,9 +55,9 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from harness._cassette.codec import MAX_BODY_BYTES, MAX_LINE_BYTES, make_header
-from harness._cassette.directives import AT, CUT
 from harness._cassette.sessions import last_turn, turn_path
 from harness._cassette.sse import SSEFormatError, StreamingDecoder, encode_event
+from harness._directives import AT, CUT
 from harness._exceptions import StreamProtocolError
 from harness._files import atomic_write
 from harness._http.hosting import MAX_BODY, TOO_DEEP, api_error, harness_app

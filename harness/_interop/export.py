@@ -22,8 +22,8 @@ import orjson
 import yaml
 
 from harness._cassette.codec import Cassette
-from harness._cassette.directives import HTTP_ERROR
 from harness._cassette.sse import encode_event
+from harness._directives import HTTP_ERROR
 from harness._files import atomic_write
 from harness._redact import redact_request
 

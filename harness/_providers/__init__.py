@@ -22,10 +22,14 @@ What a provider supplies, one module each, under these names (docs/providers.md)
 
 `openai_shared` holds the little both OpenAI dialects have in common (their message
 prefix, a call's arguments read as a JSON object, an `error` line as `APIErrorEvent`, an
-SDK object read as its line's dict). The subpackages import the flat core only, never
-each other (`openai_shared` aside) and never an SDK at import time; this module imports
-none of them until a provider is asked for, so the core can load Anthropic's error table
-(`anthropic.errors`, pure data) first.
+SDK object read as its line's dict, the API's error answers). A provider's `faults`
+module renders the fault catalogue in its dialect, built of `fault_rows` (the row types
+and the provider-neutral wire rows); `harness.faults` is their public face.
+
+The subpackages import the flat core and the provider-neutral modules here only, never
+each other and never an SDK at import time; this module imports none of them until a
+provider is asked for, so the core can load Anthropic's error table (`anthropic.errors`,
+pure data) first.
 
 Adding a fourth provider is one new subpackage with those modules and one line here.
 """

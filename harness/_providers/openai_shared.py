@@ -2,8 +2,10 @@
 
 The message prefix of their errors; a call's joined `arguments` read as its input (the
 one place either parses them); an API error line as the `APIErrorEvent` replay reports
-as `api_error:<name>`; a value the stream sent shown in a message; and an SDK object read
-back as the dict its line held. Call
+as `api_error:<name>`; a value the stream sent shown in a message; an SDK object read
+back as the dict its line held; and the API's error JSON, as its error answers (and a
+Chat stream's error line) carry it, with the 500 and 429 answers of both dialects' fault
+rows. Call
 assembly and every rule stay in each dialect's adapter: each identifies a call its own
 way (Chat: `tool_calls[].index` and `id`; Responses: `output_index` and `call_id`).
 """
@@ -15,12 +17,16 @@ from typing import Any, Final
 from harness._events import tool_input
 from harness._exceptions import APIErrorEvent, StreamProtocolError
 from harness._json import strict_json
+from harness._providers.fault_rows import http_error
 
 __all__ = [
+    "HTTP_429",
+    "HTTP_500",
     "OPENAI_PROTOCOL_ERROR_PREFIX",
     "api_error",
     "call_input",
     "check_usable",
+    "error_body",
     "shown",
     "wire_dict",
 ]
@@ -80,3 +86,24 @@ def check_usable(
         raise APIErrorEvent(error.body, error.status_code) from error
     if finished:
         raise RuntimeError(f"{name}.finish() was already called")
+
+
+def error_body(error_type: str, message: str, code: str | None = None) -> dict[str, Any]:
+    """The API's error JSON, as both APIs answer an error (and a Chat stream's error line
+    holds it): `{"error": {"message", "type", "param", "code"}}`."""
+    return {"error": {"message": message, "type": error_type, "param": None, "code": code}}
+
+
+_REQUEST_ID: Final = {"x-request-id": "req_HarnessFaultCatalogue"}
+#: The SDK honours `x-should-retry: false` first: the 500 reaches the code at once.
+HTTP_500: Final = http_error(
+    500,
+    error_body("server_error", "The server had an error while processing your request."),
+    {**_REQUEST_ID, "x-should-retry": "false"},
+)
+#: A retry-after of 1 ms, which the SDK obeys.
+HTTP_429: Final = http_error(
+    429,
+    error_body("requests", "Rate limit reached for requests", "rate_limit_exceeded"),
+    {**_REQUEST_ID, "retry-after-ms": "1", "x-should-retry": "true"},
+)

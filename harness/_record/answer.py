@@ -11,8 +11,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-from harness._cassette.directives import HTTP_ERROR
 from harness._cassette.sse import events_from_body
+from harness._directives import HTTP_ERROR
 from harness._providers.anthropic.message import events_from_message
 
 __all__ = ["RETRY_HEADERS", "lines_of_answer"]

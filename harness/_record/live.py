@@ -38,10 +38,10 @@ from typing import TYPE_CHECKING, Any, Final
 import httpx2
 
 from harness._cassette.codec import make_header, write_cassette
-from harness._cassette.directives import AT
 from harness._cassette.request import CapturedRequest, json_body
 from harness._cassette.sessions import turn_path
 from harness._cassette.sse import SSEFormatError, events_from_response
+from harness._directives import AT
 from harness._exceptions import InputError, OutputError, RecordError
 from harness._files import atomic_write
 from harness._record.answer import lines_of_answer

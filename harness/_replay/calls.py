@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from harness._cassette.codec import Cassette
-from harness._cassette.directives import HTTP_ERROR
 from harness._cassette.sessions import turn_number
+from harness._directives import HTTP_ERROR
 from harness._events import ModelEvent
 from harness._exceptions import CassetteError
 

@@ -33,7 +33,7 @@ from harness._cassette.codec import (
     pass_over,
     read_cassette,
 )
-from harness._cassette.directives import CUT, HTTP_ERROR, STALL
+from harness._directives import CUT, HTTP_ERROR, STALL
 from harness._events import ModelEvent, event_to_json
 from harness._exceptions import ANTHROPIC, APIErrorEvent, StreamProtocolError
 from harness._providers.anthropic.adapter import ato_model_events, to_model_events

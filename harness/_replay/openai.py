@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from harness._cassette.codec import Cassette, DirectiveHandler
-from harness._cassette.directives import CUT, DONE, HTTP_ERROR, STALL
+from harness._directives import CUT, DONE, HTTP_ERROR, STALL
 from harness._events import ModelEvent
 from harness._exceptions import APIErrorEvent
 from harness._providers import provider

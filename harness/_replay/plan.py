@@ -6,7 +6,7 @@ headers, and a body of pieces — byte chunks, cut as a `Chunking` says, with `S
 the socket server (`harness serve`) only execute the plan: write bytes, sleep on a stall,
 drop the connection on a cut. So one cassette answers the same way everywhere.
 
-Directive lines the plan obeys (`harness._cassette.directives`; with `realtime`, an `at`
+Directive lines the plan obeys (`harness._directives`; with `realtime`, an `at`
 line becomes a stall until its offset from the plan's start, so every transport paces
 the way it carries out a stall, blocking or not):
 - `{"harness": "http_error", "status": S, "headers": {...}, "body": {...}}`: the answer is
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Final, overload
 
 from harness._cassette.codec import Cassette, DirectiveHandler, KeptCassette, pass_over
-from harness._cassette.directives import AT, CUT, HTTP_ERROR, STALL
+from harness._directives import AT, CUT, HTTP_ERROR, STALL
 from harness._exceptions import ReplayError
 from harness._providers.anthropic.message import StreamErrorEvent, message_from_events
 

@@ -39,8 +39,8 @@ from harness._cassette.codec import (
     make_header,
     write_cassette,
 )
-from harness._cassette.directives import CUT, HTTP_ERROR, STALL
 from harness._cassette.sessions import is_session_folder, turn_files, write_turns
+from harness._directives import CUT, HTTP_ERROR, STALL
 from harness._events import event_to_json
 from harness._exceptions import (
     ERROR_TABLE,

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from harness._cassette.codec import Cassette
-from harness._cassette.directives import ABORT, HANG
 from harness._cassette.sessions import (
     SESSION_FILE,
     TURN_PATTERN,
@@ -35,6 +34,7 @@ from harness._cassette.sessions import (
     turn_number,
     turn_path,
 )
+from harness._directives import ABORT, HANG
 from harness._events import ModelEvent
 from harness._exceptions import ReplayError, SessionError
 from harness._files import atomic_write

@@ -3,6 +3,9 @@
 `errors` is its error table as data (pure data: the core reads it as the default
 provider's); `adapter` is the strict adapter (`StreamAdapter`) and its drivers;
 `message` folds events into the non-streaming `Message` and back; `construct` builds the
-SDK's own event objects from a cassette's dicts for the direct replay path. May import
-the flat core; the SDK only inside `construct`, when an SDK object is asked for.
+SDK's own event objects from a cassette's dicts for the direct replay path; `framing` is
+how an event goes over the wire; `faults` is its fault catalogue (the rows
+`harness.faults.CATALOGUE` holds). May import the flat core and the provider-neutral
+modules of `harness._providers`; the SDK only inside `construct`, when an SDK object is
+asked for.
 """

@@ -2,6 +2,7 @@
 
 `adapter` is the sans-IO adapter state machine (`ResponsesAdapter`, event dicts in,
 internal events out) and its drivers; `errors` is its error table as data (provider
-`"openai-responses"`), registered with `harness._exceptions` when imported. May import
-the flat core and `harness._providers.openai_shared`; never the SDK.
+`"openai-responses"`), registered with `harness._exceptions` when imported; `faults` is
+its fault catalogue (`harness.faults.catalogue("openai-responses")`). May import the flat
+core and `harness._providers.openai_shared` and `fault_rows`; never the SDK.
 """
