@@ -34,7 +34,13 @@ from typing import Any, Final
 import orjson
 from aiohttp import web
 
-from harness._cassette.codec import Cassette, KeptCassette, expand_paths
+from harness._cassette.codec import (
+    Cassette,
+    KeptCassette,
+    anthropic_only,
+    expand_paths,
+    of_provider,
+)
 from harness._cassette.sessions import is_session_folder, turn_files, turn_number
 from harness._exceptions import HarnessError, ReplayError
 from harness._http.hosting import LOCALHOST, MAX_BODY, TOO_DEEP, api_error, harness_app
@@ -94,7 +100,9 @@ def _served(
 ) -> tuple[list[Cassette], list[tuple[str, str]]]:
     """The cassettes in answer order, and for each the path found and the folder served
     ("" for a file given): a session folder (`turn-NN.jsonl`) turn by turn, any other
-    folder every `*.jsonl` below it, sorted, so that its subfolders can be named too.
+    folder every `*.jsonl` below it, sorted, so that its subfolders can be named too;
+    cassettes of another provider below it are left out (one line in `left_out`), and a
+    folder of theirs alone is refused as one of them is.
 
     Symlinks are resolved now, once: a cassette reached through a link is read at its
     real path, and one whose real path lies outside the real path of its folder is left
@@ -107,6 +115,15 @@ def _served(
             continue
         session = is_session_folder(path)
         files = [str(file) for file in turn_files(path)] if session else expand_paths([path])
+        if not session:
+            files, others = of_provider(files)
+            if others and not files:
+                anthropic_only(Cassette(others[0]), "harness serve")
+            if others:
+                left_out.append(
+                    f"left out {len(others)} cassettes of other providers below {path}: "
+                    "harness serve answers Anthropic ones only for now"
+                )
         root = os.path.realpath(path)
         inside = []
         for file in files:
