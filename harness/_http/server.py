@@ -95,6 +95,24 @@ def _opened_at(path: str) -> str:
     return path if real == os.path.abspath(path) else real
 
 
+def _anthropic_ones(
+    inside: list[tuple[str, str, str]], folder: str, left_out: list[str]
+) -> list[tuple[str, str, str]]:
+    """The cassettes found in `folder` (as found, the folder, where read) that the server
+    answers from: Anthropic's; the others are left out in one line, and a folder of theirs
+    alone is refused as one of them is."""
+    kept, others = of_provider([opened for _, _, opened in inside])
+    if others and not kept:
+        anthropic_only(Cassette(others[0]), "harness serve")
+    if others:
+        left_out.append(
+            f"left out {len(others)} cassettes of other providers below {folder}: "
+            "harness serve answers Anthropic ones only for now"
+        )
+    answered = set(kept)
+    return [found for found in inside if found[2] in answered]
+
+
 def _served(
     paths: Sequence[str], left_out: list[str]
 ) -> tuple[list[Cassette], list[tuple[str, str]]]:
@@ -115,15 +133,6 @@ def _served(
             continue
         session = is_session_folder(path)
         files = [str(file) for file in turn_files(path)] if session else expand_paths([path])
-        if not session:
-            files, others = of_provider(files)
-            if others and not files:
-                anthropic_only(Cassette(others[0]), "harness serve")
-            if others:
-                left_out.append(
-                    f"left out {len(others)} cassettes of other providers below {path}: "
-                    "harness serve answers Anthropic ones only for now"
-                )
         root = os.path.realpath(path)
         inside = []
         for file in files:
@@ -132,6 +141,8 @@ def _served(
                 inside.append((file, path, _opened_at(file)))
             else:
                 left_out.append(f"left out {file}: it links to {real}, outside {path}")
+        if not session:
+            inside = _anthropic_ones(inside, path, left_out)
         if not inside:
             raise ReplayError(f"{path}: no cassettes (*.jsonl) in the folder")
         found += inside
