@@ -21,7 +21,10 @@ import harness._testing.fault_runs
 import harness._testing.trace
 import harness.faults
 import harness.snapshot
-from harness._cassette.codec import Cassette, expand_paths
+from harness._cassette.codec import Cassette, expand_paths, of_provider
+from harness._exceptions import ANTHROPIC
+from harness._providers.openai_chat.errors import PROVIDER as OPENAI_CHAT
+from harness._providers.openai_responses.errors import PROVIDER as OPENAI_RESPONSES
 
 pytest_plugins = ["pytester"]
 
@@ -32,8 +35,19 @@ if os.environ.get("CI"):
     hypothesis.settings.load_profile("ci")
 
 ROOT = Path(__file__).resolve().parent.parent
-#: the cassette library: happy paths at the top, one cassette per error code in errors/
+#: the cassette library: Anthropic's happy paths at the top, one cassette per error code in
+#: errors/, the agent sessions in sessions/; OpenAI's in openai/chat/ and openai/responses/
 LIBRARY = ROOT / "cassettes"
+#: the OpenAI part of the library (`cassettes/openai/generate.py`)
+OPENAI_LIBRARY = LIBRARY / "openai"
+#: provider -> its part of the library (Anthropic's: all but openai/, by the headers)
+LIBRARY_FOLDERS = {
+    ANTHROPIC: LIBRARY,
+    OPENAI_CHAT: OPENAI_LIBRARY / "chat",
+    OPENAI_RESPONSES: OPENAI_LIBRARY / "responses",
+}
+#: provider -> the folder of its error cassettes, one per row of its table, named after it
+ERRORS_FOLDERS = {provider: folder / "errors" for provider, folder in LIBRARY_FOLDERS.items()}
 #: the recorded agent sessions
 SESSIONS = LIBRARY / "sessions"
 EXAMPLES = ROOT / "examples"
@@ -81,11 +95,29 @@ def typescript_final_messages(
     return {line.pop("cassette"): line for line in lines}
 
 
+def library_cassettes(provider: str | None = ANTHROPIC, folder: Path = LIBRARY) -> list[Path]:
+    """The library's cassettes below `folder` (every `*.jsonl`, sessions' turns included),
+    sorted, of the provider their headers name: Anthropic's by default, the readers that
+    mean "the Anthropic library"; None for every cassette, the readers of any provider."""
+    paths = expand_paths([str(folder)])
+    return [Path(path) for path in (paths if provider is None else of_provider(paths, provider)[0])]
+
+
+def serve_left_out(folder: Path = LIBRARY) -> str:
+    """What `harness serve FOLDER` says on stderr, first, of the library's cassettes of
+    other providers it leaves out (it answers from Anthropic's alone, so far)."""
+    others = len(library_cassettes(None, folder)) - len(library_cassettes(ANTHROPIC, folder))
+    return (
+        f"harness serve: left out {others} cassettes of other providers below {folder}: "
+        "harness serve answers Anthropic ones only for now\n"
+    )
+
+
 def library_streams() -> list[Any]:
-    """Every library cassette's events and every fault variant's, as pytest params (the
-    cassette's name, then the fault's)."""
+    """Every Anthropic library cassette's events and every fault variant's, as pytest
+    params (the cassette's name, then the fault's)."""
     params = []
-    for path in expand_paths([str(LIBRARY)]):
+    for path in library_cassettes():
         events = list(Cassette(path).events())
         name = str(Path(path).relative_to(LIBRARY))
         params.append(pytest.param(events, id=name))

@@ -6,24 +6,17 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from anthropic import APIStatusError
-from conftest import LIBRARY
+from conftest import LIBRARY, library_cassettes
 
-from harness import StreamProtocolError, expand_paths
-from harness._replay.direct import Outcome, areplay, replay_outcome
+from harness._replay.direct import Outcome, acollect, areplay, replay_outcome
 
-CASSETTES = [Path(path) for path in expand_paths([str(LIBRARY)])]
+#: every provider's: each adapter has one machine, driven both ways
+CASSETTES = library_cassettes(provider=None)
 
 
 async def async_outcome(path: Path) -> Outcome:
-    """`replay_outcome`, driven through `ato_model_events` instead."""
-    outcome = Outcome()
-    try:
-        async for event in areplay(path):
-            outcome.events.append(event)
-    except (StreamProtocolError, APIStatusError) as error:
-        outcome.error = error
-    return outcome
+    """`replay_outcome`, driven through the adapter's `ato_model_events` instead."""
+    return await acollect(areplay(path))
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ import pydantic
 import pytest
 from anthropic._models import construct_type
 from anthropic.types import RawMessageStreamEvent
-from conftest import LIBRARY
+from conftest import LIBRARY, library_cassettes
 
 from bench.synthetic import SHAPES, synthetic_events
 from harness._providers.anthropic.construct import event_builder
@@ -60,7 +60,7 @@ def event_lines(path: Path) -> list[dict[str, Any]]:
     ]
 
 
-CASSETTE_FILES = sorted(LIBRARY.rglob("*.jsonl"))
+CASSETTE_FILES = library_cassettes()
 
 
 def test_every_cassette_is_checked() -> None:

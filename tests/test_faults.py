@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import LIBRARY
+from conftest import LIBRARY, library_cassettes
 
 from harness import (
     Cassette,
@@ -19,7 +19,6 @@ from harness import (
     DoneEvent,
     ModelEvent,
     Outcome,
-    expand_paths,
     replay_outcome,
     to_model_events,
     write_cassette,
@@ -52,7 +51,7 @@ BUILT: dict[str, Events] = {
 def _good_streams() -> dict[str, Events]:
     """The library's cassettes that replay to done, by relative path, and the built ones."""
     streams: dict[str, Events] = {}
-    for path in expand_paths([str(LIBRARY)]):
+    for path in library_cassettes():
         try:
             if replay_outcome(path).completed:
                 streams[Path(path).relative_to(LIBRARY).as_posix()] = list(Cassette(path).events())

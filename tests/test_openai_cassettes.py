@@ -1,9 +1,11 @@
-"""OpenAI cassettes (a header's `provider`) through direct replay, validate and coverage."""
+"""OpenAI cassettes (a header's `provider`) through direct replay, validate and coverage;
+the OpenAI part of the library (`cassettes/openai/`) held to its script, and its sessions."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,32 +13,39 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import ROOT
-from syrupy.assertion import SnapshotAssertion
+from conftest import LIBRARY, LIBRARY_FOLDERS, OPENAI_LIBRARY, library_cassettes
 
-from harness import Cassette, expand_paths, replay_outcome, write_cassette
+from harness import Cassette, replay_outcome, write_cassette
+from harness._cassette.sessions import turn_files
 from harness._events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent
 from harness._exceptions import ANTHROPIC, ERROR_TABLES
 from harness._replay.direct import acollect, areplay
 from harness._testing.coverage import DONE, measure_coverages, outcome_code
 from harness.builder import StreamBuilder
-from harness.snapshot import OutcomeSnapshotExtension
 from harness_cli.main import cli
 
-LIBRARY = ROOT / "tests/data/openai"
-CASSETTES = [Path(path) for path in expand_paths([str(LIBRARY)])]
-IDS = [path.relative_to(LIBRARY).as_posix() for path in CASSETTES]
+CASSETTES = library_cassettes(provider=None, folder=OPENAI_LIBRARY)
+IDS = [path.relative_to(OPENAI_LIBRARY).as_posix() for path in CASSETTES]
 PROVIDERS = {"chat": "openai-chat", "responses": "openai-responses"}
-CHAT_TEXT = LIBRARY / "chat" / "text.jsonl"
-RESPONSES_TEXT = LIBRARY / "responses" / "text.jsonl"
+CHAT_TEXT = OPENAI_LIBRARY / "chat" / "text.jsonl"
+RESPONSES_TEXT = OPENAI_LIBRARY / "responses" / "text.jsonl"
+#: folder -> the session folders of its API
+SESSIONS = {
+    folder: sorted(path for path in (OPENAI_LIBRARY / folder / "sessions").iterdir())
+    for folder in PROVIDERS
+}
 
 
 def expected_outcome(path: Path) -> str:
-    """What a library cassette's path says it replays to: `errors/<code>` (an API error's
-    name for `server_error`), `refusal`, or done."""
-    if path.parent.name == "errors":
-        return "api_error:server_error" if path.stem == "server_error" else path.stem
-    return "refusal" if path.stem == "refusal" else DONE
+    """What a library cassette's path says it replays to: `errors/<code>` or
+    `errors/<code>_<variant>` (the longest code of its table the name starts with; an API
+    error's name for `server_error`), else done."""
+    if path.parent.name != "errors":
+        return DONE
+    if path.stem == "server_error":
+        return "api_error:server_error"
+    table = ERROR_TABLES[Cassette(path).provider].templates
+    return max((code for code in table if re.fullmatch(rf"{code}(_\w+)?", path.stem)), key=len)
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -47,35 +56,45 @@ def run(*args: str) -> tuple[int, str, str]:
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("openai-library")
-    subprocess.run([sys.executable, str(LIBRARY / "generate.py"), str(out)], check=True)
+    subprocess.run([sys.executable, str(OPENAI_LIBRARY / "generate.py"), str(out)], check=True)
     return out
 
 
 def test_generator_writes_exactly_the_committed_cassettes(generated: Path) -> None:
-    def files(folder: Path) -> dict[str, bytes]:
-        return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*.jsonl")}
+    """Every file below `cassettes/openai/` but the script is the script's, byte for byte."""
 
-    assert files(generated) == files(LIBRARY)
+    def files(folder: Path) -> dict[str, bytes]:
+        found = (p for p in folder.rglob("*") if p.is_file() and p.name != "generate.py")
+        kept = (p for p in found if "__pycache__" not in p.parts)
+        return {p.relative_to(folder).as_posix(): p.read_bytes() for p in kept}
+
+    assert files(generated) == files(OPENAI_LIBRARY)
+
+
+def test_the_library_holds_every_kind_of_answer_for_each_api() -> None:
+    """Issue 29's list, for each API: each good kind of answer, a refusal (filed under
+    errors/: the strict default fails on it), a multi-turn session."""
+    for folder in PROVIDERS:
+        root = OPENAI_LIBRARY / folder
+        good = {path.stem for path in root.glob("*.jsonl")}
+        assert good == {"text", "one_tool", "parallel_tools", "zero_argument_tool", "reasoning"}
+        assert (root / "errors" / "refusal.jsonl").is_file()
+        assert SESSIONS[folder]
 
 
 @pytest.mark.parametrize("path", CASSETTES, ids=IDS)
 def test_each_cassette_replays_to_the_outcome_its_path_says(path: Path) -> None:
     cassette = Cassette(path)
-    assert cassette.provider == PROVIDERS[path.relative_to(LIBRARY).parts[0]]
+    assert cassette.provider == PROVIDERS[path.relative_to(OPENAI_LIBRARY).parts[0]]
     assert outcome_code(replay_outcome(cassette)) == expected_outcome(path)
     status, _, stderr = run("replay", str(path))
     assert (status, stderr) == (0 if expected_outcome(path) == DONE else 1, "")
 
 
-@pytest.mark.parametrize("path", CASSETTES, ids=IDS)
-def test_cassette_replays_as_snapshotted(path: Path, snapshot: SnapshotAssertion) -> None:
-    assert replay_outcome(path) == snapshot(extension_class=OutcomeSnapshotExtension)
-
-
 @pytest.mark.parametrize("folder", ["chat", "responses"])
 def test_each_dialect_yields_the_same_three_events(folder: str) -> None:
     def events(name: str) -> list[ModelEvent]:
-        return replay_outcome(LIBRARY / folder / f"{name}.jsonl").events
+        return replay_outcome(OPENAI_LIBRARY / folder / f"{name}.jsonl").events
 
     assert events("text") == [
         TextEvent("Paris is "),
@@ -93,9 +112,79 @@ def test_each_dialect_yields_the_same_three_events(folder: str) -> None:
     assert events("reasoning") == [TextEvent("Paris."), DoneEvent()]
 
 
+def _calls(path: Path) -> list[ToolCall]:
+    return [event.call for event in replay_outcome(path).events if isinstance(event, ToolCallEvent)]
+
+
+def _answered(folder: str, calls: list[ToolCall], conversation: list[Any]) -> None:
+    """`conversation` is `calls` sent back in the API's request shape, then a result each:
+    Chat, one assistant message with `tool_calls` and a `role: tool` message a call;
+    Responses, a `function_call` item a call and a `function_call_output` item each."""
+    if folder == "chat":
+        assistant, *results = conversation
+        assert assistant["role"] == "assistant"
+        sent = [
+            ToolCall(
+                call["id"], call["function"]["name"], json.loads(call["function"]["arguments"])
+            )
+            for call in assistant["tool_calls"]
+        ]
+        assert [(item["role"], item["tool_call_id"]) for item in results] == [
+            ("tool", call.id) for call in calls
+        ]
+    else:
+        items, results = conversation[: len(calls)], conversation[len(calls) :]
+        assert [item["type"] for item in items] == ["function_call"] * len(calls)
+        sent = [
+            ToolCall(item["call_id"], item["name"], json.loads(item["arguments"])) for item in items
+        ]
+        assert [(item["type"], item["call_id"]) for item in results] == [
+            ("function_call_output", call.id) for call in calls
+        ]
+    assert sent == calls
+    assert all(isinstance(item.get("content", item.get("output")), str) for item in results)
+
+
+@pytest.mark.parametrize("folder", PROVIDERS)
+def test_each_session_replays_turn_by_turn_to_done(folder: str) -> None:
+    """Every turn of each session, directly and in turn order, ends in done: tool calls
+    until the last turn, whose answer is text alone."""
+    for session in SESSIONS[folder]:
+        turns = turn_files(session)
+        assert len(turns) >= 2, session
+        for number, turn in enumerate(turns, start=1):
+            outcome = replay_outcome(turn)
+            assert outcome.completed, turn
+            assert outcome.events[-1] == DoneEvent()
+            assert bool(_calls(turn)) == (number < len(turns)), turn
+            assert asyncio.run(acollect(areplay(turn))).to_json_lines() == outcome.to_json_lines()
+        assert any(isinstance(event, TextEvent) for event in replay_outcome(turns[-1]).events)
+
+
+@pytest.mark.parametrize("folder", PROVIDERS)
+def test_each_turns_request_carries_the_conversation_so_far(folder: str) -> None:
+    """Turn 1's request is the user's question; each later turn's is the one before, then
+    the calls that turn's response made (as replay yields them) and their results."""
+    key = "messages" if folder == "chat" else "input"
+    for session in SESSIONS[folder]:
+        turns = turn_files(session)
+        before: list[Any] = []
+        calls: list[ToolCall] = []
+        for turn in turns:
+            header = Cassette(turn).header or {}
+            conversation = header["request"][key]
+            if not before:
+                assert [item["role"] for item in conversation] == ["user"]
+            else:
+                assert conversation[: len(before)] == before, turn
+                _answered(folder, calls, conversation[len(before) :])
+            assert header["request"]["tools"], turn
+            before, calls = conversation, _calls(turn)
+
+
 def test_replay_json_prints_the_events_then_the_api_error_line() -> None:
     status, out, _ = run(
-        "replay", "--format", "json", str(LIBRARY / "chat/errors/server_error.jsonl")
+        "replay", "--format", "json", str(OPENAI_LIBRARY / "chat/errors/server_error.jsonl")
     )
     lines = [json.loads(line) for line in out.splitlines()]
     assert status == 1
@@ -106,7 +195,7 @@ def test_replay_json_prints_the_events_then_the_api_error_line() -> None:
 
 
 def test_the_async_driver_replays_an_openai_cassette_alike() -> None:
-    for path in (CHAT_TEXT, RESPONSES_TEXT, LIBRARY / "responses/errors/sequence_gap.jsonl"):
+    for path in (CHAT_TEXT, RESPONSES_TEXT, OPENAI_LIBRARY / "responses/errors/sequence_gap.jsonl"):
         outcome = asyncio.run(acollect(areplay(path)))
         assert outcome.to_json_lines() == replay_outcome(path).to_json_lines()
 
@@ -191,7 +280,7 @@ def test_validate_counts_each_providers_events() -> None:
 
 
 def test_coverage_reports_each_provider_against_its_own_table() -> None:
-    anthropic = str(ROOT / "cassettes" / "text_only.jsonl")
+    anthropic = str(LIBRARY / "text_only.jsonl")
     reports = measure_coverages([anthropic, str(RESPONSES_TEXT), str(CHAT_TEXT)])
     assert [report.provider for report in reports] == [
         "anthropic",
@@ -208,14 +297,42 @@ def test_coverage_reports_each_provider_against_its_own_table() -> None:
 
 @pytest.mark.parametrize(("folder", "provider"), PROVIDERS.items())
 def test_coverage_of_each_library_folder_reaches_every_code(folder: str, provider: str) -> None:
-    status, out, stderr = run("coverage", str(LIBRARY / folder))
+    status, out, stderr = run("coverage", str(OPENAI_LIBRARY / folder))
     codes = len(ERROR_TABLES[provider].templates)
     assert (status, stderr) == (0, "")
     assert out.splitlines()[-1] == f"{codes} of {codes} {provider} error codes reached"
 
 
+def test_coverage_of_the_whole_library_reaches_every_code_of_every_provider() -> None:
+    """What `make test` runs: `harness coverage cassettes/`, a table per provider."""
+    status, out, stderr = run("coverage", str(LIBRARY))
+    assert (status, stderr) == (0, "")
+    assert [line for line in out.splitlines() if line.endswith(" error codes reached")] == [
+        "12 of 12 error codes reached",
+        "16 of 16 openai-chat error codes reached",
+        "15 of 15 openai-responses error codes reached",
+    ]
+
+
+def test_serve_of_the_library_answers_from_its_anthropic_cassettes_alone() -> None:
+    """A folder served leaves its OpenAI cassettes out, in one line; one of theirs alone
+    is still refused, as a file of theirs is."""
+    from harness._http.server import CassetteServer
+
+    server = CassetteServer([str(LIBRARY)], match_on=None)
+    assert {cassette.provider for cassette in server.cassettes} == {ANTHROPIC}
+    assert len(server.cassettes) == len(library_cassettes())
+    assert server.left_out == [
+        f"left out {len(CASSETTES)} cassettes of other providers below {LIBRARY}: "
+        "harness serve answers Anthropic ones only for now"
+    ]
+    status, _, stderr = run("serve", str(LIBRARY_FOLDERS["openai-chat"]), "--port", "0")
+    assert status == 2
+    assert "harness serve replays Anthropic cassettes only for now" in stderr
+
+
 def test_coverage_of_mixed_providers_prints_a_table_each_and_fails_on_a_gap() -> None:
-    anthropic = str(ROOT / "cassettes" / "errors")
+    anthropic = str(LIBRARY / "errors")
     status, out, _ = run("coverage", anthropic, str(CHAT_TEXT))
     lines = out.splitlines()
     assert status == 1
@@ -302,7 +419,7 @@ def test_the_schema_names_the_providers_that_register_their_tables() -> None:
 def test_the_direct_readers_directives_act_in_an_openai_cassette(
     tmp_path: Path, folder: str, directive: dict[str, Any], failure: dict[str, str]
 ) -> None:
-    source = Cassette(LIBRARY / folder / "text.jsonl")
+    source = Cassette(OPENAI_LIBRARY / folder / "text.jsonl")
     lines = [line.data for line in source.lines()]
     path = tmp_path / "with.jsonl"
     write_cassette(path, [directive, *lines], header=source.header)

@@ -2,7 +2,7 @@
 
 Each API has its catalogue (`harness.faults.catalogue("openai-chat")`,
 `catalogue("openai-responses")`), whose rows together reach every code of its error
-table. The variants are derived from the good cassettes of `tests/data/openai/` and
+table. The variants are derived from the good cassettes of `cassettes/openai/` and
 replayed directly (`harness._replay.openai`), the wire rows included: direct replay acts
 on an `http_error`, a `cut` and a stall past the read timeout as a client would. The
 same wire rows through an SDK client wait for `harness.cassette_client` to serve OpenAI
@@ -45,7 +45,7 @@ from harness.faults import (
 )
 from harness_cli.main import cli
 
-LIBRARY = ROOT / "tests/data/openai"
+LIBRARY = ROOT / "cassettes/openai"
 CHAT, RESPONSES = "openai-chat", "openai-responses"
 TABLES = {CHAT: CHAT_TABLE, RESPONSES: RESPONSES_TABLE}
 Events = list[dict[str, Any]]
@@ -400,8 +400,8 @@ def test_a_session_turn_of_openai_cassettes_is_broken_in_place(tmp_path: Path) -
             "cassette (its header names the provider; --provider is for --list)",
         ),
         (
-            [str(LIBRARY / "responses/refusal.jsonl")],
-            f"{LIBRARY / 'responses/refusal.jsonl'}: does not complete (it ends in refusal); "
+            [str(LIBRARY / "responses/errors/refusal.jsonl")],
+            f"{LIBRARY / 'responses/errors/refusal.jsonl'}: does not complete (it ends in refusal); "
             "faults need a good stream",
         ),
     ],

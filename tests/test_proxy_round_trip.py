@@ -14,9 +14,9 @@ from typing import Any
 
 import anthropic
 import pytest
-from conftest import LIBRARY
+from conftest import LIBRARY, library_cassettes
 
-from harness._cassette.codec import Cassette, expand_paths
+from harness._cassette.codec import Cassette
 from harness._http.hosting import ServerThread
 from harness._http.proxy import RecordingProxy
 from harness._http.server import CassetteServer
@@ -28,7 +28,7 @@ REQUEST: dict[str, Any] = {
     "max_tokens": 64,
     "messages": [{"role": "user", "content": "round trip"}],
 }
-CASSETTES = expand_paths([str(LIBRARY)])
+CASSETTES = [str(path) for path in library_cassettes()]
 OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
 HTTP_ERROR = {
     "harness": "http_error",

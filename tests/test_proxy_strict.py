@@ -19,7 +19,13 @@ import anthropic
 import httpx2
 import pytest
 from aiohttp import web
-from conftest import LIBRARY, NAN_TOOL_INPUT, NODE_MODULES, typescript_final_messages
+from conftest import (
+    LIBRARY,
+    NAN_TOOL_INPUT,
+    NODE_MODULES,
+    library_cassettes,
+    typescript_final_messages,
+)
 from fake_api import FakeMessagesAPI
 
 from harness._cassette.codec import Cassette
@@ -39,7 +45,7 @@ REQUEST: dict[str, Any] = {
     "max_tokens": 64,
     "messages": [{"role": "user", "content": "strict proxy"}],
 }
-CASSETTES = sorted(path for path in LIBRARY.rglob("*.jsonl") if "sessions" not in path.parts)
+CASSETTES = [path for path in library_cassettes() if "sessions" not in path.parts]
 
 
 def _name(path: Path) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import LIBRARY
+from conftest import library_cassettes
 from hypothesis import given, settings, strategies as st
 from jsonschema import Draft202012Validator
 
@@ -73,7 +73,7 @@ def test_a_verdict_always_agrees_with_the_validator(line: Any) -> None:
 
 def cassette_lines() -> list[tuple[str, Any]]:
     found = []
-    for path in sorted(LIBRARY.rglob("*.jsonl")):
+    for path in library_cassettes():
         for raw in path.read_bytes().splitlines():
             if raw.strip():
                 found.append((path.name, orjson.loads(raw)))

@@ -12,9 +12,9 @@ from typing import Any
 import anthropic
 import httpx2
 import pytest
-from conftest import LIBRARY
+from conftest import LIBRARY, library_cassettes
 
-from harness._cassette.codec import expand_paths, make_header
+from harness._cassette.codec import make_header
 from harness._cassette.sse import encode_event
 from harness._http.hosting import ServerThread
 from harness._http.server import CassetteServer
@@ -27,7 +27,7 @@ REQUEST: dict[str, Any] = {
     "max_tokens": 64,
     "messages": [{"role": "user", "content": "hello"}],
 }
-CASSETTES = expand_paths([str(LIBRARY)])
+CASSETTES = [str(path) for path in library_cassettes()]
 TEXT_ONLY = LIBRARY / "text_only.jsonl"
 
 

@@ -23,10 +23,10 @@ from typing import Any
 
 import anthropic
 import pytest
-from conftest import LIBRARY, ROOT, typescript_final_messages
+from conftest import LIBRARY, ROOT, library_cassettes, typescript_final_messages
 from filelock import FileLock
 
-from harness._cassette.codec import Cassette, expand_paths
+from harness._cassette.codec import Cassette
 from harness._events import TextEvent, ToolCallEvent
 from harness._http.hosting import ServerThread
 from harness._http.server import CassetteServer
@@ -59,7 +59,7 @@ def _live_could_send(path: str) -> bool:
     return not _has_index_gap(path) and not isinstance(error, StreamProtocolError)
 
 
-LIBRARY_CASSETTES = [path for path in expand_paths([str(LIBRARY)]) if _live_could_send(path)]
+LIBRARY_CASSETTES = [str(path) for path in library_cassettes() if _live_could_send(str(path))]
 
 
 def _expected(path: str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import anthropic
 import httpx2
 import orjson
 import pytest
-from conftest import LIBRARY, NAN_TOOL_INPUT, library_streams
+from conftest import LIBRARY, NAN_TOOL_INPUT, library_cassettes, library_streams
 
 from harness import (
     Chunking,
@@ -34,7 +34,7 @@ from harness._providers.anthropic.message import message_from_events
 from harness._strict.guard import StreamGuard, check_message
 from harness.builder import StreamBuilder
 
-CASSETTES = sorted(path for path in LIBRARY.rglob("*.jsonl") if "sessions" not in path.parts)
+CASSETTES = [path for path in library_cassettes() if "sessions" not in path.parts]
 GOOD = [path for path in CASSETTES if "errors" not in path.parts]
 ASK: Any = {
     "model": "claude-sonnet-5",

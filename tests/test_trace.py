@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from conftest import LIBRARY
+from conftest import LIBRARY, library_cassettes
 
-from harness import Cassette, CassetteError, expand_paths, replay_outcome, write_cassette
+from harness import Cassette, CassetteError, replay_outcome, write_cassette
 from harness._events import event_to_json
 from harness._providers.anthropic.adapter import StreamAdapter
 from harness._replay.direct import sdk_events
@@ -54,7 +54,7 @@ def _usable(path: str) -> bool:
     return True
 
 
-LIBRARY_FILES = [path for path in expand_paths([str(LIBRARY)]) if _usable(path)]
+LIBRARY_FILES = [str(path) for path in library_cassettes() if _usable(str(path))]
 
 
 def _good_streams() -> dict[str, list[dict[str, Any]]]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import LIBRARY
+from conftest import LIBRARY, library_cassettes
 from hypothesis import given, settings, strategies as st
 
 from harness import (
@@ -25,7 +25,7 @@ from harness._cassette.sse import encode_event
 from harness.builder import StreamBuilder
 from harness_cli.main import cli
 
-SHIPPED = sorted(LIBRARY.rglob("*.jsonl"))
+SHIPPED = library_cassettes()
 
 
 def _built_streams() -> dict[str, StreamBuilder]:

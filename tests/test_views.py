@@ -13,15 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LIBRARY
+from conftest import LIBRARY, library_cassettes
 
-from harness._cassette.codec import Cassette, expand_paths, write_cassette
+from harness._cassette.codec import Cassette, write_cassette
 from harness._providers.anthropic.construct import event_builder
 from harness._replay.direct import failure_code, replay_outcome
 from harness._views import EventView
 from harness.faults import derive_variants
 
-LIBRARY_FILES = expand_paths([str(LIBRARY)])
+LIBRARY_FILES = [str(path) for path in library_cassettes()]
 
 #: every attribute the adapter reads, by the part it reads it from
 EVENT_FIELDS = ("type", "index")

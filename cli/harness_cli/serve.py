@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from typing import TYPE_CHECKING
 
 import click
 
-from harness._cassette.codec import Cassette, anthropic_only, expand_paths
+from harness._cassette.codec import Cassette, anthropic_only, expand_paths, of_provider
 from harness._exceptions import CassetteError, HarnessError, InputError
 from harness._terminal import printable
 from harness_cli.exit import Exit
@@ -230,9 +231,15 @@ def proxy(
 
 
 def _refuse_openai(paths: tuple[str, ...]) -> None:
-    """Exit 2 at the first OpenAI cassette among `paths`: the server answers Messages
-    requests only, so far (a cassette unusable otherwise is the server's to report)."""
-    for path in expand_paths(list(paths)):
+    """Exit 2 at the first OpenAI cassette among the files given and the folders holding
+    no other: the server answers Messages requests only, so far (a folder's others are
+    left out; a cassette unusable otherwise is the server's to report)."""
+    given = [
+        path
+        for path in paths
+        if not os.path.isdir(path) or not of_provider(expand_paths([path]))[0]
+    ]
+    for path in expand_paths(given):
         try:
             cassette = Cassette(path)
         except CassetteError:

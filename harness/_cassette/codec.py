@@ -66,6 +66,7 @@ __all__ = [
     "anthropic_only",
     "expand_paths",
     "live_api_warnings",
+    "of_provider",
     "pass_over",
     "read_cassette",
     "write_cassette",
@@ -451,6 +452,22 @@ def anthropic_only(cassette: Cassette, reader: str) -> None:
             f"an {cassette.provider} cassette: {reader} replays Anthropic cassettes only "
             "for now (direct replay reads it: harness replay PATH)",
         )
+
+
+def of_provider(paths: Sequence[str], provider: str = ANTHROPIC) -> tuple[list[str], list[str]]:
+    """`paths` (cassette files) parted, in order, into those whose header names `provider`
+    and the others: what a reader of one provider's streams takes from a folder of mixed
+    ones (`harness serve cassettes/`). A file whose header cannot be read counts as
+    `provider`'s, so that its reader reports why."""
+    kept: list[str] = []
+    others: list[str] = []
+    for path in paths:
+        try:
+            ours = Cassette(path).provider == provider
+        except CassetteError:
+            ours = True
+        (kept if ours else others).append(path)
+    return kept, others
 
 
 def read_cassette(source: CassetteSource) -> Cassette:

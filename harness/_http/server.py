@@ -34,7 +34,13 @@ from typing import Any, Final
 import orjson
 from aiohttp import web
 
-from harness._cassette.codec import Cassette, KeptCassette, expand_paths
+from harness._cassette.codec import (
+    Cassette,
+    KeptCassette,
+    anthropic_only,
+    expand_paths,
+    of_provider,
+)
 from harness._cassette.sessions import is_session_folder, turn_files, turn_number
 from harness._exceptions import HarnessError, ReplayError
 from harness._http.hosting import LOCALHOST, MAX_BODY, TOO_DEEP, api_error, harness_app
@@ -89,12 +95,32 @@ def _opened_at(path: str) -> str:
     return path if real == os.path.abspath(path) else real
 
 
+def _anthropic_ones(
+    inside: list[tuple[str, str, str]], folder: str, left_out: list[str]
+) -> list[tuple[str, str, str]]:
+    """The cassettes found in `folder` (as found, the folder, where read) that the server
+    answers from: Anthropic's; the others are left out in one line, and a folder of theirs
+    alone is refused as one of them is."""
+    kept, others = of_provider([opened for _, _, opened in inside])
+    if others and not kept:
+        anthropic_only(Cassette(others[0]), "harness serve")
+    if others:
+        left_out.append(
+            f"left out {len(others)} cassettes of other providers below {folder}: "
+            "harness serve answers Anthropic ones only for now"
+        )
+    answered = set(kept)
+    return [found for found in inside if found[2] in answered]
+
+
 def _served(
     paths: Sequence[str], left_out: list[str]
 ) -> tuple[list[Cassette], list[tuple[str, str]]]:
     """The cassettes in answer order, and for each the path found and the folder served
     ("" for a file given): a session folder (`turn-NN.jsonl`) turn by turn, any other
-    folder every `*.jsonl` below it, sorted, so that its subfolders can be named too.
+    folder every `*.jsonl` below it, sorted, so that its subfolders can be named too;
+    cassettes of another provider below it are left out (one line in `left_out`), and a
+    folder of theirs alone is refused as one of them is.
 
     Symlinks are resolved now, once: a cassette reached through a link is read at its
     real path, and one whose real path lies outside the real path of its folder is left
@@ -115,6 +141,8 @@ def _served(
                 inside.append((file, path, _opened_at(file)))
             else:
                 left_out.append(f"left out {file}: it links to {real}, outside {path}")
+        if not session:
+            inside = _anthropic_ones(inside, path, left_out)
         if not inside:
             raise ReplayError(f"{path}: no cassettes (*.jsonl) in the folder")
         found += inside

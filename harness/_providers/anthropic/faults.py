@@ -2,7 +2,7 @@
 
 Every row derives one broken variant from a good stream's raw event list (one that
 replays to `done`), or says it does not apply (no tool block: no tool faults). The
-expected outcome is a code of the adapter's error table (`harness._adapter`), or
+expected outcome is a code of the adapter's error table (`errors`), or
 `api_error:<error.type>` for a mid-stream API `error` event, which the SDK raises as
 `APIStatusError`. `harness.faults` is the public module: its `CATALOGUE` is this one.
 

@@ -1,14 +1,17 @@
 """Write the OpenAI cassette library (Chat Completions and Responses), reproducibly.
 
-    python tests/data/openai/generate.py            # rewrite the library in place
-    python tests/data/openai/generate.py OUT_DIR    # write it elsewhere (tests compare the two)
+    python cassettes/openai/generate.py            # rewrite cassettes/openai/ in place
+    python cassettes/openai/generate.py OUT_DIR    # write it elsewhere (tests compare the two)
 
 Each cassette is one small function below, registered with its path (`chat/...` or
 `responses/...`, the provider its header names) and the header `description` that says
-what it shows; `errors/<code>.jsonl` replays to that code of its provider's table. Lines
-are the SSE `data` objects of one answer, in order; Chat's `data: [DONE]` is the line
-`{"harness": "done"}` (docs/cassettes.md). Add a cassette by adding a function, run this
-script, then `pytest --snapshot-update` and review the new snapshot like code.
+what it shows; `errors/<code>.jsonl` (or `errors/<code>_<variant>.jsonl`) replays to that
+code of its provider's table, every other cassette to done. `<api>/sessions/<name>/` is a
+multi-turn session, one `turn-NN.jsonl` a response, each header's `request` the
+conversation so far in that API's request shape. Lines are the SSE `data` objects of one
+answer, in order; Chat's `data: [DONE]` is the line `{"harness": "done"}`
+(docs/cassettes.md). Add a cassette by adding a function, run this script, then
+`pytest --snapshot-update` and review the new snapshot like code.
 """
 
 from __future__ import annotations
@@ -31,16 +34,19 @@ DONE: dict[str, Any] = {"harness": "done"}
 Lines = list[dict[str, Any]]
 Recipe = Callable[[], Lines]
 
-#: relative path -> (provider, description, recipe), in the order they are written.
-LIBRARY: dict[str, tuple[str, str, Recipe]] = {}
+#: relative path -> (provider, description, request or None, recipe), in writing order.
+LIBRARY: dict[str, tuple[str, str, dict[str, Any] | None, Recipe]] = {}
 
 
-def cassette(path: str, description: str) -> Callable[[Recipe], Recipe]:
-    """Register a recipe under `path` (relative to the library folder: `chat/` or `responses/`)."""
+def cassette(
+    path: str, description: str, request: dict[str, Any] | None = None
+) -> Callable[[Recipe], Recipe]:
+    """Register a recipe under `path` (relative to the library folder: `chat/` or
+    `responses/`), with the request body its header keeps, if any."""
     provider = CHAT if path.startswith("chat/") else RESPONSES
 
     def register(recipe: Recipe) -> Recipe:
-        LIBRARY[path] = (provider, description, recipe)
+        LIBRARY[path] = (provider, description, request, recipe)
         return recipe
 
     return register
@@ -67,14 +73,14 @@ def chunk(
     }
 
 
-def role() -> dict[str, Any]:
-    return chunk({"role": "assistant", "content": ""})
+def role(ident: str = COMPLETION_ID) -> dict[str, Any]:
+    return chunk({"role": "assistant", "content": ""}, ident=ident)
 
 
-def usage() -> dict[str, Any]:
+def usage(ident: str = COMPLETION_ID) -> dict[str, Any]:
     """The last chunk of `stream_options.include_usage`: no choices."""
     totals = {"prompt_tokens": 25, "completion_tokens": 9, "total_tokens": 34}
-    return {**chunk(), "choices": [], "usage": totals}
+    return {**chunk(ident=ident), "choices": [], "usage": totals}
 
 
 def piece(index: int, arguments: str, ident: str | None = None, name: str | None = None) -> Any:
@@ -92,17 +98,23 @@ def calls(*pieces: Any) -> dict[str, Any]:
     return chunk({"tool_calls": list(pieces)})
 
 
-def chat_text(*parts: str) -> Lines:
-    return [chunk({"content": text}) for text in parts]
+def chat_text(*parts: str, ident: str = COMPLETION_ID) -> Lines:
+    return [chunk({"content": text}, ident=ident) for text in parts]
 
 
-def weather_call(index: int = 0, ident: str = "call_01Weather", arguments: str = "") -> Lines:
+def weather_call(
+    index: int = 0,
+    ident: str = "call_01Weather",
+    arguments: str = "",
+    *,
+    completion: str = COMPLETION_ID,
+) -> Lines:
     """A get_weather call at `index`: its opening piece, then its arguments in two pieces."""
     half = len(arguments) // 2
     return [
-        calls(piece(index, "", ident, "get_weather")),
-        calls(piece(index, arguments[:half])),
-        calls(piece(index, arguments[half:])),
+        chunk({"tool_calls": [piece(index, "", ident, "get_weather")]}, ident=completion),
+        chunk({"tool_calls": [piece(index, arguments[:half])]}, ident=completion),
+        chunk({"tool_calls": [piece(index, arguments[half:])]}, ident=completion),
     ]
 
 
@@ -156,7 +168,7 @@ def chat_reasoning() -> Lines:
 
 
 @cassette(
-    "chat/refusal.jsonl",
+    "chat/errors/refusal.jsonl",
     "The model refuses (delta.refusal): refusal, as the strict adapter's default.",
 )
 def chat_refusal() -> Lines:
@@ -281,13 +293,97 @@ def chat_multiple_choices() -> Lines:
     return [role(), chunk({"content": "Rome."}, index=1), chunk(None, "stop"), DONE]
 
 
-@cassette("chat/errors/refusal.jsonl", "Text, then a refusal piece: refusal.")
+@cassette("chat/errors/refusal_after_text.jsonl", "Text, then a refusal piece: refusal.")
 def chat_refusal_after_text() -> Lines:
     return [
         role(),
         *chat_text("Well, "),
         chunk({"refusal": "I can't help with that."}),
         chunk(None, "stop"),
+        DONE,
+    ]
+
+
+# A session each: the user asks, the model calls get_weather, the tool answers, the model
+# answers in text. Turn N's request is the conversation before its response, in the API's
+# own request shape; turn N+1's adds turn N's answer and the tool's result.
+
+QUESTION = "What is the weather in Paris?"
+ARGUMENTS = '{"city": "Paris"}'
+#: what get_weather returned, as the tool's message gives it back
+WEATHER = '{"temperature_c": 18, "sky": "cloudy"}'
+ANSWER = ("It is 18 degrees ", "and cloudy in Paris.")
+PARAMETERS = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}},
+    "required": ["city"],
+}
+WEATHER_TOOL = "get_weather"
+WEATHER_DOES = "The current weather in a city."
+CHAT_SESSION = "chat/sessions/weather"
+CHAT_TOOLS = [
+    {
+        "type": "function",
+        "function": {"name": WEATHER_TOOL, "description": WEATHER_DOES, "parameters": PARAMETERS},
+    }
+]
+CHAT_ASKED: Lines = [{"role": "user", "content": QUESTION}]
+CHAT_ANSWERED: Lines = [
+    *CHAT_ASKED,
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_01Weather",
+                "type": "function",
+                "function": {"name": WEATHER_TOOL, "arguments": ARGUMENTS},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_01Weather", "content": WEATHER},
+]
+
+
+def chat_request(messages: Lines) -> dict[str, Any]:
+    """A Chat Completions request body, as the SDK sends `create(stream=True, ...)`."""
+    return {
+        "model": MODEL,
+        "messages": messages,
+        "tools": CHAT_TOOLS,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+
+
+@cassette(
+    f"{CHAT_SESSION}/turn-01.jsonl",
+    "weather turn 1: the user asks; one get_weather call, finish_reason tool_calls.",
+    chat_request(CHAT_ASKED),
+)
+def chat_session_turn_1() -> Lines:
+    ident = "chatcmpl-HarnessWeatherTurn1"
+    return [
+        role(ident),
+        *weather_call(arguments=ARGUMENTS, completion=ident),
+        chunk(None, "tool_calls", ident=ident),
+        usage(ident),
+        DONE,
+    ]
+
+
+@cassette(
+    f"{CHAT_SESSION}/turn-02.jsonl",
+    "weather turn 2: the call and its role: tool result sent back; the answer's text.",
+    chat_request(CHAT_ANSWERED),
+)
+def chat_session_turn_2() -> Lines:
+    ident = "chatcmpl-HarnessWeatherTurn2"
+    return [
+        role(ident),
+        *chat_text(*ANSWER, ident=ident),
+        chunk(None, "stop", ident=ident),
+        usage(ident),
         DONE,
     ]
 
@@ -440,7 +536,7 @@ def refusal(events: Events, index: int) -> Events:
 
 
 @cassette(
-    "responses/refusal.jsonl",
+    "responses/errors/refusal.jsonl",
     "The model refuses (response.refusal.delta): refusal, as the strict adapter's default.",
 )
 def responses_refusal() -> Lines:
@@ -571,7 +667,8 @@ def responses_inconsistent_response() -> Lines:
 
 
 @cassette(
-    "responses/errors/refusal.jsonl", "Text in one item, then a refusal in the next: refusal."
+    "responses/errors/refusal_after_text.jsonl",
+    "Text in one item, then a refusal in the next: refusal.",
 )
 def responses_refusal_after_text() -> Lines:
     return refusal(Events().created().message(0, "Well."), 1).lines
@@ -594,13 +691,64 @@ def responses_unsupported_output_item() -> Lines:
     return events.completed()
 
 
+RESPONSES_SESSION = "responses/sessions/weather"
+RESPONSES_TOOLS = [
+    {
+        "type": "function",
+        "name": WEATHER_TOOL,
+        "description": WEATHER_DOES,
+        "parameters": PARAMETERS,
+    }
+]
+RESPONSES_ASKED: Lines = [{"role": "user", "content": QUESTION}]
+RESPONSES_ANSWERED: Lines = [
+    *RESPONSES_ASKED,
+    {
+        "type": "function_call",
+        "id": "fc_01Weather",
+        "call_id": "call_01Weather",
+        "name": WEATHER_TOOL,
+        "arguments": ARGUMENTS,
+        "status": "completed",
+    },
+    {"type": "function_call_output", "call_id": "call_01Weather", "output": WEATHER},
+]
+
+
+def responses_request(items: Lines) -> dict[str, Any]:
+    """A Responses request body, as the SDK sends `responses.create(stream=True, ...)`."""
+    return {"model": MODEL, "input": items, "tools": RESPONSES_TOOLS, "stream": True}
+
+
+@cassette(
+    f"{RESPONSES_SESSION}/turn-01.jsonl",
+    "weather turn 1: the user asks; one get_weather function_call item.",
+    responses_request(RESPONSES_ASKED),
+)
+def responses_session_turn_1() -> Lines:
+    events = Events("resp_HarnessWeatherTurn1").created()
+    return events.call(0, ARGUMENTS).completed()
+
+
+@cassette(
+    f"{RESPONSES_SESSION}/turn-02.jsonl",
+    "weather turn 2: the function_call and its function_call_output sent back; the answer.",
+    responses_request(RESPONSES_ANSWERED),
+)
+def responses_session_turn_2() -> Lines:
+    events = Events("resp_HarnessWeatherTurn2").created()
+    return events.message(0, *ANSWER, ident="msg_01WeatherAnswer").completed()
+
+
 def generate(folder: Path) -> list[Path]:
     """Write every cassette under `folder`; return their paths, in order."""
     written = []
-    for name, (provider, description, recipe) in LIBRARY.items():
+    for name, (provider, description, request, recipe) in LIBRARY.items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        header = make_header(description, "synthetic", provider=provider, model=MODEL)
+        header = make_header(
+            description, "synthetic", request=request, provider=provider, model=MODEL
+        )
         write_cassette(path, recipe(), header=header)
         written.append(path)
     return written
