@@ -1,7 +1,7 @@
 """Write the OpenAI agent sessions: Anthropic's example tasks, recorded for Chat and Responses.
 
-    python tests/data/agent_sessions/generate.py            # rewrite the sessions in place
-    python tests/data/agent_sessions/generate.py OUT_DIR    # write them elsewhere
+    python tests/data/agent_sessions/generate_sessions.py            # rewrite the sessions in place
+    python tests/data/agent_sessions/generate_sessions.py OUT_DIR    # write them elsewhere
 
 Each task of `TASKS` is a session of `cassettes/sessions/` (same `session.json`, same
 texts, same tool calls, run on the same `<session>/files/`), written again as an
