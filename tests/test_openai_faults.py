@@ -401,8 +401,8 @@ def test_a_session_turn_of_openai_cassettes_is_broken_in_place(tmp_path: Path) -
         ),
         (
             [str(LIBRARY / "responses/errors/refusal.jsonl")],
-            f"{LIBRARY / 'responses/errors/refusal.jsonl'}: does not complete (it ends in refusal); "
-            "faults need a good stream",
+            f"{LIBRARY / 'responses/errors/refusal.jsonl'}: does not complete "
+            "(it ends in refusal); faults need a good stream",
         ),
     ],
     ids=["provider disagrees", "not a good stream"],

@@ -17,6 +17,8 @@ Examples:
   harness agent cassettes/sessions/read-notes --root cassettes/sessions/read-notes/files
   harness agent cassettes/sessions/read-notes --root cassettes/sessions/read-notes/files \\
       --format json
+  harness agent tests/data/agent_sessions/openai-chat/read-notes \\
+      --root cassettes/sessions/read-notes/files
 
 Exit status: 0 the conversation completed; 1 a turn failed (protocol or API error,
 an empty turn), it was aborted, or max_turns was reached; 2 the session is unusable
@@ -45,7 +47,10 @@ an empty turn), it was aborted, or max_turns was reached; 2 the session is unusa
     help='Pace each turn at its recorded arrival offsets ({"harness": "at"} lines).',
 )
 def agent(session_dir: str, root: str, output_format: str, realtime: bool) -> None:
-    """Replay a session folder offline, running its tools for real under --root."""
+    """Replay a session folder offline, running its tools for real under --root.
+
+    Each turn is read through its cassette's provider (Anthropic, OpenAI Chat or
+    Responses, from its header); the transcript is the loop's, whichever it is."""
     from harness.agent.loop import AgentFailed
     from harness.agent.messages import messages_to_api, render_transcript
     from harness.agent.session import ReplayError, SessionError, load_session, replay_session
@@ -87,13 +92,18 @@ def _unusable(error: Exception) -> NoReturn:
 
 
 def _failure(error: Exception) -> dict[str, Any]:
-    """The replay failure line for a protocol or API error; a `turn_error` for anything else."""
-    from anthropic import APIStatusError
+    """The replay failure line for a protocol or API error; a `turn_error` for anything else.
 
-    from harness._exceptions import StreamProtocolError
+    An OpenAI session's API error is an `APIErrorEvent` (its turns are read as dicts):
+    the Anthropic SDK is imported only to know its own error type."""
+    from harness._exceptions import APIErrorEvent, StreamProtocolError
     from harness._replay.direct import failure_to_json
 
-    if isinstance(error, StreamProtocolError | APIStatusError):
+    if isinstance(error, StreamProtocolError | APIErrorEvent):
+        return failure_to_json(error)
+    from anthropic import APIStatusError
+
+    if isinstance(error, APIStatusError):
         return failure_to_json(error)
     return {"type": "turn_error", "message": f"{type(error).__name__}: {error}"}
 

@@ -22,7 +22,7 @@ from harness._exceptions import APIErrorEvent
 from harness._providers import provider
 from harness._replay.plan import AsyncPacer, connection_cut, read_timed_out
 
-__all__ = ["aprovider_events", "provider_events", "provider_items"]
+__all__ = ["aprovider_events", "aprovider_items", "provider_events", "provider_items"]
 
 
 def provider_items(
@@ -76,6 +76,18 @@ async def _items(
     for item in provider_items(cassette, handle, read_timeout):
         await pacer.wait()
         yield item
+
+
+def aprovider_items(
+    cassette: Cassette,
+    on_directive: DirectiveHandler,
+    read_timeout: float | None,
+    *,
+    realtime: bool = False,
+) -> AsyncIterator[Any]:
+    """`provider_items` for an async reader (agent session replay feeds them to the
+    adapter itself): with `realtime`, each awaited to its `at` offset."""
+    return _items(cassette, on_directive, read_timeout, realtime)
 
 
 def aprovider_events(

@@ -1,15 +1,18 @@
 """The agent loop the adapter serves: a model client, the turn loop, tools and session replay.
 
 `run_agent` consumes only internal `ModelEvent`s from a `ModelClient`; cancellation is
-cooperative and observed at six checkpoints (see `harness.agent.loop`). Importing this
-package never imports the Anthropic SDK. It may import the flat core, `harness._cassette`,
-`harness._providers` (the adapters), `harness._replay` (session replay's step) and
-`harness.builder`.
+cooperative and observed at six checkpoints (see `harness.agent.loop`). The model
+clients: `AnthropicModelClient` (`client`), `OpenAIChatModelClient` and
+`OpenAIResponsesModelClient` (`openai_client`). Importing this package never imports an
+SDK. It may import the flat core, `harness._cassette`, `harness._providers` (the
+adapters, and the OpenAI dialects' `conversation`), `harness._replay` (session replay's
+step) and `harness.builder`.
 """
 
 from harness.agent.client import AnthropicModelClient, ModelClient, ModelRequest
 from harness.agent.loop import AgentFailed, AgentResult, Checkpoint, EmptyTurnError, run_agent
 from harness.agent.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from harness.agent.openai_client import OpenAIChatModelClient, OpenAIResponsesModelClient
 from harness.agent.signal import AbortController, AbortSignal
 from harness.agent.tools import ReadTool, Tool, ToolError, string_field
 
@@ -24,6 +27,8 @@ __all__ = [
     "Message",
     "ModelClient",
     "ModelRequest",
+    "OpenAIChatModelClient",
+    "OpenAIResponsesModelClient",
     "ReadTool",
     "TextBlock",
     "Tool",

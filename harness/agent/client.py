@@ -1,16 +1,17 @@
 """The model client seam: a request in, internal `ModelEvent`s out.
 
 `ModelClient` is all the agent loop knows of a model. `AnthropicModelClient` is the one
-place that talks to the SDK: it maps the loop's messages and tool definitions to the
-Messages API parameters, streams, and runs the strict adapter over the SDK's events.
-It answers the abort signal: the moment the signal is set it stops waiting for the next
-event and closes the SDK stream (and with it the HTTP response).
+place that talks to the Anthropic SDK: it maps the loop's messages and tool definitions
+to the Messages API parameters, streams, and runs the strict adapter over the SDK's
+events (the OpenAI clients, `harness.agent.openai_client`, do the same through
+`adapted`). It answers the abort signal: the moment the signal is set it stops waiting
+for the next event and closes the SDK stream (and with it the HTTP response).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -23,7 +24,7 @@ from harness.agent.tools import ToolDefinition
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
-__all__ = ["AnthropicModelClient", "ModelClient", "ModelRequest", "request_params"]
+__all__ = ["AnthropicModelClient", "ModelClient", "ModelRequest", "adapted", "request_params"]
 
 DEFAULT_MODEL = "claude-sonnet-4-5-20250929"
 
@@ -82,13 +83,24 @@ class AnthropicModelClient:
     async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
         params = request_params(request, model=self.model, max_tokens=self.max_tokens)
         sdk_stream = await self._sdk().messages.create(**params, stream=True)
-        try:
-            async for event in ato_model_events(_until_aborted(sdk_stream, request.signal)):
-                yield event
-        except _StreamAborted:
-            return  # cut short: no end-of-stream checks, no done; the loop sees the signal
-        finally:
-            await sdk_stream.close()
+        async for event in adapted(sdk_stream, request.signal, ato_model_events):
+            yield event
+
+
+async def adapted(
+    sdk_stream: Any,
+    signal: AbortSignal | None,
+    driver: Callable[[AsyncIterator[Any]], AsyncIterator[ModelEvent]],
+) -> AsyncGenerator[ModelEvent, None]:
+    """An SDK stream's events through an adapter's async `driver`, answering `signal`;
+    the SDK stream is closed (and with it the HTTP response) however it ends."""
+    try:
+        async for event in driver(_until_aborted(sdk_stream, signal)):
+            yield event
+    except _StreamAborted:
+        return  # cut short: no end-of-stream checks, no done; the loop sees the signal
+    finally:
+        await sdk_stream.close()
 
 
 class _StreamAborted(Exception):

@@ -3,8 +3,10 @@
 A session folder holds `session.json` (`{"system", "prompt", "tools", "max_turns"}`) and
 one cassette per model turn, `turn-01.jsonl`, `turn-02.jsonl`, ... `ReplayModelClient`
 serves the turns in order (by turn number: `turn-100` after `turn-99`) through the real
-adapter, fed with the SDK's own event objects, and keeps every request it receives so a
-test can assert what the loop sent back. Two replay directives act on the loop:
+adapter of each turn's provider (its header's `provider`, through the registry): an
+Anthropic turn fed with the SDK's own event objects, an OpenAI one with its lines' dicts
+(`harness._replay.openai`), and keeps every request it receives so a test can assert
+what the loop sent back. Two replay directives act on the loop:
 
 - `{"harness": "abort"}` sets the abort signal when replay reaches that line;
 - `{"harness": "hang"}` makes the stream wait, deaf to the signal, until the task
@@ -36,10 +38,11 @@ from harness._cassette.sessions import (
 )
 from harness._directives import ABORT, HANG
 from harness._events import ModelEvent
-from harness._exceptions import ReplayError, SessionError
+from harness._exceptions import ANTHROPIC, ReplayError, SessionError
 from harness._files import atomic_write
-from harness._providers.anthropic.adapter import ato_model_events
+from harness._providers import provider
 from harness._replay.calls import Call, played
+from harness._replay.plan import DEFAULT_READ_TIMEOUT
 from harness.agent.client import ModelRequest
 from harness.agent.loop import AgentResult, run_agent
 from harness.agent.signal import AbortController
@@ -194,7 +197,9 @@ class ReplayModelClient:
                 f"the loop asked for turn {number}, but the session has "
                 f"{len(self._answers)} recorded turn(s)"
             )
-        return ato_model_events(self._sdk_stream(self._answers[number - 1]))
+        path = self._answers[number - 1]
+        cassette = Cassette(path)
+        return provider(cassette.provider).ato_model_events(self._turn_items(cassette))
 
     def check_finished(self) -> None:
         """Raise `ReplayError` if some recorded turns were never asked for."""
@@ -203,10 +208,13 @@ class ReplayModelClient:
             names = ", ".join(path.name for path in unplayed)
             raise ReplayError(f"{len(unplayed)} recorded turn(s) left unplayed: {names}")
 
-    async def _sdk_stream(self, path: Path) -> AsyncIterator[Any]:
-        """The turn's SDK event objects, one per loop iteration, acting on directives."""
+    async def _turn_items(self, cassette: Cassette) -> AsyncIterator[Any]:
+        """What the turn's adapter reads (an Anthropic turn's SDK event objects, an OpenAI
+        turn's dicts), one per loop iteration, acting on directives."""
         from harness._replay.direct import asdk_events
+        from harness._replay.openai import aprovider_items
 
+        path = cassette.path
         hang = False
 
         def on_directive(directive: dict[str, Any]) -> None:
@@ -220,7 +228,13 @@ class ReplayModelClient:
                 self.controller.abort(f"{path}: abort directive")
             # any other directive is carried out or passed over by `asdk_events`
 
-        async for event in asdk_events(Cassette(path), on_directive, realtime=self.realtime):
+        if cassette.provider == ANTHROPIC:
+            items = asdk_events(cassette, on_directive, realtime=self.realtime)
+        else:
+            items = aprovider_items(
+                cassette, on_directive, DEFAULT_READ_TIMEOUT, realtime=self.realtime
+            )
+        async for event in items:
             if hang:
                 await asyncio.Event().wait()  # deaf to the signal; only cancellation ends it
             await asyncio.sleep(0)  # a real stream yields to the event loop between events
