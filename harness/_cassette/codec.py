@@ -290,10 +290,11 @@ class Cassette:
             raise CassetteError(self.path, max(number, 1), "cassette holds no stream events")
 
     def sse(self, line: CassetteLine) -> bytes:
-        """An event line as the API's SSE framing carries it (a kept cassette caches it)."""
-        from harness._cassette.sse import encode_event
+        """An event line as its provider's SSE framing carries it (a kept cassette caches
+        it; `harness._cassette.sse.encoder_of`)."""
+        from harness._cassette.sse import encoder_of
 
-        return encode_event(line.data)
+        return encoder_of(self.provider)(line.data)
 
     def events(self) -> Iterator[dict[str, Any]]:
         """The raw stream events alone, directives passed over."""

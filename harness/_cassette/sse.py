@@ -31,11 +31,12 @@ It is ours, not the SDK's, so that the proxy never imports the SDK (seconds cold
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
+from harness._exceptions import ANTHROPIC
 from harness._json import dump_line, sdk_json
 from harness._terminal import printable
 
@@ -47,9 +48,11 @@ __all__ = [
     "SSEFormatError",
     "StreamingDecoder",
     "encode_event",
+    "encoder_of",
     "events_from_body",
     "events_from_chunks",
     "events_from_response",
+    "register_encoder",
 ]
 
 
@@ -93,6 +96,27 @@ def encode_event(event: dict[str, Any]) -> bytes:
     """One event as the API's SSE framing carries it, closing blank line included."""
     kind = printable(str(event["type"])).encode()
     return b"event: " + kind + b"\ndata: " + dump_line(event) + b"\n\n"
+
+
+#: provider -> how its event lines are framed, for every provider but Anthropic
+#: (`encode_event`): registered by replay's framing lookup (`harness._replay.framings`).
+_ENCODERS: dict[str, Callable[[dict[str, Any]], bytes]] = {}
+
+
+def register_encoder(provider: str, encode: Callable[[dict[str, Any]], bytes]) -> None:
+    """Say how the event lines of `provider`'s cassettes are framed as SSE."""
+    _ENCODERS[provider] = encode
+
+
+def encoder_of(provider: str) -> Callable[[dict[str, Any]], bytes]:
+    """How `provider`'s event lines are framed (`encode_event` for Anthropic's); a provider
+    none registered raises `LookupError`."""
+    if provider == ANTHROPIC:
+        return encode_event
+    try:
+        return _ENCODERS[provider]
+    except KeyError:
+        raise LookupError(f"no SSE framing is registered for provider {provider!r}") from None
 
 
 def events_from_chunks(chunks: Iterable[bytes]) -> Iterator[dict[str, Any]]:

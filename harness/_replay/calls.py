@@ -114,12 +114,19 @@ def call_events(call: Call, *, via: str, read_timeout: float | None) -> Iterator
     from harness._adapter import to_model_events
     from harness._replay.clients import cassette_client
     from harness._replay.direct import replay
+    from harness._replay.openai import DRIVERS
 
     if via != "sdk":
         yield from replay(call.played, sdk_objects=False, read_timeout=read_timeout)
         return
     client = cassette_client(list(call.turns), match_on=None, timeout=read_timeout)
+    provider = Cassette(call.played).provider
     try:
+        if provider in DRIVERS:  # an OpenAI client: its dialect's reader
+            from harness._replay.readers import client_events
+
+            yield from client_events(client, provider)
+            return
         stream = client.messages.create(
             model="harness-replay",
             max_tokens=1,

@@ -13,19 +13,28 @@ is Chat's `data: [DONE]` (docs/cassettes.md).
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
-from harness._cassette.codec import Cassette, DirectiveHandler
+from harness._cassette.codec import Cassette, CassetteLine, DirectiveHandler
 from harness._cassette.directives import CUT, DONE, HTTP_ERROR, STALL
 from harness._events import ModelEvent
 from harness._exceptions import APIErrorEvent
-from harness._providers.openai_chat import adapter as chat
+from harness._providers.openai_chat import adapter as chat, tracing as chat_tracing
 from harness._providers.openai_chat.errors import PROVIDER as OPENAI_CHAT
-from harness._providers.openai_responses import adapter as responses
+from harness._providers.openai_responses import adapter as responses, tracing as responses_tracing
 from harness._providers.openai_responses.errors import PROVIDER as OPENAI_RESPONSES
 from harness._replay.plan import AsyncPacer, connection_cut, read_timed_out
 
-__all__ = ["DRIVERS", "aprovider_events", "provider_events", "provider_items"]
+__all__ = [
+    "DRIVERS",
+    "MACHINES",
+    "SKIP",
+    "Machine",
+    "aprovider_events",
+    "item_reader",
+    "provider_events",
+    "provider_items",
+]
 
 SyncDriver = Callable[[Iterable[Any]], Iterator[ModelEvent]]
 AsyncDriver = Callable[[AsyncIterable[Any]], AsyncIterator[ModelEvent]]
@@ -37,16 +46,46 @@ DRIVERS: Final[Mapping[str, tuple[SyncDriver, AsyncDriver]]] = {
 }
 
 
-def provider_items(
-    cassette: Cassette, on_directive: DirectiveHandler, read_timeout: float | None
-) -> Iterator[Any]:
-    """The cassette's `data` objects as its adapter reads them (a `done` line as Chat's
-    `[DONE]`); raises as a live client would at an `http_error`, a `cut` or a long stall."""
-    for line in cassette.lines():
+class Machine(Protocol):
+    """What the trace reads of an OpenAI adapter: `feed`, `finish`, the open calls."""
+
+    def feed(self, item: Any) -> list[ModelEvent]: ...
+    def finish(self) -> list[ModelEvent]: ...
+
+
+#: provider -> (a new adapter, its open tool calls / output items, how a row names a line)
+MACHINES: Final[
+    Mapping[
+        str,
+        tuple[
+            Callable[[], Machine],
+            Callable[[Any], tuple[int, ...]],
+            Callable[[dict[str, Any], object], tuple[str, int | None, str, object]],
+        ],
+    ]
+] = {
+    OPENAI_CHAT: (chat.ChatAdapter, lambda machine: machine.open_tool_calls, chat_tracing.describe),
+    OPENAI_RESPONSES: (
+        responses.ResponsesAdapter,
+        lambda machine: machine.open_output_items,
+        responses_tracing.describe,
+    ),
+}
+
+#: What `item_reader`'s function gives for a line the adapter is not fed.
+SKIP: Final = object()
+
+
+def item_reader(
+    on_directive: DirectiveHandler, read_timeout: float | None
+) -> Callable[[CassetteLine], Any]:
+    """The one step from an OpenAI cassette line to what its adapter is fed (`SKIP`: nothing),
+    shared by `provider_items` and the trace; raises as a live client would."""
+
+    def item_of(line: CassetteLine) -> Any:
         data = line.data
         if line.kind == "event":
-            yield data
-            continue
+            return data
         name = data["harness"]
         if name == HTTP_ERROR:
             raise APIErrorEvent(data["body"], int(data["status"]))
@@ -55,11 +94,25 @@ def provider_items(
         if name == STALL:
             if read_timeout is not None and data["ms"] / 1000 > read_timeout:
                 raise read_timed_out()
-            continue  # no clock on this path: a shorter stall changes nothing
+            return SKIP  # no clock on this path: a shorter stall changes nothing
         if name == DONE:
-            yield chat.DONE
-            continue
+            return chat.DONE
         on_directive(data)
+        return SKIP
+
+    return item_of
+
+
+def provider_items(
+    cassette: Cassette, on_directive: DirectiveHandler, read_timeout: float | None
+) -> Iterator[Any]:
+    """The cassette's `data` objects as its adapter reads them (a `done` line as Chat's
+    `[DONE]`); raises as a live client would at an `http_error`, a `cut` or a long stall."""
+    item_of = item_reader(on_directive, read_timeout)
+    for line in cassette.lines():
+        item = item_of(line)
+        if item is not SKIP:
+            yield item
 
 
 def provider_events(

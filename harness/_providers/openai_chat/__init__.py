@@ -2,6 +2,8 @@
 
 `adapter` is the sans-IO adapter state machine (`ChatAdapter`, chunk dicts in, internal
 events out) and its drivers; `errors` is its error table as data (provider
-`"openai-chat"`), registered with `harness._exceptions` when imported. May import the
-flat core and `harness._providers.openai_shared`; never the SDK.
+`"openai-chat"`), registered with `harness._exceptions` when imported; `framing` is the
+wire (SSE bytes, `data: [DONE]`, the `chat.completion` a non-streaming request gets);
+`reading` the SDK's two readers, given a client; `tracing` how a trace row names a chunk.
+May import the flat core and `harness._providers.openai_shared`; never the SDK.
 """

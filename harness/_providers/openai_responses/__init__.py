@@ -2,6 +2,9 @@
 
 `adapter` is the sans-IO adapter state machine (`ResponsesAdapter`, event dicts in,
 internal events out) and its drivers; `errors` is its error table as data (provider
-`"openai-responses"`), registered with `harness._exceptions` when imported. May import
-the flat core and `harness._providers.openai_shared`; never the SDK.
+`"openai-responses"`), registered with `harness._exceptions` when imported; `framing` is
+the wire (SSE bytes, the `response` a non-streaming request gets, the lines a resumed
+stream answers with); `reading` the SDK's two readers, given a client; `tracing` how a
+trace row names an event. May import the flat core and
+`harness._providers.openai_shared`; never the SDK.
 """
