@@ -105,9 +105,11 @@ def completion_from_chunks(chunks: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _message(index: int, folded: dict[str, Any]) -> dict[str, Any]:
+    content = "".join(folded["content"])
     message: dict[str, Any] = {
         "role": "assistant",
-        "content": "".join(folded["content"]) if folded["content"] else None,
+        # as the API answers: a string, but null beside tool calls or a refusal
+        "content": None if not content and (folded["calls"] or folded["refusal"]) else content,
         "refusal": "".join(folded["refusal"]) if folded["refusal"] else None,
     }
     calls = folded["calls"]
