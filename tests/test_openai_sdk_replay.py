@@ -273,7 +273,7 @@ def test_sessions_are_answered_in_turn_order_through_the_sdks_own_retries(tmp_pa
     busy = {
         "harness": "http_error",
         "status": 429,
-        "headers": {"retry-after-ms": "0"},
+        "headers": {"retry-after-ms": "1"},
         "body": {"error": {"type": "rate_limit_exceeded", "message": "Slow down."}},
     }
     session = tmp_path / "session"
