@@ -347,3 +347,25 @@ def test_the_openai_sdk_is_imported_only_when_a_client_hands_its_objects_out() -
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
     assert result.stdout == "False\nTrue False\n"
+
+
+def test_replay_via_sdk_plays_an_openai_session_through_the_sdks_retries(tmp_path: Path) -> None:
+    busy = {
+        "harness": "http_error",
+        "status": 429,
+        "headers": {"retry-after-ms": "1"},
+        "body": {"error": {"type": "rate_limit_exceeded", "message": "Slow down."}},
+    }
+    header = {"cassette": 1, "provider": "openai-chat"}
+    write_cassette(tmp_path / "turn-01.jsonl", [busy], header=header)
+    (tmp_path / "turn-02.jsonl").write_bytes(CHAT_TEXT.read_bytes())
+    code, out = _run("replay", "--via", "sdk", str(tmp_path))
+    assert (code, out.splitlines()) == (
+        0,
+        [
+            'text        "Paris is "',
+            'text        "the capital "',
+            'text        "of France."',
+            "done",
+        ],
+    )
