@@ -344,8 +344,6 @@ def test_coverage_of_mixed_providers_prints_a_table_each_and_fails_on_a_gap() ->
 @pytest.mark.parametrize(
     ("args", "reader"),
     [
-        (["replay", "--via", "sdk", str(CHAT_TEXT)], "--via sdk"),
-        (["replay", "--trace", str(RESPONSES_TEXT)], "--trace"),
         (["diff", str(CHAT_TEXT), str(CHAT_TEXT)], "harness diff"),
         (["diff", "--trace", str(RESPONSES_TEXT), str(CHAT_TEXT)], "harness diff --trace"),
         (["serve", str(CHAT_TEXT), "--port", "0"], "harness serve"),

@@ -13,7 +13,6 @@ import click
 from harness._cassette.codec import (
     Cassette,
     CassetteLine,
-    anthropic_only,
     expand_paths,
     live_api_warnings,
     pass_over,
@@ -60,7 +59,6 @@ def _outcome_lines(cassette: Cassette | Call, wire: dict[str, Any]) -> Iterator[
         elif wire["via"] == "sdk":
             from harness._replay.sdk import replay_events
 
-            anthropic_only(cassette, "--via sdk")
             events = replay_events(cassette, **wire)
         else:
             events = replay(
@@ -105,7 +103,6 @@ def _write_trace(
     from harness._replay.plan import RealtimePacer
     from harness._testing.trace import HEADER, format_row, trace
 
-    anthropic_only(cassette, "--trace")
     pacer = RealtimePacer() if wire["realtime"] else pass_over
     rows = trace(cassette, pacer, sdk_objects=False, read_timeout=wire["read_timeout"])
     if output_format == "text":
@@ -176,7 +173,8 @@ error; 2 a cassette is unusable (PATH:LINE: reason on stderr)."""
     default="direct",
     show_default=True,
     help="direct: build the SDK's event objects from the lines; sdk: send the lines as SSE "
-    "bytes through a real Anthropic client (in-process, no socket).",
+    "bytes through a real SDK client, Anthropic's or OpenAI's as the cassette's provider "
+    "is (in-process, no socket).",
 )
 @click.option(
     "--chunk-size",

@@ -295,10 +295,9 @@ class Cassette:
             raise CassetteError(self.path, max(number, 1), "cassette holds no stream events")
 
     def sse(self, line: CassetteLine) -> bytes:
-        """An event line as the API's SSE framing carries it (a kept cassette caches it)."""
-        from harness._cassette.sse import encode_event
-
-        return encode_event(line.data)
+        """An event line as its provider's SSE framing carries it (a kept cassette caches
+        it; `provider(name).framing`)."""
+        return provider(self.provider).framing.encode(line.data)
 
     def events(self) -> Iterator[dict[str, Any]]:
         """The raw stream events alone, directives passed over."""

@@ -24,7 +24,11 @@ What a provider supplies, one module each, under these names (docs/providers.md)
 prefix, a call's arguments read as a JSON object, an `error` line as `APIErrorEvent`, an
 SDK object read as its line's dict, the API's error answers). A provider's `faults`
 module renders the fault catalogue in its dialect, built of `fault_rows` (the row types
-and the provider-neutral wire rows); `harness.faults` is their public face.
+and the provider-neutral wire rows); `harness.faults` is their public face. Its
+`framing` module says how its lines go over the wire (a `Framing`, from `wire`: SSE bytes, the
+non-streaming answer, endpoints, the request fields replay matches on, a resume); an
+OpenAI dialect's `reading` is how the SDK's readers are driven over a client, its
+`tracing` how a trace names its lines.
 
 The subpackages import the flat core and the provider-neutral modules here only, never
 each other and never an SDK at import time; this module imports none of them until a
@@ -48,6 +52,7 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     from harness._events import ModelEvent
     from harness._exceptions import ErrorTable
+    from harness._providers.wire import Framing
 
 __all__ = ["PACKAGES", "Provider", "provider"]
 
@@ -78,6 +83,12 @@ class Provider:
         text = resources.files(f"{__name__}.{self.package}").joinpath("events.schema.json")
         loaded: dict[str, Any] = json.loads(text.read_text(encoding="utf-8"))
         return loaded
+
+    @property
+    def framing(self) -> Framing:
+        """How its lines go over the wire (its `framing` module's `FRAMING`)."""
+        found: Framing = self.module("framing").FRAMING
+        return found
 
     @property
     def table(self) -> ErrorTable:

@@ -27,6 +27,7 @@ __all__ = [
     "call_input",
     "check_usable",
     "error_body",
+    "error_status",
     "shown",
     "wire_dict",
 ]
@@ -56,6 +57,33 @@ def api_error(details: object, name: object, line: dict[str, Any]) -> APIErrorEv
     if not isinstance(error.get("message"), str):
         error["message"] = "An error occurred during streaming"  # the SDK's own words
     return APIErrorEvent({"error": error, "line": line}, 200)
+
+
+#: The HTTP status OpenAI's API answers with for an error of each `type` (or `code`).
+_STATUS_OF_ERROR: Final = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "invalid_api_key": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "rate_limit_exceeded": 429,
+    "rate_limit_error": 429,
+    "insufficient_quota": 429,
+    "server_error": 500,
+    "service_unavailable": 503,
+}
+
+
+def error_status(details: object) -> int:
+    """The HTTP status a non-streaming request gets for a stream's API error (its `type`,
+    else its `code`, looked up; 500 for any other)."""
+    if not isinstance(details, dict):
+        return 500
+    for key in ("type", "code"):
+        status = _STATUS_OF_ERROR.get(str(details.get(key)))
+        if status is not None:
+            return status
+    return 500
 
 
 def shown(value: object) -> str:

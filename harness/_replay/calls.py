@@ -24,7 +24,7 @@ from harness._cassette.codec import Cassette
 from harness._cassette.sessions import turn_number
 from harness._directives import HTTP_ERROR
 from harness._events import ModelEvent
-from harness._exceptions import CassetteError
+from harness._exceptions import ANTHROPIC, CassetteError
 
 __all__ = ["SDK_ATTEMPTS", "Call", "call_events", "played", "retried_turns"]
 
@@ -119,7 +119,13 @@ def call_events(call: Call, *, via: str, read_timeout: float | None) -> Iterator
         yield from replay(call.played, sdk_objects=False, read_timeout=read_timeout)
         return
     client = cassette_client(list(call.turns), match_on=None, timeout=read_timeout)
+    provider = Cassette(call.played).provider
     try:
+        if provider != ANTHROPIC:  # an OpenAI client: its dialect's reader
+            from harness._replay.readers import client_events
+
+            yield from client_events(client, provider)
+            return
         stream = client.messages.create(
             model="harness-replay",
             max_tokens=1,

@@ -18,6 +18,15 @@ Running out of responses, or a request that differs from the recorded one on the
 `match_on` fields, answers a 404 the SDK does not retry, whose message is the
 `ReplayError`'s one line; `replay_errors(client)` keeps them, for a test to fail on even
 when the code swallowed the exception. The API key is a dummy: nothing leaves the process.
+
+Cassettes whose header names an OpenAI provider (`openai-chat`, `openai-responses`) get
+an `openai.OpenAI` (`AsyncOpenAI`) instead, with the same options: Chat and Responses
+streams in their own framing, a non-streaming request the `chat.completion` or
+`response` the events fold into, Responses' resume `GET /v1/responses/{id}` answered
+from the cassette holding that response. One client speaks one SDK: Anthropic and
+OpenAI cassettes in one call are an `InputError` (the two OpenAI dialects may be mixed:
+one `OpenAI` calls both). `sdk="openai"` (or `"anthropic"`) says which is wanted, checked
+against the cassettes, and is what type checkers read the client's type from.
 """
 
 from __future__ import annotations
@@ -26,12 +35,12 @@ import os
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, overload
 
 import httpx2
 
 from harness._cassette.codec import Cassette, CassetteSource
-from harness._exceptions import HarnessError, InputError
+from harness._exceptions import ANTHROPIC, HarnessError, InputError
 from harness._replay.cache import kept_cassettes
 from harness._replay.plan import Chunking
 from harness._replay.replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer
@@ -39,12 +48,17 @@ from harness._replay.sdk import BASE_URL, ReplayTransport
 
 if TYPE_CHECKING:
     from anthropic import Anthropic, AsyncAnthropic
+    from openai import AsyncOpenAI, OpenAI
 
     from harness._record.live import RecordingTransport
+
+    #: Any client made here (what `captured_requests` and the others take).
+    AnyClient: TypeAlias = Anthropic | AsyncAnthropic | OpenAI | AsyncOpenAI
 
 __all__ = [
     "DEFAULT_MATCH_ON",
     "DUMMY_API_KEY",
+    "SDK",
     "Cassettes",
     "ClientKind",
     "async_cassette_client",
@@ -64,6 +78,10 @@ __all__ = [
 Cassettes: TypeAlias = "CassetteSource | Sequence[CassetteSource]"
 #: The key every cassette client sends: never a credential, never accepted by the live API.
 DUMMY_API_KEY: Final = "harness-replay-no-key"
+#: Which SDK's client a cassette client is.
+SDK: TypeAlias = Literal["anthropic", "openai"]
+#: The base URL an OpenAI cassette client has unless given one.
+OPENAI_BASE_URL: Final = "https://api.openai.com/v1"
 
 #: What answers each client made here: its `Replayer`, or a recording client's transport
 #: (both keep `requests` and `errors`).
@@ -93,62 +111,127 @@ def _replayer(
     return Replayer(_sources(cassettes), match_on=match_on, chunking=chunking, realtime=realtime)
 
 
-def _options(options: dict[str, Any]) -> dict[str, Any]:
+def _options(options: dict[str, Any], base_url: str) -> dict[str, Any]:
     for refused in ("api_key", "auth_token", "http_client"):
         if refused in options:
             raise InputError(f"a cassette client sets {refused} itself; it cannot be given")
-    return {"base_url": BASE_URL, **options}
+    return {"base_url": base_url, **options}
+
+
+def _sdk_of(replayer: Replayer, wanted: str | None) -> str:
+    """Which SDK answers the replayer's cassettes: `openai` when their headers name an
+    OpenAI provider, else `anthropic`; `InputError` for a mix, or for `wanted` otherwise."""
+    found = {
+        "anthropic" if cassette.provider == ANTHROPIC else "openai"
+        for cassette in replayer.cassettes
+    }
+    if len(found) > 1:
+        names = sorted({cassette.provider for cassette in replayer.cassettes})
+        raise InputError(
+            f"the cassettes are of providers {', '.join(names)}: one client speaks one SDK "
+            "(make a client for each)"
+        )
+    sdk = found.pop() if found else (wanted or "anthropic")
+    if wanted not in (None, sdk):
+        raise InputError(f"sdk={wanted!r}, but the cassettes are {sdk} ones")
+    return sdk
+
+
+def _client(kind: ClientKind, used: Replayer, base_url: str, options: dict[str, Any]) -> Any:
+    http_client = kind.http_client(transport=ReplayTransport(used), base_url=base_url)
+    client = kind.sdk(api_key=DUMMY_API_KEY, http_client=http_client, **_options(options, base_url))
+    _SOURCES[client] = used
+    return client
+
+
+@overload
+def cassette_client(
+    cassettes: Cassettes,
+    *,
+    sdk: Literal["openai"],
+    chunking: Chunking = ...,
+    realtime: bool = ...,
+    match_on: Sequence[str] | None = ...,
+    replayer: Replayer | None = ...,
+    **options: Any,
+) -> OpenAI: ...
+@overload
+def cassette_client(
+    cassettes: Cassettes,
+    *,
+    sdk: Literal["anthropic"] | None = ...,
+    chunking: Chunking = ...,
+    realtime: bool = ...,
+    match_on: Sequence[str] | None = ...,
+    replayer: Replayer | None = ...,
+    **options: Any,
+) -> Anthropic: ...
 
 
 def cassette_client(
     cassettes: Cassettes,
     *,
+    sdk: SDK | None = None,
     chunking: Chunking = Chunking(),
     realtime: bool = False,
     match_on: Sequence[str] | None = DEFAULT_MATCH_ON,
     replayer: Replayer | None = None,
     **options: Any,
-) -> Anthropic:
-    """An `anthropic.Anthropic` answering each request from the next cassette.
+) -> Anthropic | OpenAI:
+    """An `anthropic.Anthropic` answering each request from the next cassette, or an
+    `openai.OpenAI` for OpenAI cassettes (their headers say; `sdk` checks it, and types it).
 
     `chunking` cuts the bytes (`Chunking(size=..., seed=...)`), `realtime` sleeps to the
     recorded `at` offsets, `match_on` names the request fields compared with a cassette's
-    recorded request (None: no matching). Other keywords go to `Anthropic(...)`
-    (`max_retries`, `timeout`, `default_headers`). `replayer` shares one `Replayer`
-    (and its order) between clients; the cassette options are then its own.
+    recorded request (None: no matching; the default, the provider's own). Other keywords
+    go to the client (`max_retries`, `timeout`, `default_headers`). `replayer` shares one
+    `Replayer` (and its order) between clients; the cassette options are then its own.
     """
-    from anthropic import Anthropic
-
     used = replayer or _replayer(cassettes, chunking, realtime, match_on)
-    client = Anthropic(
-        api_key=DUMMY_API_KEY,
-        http_client=httpx2.Client(transport=ReplayTransport(used), base_url=BASE_URL),
-        **_options(options),
-    )
-    _SOURCES[client] = used
-    return client
+    if _sdk_of(used, sdk) == "openai":
+        return _client(openai_sync_kind(), used, OPENAI_BASE_URL, options)  # type: ignore[no-any-return]
+    return _client(sync_kind(), used, BASE_URL, options)  # type: ignore[no-any-return]
+
+
+@overload
+def async_cassette_client(
+    cassettes: Cassettes,
+    *,
+    sdk: Literal["openai"],
+    chunking: Chunking = ...,
+    realtime: bool = ...,
+    match_on: Sequence[str] | None = ...,
+    replayer: Replayer | None = ...,
+    **options: Any,
+) -> AsyncOpenAI: ...
+@overload
+def async_cassette_client(
+    cassettes: Cassettes,
+    *,
+    sdk: Literal["anthropic"] | None = ...,
+    chunking: Chunking = ...,
+    realtime: bool = ...,
+    match_on: Sequence[str] | None = ...,
+    replayer: Replayer | None = ...,
+    **options: Any,
+) -> AsyncAnthropic: ...
 
 
 def async_cassette_client(
     cassettes: Cassettes,
     *,
+    sdk: SDK | None = None,
     chunking: Chunking = Chunking(),
     realtime: bool = False,
     match_on: Sequence[str] | None = DEFAULT_MATCH_ON,
     replayer: Replayer | None = None,
     **options: Any,
-) -> AsyncAnthropic:
-    """The same as `cassette_client`, as an `anthropic.AsyncAnthropic`."""
-    from anthropic import AsyncAnthropic
-
+) -> AsyncAnthropic | AsyncOpenAI:
+    """The same as `cassette_client`, as an `anthropic.AsyncAnthropic` (`openai.AsyncOpenAI`)."""
     used = replayer or _replayer(cassettes, chunking, realtime, match_on)
-    client = AsyncAnthropic(
-        api_key=DUMMY_API_KEY,
-        http_client=httpx2.AsyncClient(transport=ReplayTransport(used), base_url=BASE_URL),
-        **_options(options),
-    )
-    _SOURCES[client] = used
-    return client
+    if _sdk_of(used, sdk) == "openai":
+        return _client(openai_async_kind(), used, OPENAI_BASE_URL, options)  # type: ignore[no-any-return]
+    return _client(async_kind(), used, BASE_URL, options)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +257,20 @@ def async_kind() -> ClientKind:
     import anthropic
 
     return ClientKind(anthropic.AsyncAnthropic, httpx2.AsyncClient, httpx2.AsyncHTTPTransport)
+
+
+def openai_sync_kind() -> ClientKind:
+    """`openai.OpenAI` over `httpx2.Client` (the SDK imported here, when one is made)."""
+    import openai
+
+    return ClientKind(openai.OpenAI, httpx2.Client, httpx2.HTTPTransport)
+
+
+def openai_async_kind() -> ClientKind:
+    """`openai.AsyncOpenAI` over `httpx2.AsyncClient`."""
+    import openai
+
+    return ClientKind(openai.AsyncOpenAI, httpx2.AsyncClient, httpx2.AsyncHTTPTransport)
 
 
 def recording_client_of(
@@ -254,7 +351,7 @@ def async_recording_client(
     return client
 
 
-def share_source(client: Anthropic | AsyncAnthropic, copy: Anthropic | AsyncAnthropic) -> None:
+def share_source(client: AnyClient, copy: AnyClient) -> None:
     """`copy` (a client made from `client`, e.g. by `harness.strict`) answers from the same
     cassettes: `captured_requests` and `replay_errors` of either see both."""
     source = _SOURCES.get(client)
@@ -262,7 +359,7 @@ def share_source(client: Anthropic | AsyncAnthropic, copy: Anthropic | AsyncAnth
         _SOURCES[copy] = source
 
 
-def client_replayer(client: Anthropic | AsyncAnthropic) -> Replayer:
+def client_replayer(client: AnyClient) -> Replayer:
     """The `Replayer` behind a cassette client; `InputError` for any other client."""
     source = _SOURCES.get(client)
     if isinstance(source, Replayer):
@@ -272,19 +369,19 @@ def client_replayer(client: Anthropic | AsyncAnthropic) -> Replayer:
     )
 
 
-def captured_requests(client: Anthropic | AsyncAnthropic) -> Sequence[CapturedRequest]:
+def captured_requests(client: AnyClient) -> Sequence[CapturedRequest]:
     """Every request the client sent, in order: method, path, headers and JSON body,
     credentials removed. A read-only view: it grows as the code sends more."""
     return _source(client).requests
 
 
-def replay_errors(client: Anthropic | AsyncAnthropic) -> list[HarnessError]:
+def replay_errors(client: AnyClient) -> list[HarnessError]:
     """What the cassettes could not answer (`ReplayError`: used up, or a mismatch), or a
     recording client could not record (`RecordError`), in order."""
     return list(_source(client).errors)
 
 
-def _source(client: Anthropic | AsyncAnthropic) -> Replayer | RecordingTransport:
+def _source(client: AnyClient) -> Replayer | RecordingTransport:
     try:
         return _SOURCES[client]
     except (KeyError, TypeError):

@@ -298,15 +298,33 @@ def is_stream_failure(error: BaseException) -> bool:
         return True
     if _is_connection_failure(error):
         return True
-    anthropic = sys.modules.get("anthropic")
-    return anthropic is not None and isinstance(error, anthropic.APIStatusError)
+    return any(
+        sdk is not None and isinstance(error, sdk.APIStatusError)
+        for sdk in (sys.modules.get("anthropic"), sys.modules.get("openai"))
+    )
 
 
 def _is_connection_failure(error: BaseException) -> bool:
-    httpx2, anthropic = sys.modules.get("httpx2"), sys.modules.get("anthropic")
-    return (httpx2 is not None and isinstance(error, httpx2.TransportError)) or (
-        anthropic is not None and isinstance(error, anthropic.APIConnectionError)
+    httpx2 = sys.modules.get("httpx2")
+    return (httpx2 is not None and isinstance(error, httpx2.TransportError)) or any(
+        sdk is not None and isinstance(error, sdk.APIConnectionError)
+        for sdk in (sys.modules.get("anthropic"), sys.modules.get("openai"))
     )
+
+
+def _openai_error(error: BaseException) -> bool:
+    openai = sys.modules.get("openai")
+    return openai is not None and isinstance(error, openai.APIError)
+
+
+def _transport_error(error: BaseException) -> BaseException:
+    """The error a connection failure is reported by: the `openai` SDK wraps the transport's
+    (`APIConnectionError` from `RemoteProtocolError`), named here as direct replay names it."""
+    cause = error.__cause__
+    httpx2 = sys.modules.get("httpx2")
+    if _openai_error(error) and httpx2 is not None and isinstance(cause, httpx2.TransportError):
+        return cause  # type: ignore[no-any-return]
+    return error
 
 
 def collect(events: Iterable[ModelEvent]) -> Outcome:
@@ -365,15 +383,16 @@ def failure_to_json(error: BaseException) -> dict[str, Any]:
     if isinstance(error, StreamProtocolError):
         return {"type": "protocol_error", "code": error.code, "message": str(error)}
     if _is_connection_failure(error):
+        reported = _transport_error(error)
         return {
             "type": "connection_error",
-            "error_type": type(error).__name__,
-            "message": str(error),
+            "error_type": type(reported).__name__,
+            "message": str(reported),
         }
     body = getattr(error, "body", None)
     details = body.get("error") if isinstance(body, dict) else None
-    if not isinstance(details, dict):
-        details = {}
+    if not isinstance(details, dict):  # the `openai` SDK's body is the error object itself
+        details = body if isinstance(body, dict) and _openai_error(error) else {}
     return {
         "type": "api_error",
         "error_type": str(details.get("type", type(error).__name__)),

@@ -12,29 +12,41 @@ is Chat's `data: [DONE]` (docs/cassettes.md).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any, Final
 
-from harness._cassette.codec import Cassette, DirectiveHandler
+from harness._cassette.codec import Cassette, CassetteLine, DirectiveHandler
 from harness._directives import CUT, DONE, HTTP_ERROR, STALL
 from harness._events import ModelEvent
 from harness._exceptions import APIErrorEvent
 from harness._providers import provider
 from harness._replay.plan import AsyncPacer, connection_cut, read_timed_out
 
-__all__ = ["aprovider_events", "aprovider_items", "provider_events", "provider_items"]
+__all__ = [
+    "SKIP",
+    "aprovider_events",
+    "aprovider_items",
+    "item_reader",
+    "provider_events",
+    "provider_items",
+]
 
 
-def provider_items(
-    cassette: Cassette, on_directive: DirectiveHandler, read_timeout: float | None
-) -> Iterator[Any]:
-    """The cassette's `data` objects as its adapter reads them (a `done` line as Chat's
-    `[DONE]`); raises as a live client would at an `http_error`, a `cut` or a long stall."""
-    for line in cassette.lines():
+#: What `item_reader`'s function gives for a line the adapter is not fed.
+SKIP: Final = object()
+
+
+def item_reader(
+    kind: str, on_directive: DirectiveHandler, read_timeout: float | None
+) -> Callable[[CassetteLine], Any]:
+    """The one step from a line of a `kind` (provider) cassette to what its adapter is fed
+    (`SKIP`: nothing), shared by `provider_items` and the trace; raises as a live client
+    would."""
+
+    def item_of(line: CassetteLine) -> Any:
         data = line.data
         if line.kind == "event":
-            yield data
-            continue
+            return data
         name = data["harness"]
         if name == HTTP_ERROR:
             raise APIErrorEvent(data["body"], int(data["status"]))
@@ -43,12 +55,26 @@ def provider_items(
         if name == STALL:
             if read_timeout is not None and data["ms"] / 1000 > read_timeout:
                 raise read_timed_out()
-            continue  # no clock on this path: a shorter stall changes nothing
+            return SKIP  # no clock on this path: a shorter stall changes nothing
         if name == DONE:
             # only a dialect that ends with `data: [DONE]` has the line (the codec checks)
-            yield provider(cassette.provider).module("adapter").DONE
-            continue
+            return provider(kind).module("adapter").DONE
         on_directive(data)
+        return SKIP
+
+    return item_of
+
+
+def provider_items(
+    cassette: Cassette, on_directive: DirectiveHandler, read_timeout: float | None
+) -> Iterator[Any]:
+    """The cassette's `data` objects as its adapter reads them (a `done` line as Chat's
+    `[DONE]`); raises as a live client would at an `http_error`, a `cut` or a long stall."""
+    item_of = item_reader(cassette.provider, on_directive, read_timeout)
+    for line in cassette.lines():
+        item = item_of(line)
+        if item is not SKIP:
+            yield item
 
 
 def provider_events(

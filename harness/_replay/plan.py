@@ -16,8 +16,10 @@ the way it carries out a stall, blocking or not):
 - `{"harness": "stall", "ms": N}`: no byte for N ms before the next one.
 
 A streamed answer is SSE (`text/event-stream`), an `error` event included, as the API
-sends one mid-stream. A non-streaming answer is the `Message` JSON the events fold into
-(`harness._providers.anthropic.message`), or the HTTP error an `error` event stands for.
+sends one mid-stream. A non-streaming answer is the JSON the events fold into, or the
+HTTP error an API error line stands for. Both are the cassette's provider's framing
+(`provider(name).framing`: Anthropic's `Message`, Chat's `chat.completion` and
+`data: [DONE]` for a `done` line, a Responses `response`); nothing here names an event.
 """
 
 from __future__ import annotations
@@ -30,9 +32,9 @@ from dataclasses import dataclass
 from typing import Any, Final, overload
 
 from harness._cassette.codec import Cassette, DirectiveHandler, KeptCassette, pass_over
-from harness._directives import AT, CUT, HTTP_ERROR, STALL
-from harness._exceptions import ReplayError
-from harness._providers.anthropic.message import StreamErrorEvent, message_from_events
+from harness._directives import AT, CUT, DONE, HTTP_ERROR, STALL
+from harness._exceptions import APIErrorEvent, ReplayError
+from harness._providers import provider
 
 __all__ = [
     "DEFAULT_READ_TIMEOUT",
@@ -213,11 +215,14 @@ def _sse_pieces(
     cassette: Cassette, on_directive: DirectiveHandler, realtime: bool
 ) -> Iterator[Piece]:
     pacer = RealtimePacer() if realtime else None
+    done = provider(cassette.provider).framing.done
     cut_at: int | None = None
     for line in cassette.lines():
         data = line.data
-        if line.kind == "event":
-            encoded = cassette.sse(line)
+        encoded = cassette.sse(line) if line.kind == "event" else None
+        if encoded is None and done is not None and data["harness"] == DONE:
+            encoded = done  # the provider's end-of-body line: bytes, as an event's
+        if encoded is not None:
             if cut_at is not None:
                 yield encoded[:cut_at]
                 yield Cut()
@@ -261,7 +266,8 @@ def _error_response(status: int, body: Any, headers: dict[str, str]) -> PlannedR
 
 
 def _message_pieces(cassette: Cassette) -> PlannedResponse:
-    """The non-streaming answer: the Message JSON, after any stall; a cut drops it half-sent."""
+    """The non-streaming answer: the JSON the events fold into (a `Message`, a
+    `chat.completion`, a `response`), after any stall; a cut drops it half-sent."""
     events: list[dict[str, Any]] = []
     before: list[Piece] = []
     cut = False
@@ -274,9 +280,9 @@ def _message_pieces(cassette: Cassette) -> PlannedResponse:
             cut = True
             break
     try:
-        message = message_from_events(events)
-    except StreamErrorEvent as error:
-        return _error_response(error.status, error.body, {})
+        message = provider(cassette.provider).framing.answer(events)
+    except APIErrorEvent as error:  # an API error line: the HTTP error it stands for
+        return _error_response(error.status_code or 500, error.body, {})
     except ValueError as error:
         raise ReplayError(
             f"{cassette.path}: cannot answer a non-streaming request: {error}"

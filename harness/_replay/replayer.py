@@ -6,10 +6,17 @@ answers each with the next cassette's `PlannedResponse`. Transports (in-process 
 socket server) call `respond` and carry the plan out; they decide nothing themselves.
 
 When a cassette's header holds the request it was recorded for, the request sent is
-compared with it on the chosen fields (default `model`, `messages`, `system`, `tools`;
-`match_on=None` turns matching off); a difference raises `ReplayError` with a readable
-diff of each differing field, as vcrpy lists near misses. Running out of cassettes
-raises `ReplayError` too: a test fails with one line, it never hangs.
+compared with it on the chosen fields (by default its provider's: Anthropic's `model`,
+`messages`, `system`, `tools`; Chat's `model`, `messages`, `tools`; Responses' `model`,
+`input`, `instructions`, `tools`; `match_on=None` turns matching off); a difference
+raises `ReplayError` with a readable diff of each differing field, as vcrpy lists near
+misses. Running out of cassettes raises `ReplayError` too: a test fails with one line,
+it never hangs. A request to another provider's endpoint (a Responses request answered
+by a Chat cassette) is a `ReplayError` as well.
+
+A request that resumes a stream (Responses' `GET /v1/responses/{id}?stream=true&
+starting_after=N`) is answered from the cassette holding response `{id}` (the last one
+answered first), with its events after sequence N, and leaves the order as it is.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from typing import Any, Final, TypeVar, overload
 
 from harness._cassette.codec import (
     Cassette,
+    CassetteLine,
     CassetteSource,
     DirectiveHandler,
     pass_over,
@@ -33,6 +41,7 @@ from harness._cassette.codec import (
 from harness._cassette.request import CapturedRequest, json_body
 from harness._cassette.sessions import TURN_PATTERN, turn_files
 from harness._exceptions import CassetteError, HarnessError, ReplayError, RequestMismatchError
+from harness._providers import PACKAGES, provider
 from harness._redact import redact
 from harness._replay.plan import Chunking, PlannedResponse, plan_response
 
@@ -108,6 +117,16 @@ class Log(Sequence[T]):
         return repr(self._items)
 
 
+def _resume_request(method: str, path: str) -> tuple[str, str] | None:
+    """The provider and response id of a request that resumes a stream, else None."""
+    for name in PACKAGES:
+        resume = provider(name).framing.resume_target
+        target = resume(method, path) if resume is not None else None
+        if target is not None:
+            return name, target
+    return None
+
+
 class Replayer:
     """Answers requests from `cassettes`, one response a request, in order; thread-safe.
 
@@ -168,16 +187,54 @@ class Replayer:
         return request
 
     def respond(
-        self, method: str, path: str, headers: Mapping[str, str], body: bytes
+        self,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        query: Mapping[str, str] | None = None,
     ) -> PlannedResponse:
-        """Capture the request and answer it from the next cassette in order.
+        """Capture the request and answer it from the next cassette in order (a resume
+        request, told by its method and path, with `query`'s cursor: see the module).
 
         Raises `ReplayError` when the cassettes are used up or the request does not
         match, `CassetteError` for a cassette found unusable; the error is also kept in
         `errors`, for a test to fail on even when the code under test swallowed what its
         client raised.
         """
-        return self.respond_to(self.capture(method, path, headers, body))
+        request = self.capture(method, path, headers, body)
+        resumed = _resume_request(method, path)
+        if resumed is not None:
+            with self._keeping_errors():
+                return self._resume(*resumed, query or {})
+        return self.respond_to(request)
+
+    def _resume(self, name: str, target: str, query: Mapping[str, str]) -> PlannedResponse:
+        """The answer to a resume request for response `target` of provider `name`."""
+        framing = provider(name).framing
+        with self._lock:
+            answered = self.cassettes[: self._next]
+        for cassette in [*reversed(answered), *self.cassettes[len(answered) :]]:
+            if cassette.provider != name or framing.response_id is None:
+                continue
+            if framing.response_id(cassette.events()) == target:
+                break
+        else:
+            raise ReplayError(f"a request resumes response {target!r}, which no cassette holds")
+        after = query.get("starting_after", "-1")
+        try:
+            cursor = int(after)
+        except ValueError:
+            raise ReplayError(f"starting_after={after!r} is not a sequence number") from None
+        assert framing.resumed_lines is not None
+        resumed = ResumedCassette(cassette, list(framing.resumed_lines(cassette.lines(), cursor)))
+        return plan_response(
+            resumed,
+            stream=query.get("stream") == "true",
+            chunking=self.chunking,
+            on_directive=self.on_directive,
+            realtime=self.realtime,
+        )
 
     def respond_to(self, request: CapturedRequest) -> PlannedResponse:
         """Answer a captured `request` from the next cassette in order (see `respond`)."""
@@ -223,6 +280,7 @@ class Replayer:
         self, cassette: Cassette, request: CapturedRequest, number: int | None = None
     ) -> PlannedResponse:
         """`cassette`'s answer to an already captured `request`, after the match check."""
+        self.check_endpoint(cassette, request, number)
         self.check_match(cassette, request, number)
         return plan_response(
             cassette,
@@ -232,24 +290,61 @@ class Replayer:
             realtime=self.realtime,
         )
 
+    def fields(self, cassette: Cassette) -> tuple[str, ...] | None:
+        """The request fields `cassette`'s request is compared on: `match_on`, the
+        default standing for the cassette's provider's own (None: no matching)."""
+        if self.match_on == DEFAULT_MATCH_ON:
+            return provider(cassette.provider).framing.match_on
+        return self.match_on
+
+    def check_endpoint(
+        self, cassette: Cassette, request: CapturedRequest, number: int | None = None
+    ) -> None:
+        """Raise `ReplayError` when `request` went to a path `cassette`'s provider does not
+        answer (a Responses request met by a Chat cassette)."""
+        endpoints = provider(cassette.provider).framing.endpoints
+        if endpoints and not request.path.endswith(endpoints):  # under any base URL's path
+            which = f"request {number}" if number is not None else "the request"
+            raise ReplayError(
+                f"{which} is {request.method} {request.path}, but {cassette.path} is an "
+                f"{cassette.provider} cassette, which answers POST {', '.join(endpoints)}"
+            )
+
     def matches(self, cassette: Cassette, request: CapturedRequest) -> bool:
         """Whether `request` agrees with the one `cassette` was recorded for (True if none)."""
         recorded = (cassette.header or {}).get("request")
-        if self.match_on is None or not isinstance(recorded, dict):
+        fields = self.fields(cassette)
+        if fields is None or not isinstance(recorded, dict):
             return True
-        return mismatch(redact(recorded), request.json, self.match_on) is None
+        return mismatch(redact(recorded), request.json, fields) is None
 
     def check_match(
         self, cassette: Cassette, request: CapturedRequest, number: int | None = None
     ) -> None:
         """Raise `ReplayError` with a diff when `request` differs from the recorded one."""
         recorded = (cassette.header or {}).get("request")
-        if self.match_on is None or not isinstance(recorded, dict):
+        fields = self.fields(cassette)
+        if fields is None or not isinstance(recorded, dict):
             return
-        diff = mismatch(redact(recorded), request.json, self.match_on)
+        diff = mismatch(redact(recorded), request.json, fields)
         if diff is not None:
             which = f"request {number}" if number is not None else "the request"
             raise RequestMismatchError(
                 f"{which} does not match the one {cassette.path} was recorded for "
-                f"(compared on {', '.join(self.match_on)}):\n{diff}"
+                f"(compared on {', '.join(fields)}):\n{diff}"
             )
+
+
+class ResumedCassette(Cassette):
+    """Some lines of a cassette, answered as a cassette of their own (a resumed stream)."""
+
+    def __init__(self, cassette: Cassette, lines: list[CassetteLine]) -> None:
+        self.path, self.header, self._once = cassette.path, cassette.header, None
+        self._lines = lines
+        self._source = cassette
+
+    def lines(self) -> Iterator[CassetteLine]:
+        return iter(self._lines)
+
+    def sse(self, line: CassetteLine) -> bytes:
+        return self._source.sse(line)

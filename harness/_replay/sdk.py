@@ -22,9 +22,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx2
 
-from harness._cassette.codec import CassetteSource, DirectiveHandler, pass_over, read_cassette
+from harness._cassette.codec import (
+    CassetteSource,
+    DirectiveHandler,
+    pass_over,
+    read_cassette,
+)
 from harness._events import ModelEvent
-from harness._exceptions import CassetteError, InputError, ReplayError
+from harness._exceptions import ANTHROPIC, CassetteError, InputError, ReplayError
 from harness._modes import Via
 from harness._providers.anthropic.adapter import ato_model_events, to_model_events
 from harness._replay.direct import Outcome, acollect, areplay, collect, replay
@@ -120,7 +125,9 @@ class ReplayTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
 
     def _respond(self, request: httpx2.Request, body: bytes) -> httpx2.Response:
         try:
-            planned = self.replayer.respond(request.method, request.url.path, request.headers, body)
+            planned = self.replayer.respond(
+                request.method, request.url.path, request.headers, body, dict(request.url.params)
+            )
         except ReplayError as error:
             planned = replay_error_response(error)
         except CassetteError as error:  # kept in the replayer's errors, raised from the body
@@ -271,12 +278,30 @@ async def aoutcome_via_sdk(source: CassetteSource, chunking: Chunking = Chunking
         return await acollect(ato_model_events(stream))
 
 
-def _path(via: str | Via, chunking: Chunking) -> Via:
-    """Which path a replay takes; `InputError` for chunking without the wire path."""
+def _path(via: str | Via, chunking: Chunking, reader: str | None = None) -> Via:
+    """Which path a replay takes; `InputError` for chunking or a reader without the wire path."""
     path = Via.parse(via)
     if path is Via.DIRECT and chunking != Chunking():
         raise InputError("chunking applies to via='sdk' only")
+    if path is Via.DIRECT and reader is not None:
+        raise InputError("reader applies to via='sdk' only")
     return path
+
+
+def _opened(source: CassetteSource, reader: str | None) -> tuple[CassetteSource, bool]:
+    """The cassette, opened once, and whether it is an OpenAI one (read through
+    `harness._replay.readers`); an Anthropic one has the one reader (`InputError`).
+    A header that cannot be read leaves `source` as it is: its error raises as the
+    Anthropic path raises it, at the first read."""
+    try:
+        cassette = read_cassette(source)
+    except CassetteError:
+        return source, False
+    if cassette.provider != ANTHROPIC:
+        return cassette, True
+    if reader not in (None, "create"):
+        raise InputError(f"an Anthropic cassette is replayed through create() only, not {reader!r}")
+    return cassette, False
 
 
 def replay_events(
@@ -287,6 +312,7 @@ def replay_events(
     realtime: bool = False,
     on_directive: DirectiveHandler = pass_over,
     read_timeout: float | None = DEFAULT_READ_TIMEOUT,
+    reader: str | None = None,
 ) -> Iterator[ModelEvent]:
     """A cassette's internal events, lazily: the one replay entry point.
 
@@ -296,10 +322,26 @@ def replay_events(
     does not carry out itself. Raises as the live stream would: a stall longer than
     `read_timeout` seconds (the SDK's own 600 s by default) ends in `ReadTimeout`, at once
     directly, after `read_timeout` seconds through the SDK.
+
+    An OpenAI cassette goes through `openai.OpenAI`; `reader` picks the SDK's reader:
+    `"create"` (the default: the iteration of `create(stream=True)`) or `"stream"` (its
+    helper, `chat.completions.stream()` / `responses.stream()`).
     """
-    if _path(via, chunking) is Via.SDK:
+    if _path(via, chunking, reader) is Via.SDK:
+        cassette, is_openai = _opened(source, reader)
+        if is_openai:
+            from harness._replay.readers import replay_openai_via_sdk
+
+            return replay_openai_via_sdk(
+                read_cassette(cassette),
+                chunking,
+                on_directive,
+                realtime=realtime,
+                read_timeout=read_timeout,
+                reader=reader or "create",
+            )
         return replay_via_sdk(
-            source, chunking, on_directive, realtime=realtime, read_timeout=read_timeout
+            cassette, chunking, on_directive, realtime=realtime, read_timeout=read_timeout
         )
     return replay(source, on_directive, realtime=realtime, read_timeout=read_timeout)
 
@@ -312,11 +354,24 @@ def areplay_events(
     realtime: bool = False,
     on_directive: DirectiveHandler = pass_over,
     read_timeout: float | None = DEFAULT_READ_TIMEOUT,
+    reader: str | None = None,
 ) -> AsyncIterator[ModelEvent]:
     """`replay_events` for the async driver (`ato_model_events`), with the same options;
     `realtime` waits without blocking the event loop."""
-    if _path(via, chunking) is Via.SDK:
+    if _path(via, chunking, reader) is Via.SDK:
+        cassette, is_openai = _opened(source, reader)
+        if is_openai:
+            from harness._replay.readers import areplay_openai_via_sdk
+
+            return areplay_openai_via_sdk(
+                read_cassette(cassette),
+                chunking,
+                on_directive,
+                realtime=realtime,
+                read_timeout=read_timeout,
+                reader=reader or "create",
+            )
         return areplay_via_sdk(
-            source, chunking, on_directive, realtime=realtime, read_timeout=read_timeout
+            cassette, chunking, on_directive, realtime=realtime, read_timeout=read_timeout
         )
     return areplay(source, on_directive, realtime=realtime, read_timeout=read_timeout)

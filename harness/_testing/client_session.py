@@ -221,7 +221,7 @@ class ClientSession:
             return recording
         from harness._replay.clients import cassette_client
 
-        built = cassette_client([], replayer=self._replayer, **self._options())
+        built: Anthropic = cassette_client([], replayer=self._replayer, **self._options())
         self._clients.append(built)
         return built
 
@@ -234,7 +234,9 @@ class ClientSession:
             return recording
         from harness._replay.clients import async_cassette_client
 
-        built = async_cassette_client([], replayer=self._replayer, **self._options())
+        built: AsyncAnthropic = async_cassette_client(
+            [], replayer=self._replayer, **self._options()
+        )
         self._clients.append(built)
         return built
 
@@ -391,7 +393,12 @@ class _FaultReplayer(Replayer):
         self._answered = 0
 
     def respond(
-        self, method: str, path: str, headers: Mapping[str, str], body: bytes
+        self,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        query: Mapping[str, str] | None = None,
     ) -> PlannedResponse:
         case = self.case
         retried = self._answered == case.variant_index + 1 and headers.get(RETRY_HEADER, "0") != "0"
@@ -411,4 +418,4 @@ class _FaultReplayer(Replayer):
                 self.cassettes[case.variant_index], method, path, headers, body
             )
         self._answered += 1
-        return super().respond(method, path, headers, body)
+        return super().respond(method, path, headers, body, query)

@@ -20,6 +20,11 @@ text form shows the set in `OPEN_WIDTH` characters at most, as its first few ind
 how many more (`{0,1,2,…+99997}`). Side by side (`harness diff --trace`), two traces are
 read a row of each at a time and each line is given as soon as its rows are read.
 
+An OpenAI cassette (its header's `provider`) is traced the same way through its own
+adapter (its provider's `tracing` module): a row a chunk or event, the open tool calls
+(Chat, by `index`) or output items (Responses, by `output_index`) after it, what it
+emitted; each dialect says how its rows are named (`harness._providers.*.tracing`).
+
 `trace_hint(path)` is the command that prints a case's trace, for every failure report
 (the plugin's, `harness diff`'s, `harness conform`'s) to name.
 """
@@ -35,6 +40,7 @@ from itertools import zip_longest
 from typing import Any, Final, TypedDict
 
 from harness._cassette.codec import (
+    Cassette,
     CassetteLine,
     CassetteSource,
     DirectiveHandler,
@@ -42,8 +48,11 @@ from harness._cassette.codec import (
     read_cassette,
 )
 from harness._events import ModelEvent, event_to_json
+from harness._exceptions import ANTHROPIC
+from harness._providers import provider
 from harness._providers.anthropic.adapter import StreamAdapter
 from harness._replay.direct import failure_code, failure_to_json, is_stream_failure, line_reader
+from harness._replay.openai import SKIP, item_reader
 from harness._replay.plan import DEFAULT_READ_TIMEOUT
 from harness._terminal import json_text, printable
 
@@ -103,6 +112,8 @@ class TraceRow:
     emits: tuple[ModelEvent, ...] = ()
     error: BaseException | None = None
     data: Mapping[str, Any] | None = None
+    #: the text form's event head and excerpt, when the line's dialect names it (OpenAI)
+    head: tuple[str, object] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The row as `harness replay --trace --format json` prints it (docs/replay.md)."""
@@ -135,6 +146,9 @@ def trace(
     `sdk_objects=False`: without the SDK (`harness replay --trace`); a stall longer than
     `read_timeout` seconds ends the trace on its row (both as in `line_reader`)."""
     cassette = read_cassette(source)
+    if cassette.provider != ANTHROPIC:
+        yield from _provider_trace(cassette, on_directive, read_timeout)
+        return
     adapter = StreamAdapter()
     event_of = line_reader(on_directive, sdk_objects=sdk_objects, read_timeout=read_timeout)
     for line in cassette.lines():
@@ -155,6 +169,69 @@ def trace(
         yield TraceRow(number=None, event=END, index=None, **_open_state(adapter), error=error)
         return
     yield TraceRow(number=None, event=END, index=None, **_open_state(adapter), emits=tuple(emits))
+
+
+def _provider_trace(
+    cassette: Cassette, on_directive: DirectiveHandler, read_timeout: float | None
+) -> Iterator[TraceRow]:
+    """`trace` of an OpenAI cassette, through its dialect's adapter."""
+    tracing = provider(cassette.provider).module("tracing")
+    open_of, describe = tracing.open_items, tracing.describe
+    machine = tracing.machine()
+    item_of = item_reader(cassette.provider, on_directive, read_timeout)
+
+    def row(
+        line: CassetteLine, emits: Iterable[ModelEvent], error: BaseException | None
+    ) -> TraceRow:
+        data, state = line.data, _listed(open_of(machine))
+        if line.kind == "directive":
+            return TraceRow(
+                number=line.number,
+                event=DIRECTIVE,
+                index=None,
+                **state,
+                emits=tuple(emits),
+                error=error,
+                data=data,
+            )
+        event, index, head, excerpt = describe(data, _NOTHING)
+        return TraceRow(
+            number=line.number,
+            event=event,
+            index=index,
+            **state,
+            emits=tuple(emits),
+            error=error,
+            data=data,
+            head=(head, excerpt),
+        )
+
+    for line in cassette.lines():
+        try:
+            item = item_of(line)
+            emits = machine.feed(item) if item is not SKIP else []
+        except Exception as error:
+            if not is_stream_failure(error):
+                raise
+            yield row(line, (), error)
+            return
+        yield row(line, emits, None)
+    try:
+        emits = machine.finish()
+    except Exception as error:
+        if not is_stream_failure(error):
+            raise
+        state = _listed(open_of(machine))
+        yield TraceRow(number=None, event=END, index=None, **state, error=error)
+        return
+    yield TraceRow(
+        number=None, event=END, index=None, **_listed(open_of(machine)), emits=tuple(emits)
+    )
+
+
+def _listed(opened: tuple[int, ...]) -> _OpenState:
+    """The row's view of an OpenAI adapter's open calls (or items), in opening order."""
+    return {"open": tuple(sorted(opened[:OPEN_LISTED])), "open_count": len(opened)}
 
 
 class _OpenState(TypedDict):
@@ -230,6 +307,8 @@ def _event_parts(row: TraceRow, *, short: bool = False) -> tuple[str, object]:
     """
     data = row.data or {}
     nothing: object = _NOTHING
+    if row.head is not None:
+        return row.head
     if row.event == END:
         return "end of stream", nothing
     if row.event == DIRECTIVE:

@@ -1,21 +1,43 @@
-"""How an Anthropic stream event goes over the wire: an SSE event named by its `type`.
+"""How an Anthropic cassette goes over the wire: SSE events named by their `type`.
 
-`event: <type>`, `data: <json>` and the blank line that ends it, as the API sends each
-event and the SDK needs it to emit one (`harness._cassette.sse` reads the same bytes
-back). A `type` that would break the line is shown printable (`harness._terminal`).
+Streamed, each event is `event: <type>`, `data: <json>` and the blank line that ends
+it, as the API sends each event and the SDK needs it to emit one (`harness._cassette.sse`
+reads the same bytes back; a `type` that would break the line is shown printable). Not
+streamed, the answer is the `Message` the events fold into (`message`), an `error`
+event answering as the HTTP error it stands for. Replay reads these as `FRAMING`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Final
 
+from harness._exceptions import APIErrorEvent
 from harness._json import dump_line
+from harness._providers.anthropic.message import StreamErrorEvent, message_from_events
+from harness._providers.wire import Framing
 from harness._terminal import printable
 
-__all__ = ["encode_event"]
+__all__ = ["FRAMING", "MATCH_ON", "encode_event"]
+
+#: The request fields a replayed request is compared on by default.
+MATCH_ON: Final = ("model", "messages", "system", "tools")
 
 
 def encode_event(event: dict[str, Any]) -> bytes:
     """One event as the API's SSE framing carries it, closing blank line included."""
     kind = printable(str(event["type"])).encode()
     return b"event: " + kind + b"\ndata: " + dump_line(event) + b"\n\n"
+
+
+def _message(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """The `Message` of the events; an `error` event as the `APIErrorEvent` of the HTTP
+    error it stands for."""
+    try:
+        return message_from_events(events)
+    except StreamErrorEvent as error:
+        raise APIErrorEvent(error.body, error.status) from None
+
+
+#: The Messages wire, as replay reads it (`provider("anthropic").framing`): any path.
+FRAMING: Final = Framing(encode_event, _message, MATCH_ON)

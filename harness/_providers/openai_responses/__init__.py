@@ -2,9 +2,11 @@
 
 `adapter` is the sans-IO adapter state machine (`ResponsesAdapter`, event dicts in,
 internal events out) and its drivers; `errors` is its error table as data (provider
-`"openai-responses"`), registered with `harness._exceptions` when imported; `faults` is
-its fault catalogue (`harness.faults.catalogue("openai-responses")`); `conversation`
-turns the agent loop's conversation into a request
-(`harness.agent.OpenAIResponsesModelClient`). May import the flat core,
-`harness._providers.openai_shared` and `fault_rows`; never the SDK.
+`"openai-responses"`), registered with `harness._exceptions` when imported; `framing` is
+the wire (SSE bytes, the `response` a non-streaming request gets, the lines a resumed
+stream answers with); `reading` the SDK's two readers, given a client; `tracing` how a
+trace row names an event; `faults` is its fault catalogue
+(`harness.faults.catalogue("openai-responses")`); `conversation` turns the agent loop's
+conversation into a request (`harness.agent.OpenAIResponsesModelClient`). May import the
+flat core and the provider-neutral modules of `harness._providers`; never the SDK.
 """

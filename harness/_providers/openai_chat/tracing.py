@@ -1,0 +1,77 @@
+"""How a trace row names a Chat Completions chunk (`harness replay --trace`).
+
+A chunk's row is event `chunk` (an `{"error": ...}` line's, `error`), at the index of
+its first tool-call piece, and its head says the one thing the chunk carries that the
+adapter acts on, first found in this order: an API error, a tool call opened
+(`call(N) NAME ID`, its first arguments as the excerpt), its arguments (`args(N)`),
+content (`content`, the text), a refusal, the finish reason (`finish R`), the usage
+chunk (`usage`), the role (`role R`); else just `chunk`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness._providers.openai_chat.adapter import ChatAdapter
+from harness._terminal import printable
+
+__all__ = ["describe", "machine", "open_items"]
+
+
+def _object(value: object) -> dict[str, Any]:
+    """A value read as an object: a dict as it is, anything else as an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def _piece(delta: dict[str, Any]) -> dict[str, Any] | None:
+    pieces = delta.get("tool_calls")
+    if isinstance(pieces, list) and pieces and isinstance(pieces[0], dict):
+        return pieces[0]
+    return None
+
+
+def describe(data: dict[str, Any], nothing: object) -> tuple[str, int | None, str, object]:
+    """The row's event, index, head and excerpt (`nothing`: none) of a chunk line."""
+    if "error" in data and "choices" not in data:
+        error = _object(data.get("error"))
+        named = printable(str(error.get("type") or error.get("code")))
+        return "error", None, f"error {named}", nothing
+    choices = data.get("choices") if isinstance(data.get("choices"), list) else []
+    choice = _object(choices[0] if choices else None)
+    delta = _object(choice.get("delta"))
+    piece = _piece(delta)
+    index = piece.get("index") if piece is not None else None
+    index = index if isinstance(index, int) else None
+    if piece is not None:
+        function = _object(piece.get("function"))
+        arguments = function.get("arguments")
+        excerpt = arguments if isinstance(arguments, str) and arguments else nothing
+        at = "" if index is None else str(index)
+        if piece.get("id") is not None or function.get("name") is not None:
+            named = " ".join(
+                printable(str(value))
+                for value in (function.get("name"), piece.get("id"))
+                if value is not None
+            )
+            return "chunk", index, f"call({at}) {named}", excerpt
+        return "chunk", index, f"args({at})", excerpt
+    for field in ("content", "refusal"):
+        if isinstance(delta.get(field), str) and delta[field]:
+            return "chunk", None, field, delta[field]
+    if choice.get("finish_reason") is not None:
+        return "chunk", None, f"finish {printable(str(choice['finish_reason']))}", nothing
+    if not choices and data.get("usage") is not None:
+        return "chunk", None, "usage", nothing
+    if delta.get("role") is not None:
+        return "chunk", None, f"role {printable(str(delta['role']))}", nothing
+    return "chunk", None, "chunk", nothing
+
+
+def machine() -> ChatAdapter:
+    """A new adapter for the trace to feed, line by line."""
+    return ChatAdapter()
+
+
+def open_items(adapter: ChatAdapter) -> tuple[int, ...]:
+    """The tool calls the adapter holds open, as a trace row lists them."""
+    return tuple(adapter.open_tool_calls)

@@ -1,0 +1,51 @@
+"""How a trace row names a Responses event (`harness replay --trace`).
+
+A row's event is the event's `type`, at its `output_index`; its head is the type
+without the `response.` prefix, the index in parentheses, and what the event carries
+that the adapter acts on: an item's type (and a call's name and `call_id`) at
+`output_item.added` / `.done`, a delta's text or arguments as the excerpt, a terminal
+event's status, an error's code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness._providers.openai_responses.adapter import ResponsesAdapter
+from harness._terminal import printable
+
+__all__ = ["describe", "machine", "open_items"]
+
+
+def describe(data: dict[str, Any], nothing: object) -> tuple[str, int | None, str, object]:
+    """The row's event, index, head and excerpt (`nothing`: none) of an event line."""
+    kind = str(data.get("type"))
+    index = data.get("output_index")
+    index = index if isinstance(index, int) else None
+    if "type" not in data and isinstance(data.get("error"), dict):
+        return "error", None, f"error {printable(str(data['error'].get('code')))}", nothing
+    short = kind.removeprefix("response.")
+    head = printable(short if index is None else f"{short}({index})")
+    item = data.get("item") if isinstance(data.get("item"), dict) else None
+    if item is not None:
+        named = [item.get(key) for key in ("type", "name", "call_id") if item.get(key) is not None]
+        return kind, index, " ".join([head, *(printable(str(value)) for value in named)]), nothing
+    if kind == "error":
+        return kind, None, f"error {printable(str(data.get('code')))}", nothing
+    for field in ("delta", "arguments"):
+        if isinstance(data.get(field), str):
+            return kind, index, head, data[field]
+    response = data.get("response") if isinstance(data.get("response"), dict) else None
+    if response is not None and "status" in response:
+        return kind, index, f"{head} status={printable(str(response['status']))}", nothing
+    return kind, index, head, nothing
+
+
+def machine() -> ResponsesAdapter:
+    """A new adapter for the trace to feed, line by line."""
+    return ResponsesAdapter()
+
+
+def open_items(adapter: ResponsesAdapter) -> tuple[int, ...]:
+    """The output items the adapter holds open, as a trace row lists them."""
+    return tuple(adapter.open_output_items)
