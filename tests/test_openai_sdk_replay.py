@@ -369,3 +369,12 @@ def test_replay_via_sdk_plays_an_openai_session_through_the_sdks_retries(tmp_pat
             "done",
         ],
     )
+
+
+def test_the_outcome_functions_via_sdk_read_the_header_too() -> None:
+    from harness import aoutcome_via_sdk, outcome_via_sdk
+
+    for path in (CHAT_TOOL, LIBRARY / "responses/errors/sequence_gap.jsonl"):
+        direct = replay_outcome(path).to_json_lines()
+        assert outcome_via_sdk(path, Chunking(size=3)).to_json_lines() == direct
+        assert asyncio.run(aoutcome_via_sdk(path, Chunking(seed=4))).to_json_lines() == direct
