@@ -326,6 +326,8 @@ def test_one_client_speaks_one_sdk() -> None:
         cassette_client([CHAT_TEXT, ROOT / "cassettes" / "text_only.jsonl"])
     with pytest.raises(InputError, match="sdk='anthropic', but the cassettes are openai ones"):
         cassette_client(CHAT_TEXT, sdk="anthropic")
+    with pytest.raises(InputError, match="sdk must be 'anthropic' or 'openai', not 'gemini'"):
+        cassette_client(CHAT_TEXT, sdk="gemini")  # type: ignore[call-overload]
     both = cassette_client([CHAT_TEXT, RESPONSES_TEXT], sdk="openai")  # one OpenAI calls both
     assert both.chat.completions.create(model="m", messages=[]).choices
     assert both.responses.create(model="m", input="hi").status == "completed"
