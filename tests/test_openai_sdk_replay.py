@@ -326,6 +326,8 @@ def test_one_client_speaks_one_sdk() -> None:
         cassette_client([CHAT_TEXT, ROOT / "cassettes" / "text_only.jsonl"])
     with pytest.raises(InputError, match="sdk='anthropic', but the cassettes are openai ones"):
         cassette_client(CHAT_TEXT, sdk="anthropic")
+    with pytest.raises(InputError, match="sdk must be 'anthropic' or 'openai', not 'gemini'"):
+        cassette_client(CHAT_TEXT, sdk="gemini")  # type: ignore[call-overload]
     both = cassette_client([CHAT_TEXT, RESPONSES_TEXT], sdk="openai")  # one OpenAI calls both
     assert both.chat.completions.create(model="m", messages=[]).choices
     assert both.responses.create(model="m", input="hi").status == "completed"
@@ -369,3 +371,12 @@ def test_replay_via_sdk_plays_an_openai_session_through_the_sdks_retries(tmp_pat
             "done",
         ],
     )
+
+
+def test_the_outcome_functions_via_sdk_read_the_header_too() -> None:
+    from harness import aoutcome_via_sdk, outcome_via_sdk
+
+    for path in (CHAT_TOOL, LIBRARY / "responses/errors/sequence_gap.jsonl"):
+        direct = replay_outcome(path).to_json_lines()
+        assert outcome_via_sdk(path, Chunking(size=3)).to_json_lines() == direct
+        assert asyncio.run(aoutcome_via_sdk(path, Chunking(seed=4))).to_json_lines() == direct

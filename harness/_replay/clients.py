@@ -121,6 +121,8 @@ def _options(options: dict[str, Any], base_url: str) -> dict[str, Any]:
 def _sdk_of(replayer: Replayer, wanted: str | None) -> str:
     """Which SDK answers the replayer's cassettes: `openai` when their headers name an
     OpenAI provider, else `anthropic`; `InputError` for a mix, or for `wanted` otherwise."""
+    if wanted not in (None, "anthropic", "openai"):
+        raise InputError(f"sdk must be 'anthropic' or 'openai', not {wanted!r}")
     found = {
         "anthropic" if cassette.provider == ANTHROPIC else "openai"
         for cassette in replayer.cassettes

@@ -9,7 +9,9 @@ SDK's SSE decoder, JSON parsing and `error`-event handling all run, as in a live
 
 The answer is planned by `harness._replay.plan` (HTTP errors, cuts and stalls included)
 and carried out here by `ReplayTransport`; `{"harness": "at", "ms": N}` offsets are
-slept to when a `RealtimePacer` is given.
+slept to when a `RealtimePacer` is given. An OpenAI cassette takes the same transport
+under an `openai.OpenAI` instead (`harness._replay.readers`): `replay_events` and the
+outcome functions here read the cassette's header and send it there.
 """
 
 from __future__ import annotations
@@ -266,14 +268,20 @@ def areplay_via_sdk(
 
 def outcome_via_sdk(source: CassetteSource, chunking: Chunking = Chunking()) -> Outcome:
     """Replay through the sync SDK client to the end; a `CassetteError` still raises."""
-    stream = sdk_stream(source, chunking)
+    cassette, is_openai = _opened(source, None)
+    if is_openai:
+        return collect(replay_events(cassette, via=Via.SDK, chunking=chunking))
+    stream = sdk_stream(cassette, chunking)
     with contextlib.closing(stream):
         return collect(to_model_events(stream))
 
 
 async def aoutcome_via_sdk(source: CassetteSource, chunking: Chunking = Chunking()) -> Outcome:
     """Replay through the async SDK client to the end."""
-    stream = async_sdk_stream(source, chunking)
+    cassette, is_openai = _opened(source, None)
+    if is_openai:
+        return await acollect(areplay_events(cassette, via=Via.SDK, chunking=chunking))
+    stream = async_sdk_stream(cassette, chunking)
     async with contextlib.aclosing(stream):
         return await acollect(ato_model_events(stream))
 
