@@ -29,7 +29,7 @@ HARNESS = ROOT / "harness"
 #: (`harness.faults`, `harness.builder`, ...) and `harness` itself count as subpackages.
 MAY_IMPORT: dict[str, set[str]] = {
     "_cassette": set(),
-    "_interop": {"_cassette"},
+    "_interop": {"_cassette", "_providers"},
     "_providers": set(),
     "_record": {"_cassette"},
     "_replay": {"_cassette", "_providers", "_record"},
