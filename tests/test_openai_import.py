@@ -351,7 +351,7 @@ def test_an_http_error_becomes_its_http_error_line(tmp_path: Path) -> None:
 
 def test_the_resume_get_keeps_its_cursor_and_exports_back_to_it(tmp_path: Path) -> None:
     lines = [line for line in _lines(RESPONSES_TEXT) if line["sequence_number"] > 4]
-    uri = f"https://api.openai.com/v1/responses/resp_HarnessSynthetic?stream=true&starting_after=4"
+    uri = "https://api.openai.com/v1/responses/resp_HarnessSynthetic?stream=true&starting_after=4"
     exchange = _interaction(uri, _sse(lines, "openai-responses"), method="GET")
     source = tmp_path / "resumed.yaml"
     source.write_text(yaml.safe_dump({"interactions": [exchange], "version": 1}))
@@ -428,7 +428,8 @@ def test_a_file_that_is_no_recording_is_one_line_and_exit_2(tmp_path: Path) -> N
     result = _import(source, "--out", tmp_path / "out")
     assert result.exit_code == 2
     assert result.output.splitlines() == [
-        f"{source}: not a vcrpy cassette: neither an interactions list (vcrpy) nor log.entries (HAR)",
+        f"{source}: not a vcrpy cassette: "
+        "neither an interactions list (vcrpy) nor log.entries (HAR)",
         "1 file: 0 cassettes written, 0 skipped, 1 file unreadable",
     ]
 
@@ -560,3 +561,17 @@ def test_the_exported_request_never_carries_a_credential(tmp_path: Path) -> None
         "stream": True,
     }
     _no_secret(tmp_path / "o")
+
+
+def test_the_sample_recording_imports_without_a_planted_credential(tmp_path: Path) -> None:
+    sample = ROOT / "tests" / "data" / "openai-recordings"
+    assert "PLANTED" in (sample / "openai_hosts.yaml").read_text()
+    result = _import(sample, "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "PLANTED" not in result.output
+    written = sorted(tmp_path.glob("*.jsonl"))
+    assert [path.name for path in written] == [f"openai_hosts-0{n}.jsonl" for n in (1, 2, 3, 4)]
+    for path in written:
+        assert "PLANTED" not in path.read_text(), path.name
+    providers = [Cassette(path).provider for path in written]
+    assert providers == ["openai-chat", "openai-chat", "openai-responses", "openai-chat"]
