@@ -104,8 +104,7 @@ def test_the_report_names_each_exchange_skipped_and_why(tmp_path: Path) -> None:
     assert result.stdout.splitlines() == [
         f"wrote {tmp_path / 'vcrpy_httpx_gzip-02.jsonl'}: 12 events",
         # the recorded URI held `deploy:hunter2-SECRET@` and `api_key=SECRET-IN-QUERY`
-        f"skipped {path} #1 GET https://proxy.internal/health?v=2: "
-        "not a Messages, Chat Completions or Responses call",
+        f"skipped {path} #1 GET https://proxy.internal/health?v=2: not a POST to /v1/messages",
         f"skipped {path} #3 POST https://api.anthropic.com/v1/messages: status 529",
         "1 file: 1 cassette written, 2 skipped",
     ]

@@ -277,7 +277,7 @@ def test_text_from_a_recording_reaches_the_terminal_escaped_and_short(tmp_path: 
     result = _import(str(source), "--out", str(tmp_path / "o"))
     line = next(line for line in result.stdout.splitlines() if line.startswith("skipped"))
     assert "\x1b" not in line and "\\x1b]0;owned\\x07GET" in line
-    assert line.endswith("...: not a Messages, Chat Completions or Responses call")
+    assert line.endswith("...: not a POST to /v1/messages")
 
 
 def test_what_json_cannot_hold_is_skipped_in_one_line(tmp_path: Path) -> None:

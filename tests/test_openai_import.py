@@ -381,10 +381,14 @@ def test_the_resume_get_keeps_its_cursor_and_exports_back_to_it(tmp_path: Path) 
         ("data: [1, 2]\n\n", "unreadable stream: event 1 is not a JSON object"),
         ('data: {"id": "x", "choices": []}', "the body ends before the blank line"),
         ('data: {"choices": "none"}\n\n', "event 1: event line does not match the cassette schema"),
+        (
+            'data: {"id": "x", "choices": [], "harness": "cut"}\n\n',
+            "event 1: event line does not match the cassette schema",
+        ),
         (": only a comment\n\n", "not a stream nor a chat completion"),
         ('{"object": "list", "data": []}', "the JSON response is a 'list', not a chat completion"),
     ],
-    ids=["not-json", "not-object", "unterminated", "off-schema", "empty", "other-json"],
+    ids=["not-json", "not-object", "unterminated", "off-schema", "directive", "empty", "json"],
 )
 def test_an_unusable_chat_body_is_skipped_with_its_reason(
     tmp_path: Path, body: str, reason: str

@@ -24,7 +24,7 @@ from harness._providers.openai_chat.errors import PROVIDER as OPENAI_CHAT
 from harness._providers.openai_responses import interop as openai_responses
 from harness._providers.openai_responses.errors import PROVIDER as OPENAI_RESPONSES
 
-__all__ = ["CALLS", "DIALECTS", "Dialect", "Line", "for_call", "for_provider"]
+__all__ = ["CALLS", "DIALECTS", "NOT_A_CALL", "Dialect", "Line", "for_call", "for_provider"]
 
 #: A line as a dialect reads and writes it: an event's object, or the bytes of a sentinel
 #: `data` that is no object (Chat's `[DONE]`, the cassette's `done` line: `Dialect.done`).
@@ -99,8 +99,11 @@ DIALECTS: Final = (
         sse_body=openai_responses.sse_body,
     ),
 )
-#: The calls import reads, as a skip reason names them.
+#: The calls import reads, as its report names them.
 CALLS: Final = "a Messages, Chat Completions or Responses call"
+#: Why an exchange that is none of them is skipped. (Still the words of the Anthropic-only
+#: importer, which the README shows; `f"not {CALLS}"` once the README says so.)
+NOT_A_CALL: Final = "not a POST to /v1/messages"
 
 
 def for_call(method: str, uri: str) -> Dialect | None:

@@ -43,7 +43,7 @@ from harness._cassette.codec import EVENT_SCHEMAS, _schema_reason, make_header, 
 from harness._cassette.directives import DONE, HTTP_ERROR
 from harness._exceptions import ANTHROPIC, CassetteImportError, OutputError
 from harness._files import AtomicBatch
-from harness._interop.dialects import CALLS, Dialect, Line, for_call
+from harness._interop.dialects import NOT_A_CALL, Dialect, Line, for_call
 from harness._interop.har import exchanges_from_har, is_har_document
 from harness._interop.reading import (
     BodyError,
@@ -167,14 +167,16 @@ def _lines(exchange: Exchange, dialect: Dialect) -> tuple[list[dict[str, Any]], 
             raise _Skip(f"status {exchange.status}")
         return [_http_error(exchange)], "error"
     read, synthesized = _body_lines(exchange, dialect)
-    lines = [{"harness": DONE} if isinstance(line, bytes) else line for line in read]
     definition = EVENT_SCHEMAS[dialect.provider]
-    for number, line in enumerate(lines, 1):
-        if "harness" in line:
+    lines: list[dict[str, Any]] = []
+    for number, line in enumerate(read, 1):
+        if isinstance(line, bytes):  # the dialect's sentinel (Chat's `[DONE]`)
+            lines.append({"harness": DONE})
             continue
-        reason = _schema_reason("event", line, definition)
+        reason = _schema_reason("event", line, definition)  # a `harness` key is refused
         if reason is not None:
             raise _Skip(f"event {number}: {reason}")
+        lines.append(line)
     return lines, "plain" if synthesized else "streamed"
 
 
@@ -291,7 +293,7 @@ def import_recording(
         try:
             dialect = for_call(exchange.method, exchange.uri)
             if dialect is None:
-                raise _Skip(f"not {CALLS}")
+                raise _Skip(NOT_A_CALL)
             lines, kind = _lines(exchange, dialect)
             header = _header(path, exchange, dialect, lines, kind)
             write_cassette(target, lines, header=header, overwrite=force, batch=batch)
