@@ -153,7 +153,9 @@ def test_every_library_stream_on_any_host_imports_to_its_own_lines(
     _no_secret(out)
 
 
-@pytest.mark.parametrize("shape", ["yaml", "json", "yaml.gz", "json.gz", "crlf", "har", "har64"])
+@pytest.mark.parametrize(
+    "shape", ["yaml", "json", "yaml.gz", "json.gz", "crlf", "pydantic-ai", "har", "har64"]
+)
 def test_each_recording_shape_imports_both_dialects(tmp_path: Path, shape: str) -> None:
     base = "https://api.openai.com/v1"
     sources = [CHAT_TOOL, RESPONSES_TOOL]
@@ -183,12 +185,14 @@ def test_each_recording_shape_imports_both_dialects(tmp_path: Path, shape: str) 
         source.write_text(json.dumps({"log": {"version": "1.2", "entries": entries}}))
     else:
         crlf = shape == "crlf"
-        document = {
-            "interactions": [_streamed(path, base, crlf=crlf) for path in sources],
-            "version": 1,
-        }
+        interactions = [_streamed(path, base, crlf=crlf) for path in sources]
+        if shape == "pydantic-ai":  # its serializer: the request's JSON already parsed
+            for interaction in interactions:
+                request = interaction["request"]
+                request["parsed_body"] = json.loads(request.pop("body"))
+        document = {"interactions": interactions, "version": 1}
         text = json.dumps(document) if shape.startswith("json") else yaml.safe_dump(document)
-        name = "session." + ("yaml" if crlf else shape)
+        name = "session." + ("yaml" if shape in ("crlf", "pydantic-ai") else shape)
         source = tmp_path / name
         if shape.endswith(".gz"):
             source.write_bytes(gzip.compress(text.encode()))
@@ -199,6 +203,9 @@ def test_each_recording_shape_imports_both_dialects(tmp_path: Path, shape: str) 
     assert result.exit_code == 0, result.output
     assert _lines(out / "session-01.jsonl") == _lines(CHAT_TOOL)
     assert _lines(out / "session-02.jsonl") == _lines(RESPONSES_TOOL)
+    if shape == "pydantic-ai":
+        request = (Cassette(out / "session-01.jsonl").header or {})["request"]
+        assert request == {"model": "gpt-4.1-mini", "messages": []}
     if shape.startswith("har"):
         assert (Cassette(out / "session-01.jsonl").header or {})["recorded_at"] == (
             "2026-01-02T03:04:05Z"
