@@ -2,7 +2,9 @@
 
 A name is credential-like when, case-insensitively, it contains `key`, `token`,
 `secret`, `password`, `passwd`, `authorization`, `cookie`, `credential` or `signature`,
-or is an account identifier header (`anthropic-organization-id`, `request-id`). Counts
+or is an account or request identifier header (Anthropic's `anthropic-organization-id`
+and `request-id`; OpenAI's `openai-organization`, `openai-project` and `x-request-id`;
+Azure's `apim-request-id`). Azure's `api-key` header and query parameter are `*key*`. Counts
 named `*tokens` (`max_tokens`, `input_tokens`) are not credentials and stay. Record,
 `--vcr`, import, the proxy, the server and captured requests all go through here.
 """
@@ -27,7 +29,16 @@ _SECRET: Final = re.compile(
     r"key|token|secret|passw(or)?d|authori[sz]ation|cookie|credential|signature", re.IGNORECASE
 )
 #: Headers that carry no secret by name but identify an account or a request.
-_IDENTIFYING_HEADERS: Final = frozenset({"anthropic-organization-id", "request-id"})
+_IDENTIFYING_HEADERS: Final = frozenset(
+    {
+        "anthropic-organization-id",
+        "request-id",
+        "openai-organization",
+        "openai-project",
+        "x-request-id",
+        "apim-request-id",
+    }
+)
 #: Body fields of a request that a cassette does not keep (transport, not content).
 _TRANSPORT_FIELDS: Final = frozenset({"stream", "extra_headers"})
 

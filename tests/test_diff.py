@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import io
+import json
 import sys
 import tracemalloc
 from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -249,3 +251,85 @@ def test_trace_reads_standard_input_once_for_both_passes() -> None:
     result = CliRunner().invoke(cli, ["diff", "--trace", "-", path], input=Path(path).read_bytes())
     assert result.exit_code == 0
     assert result.output.splitlines()[-1] == "the traces agree row for row"
+
+
+# -- OpenAI cassettes ----------------------------------------------------------------------
+
+OPENAI = Path(__file__).resolve().parent.parent / "cassettes" / "openai"
+
+
+def _openai_copy(path: Path, source: Path, change: Any) -> str:
+    """`source` (an OpenAI library cassette) with each of its lines after the header
+    passed through `change` (which returns a line, or a list of lines in its place)."""
+    header, *lines = source.read_text().splitlines()
+    out = [header]
+    for text in lines:
+        changed = change(json.loads(text))
+        out.extend(
+            json.dumps(line) for line in (changed if isinstance(changed, list) else [changed])
+        )
+    path.write_text("\n".join(out) + "\n")
+    return str(path)
+
+
+def test_an_openai_re_recording_with_a_new_id_and_no_usage_has_the_same_outcome(
+    tmp_path: Path,
+) -> None:
+    def rerecorded(line: dict[str, Any]) -> Any:
+        if "choices" not in line:
+            return line  # the done line
+        return [{**line, "id": "chatcmpl-Rerecorded"}] if line["choices"] else []
+
+    b = _openai_copy(tmp_path / "b.jsonl", OPENAI / "chat" / "text.jsonl", rerecorded)
+    assert '"usage"' not in Path(b).read_text()
+    result = CliRunner().invoke(cli, ["diff", str(OPENAI / "chat" / "text.jsonl"), b])
+    assert result.exit_code == 0, result.output
+    assert result.output == "same outcome: 4 lines, ending in done\n"
+
+
+def test_an_openai_stream_and_its_broken_variant_differ_with_a_diff_and_no_trace_hint() -> None:
+    a = str(OPENAI / "responses" / "text.jsonl")
+    b = str(OPENAI / "responses" / "errors" / "sequence_gap.jsonl")
+    result = CliRunner().invoke(cli, ["diff", a, b])
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert lines[0] == f"outcomes differ: {a} ends in done, {b} in sequence_gap"
+    assert lines[1:3] == [f"--- {a}", f"+++ {b}"]
+    assert '-{"type": "text", "text": "Paris is "}' in lines
+    assert lines[-1].startswith('+{"type": "protocol_error", "code": "sequence_gap"')
+    assert not [line for line in lines if line.startswith("trace:")]  # trace reads Anthropic only
+
+
+def test_new_openai_call_ids_differ_unless_ids_are_ignored(tmp_path: Path) -> None:
+    source = OPENAI / "responses" / "one_tool.jsonl"
+
+    def renamed(line: dict[str, Any]) -> Any:
+        return json.loads(json.dumps(line).replace("call_01Weather", "call_99Other"))
+
+    b = _openai_copy(tmp_path / "b.jsonl", source, renamed)
+    assert "call_99Other" in Path(b).read_text()
+    assert CliRunner().invoke(cli, ["diff", str(source), b]).exit_code == 1
+    assert CliRunner().invoke(cli, ["diff", "--ignore-ids", str(source), b]).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (OPENAI / "chat" / "text.jsonl", OPENAI / "responses" / "text.jsonl"),
+        (LIBRARY / "text_only.jsonl", OPENAI / "chat" / "text.jsonl"),
+        (OPENAI / "responses" / "text.jsonl", LIBRARY / "text_only.jsonl"),
+    ],
+    ids=["chat-responses", "anthropic-chat", "responses-anthropic"],
+)
+@pytest.mark.parametrize("trace", [False, True], ids=["outcomes", "trace"])
+def test_cassettes_of_two_providers_are_one_line_and_exit_2(a: Path, b: Path, trace: bool) -> None:
+    args = ["diff", *(["--trace"] if trace else []), str(a), str(b)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    provider = {OPENAI / "chat": "openai-chat", OPENAI / "responses": "openai-responses"}
+    a_name, b_name = (provider.get(path.parent, "anthropic") for path in (a, b))
+    assert result.stderr == (
+        f"{b}:1: an {b_name} cassette, and {a} is an {a_name} one: "
+        "harness diff compares cassettes of one provider\n"
+    )

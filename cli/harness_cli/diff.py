@@ -8,8 +8,8 @@ from typing import NoReturn
 
 import click
 
-from harness._cassette.codec import STDIN, Cassette, anthropic_only
-from harness._exceptions import CassetteError
+from harness._cassette.codec import Cassette, anthropic_only
+from harness._exceptions import ANTHROPIC, CassetteError
 from harness._terminal import printable
 from harness_cli.exit import Exit
 
@@ -20,10 +20,12 @@ Examples:
   harness diff --trace cassettes/interleaved.jsonl broken.jsonl   # where they part
 
 Compares the outcomes (events, then the error), not the raw lines: a re-recording
-that chunks text differently shows up, a changed ping does not. Exit status: 0 same
-outcome; 1 different (a unified diff of the JSON lines is printed); 2 a cassette is
-unusable (PATH:LINE: reason on stderr). With --trace, both traces (as harness replay
---trace prints them) side by side instead, up to the first row where they differ (!)."""
+that chunks text differently shows up, a changed ping does not. Both cassettes are
+of one provider (Anthropic, OpenAI Chat or Responses). Exit status: 0 same outcome;
+1 different (a unified diff of the JSON lines is printed); 2 a cassette is unusable,
+or the two are of different providers (PATH:LINE: reason on stderr). With --trace
+(Anthropic cassettes), both traces (as harness replay --trace prints them) side by
+side instead, up to the first row where they differ (!)."""
 
 
 def _hint(a: str, b: str, ignore_ids: bool) -> str:
@@ -47,9 +49,6 @@ def _hint(a: str, b: str, ignore_ids: bool) -> str:
 def diff(a: str, b: str, ignore_ids: bool, show_trace: bool) -> None:
     """Compare two cassettes' outcomes; print a unified diff when they differ."""
     try:
-        for path in (a, b) if not show_trace else ():
-            if path != STDIN:  # a stream is read once: its replay below reads its header
-                anthropic_only(Cassette(path), "harness diff")
         if show_trace:
             _diff_traces(a, b, ignore_ids)
         from harness._testing.diff import diff_outcomes
@@ -63,16 +62,18 @@ def diff(a: str, b: str, ignore_ids: bool, show_trace: bool) -> None:
     if not result.same:
         for line in result.diff:
             click.echo(line)
-        click.echo(printable(_hint(a, b, ignore_ids)))
+        if result.provider == ANTHROPIC:  # the trace reads Anthropic streams only so far
+            click.echo(printable(_hint(a, b, ignore_ids)))
     sys.exit(Exit.OK if result.same else Exit.FAILED)
 
 
 def _diff_traces(a: str, b: str, ignore_ids: bool) -> NoReturn:
     """`--trace`: the verdict, then both traces side by side, a row printed as soon as it
     is read: neither stream is held, however long (each is read twice, a pipe spooled)."""
-    from harness._testing.diff import match_outcomes, trace_sides
+    from harness._testing.diff import match_outcomes, one_provider, trace_sides
 
     sources = Cassette(a), Cassette(b)
+    one_provider(*sources)
     for source in sources:
         anthropic_only(source, "harness diff --trace")
     match = match_outcomes(*sources, ignore_ids=ignore_ids)

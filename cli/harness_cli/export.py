@@ -8,7 +8,7 @@ from typing import NoReturn
 
 import click
 
-from harness._cassette.codec import STDIN, Cassette, anthropic_only, expand_paths
+from harness._cassette.codec import expand_paths
 from harness._exceptions import CassetteError, CassetteImportError
 from harness._interop.export import export_name, export_vcr
 from harness._interop.importer import output_names, prepare_folder
@@ -20,7 +20,8 @@ Examples:
   harness faults cassettes/interleaved.jsonl --out /tmp/broken
   harness export /tmp/broken/ --to vcr --out tests/cassettes/broken
 
-Each cassette becomes OUT/<name>.yaml, a vcrpy cassette of one POST /v1/messages
+Each cassette becomes OUT/<name>.yaml, a vcrpy cassette of one call of its
+provider's API (POST /v1/messages, /v1/chat/completions or /v1/responses)
 answered with the cassette's events as SSE, which vcrpy replays as it is.
 Directive lines are not carried over. An existing output is left as it was,
 unless --force. Exit status: 0 done; 1 some cassette or output was not exported;
@@ -51,8 +52,6 @@ def export(cassettes: tuple[str, ...], to: str, out_dir: str, force: bool) -> No
     for path in files:
         target = export_name(out_dir, names[path])
         try:
-            if path != STDIN:  # a stream is read once: the export reads its header
-                anthropic_only(Cassette(path), "harness export")
             count = export_vcr(path, target, force=force)
         except CassetteError as error:
             failed += 1

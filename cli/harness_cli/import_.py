@@ -12,6 +12,7 @@ import click
 
 from harness._exceptions import CassetteImportError, OutputError
 from harness._files import AtomicBatch
+from harness._interop.dialects import CALLS
 from harness._interop.importer import (
     ImportReport,
     import_recording,
@@ -27,9 +28,11 @@ Examples:
   harness import tests/cassettes/ --out cassettes/imported --force
   harness import session.har --out cassettes/imported
 
-Each POST /v1/messages exchange answered 200 (a stream, or a Message, whose events
-are synthesised) becomes OUT/<name>-<N>.jsonl (source: imported); other exchanges
-are listed as skipped. Headers are never copied. A file that cannot be read is
+Each Messages call (POST .../v1/messages) answered 200 (a stream, or a Message,
+whose events are synthesised), and each OpenAI call on any host (POST
+.../chat/completions or .../responses, the resume GET; streamed, plain or an HTTP
+error) becomes OUT/<name>-<N>.jsonl (source: imported); other exchanges are listed
+as skipped. Headers are never copied. A file that cannot be read is
 reported and the rest go on; an existing output is left as it was, unless --force.
 Exit status: 0 done; 1 some file or output was not imported, or nothing was found
 to import; 2 no input could be read, or the arguments are unusable."""
@@ -80,7 +83,7 @@ def _progress(files: Sequence[str]) -> Iterator[Iterator[str]]:
 @click.option("--out", "out_dir", required=True, metavar="DIR", help="Folder for the cassettes.")
 @click.option("--force", is_flag=True, help="Replace cassettes that already exist in DIR.")
 def import_command(paths: tuple[str, ...], out_dir: str, force: bool) -> None:
-    """Convert recordings of Anthropic calls (vcrpy YAML/JSON, HAR) into JSONL cassettes."""
+    """Convert recordings of Anthropic and OpenAI calls (vcrpy YAML/JSON, HAR) into cassettes."""
     try:
         files = recording_files(paths)
         names = output_names(files)
@@ -147,5 +150,5 @@ def import_command(paths: tuple[str, ...], out_dir: str, force: bool) -> None:
     if tally.failed or tally.kept:
         sys.exit(Exit.FAILED)
     if not tally.written:
-        click.echo("no Messages call found to import", err=True)
+        click.echo(f"no {CALLS.removeprefix('a ')} found to import", err=True)
         sys.exit(Exit.FAILED)

@@ -51,6 +51,7 @@ __all__ = [
     "events_from_body",
     "events_from_chunks",
     "events_from_response",
+    "sse_fields",
 ]
 
 
@@ -351,3 +352,41 @@ class StreamingDecoder:
         if isinstance(event, dict) and isinstance(event.get("type"), str):
             return event
         return None
+
+
+class _FieldsDecoder(StreamingDecoder):
+    """The same line reading, each event handed on unread: `{"name": ..., "data": ...}`."""
+
+    def whole_event(self, piece: bytes) -> dict[str, Any] | None:
+        return None  # every piece goes through `feed`, line by line
+
+    def _dispatch(self) -> dict[str, Any] | None:
+        name, self._name = self._name or None, None
+        data = bytes(self._joined_data())
+        if not data:
+            return None
+        self._count += 1
+        return {"name": name, "data": data}
+
+    def finish(self) -> list[dict[str, Any]]:
+        self._after_cr = False
+        if self._line_bytes:
+            line = bytes(self._line_bytes)
+            self._line_bytes.clear()
+            self._line(line)
+        self._name = None
+        if self._joined_data():
+            raise SSEFormatError(
+                f"event {self._count + 1} never reaches the code: "
+                "the body ends before the blank line that would end it"
+            )
+        return []
+
+
+def sse_fields(body: bytes) -> list[tuple[str | None, bytes]]:
+    """Each event of a whole SSE body as its name (None without an `event:` line) and its
+    joined `data`, unread: the lines read as above, events with no data passed over, a
+    last event with no blank line after it refused (`SSEFormatError`). What a dialect
+    whose SDK reads the data alone makes of them is the dialect's (`harness._providers`)."""
+    decoder = _FieldsDecoder()
+    return [(event["name"], event["data"]) for event in [*decoder.feed(body), *decoder.finish()]]

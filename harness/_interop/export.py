@@ -1,16 +1,17 @@
 """`harness export --to vcr`: a cassette as a vcrpy cassette that vcrpy itself replays.
 
 A team that keeps vcrpy can then replay the harness's cassettes, fault variants
-included, in its existing suite: one interaction, `POST
-https://api.anthropic.com/v1/messages` with the cassette's recorded request (or
-`{"model": ..., "stream": true}` when it has none), answered 200 `text/event-stream`
-with the events framed as the API frames them, or, for a cassette whose answer is an
-`http_error` line, that status, its headers and the error JSON. Other directive lines
-are not carried over:
+included, in its existing suite: one interaction, the call of the cassette's provider
+(`harness._interop.dialects`: `POST https://api.anthropic.com/v1/messages`, OpenAI's
+`/v1/chat/completions` or `/v1/responses`, or the Responses resume `GET`) with the
+cassette's recorded request (or `{"model": ..., "stream": true}` when it has none),
+answered 200 `text/event-stream` with the lines framed as the API frames them (Chat's
+`done` line as `data: [DONE]`), or, for a cassette whose answer is an `http_error` line,
+that status, its headers and the error JSON. Other directive lines are not carried over:
 vcrpy replays a body whole, so a fault variant's cut stream is simply a body that ends
 there, which is what the SDK sees when a server closes the connection cleanly. A
 YAML comment at the top names the cassette, and the fault and expected outcome of a
-variant. `harness import` of the result gives the same events back.
+variant. `harness import` of the result gives the same lines back.
 """
 
 from __future__ import annotations
@@ -22,14 +23,16 @@ import orjson
 import yaml
 
 from harness._cassette.codec import Cassette
-from harness._cassette.sse import encode_event
-from harness._directives import HTTP_ERROR
+from harness._directives import DONE, HTTP_ERROR
+from harness._exceptions import ANTHROPIC
 from harness._files import atomic_write
+from harness._interop import anthropic
+from harness._interop.dialects import Dialect, Line, for_provider
 from harness._redact import redact_request
 
 __all__ = ["API_URL", "export_name", "export_vcr", "vcr_cassette"]
 
-API_URL: Final = "https://api.anthropic.com/v1/messages"
+API_URL: Final = anthropic.API_URL
 
 
 class _Dumper(yaml.SafeDumper):
@@ -44,17 +47,16 @@ def _str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _str)
 
 
-def _request(header: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
+def _request(header: dict[str, Any], dialect: Dialect, lines: list[Line]) -> dict[str, Any]:
     request = header.get("request")
     body = redact_request(request) if isinstance(request, dict) else {}
-    start = events[0].get("message") if events and events[0].get("type") == "message_start" else {}
-    model = header.get("model") or (start or {}).get("model")
+    model = header.get("model") or dialect.model_of(lines)
     if "model" not in body and isinstance(model, str):
         body["model"] = model
-    return {**body, "stream": True}
+    return body
 
 
-def _response(events: list[dict[str, Any]], error: dict[str, Any] | None) -> dict[str, Any]:
+def _response(body: bytes, error: dict[str, Any] | None) -> dict[str, Any]:
     if error is not None:
         headers = {str(k).lower(): [str(v)] for k, v in (error.get("headers") or {}).items()}
         return {
@@ -63,7 +65,7 @@ def _response(events: list[dict[str, Any]], error: dict[str, Any] | None) -> dic
             "status": {"code": int(error["status"]), "message": "Error"},
         }
     return {
-        "body": {"string": b"".join(encode_event(event) for event in events).decode("utf-8")},
+        "body": {"string": body.decode("utf-8")},
         "headers": {
             "cache-control": ["no-cache"],
             "content-type": ["text/event-stream; charset=utf-8"],
@@ -73,15 +75,21 @@ def _response(events: list[dict[str, Any]], error: dict[str, Any] | None) -> dic
 
 
 def vcr_cassette(
-    header: dict[str, Any], events: list[dict[str, Any]], error: dict[str, Any] | None = None
+    header: dict[str, Any],
+    events: list[dict[str, Any]],
+    error: dict[str, Any] | None = None,
+    *,
+    provider: str = ANTHROPIC,
 ) -> dict[str, Any]:
-    """The vcrpy cassette (version 1, one interaction) answering with `events`, or with the
-    `http_error` directive `error`."""
-    request_headers = {
-        "accept": ["application/json"],
-        "anthropic-version": ["2023-06-01"],
-        "content-type": ["application/json"],
-    }
+    """The vcrpy cassette (version 1, one interaction) answering with `events` (a
+    cassette's event lines, Chat's `done` lines among them), or with the `http_error`
+    directive `error`."""
+    dialect = for_provider(provider)
+    lines = [dialect.done if event.get("harness") == DONE else event for event in events]
+    method, uri, body = dialect.exported_call(_request(header, dialect, lines))
+    request_headers = {"accept": ["application/json"], **dialect.request_headers}
+    if body is not None:
+        request_headers["content-type"] = ["application/json"]
     sdk_version = header.get("sdk_version")
     if isinstance(sdk_version, str):
         request_headers["x-stainless-package-version"] = [sdk_version]
@@ -89,12 +97,12 @@ def vcr_cassette(
         "interactions": [
             {
                 "request": {
-                    "body": orjson.dumps(_request(header, events)).decode("utf-8"),
+                    "body": orjson.dumps(body).decode("utf-8") if body is not None else None,
                     "headers": request_headers,
-                    "method": "POST",
-                    "uri": API_URL,
+                    "method": method,
+                    "uri": uri,
                 },
-                "response": _response(events, error),
+                "response": _response(dialect.sse_body(lines), error),
             }
         ],
         "version": 1,
@@ -116,19 +124,25 @@ def export_vcr(path: str, target: str, *, force: bool = False) -> int:
     exists and not `force`; the write is atomic.
     """
     cassette = Cassette(path)
-    events = list(cassette.events())
-    errors = [
+    lines = [
         line.data
         for line in cassette.lines()
-        if line.kind == "directive" and line.data["harness"] == HTTP_ERROR
+        if line.kind == "event" or line.data["harness"] in (HTTP_ERROR, DONE)
     ]
-    document = vcr_cassette(cassette.header or {}, events, errors[0] if errors else None)
+    events = [line for line in lines if line.get("harness") != HTTP_ERROR]
+    errors = [line for line in lines if line.get("harness") == HTTP_ERROR]
+    document = vcr_cassette(
+        cassette.header or {},
+        events,
+        errors[0] if errors else None,
+        provider=cassette.provider,
+    )
     text = _comment(cassette) + yaml.dump(
         document, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100
     )
     with atomic_write(target, overwrite=force) as handle:
         handle.write(text.encode("utf-8"))
-    return len(events)
+    return sum("harness" not in event for event in events)
 
 
 def export_name(out_dir: str, stem: str) -> str:

@@ -1,19 +1,24 @@
 """`harness import`: recordings users already keep (vcrpy, HAR) to cassettes.
 
-Each exchange that is a `POST .../v1/messages` (or Vertex's `:rawPredict` and
-`:streamRawPredict`) answered 200 becomes one cassette (`source: imported`):
+Each exchange that is a call of a provider's API (`harness._interop.dialects.for_call`,
+by method and path, on any host: Anthropic's `POST .../v1/messages` and Vertex's
+`:rawPredict` / `:streamRawPredict`, OpenAI's `POST .../chat/completions` and
+`.../responses` and the Responses resume `GET`) becomes one cassette (`source:
+imported`, the header naming its `provider` when it is not Anthropic):
 
-- an SSE body: its events, as the SDK's own SSE reader splits them;
-- a JSON `Message` (a non-streaming call): the events a stream of that message carries
-  (`harness._providers.anthropic.message.events_from_message`), the header saying
-  `synthesized_from: message`.
+- answered 200 with an SSE body: its lines, as the provider's SDK reads the body;
+- answered 200 with a JSON answer (a non-streaming call): the lines a stream of that
+  answer carries, synthesised by the dialect, the header saying `synthesized_from: message`;
+- answered with an HTTP error, for a dialect that keeps them (OpenAI's): its
+  `http_error` line (status, `retry-after`-like headers, the error JSON).
 
 Every other exchange is listed with the reason it was skipped; the report names it by
-its redacted URI. Only the events, the request body (credential-like fields removed at
+its redacted URI. Only the lines, the request body (credential-like fields removed at
 any depth, `harness._redact`), the model, the SDK version (`x-stainless-package-version`,
-kept only when it reads as a version) and the response date are kept: no header is
-copied. A stream and a Message are told apart by the body (a JSON object, or SSE
-fields), not by `content-type`, since some recorders redact every header value.
+kept only when it reads as a version) and the response date are kept: no other header is
+copied. A stream and a plain answer are told apart by the body (a JSON object, or SSE
+fields), not by `content-type`, since some recorders redact every header value. What a
+body means is each dialect's; this module spells no event type.
 
 Output names are `<stem>-<N>.jsonl` (N the exchange's number in its file);
 `output_names` makes them distinct across all the files of one run, or refuses the run
@@ -31,14 +36,14 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 import orjson
 
-from harness._cassette.codec import _schema_reason, make_header, write_cassette
-from harness._cassette.sse import SSEFormatError, events_from_body
-from harness._exceptions import CassetteImportError, OutputError
+from harness._cassette.codec import EVENT_SCHEMAS, _schema_reason, make_header, write_cassette
+from harness._directives import DONE, HTTP_ERROR
+from harness._exceptions import ANTHROPIC, CassetteImportError, OutputError
 from harness._files import AtomicBatch
+from harness._interop.dialects import NOT_A_CALL, Dialect, Line, for_call
 from harness._interop.har import exchanges_from_har, is_har_document
 from harness._interop.reading import (
     BodyError,
@@ -50,8 +55,7 @@ from harness._interop.reading import (
     recording_stem,
 )
 from harness._interop.vcr import exchanges_from_vcr, is_vcr_document
-from harness._providers.anthropic.message import events_from_message
-from harness._redact import redact_request, redact_uri
+from harness._redact import redact_answer, redact_request, redact_uri
 
 __all__ = [
     "ImportReport",
@@ -87,16 +91,6 @@ def _shown(text: str, limit: int = 200) -> str:
     return shown if len(shown) <= limit else shown[: limit - 3] + "..."
 
 
-def _is_messages_call(exchange: Exchange) -> bool:
-    try:
-        path = urlsplit(exchange.uri).path
-    except ValueError:  # e.g. a malformed IPv6 host
-        return False
-    return exchange.method.upper() == "POST" and (
-        path.endswith("/v1/messages") or path.endswith((":rawPredict", ":streamRawPredict"))
-    )
-
-
 def _decoded_body(exchange: Exchange) -> bytes:
     if not exchange.response_body:
         raise _Skip("the response has no body")
@@ -107,54 +101,83 @@ def _decoded_body(exchange: Exchange) -> bytes:
         raise _Skip(str(error)) from None
 
 
-def _stream_events(body: bytes, content_type: str) -> list[dict[str, Any]]:
-    """The events of an SSE response body; `_Skip` when it holds none."""
+def _answer_lines(dialect: Dialect, answer: Any) -> list[Line]:
     try:
-        events = events_from_body(body)
-    except SSEFormatError as error:
-        raise _Skip(f"unreadable stream: {error}") from None
-    if not events:
-        raise _Skip(f"not a stream nor a Message (content-type {content_type or 'missing'})")
-    return events
+        return dialect.answer_lines(answer)
+    except ValueError as error:  # the dialect's reason
+        raise _Skip(str(error)) from None
 
 
-def _message_events(message: Any) -> list[dict[str, Any]]:
-    """The events synthesised from a JSON `Message` response; `_Skip` for other JSON."""
-    if not isinstance(message, dict) or message.get("type") != "message":
-        kind = message.get("type") if isinstance(message, dict) else type(message).__name__
-        raise _Skip(f"the JSON response is a {kind!r}, not a Message")
-    try:
-        return events_from_message(message)
-    except (AttributeError, TypeError, ValueError) as error:
-        raise _Skip(f"the Message cannot be replayed as a stream: {error}") from None
+def _body_lines(exchange: Exchange, dialect: Dialect) -> tuple[list[Line], bool]:
+    """The lines of a 200 answer, and whether they were synthesised from a plain answer.
 
-
-def _events(exchange: Exchange) -> tuple[list[dict[str, Any]], bool]:
-    """The cassette events of a Messages exchange, and whether a message was synthesised.
-
-    A body that is a JSON object is a `Message`; any other is SSE (it starts with a
+    A body that is a JSON object is a plain answer; any other is SSE (it starts with a
     field or a comment).
     """
-    if exchange.status != 200:
-        raise _Skip(f"status {exchange.status}")
     if exchange.response_json is not None:
-        events, synthesized = _message_events(exchange.response_json), True
-    else:
-        body = _decoded_body(exchange)
-        synthesized = body.lstrip().startswith(b"{")
-        if synthesized:
-            try:
-                message = orjson.loads(body)
-            except orjson.JSONDecodeError:
-                raise _Skip("the JSON body is not valid JSON") from None
-            events = _message_events(message)
-        else:
-            events = _stream_events(body, exchange.response_headers.get("content-type", ""))
-    for number, event in enumerate(events, 1):
-        reason = _schema_reason("event", event)
+        return _answer_lines(dialect, exchange.response_json), True
+    body = _decoded_body(exchange)
+    if body.lstrip().startswith(b"{"):
+        try:
+            answer = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            raise _Skip("the JSON body is not valid JSON") from None
+        return _answer_lines(dialect, answer), True
+    try:
+        lines = dialect.stream_lines(body)
+    except ValueError as error:  # SSEFormatError, or the dialect's reason
+        raise _Skip(f"unreadable stream: {error}") from None
+    if not lines:
+        content_type = exchange.response_headers.get("content-type", "")
+        raise _Skip(f"not a stream nor {dialect.answer} (content-type {content_type or 'missing'})")
+    return lines, False
+
+
+#: Response headers an `http_error` line keeps: what a client's retry reads, nothing else.
+_ERROR_HEADERS: Final = ("retry-after", "retry-after-ms", "x-should-retry")
+
+
+def _http_error(exchange: Exchange) -> dict[str, Any]:
+    """The `http_error` line of an error answer (its status, the headers a retry reads,
+    its JSON body redacted); `_Skip` when it cannot be one."""
+    if not 400 <= exchange.status <= 599:
+        raise _Skip(f"status {exchange.status}")
+    body = exchange.response_json
+    if body is None:
+        try:
+            body = orjson.loads(_decoded_body(exchange))
+        except orjson.JSONDecodeError:
+            raise _Skip(f"status {exchange.status}, its body not JSON") from None
+    if not isinstance(body, dict):
+        raise _Skip(f"status {exchange.status}, its body not a JSON object")
+    headers = {
+        name: exchange.response_headers[name]
+        for name in _ERROR_HEADERS
+        if name in exchange.response_headers
+    }
+    line = {"harness": HTTP_ERROR, "status": exchange.status, "body": redact_answer(body)}
+    return {**line, "headers": headers} if headers else line
+
+
+def _lines(exchange: Exchange, dialect: Dialect) -> tuple[list[dict[str, Any]], str]:
+    """A call's cassette lines (events and directives), and what kind of answer it had:
+    `streamed`, `plain` (its lines synthesised) or `error`."""
+    if exchange.status != 200:
+        if not dialect.http_errors:
+            raise _Skip(f"status {exchange.status}")
+        return [_http_error(exchange)], "error"
+    read, synthesized = _body_lines(exchange, dialect)
+    definition = EVENT_SCHEMAS[dialect.provider]
+    lines: list[dict[str, Any]] = []
+    for number, line in enumerate(read, 1):
+        if isinstance(line, bytes):  # the dialect's sentinel (Chat's `[DONE]`)
+            lines.append({"harness": DONE})
+            continue
+        reason = _schema_reason("event", line, definition)  # a `harness` key is refused
         if reason is not None:
             raise _Skip(f"event {number}: {reason}")
-    return events, synthesized
+        lines.append(line)
+    return lines, "plain" if synthesized else "streamed"
 
 
 def _request(exchange: Exchange) -> dict[str, Any]:
@@ -187,21 +210,26 @@ def _recorded_at(exchange: Exchange) -> str | None:
 
 
 def _header(
-    path: str, exchange: Exchange, events: list[dict[str, Any]], synthesized: bool
+    path: str, exchange: Exchange, dialect: Dialect, lines: list[dict[str, Any]], kind: str
 ) -> dict[str, Any]:
-    request = _request(exchange)
-    start = events[0].get("message") if events[0].get("type") == "message_start" else None
-    model = request.get("model") or (start if isinstance(start, dict) else {}).get("model")
+    request = dialect.request_of(exchange.method.upper(), exchange.uri, _request(exchange))
+    model = request.get("model") or (dialect.model_of(lines) if kind != "error" else None)
     metadata: dict[str, Any] = {}
+    if dialect.provider != ANTHROPIC:
+        metadata["provider"] = dialect.provider
     if isinstance(model, str):
         metadata["model"] = model
     sdk_version = exchange.request_headers.get("x-stainless-package-version", "")
     if _VERSION.fullmatch(sdk_version):
         metadata["sdk_version"] = sdk_version
-    if synthesized:
+    if kind == "plain":
         metadata["synthesized_from"] = "message"
-    kind = "a non-streaming" if synthesized else "a streamed"
-    description = f"Imported from {path}, exchange {exchange.number}: {kind} Messages call"
+    what = {
+        "streamed": f"a streamed {dialect.call} call",
+        "plain": f"a non-streaming {dialect.call} call",
+        "error": f"a {dialect.call} call answered {exchange.status}",
+    }[kind]
+    description = f"Imported from {path}, exchange {exchange.number}: {what}"
     return make_header(
         description,
         "imported",
@@ -263,11 +291,12 @@ def import_recording(
         label = f"{path} #{exchange.number} {what}"
         target = os.path.join(out_dir, f"{stem}-{exchange.number:02d}.jsonl")
         try:
-            if not _is_messages_call(exchange):
-                raise _Skip("not a POST to /v1/messages")
-            events, synthesized = _events(exchange)
-            header = _header(path, exchange, events, synthesized)
-            write_cassette(target, events, header=header, overwrite=force, batch=batch)
+            dialect = for_call(exchange.method, exchange.uri)
+            if dialect is None:
+                raise _Skip(NOT_A_CALL)
+            lines, kind = _lines(exchange, dialect)
+            header = _header(path, exchange, dialect, lines, kind)
+            write_cassette(target, lines, header=header, overwrite=force, batch=batch)
         except _Skip as reason:
             report.skipped.append(f"{label}: {_shown(str(reason))}")
             continue
@@ -282,7 +311,7 @@ def import_recording(
             continue
         except OSError as error:  # a full disk: unusable output, as in every command
             raise OutputError(f"{target}: cannot write: {error.strerror or error}") from None
-        report.written.append((target, len(events)))
+        report.written.append((target, sum("harness" not in line for line in lines)))
     return report
 
 

@@ -28,7 +28,9 @@ and the provider-neutral wire rows); `harness.faults` is their public face. Its
 `framing` module says how its lines go over the wire (a `Framing`, from `wire`: SSE bytes, the
 non-streaming answer, endpoints, the request fields replay matches on, a resume); an
 OpenAI dialect's `reading` is how the SDK's readers are driven over a client, its
-`tracing` how a trace names its lines.
+`tracing` how a trace names its lines, its `interop` what import and export read and
+write of it (which calls are its, a plain answer as a stream); `openai_framing` is the
+SSE `data` both OpenAI dialects send, read as the `openai` SDK reads it.
 
 The subpackages import the flat core and the provider-neutral modules here only, never
 each other and never an SDK at import time; this module imports none of them until a

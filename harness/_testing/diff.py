@@ -2,7 +2,9 @@
 
 Each side's outcome (events, then the error if any) is rendered as its JSON lines (the
 `--format json` form of `harness replay`) and the two are compared with a unified diff.
-Re-recording a stream gives new tool-call ids; `ignore_ids` replaces each id by its
+The two must be of one provider (`one_provider`); any provider's cassette replays to the
+same three events, so the comparison itself is provider-neutral. Re-recording a stream
+gives new tool-call ids; `ignore_ids` replaces each id by its
 position (`call-1`, `call-2`, ...) so that only meaningful changes show. `trace_sides`
 shows where two streams part: both traces (`harness._testing.trace`) side by side, up to
 the first row where they differ, a line as soon as its rows are read; `match_outcomes`
@@ -19,8 +21,9 @@ from dataclasses import dataclass
 from itertools import zip_longest
 from typing import Any
 
-from harness._cassette.codec import CassetteSource
+from harness._cassette.codec import Cassette, CassetteSource
 from harness._events import event_to_json
+from harness._exceptions import ANTHROPIC, CassetteError
 from harness._replay.direct import (
     Outcome,
     failure_code,
@@ -38,6 +41,7 @@ __all__ = [
     "OutcomeMatch",
     "diff_outcomes",
     "match_outcomes",
+    "one_provider",
     "outcome_lines",
     "trace_sides",
 ]
@@ -67,24 +71,46 @@ class OutcomeDiff:
     a: list[str]
     b: list[str]
     diff: list[str]
+    #: the provider both cassettes name
+    provider: str = ANTHROPIC
 
     @property
     def same(self) -> bool:
         return not self.diff
 
 
+def one_provider(a: Cassette, b: Cassette) -> None:
+    """Refuse, as an unusable cassette (`B:1: reason`), two cassettes of different
+    providers: their outcomes are not comparable line for line."""
+    if a.provider != b.provider:
+        raise CassetteError(
+            b.path,
+            1,
+            f"an {b.provider} cassette, and {a.path} is an {a.provider} one: "
+            "harness diff compares cassettes of one provider",
+        )
+
+
 def diff_outcomes(
     a: str | os.PathLike[str], b: str | os.PathLike[str], *, ignore_ids: bool = False
 ) -> OutcomeDiff:
-    """Replay both cassettes and diff their outcomes, labelled with the paths as given."""
-    a_outcome = replay_outcome(a, sdk_objects=False)
-    b_outcome = replay_outcome(b, sdk_objects=False)
+    """Replay both cassettes (of one provider, or `CassetteError`) and diff their
+    outcomes, labelled with the paths as given."""
+    a_cassette, b_cassette = Cassette(a), Cassette(b)
+    one_provider(a_cassette, b_cassette)
+    a_outcome = replay_outcome(a_cassette, sdk_objects=False)
+    b_outcome = replay_outcome(b_cassette, sdk_objects=False)
     a_lines, b_lines = _lines(a_outcome, ignore_ids), _lines(b_outcome, ignore_ids)
     diff = difflib.unified_diff(
         a_lines, b_lines, fromfile=os.fspath(a), tofile=os.fspath(b), lineterm=""
     )
     return OutcomeDiff(
-        outcome_code(a_outcome), outcome_code(b_outcome), a_lines, b_lines, list(diff)
+        outcome_code(a_outcome),
+        outcome_code(b_outcome),
+        a_lines,
+        b_lines,
+        list(diff),
+        a_cassette.provider,
     )
 
 

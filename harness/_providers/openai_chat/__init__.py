@@ -5,8 +5,9 @@ events out) and its drivers; `errors` is its error table as data (provider
 `"openai-chat"`), registered with `harness._exceptions` when imported; `framing` is the
 wire (SSE bytes, `data: [DONE]`, the `chat.completion` a non-streaming request gets);
 `reading` the SDK's two readers, given a client; `tracing` how a trace row names a
-chunk; `faults` is its fault catalogue (`harness.faults.catalogue("openai-chat")`);
-`conversation` turns the agent loop's conversation into a request
-(`harness.agent.OpenAIChatModelClient`). May import the flat core and the
-provider-neutral modules of `harness._providers`; never the SDK.
+chunk; `interop` what import and export read and write of it (its calls, an SSE body
+and a plain answer as lines); `faults` is its fault catalogue
+(`harness.faults.catalogue("openai-chat")`); `conversation` turns the agent loop's
+conversation into a request (`harness.agent.OpenAIChatModelClient`). May import the flat
+core and the provider-neutral modules of `harness._providers`; never the SDK.
 """

@@ -5,7 +5,9 @@ internal events out) and its drivers; `errors` is its error table as data (provi
 `"openai-responses"`), registered with `harness._exceptions` when imported; `framing` is
 the wire (SSE bytes, the `response` a non-streaming request gets, the lines a resumed
 stream answers with); `reading` the SDK's two readers, given a client; `tracing` how a
-trace row names an event; `faults` is its fault catalogue
+trace row names an event; `interop` what import and export read and write of it (its
+calls, the resume `GET`, an SSE body and a plain answer as lines); `faults` is its fault
+catalogue
 (`harness.faults.catalogue("openai-responses")`); `conversation` turns the agent loop's
 conversation into a request (`harness.agent.OpenAIResponsesModelClient`). May import the
 flat core and the provider-neutral modules of `harness._providers`; never the SDK.
