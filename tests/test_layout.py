@@ -30,10 +30,10 @@ HARNESS = ROOT / "harness"
 MAY_IMPORT: dict[str, set[str]] = {
     "_cassette": set(),
     "_interop": {"_cassette"},
-    "_providers": set(),
+    "_providers": {"_cassette"},
     "_record": {"_cassette"},
     "_replay": {"_cassette", "_providers", "_record"},
-    "_strict": {"_cassette", "_replay"},
+    "_strict": {"_cassette", "_providers", "_replay"},
     "_http": {"_cassette", "_replay", "_record", "_strict"},
     "_testing": {"*"},  # everything: what the commands and the plugin run
     "agent": {"_cassette", "_replay", "builder"},
