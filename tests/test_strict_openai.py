@@ -596,3 +596,112 @@ def test_strict_transport_guards_an_openai_client_built_on_it() -> None:
     found = _protocol_error(error)
     assert found is not None and found.code == "missing_finish_reason"
     assert not _completes(seen)
+
+
+# The reading: as the openai SDK reads the bytes -----------------------------------------
+
+
+def _verdict(
+    chunks: list[bytes], endpoint: str = "/v1/chat/completions", **ask: Any
+) -> tuple[bytes, BaseException | None]:
+    """What the guard releases of a body and what it raises, for a request to `endpoint`."""
+    request = httpx2.Request("POST", f"https://x{endpoint}", json={**ASK, **ask, "stream": True})
+    check = check_for(request, httpx2.Response(200), ())
+    assert check is not None and check.stream
+    released: list[bytes] = []
+    try:
+        released.extend(guarded(iter(chunks), StreamGuard(reader=check.reader())))
+    except Exception as error:
+        return b"".join(released), error
+    return b"".join(released), None
+
+
+def _cut(body: bytes, size: int) -> list[bytes]:
+    return [body[start : start + size] for start in range(0, len(body), size)]
+
+
+@pytest.mark.parametrize("size", [1, 7, 64, None])
+@pytest.mark.parametrize(
+    "path", [*CHAT, *CHAT_ERRORS, *RESPONSES, *RESPONSES_ERRORS], ids=lambda p: p.stem
+)
+def test_however_cut_the_guard_releases_the_same_bytes_and_raises_the_same(
+    path: Path, size: int | None
+) -> None:
+    endpoint = "/v1/chat/completions" if _dialect(path) == "chat" else "/v1/responses"
+    whole = _verdict(_chunks(path), endpoint)
+    body = b"".join(_chunks(path))
+    cut = _verdict(_cut(body, size) if size else [body], endpoint)
+    if whole[1] is None:
+        assert cut[0] == whole[0] == body
+    else:  # the good events that share a piece with the broken one wait with it
+        assert whole[0].startswith(cut[0])
+    assert type(cut[1]) is type(whole[1])
+    assert getattr(cut[1], "code", None) == getattr(whole[1], "code", None)
+
+
+def test_the_event_name_decides_nothing_for_the_openai_sdk() -> None:
+    named = [b"event: ping\n" + chunk for chunk in _chunks(LIBRARY / "chat" / "text.jsonl")]
+    assert _verdict(named) == (b"".join(named), None)
+    seen, error = _chat_create(_client(_server(named)))
+    assert error is None and _completes(seen)
+
+
+@pytest.mark.parametrize(
+    ("last", "code"),
+    [
+        (b"data: [DONE]", "missing_done"),  # no blank line: the SDK never reads it
+        (b"data: [DONE]\n", "missing_done"),
+    ],
+)
+def test_done_without_its_blank_line_is_no_done(last: bytes, code: str) -> None:
+    chunks = [*_chunks(LIBRARY / "chat" / "text.jsonl")[:-1], last]
+    released, error = _verdict(chunks)
+    assert isinstance(error, StreamProtocolError) and error.code == code
+    assert b'finish_reason":"stop' not in released
+    assert any("never reaches the code" in note for note in error.__notes__)
+
+
+def test_a_finish_no_blank_line_ends_is_one_the_code_never_reads() -> None:
+    chunks = _chunks(LIBRARY / "chat" / "text.jsonl")
+    finish = next(n for n, c in enumerate(chunks) if b'"finish_reason":null' not in c)
+    released, error = _verdict([*chunks[:finish], chunks[finish].rstrip(b"\n")])
+    assert isinstance(error, StreamProtocolError)
+    assert error.code == "missing_done"
+    assert released == b"".join(chunks[:finish])
+
+
+@pytest.mark.parametrize(
+    "bad", [b"data: {not json}\n\n", b"data: [1, 2]\n\n", b"event: x\n\n", b"data:\n\n"]
+)
+def test_data_the_sdk_fails_on_is_an_sse_format_error(bad: bytes) -> None:
+    chunks = _chunks(LIBRARY / "chat" / "text.jsonl")
+    released, error = _verdict([*chunks[:2], bad, *chunks[2:]])
+    assert isinstance(error, ValueError) and not isinstance(error, StreamProtocolError)
+    assert released == b"".join(chunks[:2])
+
+
+def test_an_assistants_event_name_is_refused_where_it_would_change_the_data() -> None:
+    chunks = _chunks(LIBRARY / "chat" / "text.jsonl")
+    renamed = [chunks[0], b"event: thread.message.delta\n" + chunks[1], *chunks[2:]]
+    _, error = _verdict(renamed)
+    assert isinstance(error, StreamProtocolError)
+    assert any("Assistants" in note for note in error.__notes__)
+
+
+def test_done_ends_a_responses_stream_as_the_sdk_reads_it() -> None:
+    chunks = _chunks(LIBRARY / "responses" / "text.jsonl")
+    after = [*chunks, b"data: [DONE]\n\n", b'data: {"type": "whatever"}\n\n']
+    assert _verdict(after, "/v1/responses") == (b"".join(after), None)
+    early = [*chunks[:-1], b"data: [DONE]\n\n", chunks[-1]]
+    _, error = _verdict(early, "/v1/responses")
+    assert isinstance(error, StreamProtocolError) and error.code == "missing_response_completed"
+
+
+def test_an_error_line_is_the_apis_report_and_goes_on_with_what_was_held() -> None:
+    chunks = _chunks(LIBRARY / "chat" / "text.jsonl")
+    finish = next(n for n, c in enumerate(chunks) if b'"finish_reason":null' not in c)
+    error_line = b'data: {"error": {"type": "server_error", "message": "Overloaded"}}\n\n'
+    body = [*chunks[: finish + 1], error_line]
+    assert _verdict(body) == (b"".join(body), None)
+    _, raised = _chat_create(_client(_server(body)))
+    assert isinstance(raised, openai.APIError) and "Overloaded" in str(raised)

@@ -26,7 +26,7 @@ from harness._exceptions import APIErrorEvent, StreamProtocolError
 from harness._providers.openai_responses.adapter import ResponsesAdapter
 from harness._providers.openai_responses.errors import PROVIDER
 from harness._providers.openai_sse import OpenAIDecoder, is_done, kind_of
-from harness._providers.reading import API_ERROR, COMPLETING, GO, HARMLESS
+from harness._providers.reading import API_ERROR, COMPLETING, GO
 
 __all__ = ["TERMINAL_EVENTS", "ResponsesReader", "check_response", "reader_for"]
 
@@ -66,7 +66,7 @@ class ResponsesReader:
 
     def read(self, event: dict[str, Any]) -> int:
         if self._ended:
-            return HARMLESS
+            return GO  # never read by the SDK: it waits with what came before, in order
         if is_done(event):
             self._adapter.check_end()
             self._ended = True
