@@ -705,3 +705,18 @@ def test_an_error_line_is_the_apis_report_and_goes_on_with_what_was_held() -> No
     assert _verdict(body) == (b"".join(body), None)
     _, raised = _chat_create(_client(_server(body)))
     assert isinstance(raised, openai.APIError) and "Overloaded" in str(raised)
+
+
+def test_strict_transport_raises_a_non_streaming_violation_as_it_is_unretried() -> None:
+    seen: list[httpx2.Request] = []
+    server = _server(json_body=_completion("content_filter", content="Par"), seen=seen)
+    client = openai.OpenAI(
+        api_key="test-key",
+        base_url="https://api.example.test/v1",
+        max_retries=2,
+        http_client=httpx2.Client(transport=StrictTransport(server)),
+    )
+    with pytest.raises(StreamProtocolError) as raised:
+        client.chat.completions.create(**ASK)
+    assert raised.value.code == "unsupported_finish_reason"
+    assert len(seen) == 1  # the openai SDK wraps and retries HTTP errors only

@@ -2,47 +2,55 @@
 
 Theory of operation
 -------------------
-`StreamGuard` is sans-IO, like the adapter it drives. `feed(chunk)` takes the next
-bytes of an SSE body and returns the bytes that may go on to the client: those of the
-whole events among them, each decoded (`StreamingDecoder`, the one SSE decoder), read
-through the light view `harness replay` feeds the adapter (`EventView`: no SDK object
-reaches user code from here, and the SDK need not be loaded) and fed to a
-`StreamAdapter(text=False)` (the same rules; no `TextEvent` built for bytes that go on
-as they are). A text delta, the commonest event, is told from its bytes at once while
-nothing waits (`StreamingDecoder.text_delta`: one regular expression over the API's own
-framing) and fed as what that adapter reads of one, `TEXT_DELTA`, without building it.
-That halves the guard's own work over a text stream (docs/performance.md); the tests
-hold both ways, told and read whole, to the same bytes and verdicts.
+`StreamGuard` is sans-IO, like the adapters it drives, and provider-neutral: what a
+dialect decides (how its SDK reads SSE, which adapter judges, which event completes an
+answer, which is the API's own error) is its `AnswerReader`
+(`harness._providers.reading`), made for each answer; the default is Anthropic's
+(`harness._providers.anthropic_guard`), and OpenAI's two live with their adapters.
+`feed(chunk)` takes the next bytes of an SSE body and returns the bytes that may go on
+to the client: those of the whole events among them, each decoded by the reader's
+decoder (`StreamingDecoder`, the one SSE decoder, with the provider's rules) and judged
+by the reader (for Messages: the light view `harness replay` feeds the adapter,
+`EventView`, fed to a `StreamAdapter(text=False)`: no SDK object reaches user code from
+here, and the SDK need not be loaded). A text delta, the commonest event, may be told
+from its bytes at once while nothing waits (`AnswerReader.text_delta`; for Messages one
+regular expression over the API's own framing, fed as what the adapter reads of one,
+`TEXT_DELTA`, without building it). That halves the guard's own work over a Messages
+text stream (docs/performance.md); the tests hold both ways, told and read whole, to the
+same bytes and verdicts.
 
-The decoder reads the bytes as the SDK does (see `harness._cassette.sse`): what the
-adapter judges is what the SDK will hand the code. An event that reading drops silently
-(`HiddenEvent`) is refused where it arrives, by the end rules for the answer as it
-stands there (the answer the code reads stops being the one sent), with a note saying
-which event and why. The guard holds little: the bytes of the event under way, in one
-buffer, within the decoder's line and event limit; from `message_delta` on, the bytes
-that can still change the verdict, within `WITHHELD_LINES` lines' worth (past it the
-answer is refused), while pings go on at once.
+The decoder reads the bytes as the SDK does (see `harness._cassette.sse`,
+`harness._providers.openai_sse`): what the adapter judges is what the SDK will hand the
+code. An event that reading drops silently (`HiddenEvent`) is refused where it arrives,
+by the end rules for the answer as it stands there (the answer the code reads stops
+being the one sent), with a note saying which event and why. The guard holds little:
+the bytes of the event under way, in one buffer, within the decoder's line and event
+limit; from the completing event on, the bytes that can still change the verdict,
+within `WITHHELD_LINES` lines' worth (past it the answer is refused), while events that
+can change nothing (pings) go on at once.
 
 The bytes of an event still incomplete wait for the rest of it. On a violation, `feed`
 returns nothing of that chunk (the events before the broken one in it wait with it) and
 keeps the error in `failure`, for the driver to raise: the client never reads the event
-that broke the rules.
+that broke the rules. A reader may hand an event on rewritten (`AnswerReader.rewritten`:
+Chat's repeated call id or name, given once): the chunk holding it is then re-encoded.
 
-From `message_delta` on, the checked bytes wait for the end of the body. The stop
-reason is in `message_delta`, and a client may take the answer as complete there and
-read no further (litellm does), so that is the event that completes an answer. The end
-rules run at `message_stop` (`StreamAdapter.check_end`) and at the end of the body
-(`finish()`, which then releases the rest): a wrong or missing stop reason, an answer
-that never stopped, an event after `message_stop` are all refused before the client
-reads `message_delta`. In a good stream `message_delta` and `message_stop` are the
-last events, so nothing waits longer than the body does.
+From the completing event on, the checked bytes wait for the end of the body. For
+Messages that is `message_delta`: the stop reason is in it, and a client may take the
+answer as complete there and read no further (litellm does). The end rules run at
+`message_stop` (`StreamAdapter.check_end`) and at the end of the body (`finish()`, which
+then releases the rest): a wrong or missing stop reason, an answer that never stopped,
+an event after `message_stop` are all refused before the client reads `message_delta`.
+In a good stream `message_delta` and `message_stop` are the last events, so nothing
+waits longer than the body does. (For Chat the completing event is the chunk carrying
+`finish_reason`, checked out at `[DONE]`; for Responses the terminal event.)
 
-An API `error` event (one named `error`, as the SDK raises it) is the API's own report,
-as on direct replay: it and everything after it go on unchecked, and the client raises
-its own error for it. A `data:` field the SDK would fail on raises `SSEFormatError`.
-`check_message` applies the same rules to a non-streaming `Message` JSON, as the events
-a stream of it carries (`events_from_message`); `check_answer` reads a non-streaming
-body as the SDK does before it.
+An API error (for Messages an event named `error`, as the SDK raises it) is the API's
+own report, as on direct replay: it and everything after it go on unchecked, and the
+client raises its own error for it. A `data:` field the SDK would fail on raises
+`SSEFormatError`. `check_message` applies the same rules to a non-streaming `Message`
+JSON, as the events a stream of it carries (`events_from_message`); `check_answer` reads
+a non-streaming body as the SDK does before it.
 
 `guarded` and `aguarded` are the two drivers: the body's chunks in, the checked chunks
 out, raising where the guard does.
