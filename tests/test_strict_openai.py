@@ -720,3 +720,115 @@ def test_strict_transport_raises_a_non_streaming_violation_as_it_is_unretried() 
         client.chat.completions.create(**ASK)
     assert raised.value.code == "unsupported_finish_reason"
     assert len(seen) == 1  # the openai SDK wraps and retries HTTP errors only
+
+
+# harness proxy --strict in front of an OpenAI-compatible upstream -----------------------
+
+
+#: the `x-cassette` of each request the upstream below answered
+UPSTREAM_HITS: list[str] = []
+
+
+def _upstream_app() -> Any:
+    """A local OpenAI-compatible upstream: the library's answer named by the request's
+    `x-cassette` header, streamed an event at a time, or a JSON body for a non-stream."""
+    from aiohttp import web
+
+    async def answer(request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        name = request.headers["x-cassette"]
+        UPSTREAM_HITS.append(name)
+        if name.startswith("json:"):
+            return web.json_response(json.loads(name.removeprefix("json:")))
+        response = web.StreamResponse(headers={"content-type": "text/event-stream"})
+        await response.prepare(request)
+        assert body.get("stream") is True
+        for chunk in _chunks(LIBRARY / name):
+            await response.write(chunk)
+        await response.write_eof()
+        return response
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", answer)
+    app.router.add_post("/v1/responses", answer)
+    return app
+
+
+@pytest.fixture(scope="module")
+def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    from harness._http.hosting import ServerThread
+    from harness._http.proxy import RecordingProxy
+
+    out = tmp_path_factory.mktemp("rec")
+    with ServerThread(_upstream_app()) as upstream:
+        proxy = RecordingProxy(upstream, out, strict=True)
+        with ServerThread(proxy.app()) as url:
+            yield url
+    assert list(out.iterdir()) == []  # OpenAI answers are guarded, not recorded
+
+
+def _through(url: str, name: str) -> Any:
+    return openai.OpenAI(
+        api_key="test-key",
+        base_url=f"{url}/v1",
+        max_retries=0,
+        default_headers={"x-cassette": name},
+    )
+
+
+@pytest.mark.parametrize(
+    "path",
+    [LIBRARY / "chat" / "text.jsonl", LIBRARY / "chat" / "one_tool.jsonl", *CHAT_ERRORS],
+    ids=lambda p: p.stem,
+)
+def test_the_proxy_ends_a_broken_chat_stream_in_an_error_the_sdk_raises(
+    proxied: str, path: Path
+) -> None:
+    name = str(path.relative_to(LIBRARY))
+    plain, _ = _chat_create(_client(_server(_chunks(path)), guard=False))
+    seen, error = _chat_create(_through(proxied, name))
+    if "errors" not in path.parts:
+        assert error is None and seen == plain
+        return
+    assert isinstance(error, openai.APIError)
+    assert seen == plain[: len(seen)]
+    assert not _completes(seen)
+    if path.stem != "server_error":
+        assert isinstance(error.body, dict) and error.body["code"] == path.stem
+
+
+@pytest.mark.parametrize(
+    "path",
+    [LIBRARY / "responses" / "text.jsonl", *RESPONSES_ERRORS],
+    ids=lambda p: p.stem,
+)
+def test_the_proxy_ends_a_broken_responses_stream_before_its_terminal_event(
+    proxied: str, path: Path
+) -> None:
+    name = str(path.relative_to(LIBRARY))
+    seen, error = _responses_stream(_through(proxied, name))
+    if "errors" not in path.parts:
+        assert error is None and _completes(seen)
+        return
+    if path.stem == "server_error":  # the API's report, an event the SDK hands on
+        assert error is None and seen[-1]["type"] == "error"
+        return
+    assert isinstance(error, openai.APIError)
+    assert isinstance(error.body, dict) and error.body["code"] == path.stem
+    assert not _completes(seen)
+
+
+def test_the_proxy_refuses_a_broken_chat_completion_with_a_502_not_retried(
+    proxied: str,
+) -> None:
+    good = _completion("stop", content="Paris.")
+    client = _through(proxied, "json:" + json.dumps(good))
+    assert client.chat.completions.create(**ASK).choices[0].message.content == "Paris."
+    name = "json:" + json.dumps(_completion("length", content="Par"))
+    client = _through(proxied, name).with_options(max_retries=2)
+    with pytest.raises(openai.InternalServerError) as raised:
+        client.chat.completions.create(**ASK)
+    assert UPSTREAM_HITS.count(name) == 1  # x-should-retry: false
+    assert raised.value.status_code == 502
+    assert isinstance(raised.value.body, dict)
+    assert raised.value.body["code"] == "unsupported_finish_reason"

@@ -53,7 +53,7 @@ class AnswerCheck:
     stream: bool
     reader: Callable[[], AnswerReader]
     #: a non-streaming body (and its content type) checked whole; raises at a violation
-    check: Callable[[bytes, str], None]
+    check: Callable[[bytes | bytearray, str], None]
 
 
 def provider_of(method: str, path: str) -> str | None:
@@ -122,7 +122,7 @@ def _chat(body: dict[str, Any], allowed: Collection[str]) -> AnswerCheck:
     def reader() -> AnswerReader:
         return chat.reader_for(body, allowed=allowed)
 
-    def check(answer: bytes, content_type: str) -> None:
+    def check(answer: bytes | bytearray, content_type: str) -> None:
         _check_openai(
             answer,
             content_type,
@@ -144,7 +144,7 @@ def _responses(
     def reader() -> AnswerReader:
         return responses.reader_for(params, allowed=allowed)
 
-    def check(answer: bytes, content_type: str) -> None:
+    def check(answer: bytes | bytearray, content_type: str) -> None:
         _check_openai(
             answer,
             content_type,
@@ -156,7 +156,7 @@ def _responses(
 
 
 def _check_openai(
-    answer: bytes,
+    answer: bytes | bytearray,
     content_type: str,
     check_value: Callable[[object], None],
     reader: Callable[[], AnswerReader],
