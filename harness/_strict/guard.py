@@ -67,7 +67,10 @@ from harness._cassette.message import events_from_message
 from harness._cassette.sse import HiddenEvent
 from harness._exceptions import StreamProtocolError
 from harness._json import sdk_json
-from harness._providers.anthropic_guard import AnthropicReader
+from harness._providers.anthropic_guard import (
+    TEXT_DELTA as TEXT_DELTA,  # where it was
+    AnthropicReader,
+)
 from harness._providers.reading import API_ERROR, COMPLETING, HARMLESS, AnswerReader
 from harness._views import EventView
 
