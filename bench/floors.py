@@ -106,7 +106,7 @@ def _table(out: IO[str], header: Sequence[str], rows: Sequence[Sequence[str]]) -
 def _stream_files(folder: Path) -> tuple[Path, Path]:
     """The 120-event stream of figures (2) and (3): a cassette and its SSE bytes."""
     from harness._cassette.codec import make_header, write_cassette
-    from harness._cassette.sse import encode_event
+    from harness._providers.sse import encode_event
 
     events = list(synthetic_events("mixed", STREAM_DELTAS))
     cassette = folder / "cassettes" / "stream.jsonl"
@@ -453,7 +453,7 @@ def _vcr_files(folder: Path, count: int) -> Path:
 
     from vcr.serializers import compat, yamlserializer
 
-    from harness._cassette.sse import encode_event
+    from harness._providers.sse import encode_event
 
     events = list(synthetic_events("mixed", 12))
     body = b"".join(encode_event(event) for event in events).decode()

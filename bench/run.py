@@ -49,6 +49,7 @@ from bench.measure import (
     run_child,
     sdk_estimate,
 )
+from bench.strict_openai import TARGET as STRICT_OPENAI_TARGET, section_strict_openai
 from bench.synthetic import SHAPES, synthetic_events
 from harness._cassette.codec import make_header, write_cassette
 
@@ -106,6 +107,8 @@ class Results:
     per_stream: dict[str, float] = field(default_factory=dict)
     #: harness.strict against plain: the median of the requests' ratios, side by side
     strict_ratio: float | None = None
+    #: harness.strict against plain for an openai client, per dialect (median pair)
+    strict_openai: dict[str, float] = field(default_factory=dict)
     #: `harness conform` on the TypeScript example (None: node or the build missing)
     conform: list[ConformRun] | None = None
 
@@ -246,7 +249,7 @@ CLIENT_REQUEST: Final = {
 
 def _vcr_cassette(events: list[dict[str, Any]], path: Path) -> None:
     """A vcrpy cassette (JSON serializer) holding one streamed Messages exchange."""
-    from harness._cassette.sse import encode_event
+    from harness._providers.sse import encode_event
 
     body = b"".join(encode_event(event) for event in events).decode()
     interaction = {
@@ -432,6 +435,13 @@ def targets(options: Options, results: Results) -> list[list[str]]:
         f"{ratio:.3f}x" if ratio else "not run",
         None if ratio is None else ratio <= 1.10,
     )
+    for dialect, helper in (("chat", "chat.completions"), ("responses", "responses")):
+        ratio = results.strict_openai.get(dialect)
+        add(
+            f"harness.strict <= {STRICT_OPENAI_TARGET:.2f}x plain, {helper}.stream()",
+            f"{ratio:.3f}x" if ratio else "not run",
+            None if ratio is None else ratio <= STRICT_OPENAI_TARGET,
+        )
     served = results.conform[-1] if results.conform else None
     add(
         f"conform --serve --persistent, every default case, TypeScript < {CONFORM_TARGET_S:g} s",
@@ -461,6 +471,7 @@ def run(options: Options, out: IO[str]) -> Results:
         section_start(options, report, results, folder)
         section_clients(options, report, results, folder)
         section_strict(options, report, results, folder)
+        results.strict_openai = section_strict_openai(options.client_requests, report)
         results.conform = section_conform(options.quick, report)
     report.line("Targets")
     report.table(["target", "measured", "met"], targets(options, results))

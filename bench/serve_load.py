@@ -169,7 +169,7 @@ async def run_raw_load(url: str, cases: list[Expected], clients: int, rounds: in
     without the SDK's per-request cost in the clients' process. Every event is compared."""
     import aiohttp
 
-    from harness._cassette.sse import StreamingDecoder
+    from harness._providers.sse import StreamingDecoder
 
     load = Load()
     body = {**REQUEST, "stream": True}

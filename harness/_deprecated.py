@@ -38,7 +38,7 @@ MOVED: Final = {
     ("vcr_import", "VcrImportError"): ("_exceptions", "CassetteImportError"),
     ("wire", "AT_DIRECTIVE"): ("_cassette.codec", "AT_DIRECTIVE"),
     ("wire", "RealtimePacer"): ("_replay.plan", "RealtimePacer"),
-    ("wire", "encode_event"): ("_cassette.sse", "encode_event"),
+    ("wire", "encode_event"): ("_providers.anthropic.framing", "encode_event"),
 }
 #: old top-level name -> its new name
 NAMES: Final = {"areplay": "areplay_events"}

@@ -20,6 +20,7 @@ from typing import Any, Final
 import orjson
 
 __all__ = [
+    "MAX_LINE_BYTES",
     "MAX_NESTING",
     "deeper_than_limit",
     "dump_line",
@@ -29,6 +30,9 @@ __all__ = [
 ]
 
 MAX_NESTING: Final = 254
+#: The longest JSON line read anywhere, newline not counted: 8 MiB (a cassette line, an
+#: SSE line or event the guard and the proxy hold).
+MAX_LINE_BYTES: Final = 8 * 1024 * 1024
 
 
 def sdk_json(data: bytes | bytearray | memoryview) -> Any:

@@ -29,8 +29,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
 
-from harness._cassette.sse import encode_event
 from harness._providers.anthropic.message import message_from_events
+from harness._providers.sse import encode_event
 
 __all__ = ["BEHAVIOURS", "FakeMessagesAPI", "ReceivedRequest"]
 

@@ -26,6 +26,8 @@ TARGET_ROWS = (
     "small replay <= 1.15x import anthropic",
     "cassette client per request <= vcrpy",
     "harness.strict <= 1.10x plain, messages.stream()",
+    "harness.strict <= 1.10x plain, chat.completions.stream()",
+    "harness.strict <= 1.10x plain, responses.stream()",
 )
 
 
@@ -39,6 +41,7 @@ def test_quick_run_prints_every_section_and_every_target_with_a_figure() -> None
         "(d) start-up",
         "(e) one",
         "(f) harness.strict",
+        "(f') harness.strict, openai",
         "(g) harness conform",
         "Targets",
     ):

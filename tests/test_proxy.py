@@ -17,9 +17,9 @@ from conftest import LIBRARY
 
 from harness._cassette.codec import Cassette
 from harness._cassette.sessions import turn_files
-from harness._cassette.sse import encode_event
 from harness._http.hosting import ServerThread
 from harness._http.proxy import RecordingProxy
+from harness._providers.sse import encode_event
 
 KEY = "sk-ant-proxy-test-key-0123456789"
 EVENTS = [line for line in Cassette(LIBRARY / "parallel_tools.jsonl").events()]
@@ -271,7 +271,7 @@ def test_the_streaming_decoder_reads_any_cut_as_the_sdk_reads_the_whole(
 ) -> None:
     import random
 
-    from harness._cassette.sse import StreamingDecoder, events_from_body
+    from harness._providers.sse import StreamingDecoder, events_from_body
 
     body = b"".join(encode_event(event) for event in EVENTS).replace(b"\n", newline)
     rng = random.Random(seed)

@@ -26,9 +26,9 @@ from conftest import LIBRARY
 
 import harness._http.proxy
 from harness._cassette.codec import MAX_BODY_BYTES, MAX_LINE_BYTES, Cassette
-from harness._cassette.sse import encode_event
 from harness._http.hosting import ServerThread
 from harness._http.proxy import RecordingProxy
+from harness._providers.sse import encode_event
 
 KEY = "sk-ant-proxy-bounds-key-0123456789"
 REQUEST: dict[str, Any] = {"model": "claude-harness-test", "max_tokens": 9, "messages": []}

@@ -30,13 +30,13 @@ from fake_api import FakeMessagesAPI
 
 from harness._cassette.codec import Cassette
 from harness._cassette.sessions import turn_files
-from harness._cassette.sse import encode_event
 from harness._exceptions import StreamProtocolError
 from harness._http import proxy as proxy_module
 from harness._http.hosting import ServerThread
 from harness._http.proxy import RecordingProxy
 from harness._http.server import CassetteServer
 from harness._providers.anthropic.message import message_from_events
+from harness._providers.sse import encode_event
 from harness._replay.direct import replay_outcome
 from harness._strict.guard import STRICT_ERROR_TYPE
 

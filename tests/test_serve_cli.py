@@ -18,9 +18,9 @@ import pytest
 from conftest import LIBRARY, serve_left_out
 
 from harness._cassette.codec import Cassette
-from harness._cassette.sse import encode_event
 from harness._http.hosting import ServerThread
 from harness._http.server import CassetteServer
+from harness._providers.sse import encode_event
 
 KEY = "sk-ant-cli-test-key-0123456789"
 TEXT_ONLY = LIBRARY / "text_only.jsonl"

@@ -15,10 +15,10 @@ import pytest
 from conftest import LIBRARY, library_cassettes
 
 from harness._cassette.codec import make_header
-from harness._cassette.sse import encode_event
 from harness._http.hosting import ServerThread
 from harness._http.server import CassetteServer
 from harness._providers.anthropic.adapter import ato_model_events, to_model_events
+from harness._providers.sse import encode_event
 from harness._replay.direct import Outcome, acollect, collect, replay_outcome
 
 KEY = "sk-ant-server-test-key-0123456789"

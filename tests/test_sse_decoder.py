@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from harness._cassette.sse import SSEFormatError, StreamingDecoder, encode_event
+from harness._providers.sse import SSEFormatError, StreamingDecoder, encode_event
 
 PIECES = [
     b'event: ping\ndata: {"type": "ping"}\n\n',

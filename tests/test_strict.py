@@ -29,8 +29,8 @@ from harness import (
     replay_outcome,
     strict,
 )
-from harness._cassette.sse import encode_event
 from harness._providers.anthropic.message import message_from_events
+from harness._providers.sse import encode_event
 from harness._strict.guard import StreamGuard, check_message
 from harness.builder import StreamBuilder
 
@@ -275,7 +275,7 @@ def test_the_guard_reads_event_views_and_never_loads_the_sdk() -> None:
         "import sys\n"
         "from harness._strict.guard import StreamGuard\n"
         "from harness._cassette.codec import Cassette\n"
-        "from harness._cassette.sse import encode_event\n"
+        "from harness._providers.sse import encode_event\n"
         "guard = StreamGuard()\n"
         "guard.feed(b''.join(encode_event(e) for e in Cassette("
         "'cassettes/errors/invalid_tool_json.jsonl').events()))\n"

@@ -25,10 +25,10 @@ from conftest import LIBRARY
 
 from harness import StreamProtocolError, read_cassette, strict
 from harness._cassette.codec import MAX_LINE_BYTES
-from harness._cassette.sse import SSEFormatError, StreamingDecoder, encode_event
 from harness._http.hosting import ServerThread
 from harness._http.proxy import RecordingProxy
 from harness._inflate import CHUNK, Inflater
+from harness._providers.sse import SSEFormatError, StreamingDecoder, encode_event
 from harness._strict.guard import StreamGuard
 
 ASK: Any = {"model": "claude-sonnet-5", "max_tokens": 64, "messages": [], "stream": True}

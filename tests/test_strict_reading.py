@@ -21,8 +21,8 @@ import pytest
 from conftest import LIBRARY
 
 from harness import StreamProtocolError, StrictTransport, read_cassette, strict
-from harness._cassette.sse import encode_event
 from harness._providers.anthropic.adapter import StreamAdapter
+from harness._providers.sse import encode_event
 
 ASK: Any = {"model": "claude-sonnet-5", "max_tokens": 64, "messages": []}
 SSE = "text/event-stream"

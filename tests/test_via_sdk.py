@@ -21,7 +21,7 @@ from harness import (
     replay_events,
     replay_outcome,
 )
-from harness._cassette.sse import encode_event
+from harness._providers.sse import encode_event
 from harness.builder import StreamBuilder
 from harness_cli.main import cli
 

@@ -166,9 +166,9 @@ cannot be bound."""
 @click.option(
     "--strict",
     is_flag=True,
-    help="Check each Messages answer with the strict adapter on its way; end a broken "
-    "stream with an SSE error event naming the code, answer a broken Message with a 502 "
-    "that is not retried.",
+    help="Check each Messages answer (and each OpenAI Chat Completions or Responses "
+    "answer) with the strict adapter on its way; end a broken stream with an SSE error "
+    "event naming the code, answer a broken Message with a 502 that is not retried.",
 )
 @click.option(
     "--allow-stop-reasons",

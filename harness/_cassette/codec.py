@@ -44,7 +44,7 @@ from harness._cassette.schema import Check, compile_check
 from harness._directives import AT, DONE, HTTP_ERROR, directive_problem
 from harness._exceptions import ANTHROPIC, CassetteError
 from harness._files import AtomicBatch, atomic_write
-from harness._json import MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
+from harness._json import MAX_LINE_BYTES, MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
 from harness._providers import PACKAGES, provider
 from harness._redact import redact_request
 
@@ -85,8 +85,6 @@ _DONE_EVENTS: Final = "openai-chat-event"
 #: (`harness._directives` defines them all).
 AT_DIRECTIVE: Final = AT
 
-#: The longest line a cassette may hold, newline not counted: 8 MiB.
-MAX_LINE_BYTES: Final = 8 * 1024 * 1024
 #: The most one recorded answer's body may hold, decompressed (import, the proxy): 64 MiB.
 MAX_BODY_BYTES: Final = 64 * 1024 * 1024
 #: The path that means standard input, and how messages name it.

@@ -28,6 +28,12 @@ connection, so the client's SDK raises, in any language. Upstream is asked for a
 uncompressed answer then (the guard reads the bytes it forwards); the recording keeps
 what upstream sent up to there, so it replays to the same error.
 
+Under `strict` the OpenAI endpoints are guarded too (`harness._strict.dialects`: Chat
+Completions and Responses, each read by its own provider's reader), the same way, and
+not recorded: a broken stream ends in the same `error` event (the openai SDK raises its
+API error for any data whose `error` is set), a broken non-streaming answer is the same
+502.
+
 A non-streaming answer under `strict` is read whole (within `MAX_BODY_BYTES`, decoded
 by `_Inflate` if upstream compressed it anyway) and checked as a `Message`
 (`check_message`): a good one goes on as upstream sent it; a broken one is replaced by a
@@ -56,18 +62,19 @@ from multidict import CIMultiDict
 
 from harness._cassette.codec import MAX_BODY_BYTES, MAX_LINE_BYTES, make_header
 from harness._cassette.sessions import last_turn, turn_path
-from harness._cassette.sse import SSEFormatError, StreamingDecoder, encode_event
 from harness._directives import AT, CUT
 from harness._exceptions import StreamProtocolError
 from harness._files import atomic_write
 from harness._http.hosting import MAX_BODY, TOO_DEEP, api_error, harness_app
 from harness._inflate import DECODED_CODINGS, DecodeError, Inflater, normal_coding
 from harness._json import MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
+from harness._providers.sse import SSEFormatError, StreamingDecoder, encode_event
 from harness._record.answer import lines_of_answer
 from harness._redact import redact_answer, redact_uri
 from harness._strict.policy import completing_stop_reasons
 
 if TYPE_CHECKING:
+    from harness._strict.dialects import AnswerCheck
     from harness._strict.guard import StreamGuard
 
 __all__ = ["DEFAULT_UPSTREAM_TIMEOUT", "RecordingProxy"]
@@ -302,6 +309,8 @@ class RecordingProxy:
         self.strict = strict
         #: What completes a message under `strict` (`allow_stop_reasons` adds to the default).
         self.stop_reasons = completing_stop_reasons(allow_stop_reasons)
+        #: What `strict` accepts besides each provider's own (OpenAI's reasons too).
+        self.allowed = frozenset(allow_stop_reasons)
         #: Seconds upstream may take to accept the connection, and be silent after.
         self.timeout = timeout
         self.out = os.fspath(out)
@@ -342,9 +351,12 @@ class RecordingProxy:
         start = time.monotonic()
         where = f"{request.method} {request.path}"
         request_json = _messages_request(request, body)
-        guard = self._guard() if request_json is not None else None
+        check = self._check(request, body, request_json)
+        guard = None if check is None else _guard(check)
         #: the SDK reads the answer as a stream if it asked for one, whatever it is labelled
         streams = request_json is not None and request_json.get("stream") is True
+        if check is not None:
+            streams = check.stream
         if request_json is not None and may_be_too_deep(body) and deeper_than_limit(request_json):
             self.log(f"{where}: not recorded: {TOO_DEEP}")  # upstream still gets it
             request_json = None
@@ -357,7 +369,7 @@ class RecordingProxy:
                     self.log(f"{where}: not recorded: {file.target}: {error.strerror or error}")
                     file = None
             return await self._forward(
-                request, body, where, start, request_json, file, guard, streams
+                request, body, where, start, request_json, file, guard, streams, check
             )
         finally:
             if file is not None:
@@ -373,6 +385,7 @@ class RecordingProxy:
         file: _CassetteFile | None,
         guard: StreamGuard | None,
         streams: bool,
+        check: AnswerCheck | None = None,
     ) -> web.StreamResponse:
         assert self._session is not None
         headers = CIMultiDict(
@@ -404,7 +417,7 @@ class RecordingProxy:
             header = self._header(request_json or {})
             streamed = streams and upstream.status == 200
             answer = _Answer(upstream.status, upstream.headers, start, file, header, streamed)
-        return await self._relay(request, upstream, where, answer, guard, streams)
+        return await self._relay(request, upstream, where, answer, guard, streams, check)
 
     async def _relay(
         self,
@@ -414,6 +427,7 @@ class RecordingProxy:
         answer: _Answer | None,
         guard: StreamGuard | None,
         streams: bool,
+        check: AnswerCheck | None = None,
     ) -> web.StreamResponse:
         """Stream upstream's answer to the client as it comes, recording it alongside."""
         async with upstream:
@@ -423,7 +437,7 @@ class RecordingProxy:
                     response.headers.add(name, value)
             checked = None if guard is None else _checked_kind(upstream.status, streams)
             if checked == "message":
-                return await self._relay_message(upstream, where, answer, response.headers)
+                return await self._relay_message(upstream, where, answer, response.headers, check)
             coding = _coding(upstream.headers)
             if checked == "stream" and coding != "identity":
                 reason = f"upstream compressed the stream (content-encoding: {coding[:40]})"
@@ -477,6 +491,7 @@ class RecordingProxy:
         where: str,
         answer: _Answer | None,
         headers: CIMultiDict[str],
+        check: AnswerCheck | None = None,
     ) -> web.StreamResponse:
         """A non-streaming answer under `strict`: read whole (within `MAX_BODY_BYTES`),
         checked as a `Message` (`check_message`), then sent as upstream sent it, or
@@ -506,7 +521,7 @@ class RecordingProxy:
             # One copy as sent (for the client), one as meant (the same one, unless it was
             # compressed), read by the check and kept by the recording alike.
             meant = _decoded(_coding(upstream.headers), raw)
-            failure = _message_failure(meant, content_type, self.stop_reasons)
+            failure = _message_failure(meant, content_type, self.stop_reasons, check)
         except _Unrecordable as error:
             return self._uncheckable(where, answer, str(error))
         if isinstance(failure, str):
@@ -517,7 +532,8 @@ class RecordingProxy:
         if failure is not None:
             from harness._strict.guard import strict_error_event
 
-            status = f"502 (--strict: {failure.code}: the Message breaks the rules)"
+            what = "the Message" if check is None or check.provider == "anthropic" else "the answer"
+            status = f"502 (--strict: {failure.code}: {what} breaks the rules)"
             if answer is not None:  # kept as upstream sent it: it replays to the same error
                 await self._write(where, answer, False, status=status)
             else:
@@ -540,13 +556,21 @@ class RecordingProxy:
         message = f"harness proxy --strict: {reason}: it cannot be checked"
         return _no_retry(api_error(502, message))
 
-    def _guard(self) -> StreamGuard | None:
-        """A guard for a Messages answer under `strict`, else None."""
+    def _check(
+        self, request: web.Request, body: bytes, request_json: dict[str, Any] | None
+    ) -> AnswerCheck | None:
+        """How `strict` checks the answer to `request` (`harness._strict.dialects`, its
+        status judged when it comes): a Messages call with a JSON body (the one endpoint
+        recorded), an OpenAI Chat Completions or Responses call; None for any other, or
+        without `strict`."""
         if not self.strict:
             return None
-        from harness._strict.guard import StreamGuard
+        from harness._strict.dialects import ANTHROPIC, answer_check
 
-        return StreamGuard(stop_reasons=self.stop_reasons)
+        check = answer_check(request.method, request.path, request.query, body, 200, self.allowed)
+        if check is not None and check.provider == ANTHROPIC and request_json is None:
+            return None
+        return check
 
     async def _end_strictly(
         self, where: str, response: web.StreamResponse, guard: StreamGuard
@@ -665,16 +689,29 @@ def _decoded(coding: str, body: bytearray) -> bytearray:
     return decoded
 
 
+def _guard(check: AnswerCheck) -> StreamGuard:
+    """A guard for an answer `strict` checks, reading it as its provider's SDK does."""
+    from harness._strict.guard import StreamGuard
+
+    return StreamGuard(reader=check.reader())
+
+
 def _message_failure(
-    body: bytes | bytearray, content_type: str, stop_reasons: Collection[str]
+    body: bytes | bytearray,
+    content_type: str,
+    stop_reasons: Collection[str],
+    check: AnswerCheck | None = None,
 ) -> StreamProtocolError | str | None:
     """What is wrong with a non-streaming answer by the adapter's rules (`check_answer`,
-    as in-process): the violation, or why it cannot be checked; None for a good one, or
-    a body the client reports it cannot read."""
+    as in-process; `check`'s for another provider): the violation, or why it cannot be
+    checked; None for a good one, or a body the client reports it cannot read."""
     from harness._strict.guard import check_answer
 
     try:
-        check_answer(body, content_type, stop_reasons=stop_reasons)
+        if check is None:
+            check_answer(body, content_type, stop_reasons=stop_reasons)
+        else:
+            check.check(body, content_type)
     except StreamProtocolError as error:
         return error
     except SSEFormatError as error:

@@ -1,7 +1,7 @@
 """Anthropic's Messages API as import and export read and write it (to move behind the seam).
 
 Which exchange is a Messages call (`POST .../v1/messages`, Vertex AI's `:rawPredict` and
-`:streamRawPredict`), an SSE body's events (the one decoder, `harness._cassette.sse`), a
+`:streamRawPredict`), an SSE body's events (the one decoder, `harness._providers.sse`), a
 JSON `Message` as the events a stream of it carries, and the call a vcrpy export makes.
 `harness._interop.dialects` lists it beside the OpenAI dialects' own modules.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from harness._cassette.sse import encode_event, events_from_body
 from harness._providers.anthropic.message import events_from_message
+from harness._providers.sse import encode_event, events_from_body
 
 __all__ = [
     "API_URL",

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from harness._cassette.sse import sse_fields
 from harness._exceptions import ANTHROPIC
 from harness._interop import anthropic
 from harness._providers.openai_chat import interop as openai_chat
 from harness._providers.openai_chat.errors import PROVIDER as OPENAI_CHAT
 from harness._providers.openai_responses import interop as openai_responses
 from harness._providers.openai_responses.errors import PROVIDER as OPENAI_RESPONSES
+from harness._providers.sse import sse_fields
 
 __all__ = ["CALLS", "DIALECTS", "NOT_A_CALL", "Dialect", "Line", "for_call", "for_provider"]
 

@@ -30,7 +30,12 @@ non-streaming answer, endpoints, the request fields replay matches on, a resume)
 OpenAI dialect's `reading` is how the SDK's readers are driven over a client, its
 `tracing` how a trace names its lines, its `interop` what import and export read and
 write of it (which calls are its, a plain answer as a stream); `openai_framing` is the
-SSE `data` both OpenAI dialects send, read as the `openai` SDK reads it.
+SSE `data` both OpenAI dialects send, read as the `openai` SDK reads it. What the guard
+(`harness.strict`) asks of a provider is `answers`'s `AnswerReader`: each dialect's
+reader lives with it (its `guard` module; Anthropic's is `anthropic.guard`); `sse` is
+the one SSE decoder, as the SDKs read a body (CR, LF or CRLF; no event without its blank
+line; an event the SDK would drop silently told apart), and `openai_sse` what the
+openai SDK reads differently, for both OpenAI dialects.
 
 The subpackages import the flat core and the provider-neutral modules here only, never
 each other and never an SDK at import time; this module imports none of them until a

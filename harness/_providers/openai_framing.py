@@ -4,7 +4,7 @@ and an event written as the API writes it.
 The SDK's `Stream` reads each event's `data` alone (the `event:` name is passed over: both
 dialects carry the kind inside the data): one starting `[DONE]` is the sentinel that ends
 the body, any other must be JSON (strict here: what becomes a cassette line), an object.
-The lines of the body are split by the one SSE decoder (`harness._cassette.sse.sse_fields`);
+The lines of the body are split by the one SSE decoder (`harness._providers.sse.sse_fields`);
 this module reads what they carry. Writing frames a `data` object as the API does:
 `data: <json>` and a blank line, after an `event: <type>` line for a Responses event.
 """

@@ -11,9 +11,9 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-from harness._cassette.sse import events_from_body
 from harness._directives import HTTP_ERROR
 from harness._providers.anthropic.message import events_from_message
+from harness._providers.sse import events_from_body
 
 __all__ = ["RETRY_HEADERS", "lines_of_answer"]
 

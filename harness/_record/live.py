@@ -2,7 +2,7 @@
 
 The request is built from options or a request file, sent with the Anthropic SDK
 (`stream=True`, no retries), and the raw SSE events are read as the API sent them
-(`harness._cassette.sse`, before any parsing). The cassette holds a header
+(`harness._providers.sse`, before any parsing). The cassette holds a header
 (`source: recorded`, SDK version, model, the request without credentials, UTC time) and
 every event in arrival order, each preceded by a directive `{"harness": "at", "ms": N}`:
 its arrival offset in milliseconds from the request, which plain replay passes over and
@@ -40,10 +40,10 @@ import httpx2
 from harness._cassette.codec import make_header, write_cassette
 from harness._cassette.request import CapturedRequest, json_body
 from harness._cassette.sessions import turn_path
-from harness._cassette.sse import SSEFormatError, events_from_response
 from harness._directives import AT
 from harness._exceptions import InputError, OutputError, RecordError
 from harness._files import atomic_write
+from harness._providers.sse import SSEFormatError, events_from_response
 from harness._record.answer import lines_of_answer
 from harness._redact import is_secret_name, redact, redact_uri
 

@@ -1,10 +1,13 @@
 """The adapter's rules between a client and the wire: `harness.strict` and `StrictTransport`.
 
-`guard` is the sans-IO part (an answer's bytes in, checked bytes out, the one
-`StreamAdapter` deciding, fed the light event views of `harness._views`); `transport`
-puts it in an HTTP transport for `httpx2` and `httpx` alike; `client` makes an SDK
-client of it; `report` words what it would have raised, for the fault reports; `policy`
-reads the stop reasons a command line allows (`max_tokens,stop_sequence`). May
-import the core, `_cassette`, `_providers` and `_replay`; the SDK only inside `client` and `report`.
+`guard` is the sans-IO part (an answer's bytes in, checked bytes out, the provider's
+adapter deciding through its `AnswerReader`, `harness._providers.answers`); `dialects`
+says which answers are checked and by which provider's reader (from the request's path);
+`transport` puts it in an HTTP transport for `httpx2` and `httpx` alike; `client` makes
+an SDK client of it (an Anthropic middleware), `http_client` for an SDK without
+middleware (openai: the guard in its HTTP client); `report` words what it would have
+raised, for the fault reports; `policy` reads the stop reasons a command line allows
+(`max_tokens,stop_sequence`). May import the core, `_cassette`, `_providers` and
+`_replay`; the SDK only inside `client`, `http_client` and `report`.
 `httpx` (v1) clients are answered from cassettes by `harness._replay.httpx1`.
 """

@@ -12,8 +12,9 @@ and errors) is the original's.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import httpx2
 
@@ -28,10 +29,11 @@ if TYPE_CHECKING:
     from anthropic._middleware import AsyncCallNext, CallNext
     from anthropic._request import APIRequest
     from anthropic._response import APIResponse, AsyncAPIResponse
+    from openai import AsyncOpenAI, OpenAI
 
 __all__ = ["strict"]
 
-Client = TypeVar("Client", "Anthropic", "AsyncAnthropic")
+Client = TypeVar("Client", "Anthropic", "AsyncAnthropic", "OpenAI", "AsyncOpenAI")
 
 
 def _checked_kind(request: APIRequest, response: Any) -> str | None:
@@ -91,26 +93,45 @@ def _middleware(stop_reasons: Collection[str]) -> Any:
 
 
 def strict(client: Client, *, allow_stop_reasons: Collection[str] = ()) -> Client:
-    """A copy of `client` (`anthropic.Anthropic` or `AsyncAnthropic`) whose every Messages
-    answer is checked by the adapter before the SDK reads it; see docs/strict.md.
+    """A copy of `client` (`anthropic.Anthropic` or `AsyncAnthropic`, `openai.OpenAI` or
+    `AsyncOpenAI`) whose every answer the guard checks is checked by the provider's
+    adapter before the SDK reads it; see docs/strict.md.
 
     A violation raises `StreamProtocolError` from the stream (or from `create()`), so the
     SDK and any framework above it raise before the event that would complete the broken
-    answer. `allow_stop_reasons` widens the stop reasons that complete a message
-    (`end_turn` and `tool_use`), e.g. `{"max_tokens"}` for code that handles truncation.
+    answer. `allow_stop_reasons` widens the stop reasons that complete an answer: for
+    Messages `end_turn` and `tool_use` (e.g. `{"max_tokens"}` for code that handles
+    truncation), for Chat Completions the finish reasons `stop` and `tool_calls` (e.g.
+    `{"length"}`), for Responses the `incomplete_details.reason`s of a
+    `response.incomplete` (none by default, e.g. `{"max_output_tokens"}`).
     """
-    from anthropic import Anthropic, AsyncAnthropic
-
     if isinstance(allow_stop_reasons, str):
         raise InputError(
             f"allow_stop_reasons takes a collection of stop reasons, not {allow_stop_reasons!r}"
         )
+    if _is_openai(client):
+        from harness._strict.http_client import strict_openai
+
+        copy = strict_openai(cast(Any, client), allow_stop_reasons)
+        share_source(cast(Any, client), copy)
+        return cast(Client, copy)
+    from anthropic import Anthropic, AsyncAnthropic
+
     if not isinstance(client, Anthropic | AsyncAnthropic):
         raise InputError(
-            f"harness.strict takes an anthropic.Anthropic or AsyncAnthropic, not "
-            f"{type(client).__name__}"
+            f"harness.strict takes an anthropic.Anthropic or AsyncAnthropic, or an "
+            f"openai.OpenAI or AsyncOpenAI, not {type(client).__name__}"
         )
     stop_reasons = completing_stop_reasons(allow_stop_reasons)
     guarded = client.with_middleware(_middleware(stop_reasons))
     share_source(client, guarded)
     return guarded
+
+
+def _is_openai(client: object) -> bool:
+    """Whether `client` is an `openai.OpenAI` or `AsyncOpenAI` (told without importing the
+    SDK unless its client module is loaded: a client of it means it is)."""
+    module = sys.modules.get("openai")
+    if module is None:
+        return False
+    return isinstance(client, module.OpenAI | module.AsyncOpenAI)

@@ -2,47 +2,55 @@
 
 Theory of operation
 -------------------
-`StreamGuard` is sans-IO, like the adapter it drives. `feed(chunk)` takes the next
-bytes of an SSE body and returns the bytes that may go on to the client: those of the
-whole events among them, each decoded (`StreamingDecoder`, the one SSE decoder), read
-through the light view `harness replay` feeds the adapter (`EventView`: no SDK object
-reaches user code from here, and the SDK need not be loaded) and fed to a
-`StreamAdapter(text=False)` (the same rules; no `TextEvent` built for bytes that go on
-as they are). A text delta, the commonest event, is told from its bytes at once while
-nothing waits (`StreamingDecoder.text_delta`: one regular expression over the API's own
-framing) and fed as what that adapter reads of one, `TEXT_DELTA`, without building it.
-That halves the guard's own work over a text stream (docs/performance.md); the tests
-hold both ways, told and read whole, to the same bytes and verdicts.
+`StreamGuard` is sans-IO, like the adapters it drives, and provider-neutral: what a
+dialect decides (how its SDK reads SSE, which adapter judges, which event completes an
+answer, which is the API's own error) is its `AnswerReader`
+(`harness._providers.answers`), made for each answer; the default is Anthropic's
+(`harness._providers.anthropic.guard`), and OpenAI's two live with their adapters.
+`feed(chunk)` takes the next bytes of an SSE body and returns the bytes that may go on
+to the client: those of the whole events among them, each decoded by the reader's
+decoder (`StreamingDecoder`, the one SSE decoder, with the provider's rules) and judged
+by the reader (for Messages: the light view `harness replay` feeds the adapter,
+`EventView`, fed to a `StreamAdapter(text=False)`: no SDK object reaches user code from
+here, and the SDK need not be loaded). A text delta, the commonest event, may be told
+from its bytes at once while nothing waits (`AnswerReader.text_delta`; for Messages one
+regular expression over the API's own framing, fed as what the adapter reads of one,
+`TEXT_DELTA`, without building it). That halves the guard's own work over a Messages
+text stream (docs/performance.md); the tests hold both ways, told and read whole, to the
+same bytes and verdicts.
 
-The decoder reads the bytes as the SDK does (see `harness._cassette.sse`): what the
-adapter judges is what the SDK will hand the code. An event that reading drops silently
-(`HiddenEvent`) is refused where it arrives, by the end rules for the answer as it
-stands there (the answer the code reads stops being the one sent), with a note saying
-which event and why. The guard holds little: the bytes of the event under way, in one
-buffer, within the decoder's line and event limit; from `message_delta` on, the bytes
-that can still change the verdict, within `WITHHELD_LINES` lines' worth (past it the
-answer is refused), while pings go on at once.
+The decoder reads the bytes as the SDK does (see `harness._providers.sse`,
+`harness._providers.openai_sse`): what the adapter judges is what the SDK will hand the
+code. An event that reading drops silently (`HiddenEvent`) is refused where it arrives,
+by the end rules for the answer as it stands there (the answer the code reads stops
+being the one sent), with a note saying which event and why. The guard holds little:
+the bytes of the event under way, in one buffer, within the decoder's line and event
+limit; from the completing event on, the bytes that can still change the verdict,
+within `WITHHELD_LINES` lines' worth (past it the answer is refused), while events that
+can change nothing (pings) go on at once.
 
 The bytes of an event still incomplete wait for the rest of it. On a violation, `feed`
 returns nothing of that chunk (the events before the broken one in it wait with it) and
 keeps the error in `failure`, for the driver to raise: the client never reads the event
-that broke the rules.
+that broke the rules. A reader may hand an event on rewritten (`AnswerReader.rewritten`:
+Chat's repeated call id or name, given once): the chunk holding it is then re-encoded.
 
-From `message_delta` on, the checked bytes wait for the end of the body. The stop
-reason is in `message_delta`, and a client may take the answer as complete there and
-read no further (litellm does), so that is the event that completes an answer. The end
-rules run at `message_stop` (`StreamAdapter.check_end`) and at the end of the body
-(`finish()`, which then releases the rest): a wrong or missing stop reason, an answer
-that never stopped, an event after `message_stop` are all refused before the client
-reads `message_delta`. In a good stream `message_delta` and `message_stop` are the
-last events, so nothing waits longer than the body does.
+From the completing event on, the checked bytes wait for the end of the body. For
+Messages that is `message_delta`: the stop reason is in it, and a client may take the
+answer as complete there and read no further (litellm does). The end rules run at
+`message_stop` (`StreamAdapter.check_end`) and at the end of the body (`finish()`, which
+then releases the rest): a wrong or missing stop reason, an answer that never stopped,
+an event after `message_stop` are all refused before the client reads `message_delta`.
+In a good stream `message_delta` and `message_stop` are the last events, so nothing
+waits longer than the body does. (For Chat the completing event is the chunk carrying
+`finish_reason`, checked out at `[DONE]`; for Responses the terminal event.)
 
-An API `error` event (one named `error`, as the SDK raises it) is the API's own report,
-as on direct replay: it and everything after it go on unchecked, and the client raises
-its own error for it. A `data:` field the SDK would fail on raises `SSEFormatError`.
-`check_message` applies the same rules to a non-streaming `Message` JSON, as the events
-a stream of it carries (`events_from_message`); `check_answer` reads a non-streaming
-body as the SDK does before it.
+An API error (for Messages an event named `error`, as the SDK raises it) is the API's
+own report, as on direct replay: it and everything after it go on unchecked, and the
+client raises its own error for it. A `data:` field the SDK would fail on raises
+`SSEFormatError`. `check_message` applies the same rules to a non-streaming `Message`
+JSON, as the events a stream of it carries (`events_from_message`); `check_answer` reads
+a non-streaming body as the SDK does before it.
 
 `guarded` and `aguarded` are the two drivers: the body's chunks in, the checked chunks
 out, raising where the guard does.
@@ -53,12 +61,16 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Iterator
 from typing import Any, Final, TypeGuard
 
-from harness._cassette.codec import MAX_LINE_BYTES
-from harness._cassette.sse import HiddenEvent, StreamingDecoder
 from harness._exceptions import StreamProtocolError
-from harness._json import sdk_json
+from harness._json import MAX_LINE_BYTES, sdk_json
+from harness._providers.answers import API_ERROR, COMPLETING, HARMLESS, AnswerReader
 from harness._providers.anthropic.adapter import COMPLETE_STOP_REASONS, StreamAdapter
+from harness._providers.anthropic.guard import (
+    TEXT_DELTA as TEXT_DELTA,  # where it was
+    AnthropicReader,
+)
 from harness._providers.anthropic.message import events_from_message
+from harness._providers.sse import HiddenEvent
 from harness._views import EventView
 
 __all__ = [
@@ -79,10 +91,6 @@ WITHHELD_LINES: Final = 2
 #: The `error.type` of the event `harness proxy --strict` ends a broken answer with.
 STRICT_ERROR_TYPE: Final = "stream_protocol_error"
 
-#: Each text delta `StreamingDecoder.text_delta` tells, as the adapter reads it when it
-#: builds no `TextEvent`: a delta of type `text_delta`, nothing more read.
-TEXT_DELTA: Final = EventView({"type": "content_block_delta", "delta": {"type": "text_delta"}})
-
 
 class StreamGuard:
     """One SSE answer's bytes, released event by event once the adapter accepts them."""
@@ -92,12 +100,20 @@ class StreamGuard:
         *,
         stop_reasons: Collection[str] = COMPLETE_STOP_REASONS,
         max_line: int = MAX_LINE_BYTES,
+        reader: AnswerReader | None = None,
     ) -> None:
-        self._decoder = StreamingDecoder(max_line=max_line, lenient=True)
-        self._adapter = StreamAdapter(stop_reasons=stop_reasons, text=False)
+        #: the provider's reading of this answer (Anthropic's by default)
+        self._reader: AnswerReader = (
+            AnthropicReader(stop_reasons=stop_reasons, max_line=max_line)
+            if reader is None
+            else reader
+        )
+        self._decoder = self._reader.decoder
+        self._read = self._reader.read
+        self._text_delta = self._reader.text_delta
         #: the bytes of an event not complete yet
         self._held = bytearray()
-        #: the checked bytes from `message_delta` on, released by `finish`
+        #: the checked bytes from the completing event on, released by `finish`
         self._withheld = bytearray()
         self._max_withheld = WITHHELD_LINES * max_line
         self._completing = False
@@ -110,10 +126,15 @@ class StreamGuard:
     def feed(self, chunk: bytes) -> bytes:
         """The bytes of `chunk` (with those held before) that may go on to the client;
         `SSEFormatError` at bytes no SDK can read (or past the line limit)."""
-        if self._steady and self._decoder.text_delta(chunk):
-            # The commonest event, told at once while nothing waits: of a text delta the
-            # adapter, building no text (`text=False`), reads only that it is one.
-            return chunk if self._feed_adapter(TEXT_DELTA) else b""
+        if self._steady:
+            # The commonest event (a text delta), told at once while nothing waits.
+            try:
+                if self._text_delta(chunk):
+                    return chunk
+            except StreamProtocolError as error:
+                self.failure = error
+                self._steady = False
+                return b""
         released = self._feed(chunk)
         self._steady = not (
             self._held or self._completing or self._api_error or self.failure is not None
@@ -148,14 +169,20 @@ class StreamGuard:
     def _checked(self, ready: bytes, events: list[dict[str, Any]]) -> bytes:
         """What `feed` returns of `ready`, the bytes of whole events (`events`)."""
         completing = self._completing
+        harmless = True
         for event in events:
-            if not self._check(event):
+            verdict = self._check(event)
+            if verdict is None:
                 return b""
             if self._api_error:
                 return self._release_all(ready)
+            harmless = harmless and verdict == HARMLESS
+        if self._reader.rewritten:  # an event the code must get in another form
+            self._reader.rewritten = False
+            ready = self._reader.encode(events)
         if not (completing or self._completing):
             return ready
-        if completing and all(event["type"] == "ping" for event in events):
+        if completing and harmless:
             return ready  # nothing that can change the verdict: it goes on, not held
         self._withheld += ready
         if len(self._withheld) > self._max_withheld:
@@ -180,7 +207,7 @@ class StreamGuard:
             return b""
         rest, self._held = bytes(self._held), bytearray()
         try:
-            self._adapter.finish()
+            self._reader.finish()
         except StreamProtocolError as error:
             self.failure = error
             return b""
@@ -190,7 +217,7 @@ class StreamGuard:
         """`feed` for a chunk holding an event the SDK would drop: the events before it
         are checked first (a violation among them, or the API's error, decides)."""
         for event in hidden.before:
-            if not self._check(event):
+            if self._check(event) is None:
                 return b""
             if self._api_error:
                 self._held += chunk
@@ -201,50 +228,38 @@ class StreamGuard:
     def _refuse_hidden(self, hidden: HiddenEvent) -> None:
         """An event the SDK would drop: the answer the code reads is not the one sent, so
         it ends there, by the end rules (an event after a complete answer: refused as one)."""
-        self._fail_at_end(event_type=str(hidden.event["type"]), note=f"the guard: {hidden}")
+        self._fail_at_end(self._reader.after_end(hidden.event), note=f"the guard: {hidden}")
 
     def _refuse_at_limit(self) -> None:
-        """More than `_max_withheld` bytes since `message_delta`: the answer ends there."""
-        note = f"the guard: over {self._max_withheld} bytes arrived after message_delta"
-        self._fail_at_end(event_type="message_delta", note=note)
+        """More than `_max_withheld` bytes since the completing event: the answer ends there."""
+        note = f"the guard: over {self._max_withheld} bytes arrived after {self._reader.completing}"
+        self._fail_at_end(self._reader.after_end(None), note=note)
 
-    def _fail_at_end(self, *, event_type: str, note: str) -> None:
+    def _fail_at_end(self, after_end: StreamProtocolError, *, note: str) -> None:
         self._steady = False
         try:
-            self._adapter.check_end()
+            self._reader.check_end()
         except StreamProtocolError as error:
             self.failure = error
         else:
-            self.failure = StreamProtocolError("event_after_message_stop", event_type=event_type)
+            self.failure = after_end
         self.failure.add_note(note)
 
-    def _check(self, event: dict[str, Any]) -> bool:
-        """Feed the adapter one event (False, the error kept in `failure`, at a
-        violation); an API `error` event ends the checking."""
-        kind = event["type"]
-        if kind == "content_block_delta":  # almost every event: the fewest steps
-            pass
-        elif kind == "ping":
-            return True
-        elif kind == "error":
-            self._api_error = True
-            return True
-        elif kind == "message_delta":
-            self._completing = True
-        return self._feed_adapter(EventView(event), at_end=kind == "message_stop")
-
-    def _feed_adapter(self, event: EventView, *, at_end: bool = False) -> bool:
-        """Feed the adapter one event (and apply the end rules `at_end`); False, the error
-        kept in `failure`, at a violation."""
+    def _check(self, event: dict[str, Any]) -> int | None:
+        """The reader's verdict on one event (None, the error kept in `failure`, at a
+        violation); the API's own error ends the checking, a completing event starts
+        the withholding."""
         try:
-            self._adapter.feed(event)
-            if at_end:
-                self._adapter.check_end()
+            verdict = self._read(event)
         except StreamProtocolError as error:
             self.failure = error
             self._steady = False
-            return False
-        return True
+            return None
+        if verdict == API_ERROR:
+            self._api_error = True
+        elif verdict == COMPLETING:
+            self._completing = True
+        return verdict
 
 
 def strict_error_event(error: StreamProtocolError) -> dict[str, Any]:
@@ -280,6 +295,7 @@ def check_answer(
     content_type: str,
     *,
     stop_reasons: Collection[str] = COMPLETE_STOP_REASONS,
+    reader: AnswerReader | None = None,
 ) -> None:
     """Raise `StreamProtocolError` if a non-streaming answer's body breaks the rules, read
     as the SDK reads it: JSON whatever its content type, read leniently (`sdk_json`: a
@@ -288,17 +304,21 @@ def check_answer(
     that is not JSON (an SSE stream, say) is one the SDK hands the code as text: it is
     checked as the stream it would be (`StreamGuard`), so only a whole good answer
     passes. Nothing to check in other JSON (the SDK reports what it cannot read), or in
-    what a JSON content type labels but is not JSON (the SDK raises)."""
-    try:
-        value = sdk_json(body)
-    except ValueError:
-        value = _NOT_JSON
-    if _is_message(value):
-        check_message(value, stop_reasons=stop_reasons)
+    what a JSON content type labels but is not JSON (the SDK raises). `reader` (another
+    provider's, for a body known not to be JSON) reads that stream instead of Messages'."""
+    if reader is None:
+        try:
+            value = sdk_json(body)
+        except ValueError:
+            value = _NOT_JSON
+        if _is_message(value):
+            check_message(value, stop_reasons=stop_reasons)
+            return
+        if value is not _NOT_JSON:
+            return
+    if _json_type(content_type):
         return
-    if value is not _NOT_JSON or _json_type(content_type):
-        return
-    guard = StreamGuard(stop_reasons=stop_reasons)
+    guard = StreamGuard(stop_reasons=stop_reasons, reader=reader)
     guard.feed(bytes(body))
     if guard.failure is None:
         guard.finish()

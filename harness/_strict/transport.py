@@ -31,18 +31,19 @@ import httpx2
 import orjson
 
 from harness._inflate import Inflater, normal_coding
-from harness._strict.guard import (
-    StreamGuard,
-    aguarded,
-    check_answer,
-    guarded,
-)
+from harness._providers.answers import AnswerReader
+from harness._providers.anthropic.adapter import COMPLETE_STOP_REASONS
+from harness._strict.dialects import AnswerCheck, answer_check, provider_of
+from harness._strict.guard import StreamGuard, aguarded, guarded
 from harness._strict.policy import completing_stop_reasons
 
 __all__ = [
     "StrictTransport",
+    "aguard_response",
     "answer_kind",
     "asks_for_stream",
+    "check_for",
+    "guard_response",
     "guarded_body",
     "unencoded_headers",
 ]
@@ -75,16 +76,17 @@ def asks_for_stream(content: bytes) -> bool:
     return isinstance(body, dict) and body.get("stream") is True
 
 
-def _checked_kind(request: Any, response: Any) -> str | None:
+def check_for(request: Any, response: Any, allowed: Collection[str]) -> AnswerCheck | None:
+    """How the guard checks `response` to `request` (`answer_check`), or None."""
+    path = request.url.path
+    if provider_of(request.method, path) is None:
+        return None  # not read further: most requests of most clients
     try:
         content = request.content
     except Exception:  # a streamed request body, not read: no SDK sends one
         content = b""
-    return answer_kind(
-        request.method,
-        request.url.path,
-        response.status_code,
-        stream=asks_for_stream(content),
+    return answer_check(
+        request.method, path, request.url.params, content, response.status_code, allowed
     )
 
 
@@ -144,12 +146,20 @@ def _body_class(module_name: str) -> type[Any]:
         def __init__(self, response: Any, guard: StreamGuard) -> None:
             self._response = response
             self._guard = guard
+            self._sync: Iterator[bytes] | None = None
+            self._async: AsyncIterator[bytes] | None = None
 
         def __iter__(self) -> Iterator[bytes]:
-            return guarded(_chunks(self._response), self._guard)  # a layer fewer a chunk
+            # Once: a reader that iterates again (the openai SDK drains an async body
+            # after `[DONE]`) finds the rest of the same one, not the body read anew.
+            if self._sync is None:
+                self._sync = guarded(_chunks(self._response), self._guard)  # a layer fewer
+            return self._sync
 
         def __aiter__(self) -> AsyncIterator[bytes]:
-            return aguarded(_achunks(self._response), self._guard)
+            if self._async is None:
+                self._async = aguarded(_achunks(self._response), self._guard)
+            return self._async
 
         def close(self) -> None:
             self._response.close()
@@ -160,11 +170,54 @@ def _body_class(module_name: str) -> type[Any]:
     return GuardedBody
 
 
-def guarded_body(response: Any, stop_reasons: Collection[str]) -> Any:
+def guarded_body(
+    response: Any,
+    stop_reasons: Collection[str] = COMPLETE_STOP_REASONS,
+    *,
+    reader: AnswerReader | None = None,
+) -> Any:
     """The body of an SSE `response` (of `httpx2` or `httpx`), decoded and read through a
-    new `StreamGuard`: a stream to hand on in its place, with `unencoded_headers`."""
+    new `StreamGuard` (with `reader`, another provider's reading; Messages' by default,
+    completed by `stop_reasons`): a stream to hand on in its place, with
+    `unencoded_headers`."""
     body = _body_class(type(response).__module__.partition(".")[0])
-    return body(response, StreamGuard(stop_reasons=stop_reasons))
+    return body(response, StreamGuard(stop_reasons=stop_reasons, reader=reader))
+
+
+def guard_response(response: Any, check: AnswerCheck) -> None:
+    """Put the guard of `check` in front of a response nothing has read (as an SDK
+    client's HTTP client returns it): a stream's body swapped for the guarded one, in
+    place; any other read and checked whole."""
+    if not check.stream:
+        response.read()
+        check.check(response.content, _content_type(response))
+        return
+    _swap_body(response, check)
+
+
+async def aguard_response(response: Any, check: AnswerCheck) -> None:
+    """`guard_response` for an async client's response."""
+    if not check.stream:
+        await response.aread()
+        check.check(response.content, _content_type(response))
+        return
+    _swap_body(response, check)
+
+
+def _swap_body(response: Any, check: AnswerCheck) -> None:
+    unread = type(response)(
+        response.status_code,
+        headers=response.headers,
+        stream=response.stream,
+        request=response.request,
+    )
+    response.stream = guarded_body(unread, reader=check.reader())
+    response.headers = type(response.headers)(unencoded_headers(unread))
+    if hasattr(response, "_content"):
+        # Read already (a transport that answered with bytes: httpx's `MockTransport`
+        # with `content=`, respx): the SDK would read those bytes, past the guard.
+        del response._content
+        response.is_stream_consumed = response.is_closed = False
 
 
 class StrictTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
@@ -176,26 +229,29 @@ class StrictTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
 
     def __init__(self, inner: Any, *, allow_stop_reasons: Collection[str] = ()) -> None:
         self.inner = inner
+        self.allowed = frozenset(allow_stop_reasons)
         self.stop_reasons = completing_stop_reasons(allow_stop_reasons)
 
     def handle_request(self, request: Any) -> Any:
         response = self.inner.handle_request(request)
-        kind = _checked_kind(request, response)
-        if kind == "stream":
-            return self._guarded(request, response)
-        if kind == "message":
-            response.read()
-            check_answer(response.content, _content_type(response), stop_reasons=self.stop_reasons)
+        check = check_for(request, response, self.allowed)
+        if check is None:
+            return response
+        if check.stream:
+            return self._guarded(request, response, check)
+        response.read()
+        check.check(response.content, _content_type(response))
         return response
 
     async def handle_async_request(self, request: Any) -> Any:
         response = await self.inner.handle_async_request(request)
-        kind = _checked_kind(request, response)
-        if kind == "stream":
-            return self._guarded(request, response)
-        if kind == "message":
-            await response.aread()
-            check_answer(response.content, _content_type(response), stop_reasons=self.stop_reasons)
+        check = check_for(request, response, self.allowed)
+        if check is None:
+            return response
+        if check.stream:
+            return self._guarded(request, response, check)
+        await response.aread()
+        check.check(response.content, _content_type(response))
         return response
 
     def close(self) -> None:
@@ -204,11 +260,11 @@ class StrictTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
     async def aclose(self) -> None:
         await self.inner.aclose()
 
-    def _guarded(self, request: Any, response: Any) -> Any:
+    def _guarded(self, request: Any, response: Any, check: AnswerCheck) -> Any:
         return type(response)(
             response.status_code,
             headers=unencoded_headers(response),
-            stream=guarded_body(response, self.stop_reasons),
+            stream=guarded_body(response, reader=check.reader()),
             request=request,
             extensions=response.extensions,
         )

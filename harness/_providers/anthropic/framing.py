@@ -1,7 +1,7 @@
 """How an Anthropic cassette goes over the wire: SSE events named by their `type`.
 
 Streamed, each event is `event: <type>`, `data: <json>` and the blank line that ends
-it, as the API sends each event and the SDK needs it to emit one (`harness._cassette.sse`
+it, as the API sends each event and the SDK needs it to emit one (`harness._providers.sse`
 reads the same bytes back; a `type` that would break the line is shown printable). Not
 streamed, the answer is the `Message` the events fold into (`message`), an `error`
 event answering as the HTTP error it stands for. Replay reads these as `FRAMING`.

@@ -8,6 +8,9 @@ wire (SSE bytes, `data: [DONE]`, the `chat.completion` a non-streaming request g
 chunk; `interop` what import and export read and write of it (its calls, an SSE body
 and a plain answer as lines); `faults` is its fault catalogue
 (`harness.faults.catalogue("openai-chat")`); `conversation` turns the agent loop's
-conversation into a request (`harness.agent.OpenAIChatModelClient`). May import the flat
+conversation into a request (`harness.agent.OpenAIChatModelClient`); `guard` is what
+`harness.strict` reads of a Chat answer (`ChatReader`: the chunk carrying
+`finish_reason` completes it; a repeated call id or name handed on once; a
+non-streaming `chat.completion`). May import the flat
 core and the provider-neutral modules of `harness._providers`; never the SDK.
 """

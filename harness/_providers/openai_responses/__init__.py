@@ -7,8 +7,9 @@ the wire (SSE bytes, the `response` a non-streaming request gets, the lines a re
 stream answers with); `reading` the SDK's two readers, given a client; `tracing` how a
 trace row names an event; `interop` what import and export read and write of it (its
 calls, the resume `GET`, an SSE body and a plain answer as lines); `faults` is its fault
-catalogue
-(`harness.faults.catalogue("openai-responses")`); `conversation` turns the agent loop's
-conversation into a request (`harness.agent.OpenAIResponsesModelClient`). May import the
+catalogue (`harness.faults.catalogue("openai-responses")`); `conversation` turns the
+agent loop's conversation into a request (`harness.agent.OpenAIResponsesModelClient`);
+`guard` is what `harness.strict` reads of a Responses answer (`ResponsesReader`: the
+terminal event completes it; a resumed stream; a non-streaming `response`). May import the
 flat core and the provider-neutral modules of `harness._providers`; never the SDK.
 """

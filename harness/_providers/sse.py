@@ -83,12 +83,14 @@ class HiddenEvent(SSEFormatError):
     `event` is its data, `why` says why the SDK skips it; `before` holds the events the
     same piece completed before it (`feed` hands them on with the error)."""
 
-    def __init__(self, number: int, event: dict[str, Any], why: str) -> None:
+    def __init__(
+        self, number: int, event: dict[str, Any], why: str, *, kind: str | None = None
+    ) -> None:
         self.event = event
         self.why = why
         self.before: list[dict[str, Any]] = []
-        kind = printable(str(event.get("type")))
-        super().__init__(f"event {number} ({kind}) never reaches the code: {why}")
+        shown = printable(str(event.get("type")) if kind is None else kind)
+        super().__init__(f"event {number} ({shown}) never reaches the code: {why}")
 
 
 def events_from_chunks(chunks: Iterable[bytes]) -> Iterator[dict[str, Any]]:

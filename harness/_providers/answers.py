@@ -1,0 +1,62 @@
+"""What the guard asks of a provider: one answer's reading (`AnswerReader`) and its verdicts.
+
+`harness._strict.guard.StreamGuard` is provider-neutral: it holds, withholds and
+releases bytes. Everything a dialect decides goes through an `AnswerReader`, made fresh
+for each answer: the SSE decoder that reads the body as that provider's SDK does, the
+adapter fed each event, and the verdict on each event (`GO`; `COMPLETING` from the event
+that completes an answer on; `HARMLESS` for one that can change no verdict; `API_ERROR`
+for the API's own report). The readers: `anthropic_guard.AnthropicReader` (the default),
+`openai_chat.guard.ChatReader`, `openai_responses.guard.ResponsesReader`;
+`harness._strict.dialects` says which answer gets which. Imports the flat core only.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Protocol
+
+from harness._exceptions import StreamProtocolError
+from harness._providers.sse import StreamingDecoder
+
+__all__ = ["API_ERROR", "COMPLETING", "GO", "HARMLESS", "AnswerReader"]
+#: The verdicts on an event the adapter accepted: it goes on as it is,
+GO: Final = 0
+#: it completes the answer (it and what follows wait for the end of the body),
+COMPLETING: Final = 1
+#: it changes no verdict (it goes on even while the end waits),
+HARMLESS: Final = 2
+#: it is the API's own error (it and everything after go on unchecked, for the SDK).
+API_ERROR: Final = 3
+
+
+class AnswerReader(Protocol):
+    """One answer's provider-specific reading, as `StreamGuard` drives it."""
+
+    @property
+    def decoder(self) -> StreamingDecoder:
+        """The decoder that reads the body as the provider's SDK does."""
+
+    #: the event the guard withholds from, as its notes name it (`message_delta`)
+    completing: str
+    #: set by `read` when it rewrote an event into what the code must get: the guard
+    #: then hands on `encode(events)` in place of the bytes that came (and clears it)
+    rewritten: bool
+
+    def text_delta(self, chunk: bytes) -> bool:
+        """Whether `chunk`, with nothing held, is one whole plain text event, fed to the
+        adapter without being built (raises as `read` does); False: `read` it."""
+
+    def read(self, event: dict[str, Any]) -> int:
+        """Feed the adapter one decoded event; its verdict, or `StreamProtocolError`."""
+
+    def check_end(self) -> None:
+        """Raise what the end of the body here would raise; the reading goes on."""
+
+    def finish(self) -> None:
+        """The body ended: the end rules."""
+
+    def after_end(self, event: dict[str, Any] | None) -> StreamProtocolError:
+        """The error for `event` (None: the completing one's bytes past the limit) where
+        the SDK would not hand it on, in an answer the end rules found complete."""
+
+    def encode(self, events: list[dict[str, Any]]) -> bytes:
+        """The SSE bytes of `events` as the provider frames them (after a rewrite)."""

@@ -1,0 +1,184 @@
+"""Chat Completions under the guard: what completes an answer, what the request says, and
+the one deviation handed on in its canonical form.
+
+`ChatReader` is the `AnswerReader` (`harness._providers.answers`) of one
+`stream=True` answer: `OpenAIDecoder` reads the body as the openai SDK does, a
+`ChatAdapter(text=False)` judges each chunk. The chunk carrying choice 0's
+`finish_reason` completes the answer (the SDK's `chat.completions.stream()` and the
+frameworks take it as done there), so it and what follows wait until `data: [DONE]`
+checks out (`ChatAdapter.check_end` at it) and the body ends; an `{"error": ...}` line
+is the API's own report. The request's `tool_choice` is read (`reader_for`): a named
+function or `required` lets `stop` finish forced calls.
+
+The tolerated deviation: a call's `id` or `function.name` repeated, unchanged, on its
+later pieces. The adapter reads it as one call; the SDK's readers join strings
+(`call_acall_a`, `get_weatherget_weather`). The reader hands such a chunk on rewritten
+in the canonical form, the repeated `id` and `name` dropped from the later pieces
+(`rewritten`, then `encode`): the code gets the call the adapter read. A chunk that
+needs no rewrite goes on byte for byte.
+
+`check_completion` checks a non-streaming `chat.completion` by the same rules, as the
+one chunk that carries its message, then `[DONE]`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping
+from typing import Any, Final
+
+from harness._exceptions import APIErrorEvent, StreamProtocolError
+from harness._json import MAX_LINE_BYTES
+from harness._providers.answers import API_ERROR, COMPLETING, GO
+from harness._providers.openai_chat.adapter import COMPLETE_FINISH_REASONS, DONE, ChatAdapter
+from harness._providers.openai_chat.errors import PROVIDER
+from harness._providers.openai_sse import OpenAIDecoder, is_done
+
+__all__ = ["ChatReader", "check_completion", "finish_reasons", "reader_for"]
+
+#: What a note names as the event the guard withholds from.
+COMPLETING_CHUNK: Final = "the chunk carrying finish_reason"
+
+
+def finish_reasons(allowed: Collection[str]) -> frozenset[str]:
+    """The finish reasons that complete an answer: `stop`, `tool_calls` and `allowed`
+    (as `length`, for code that handles truncation)."""
+    return COMPLETE_FINISH_REASONS | frozenset(allowed)
+
+
+class ChatReader:
+    """One Chat Completions stream as the guard reads it; see the module."""
+
+    completing = COMPLETING_CHUNK
+
+    def __init__(
+        self,
+        *,
+        allowed: Collection[str] = (),
+        tool_choice: object = None,
+        max_line: int = MAX_LINE_BYTES,
+    ) -> None:
+        self.decoder = OpenAIDecoder(max_line=max_line)
+        self._adapter = ChatAdapter(
+            finish_reasons=finish_reasons(allowed), tool_choice=tool_choice, text=False
+        )
+        #: the `tool_calls[].index`es opened so far
+        self._opened: set[int] = set()
+        self.rewritten = False
+
+    def text_delta(self, chunk: bytes) -> bool:
+        return False  # every chunk is read whole: the adapter reads text in a few steps
+
+    def read(self, event: dict[str, Any]) -> int:
+        if is_done(event):
+            self._adapter.feed(DONE)
+            self._adapter.check_end()  # `[DONE]` ends what the SDK reads: it must check out
+            return COMPLETING
+        try:
+            self._adapter.feed(event)
+        except APIErrorEvent:
+            return API_ERROR
+        choices = event.get("choices")
+        if type(choices) is not list or not choices:
+            return GO
+        choice = choices[0]
+        if type(choice) is not dict:
+            return GO
+        delta = choice.get("delta")
+        if type(delta) is dict and delta.get("tool_calls"):
+            self._canonical(delta["tool_calls"])
+        return GO if choice.get("finish_reason") is None else COMPLETING
+
+    def _canonical(self, pieces: Any) -> None:
+        """Drop an `id` or `function.name` a later piece of an open call repeats (the
+        adapter made sure it is the same): what the SDK's readers would join."""
+        for piece in pieces if type(pieces) is list else []:
+            if type(piece) is not dict:
+                continue
+            index = piece.get("index")
+            if index not in self._opened:
+                if type(index) is int:
+                    self._opened.add(index)
+                continue
+            if isinstance(piece.get("id"), str) and piece["id"]:
+                del piece["id"]
+                self.rewritten = True
+            function = piece.get("function")
+            if type(function) is dict and _named(function):
+                del function["name"]
+                self.rewritten = True
+
+    def check_end(self) -> None:
+        self._adapter.check_end()
+
+    def finish(self) -> None:
+        self._adapter.finish()
+
+    def after_end(self, event: dict[str, Any] | None) -> StreamProtocolError:
+        return StreamProtocolError("chunk_after_done", provider=PROVIDER)
+
+    def encode(self, events: list[dict[str, Any]]) -> bytes:
+        """Each event as `data: <json>` and a blank line (`json`: what the SDK read as a
+        number, `NaN` too, is written back as it was read)."""
+        return b"".join(
+            b"data: "
+            + (b"[DONE]" if is_done(event) else json.dumps(event, separators=(",", ":")).encode())
+            + b"\n\n"
+            for event in events
+        )
+
+
+def _named(function: dict[str, Any]) -> bool:
+    name = function.get("name")
+    return isinstance(name, str) and bool(name)
+
+
+def reader_for(
+    body: Mapping[str, Any], *, allowed: Collection[str] = (), max_line: int = MAX_LINE_BYTES
+) -> ChatReader:
+    """The reader of the answer to a request whose JSON body is `body` (its `tool_choice`)."""
+    return ChatReader(allowed=allowed, tool_choice=body.get("tool_choice"), max_line=max_line)
+
+
+def check_completion(
+    value: object, body: Mapping[str, Any], *, allowed: Collection[str] = ()
+) -> None:
+    """Raise `StreamProtocolError` if a non-streaming answer that is a `chat.completion`
+    breaks the rules a stream of it would; any other value has nothing to check."""
+    if type(value) is not dict or value.get("object") != "chat.completion":
+        return
+    adapter = ChatAdapter(
+        finish_reasons=finish_reasons(allowed), tool_choice=body.get("tool_choice"), text=False
+    )
+    choices = value.get("choices")
+    for choice in choices if type(choices) is list else [None]:
+        adapter.feed(_as_chunk(value, choice if type(choice) is dict else {}))
+    adapter.feed(DONE)
+    adapter.finish()
+
+
+def _as_chunk(completion: dict[str, Any], choice: dict[str, Any]) -> dict[str, Any]:
+    """One choice of a completion as the chunk a stream of it would end with."""
+    message = choice.get("message")
+    if type(message) is not dict:
+        message = {}
+    delta: dict[str, Any] = {
+        key: message[key] for key in ("content", "refusal") if message.get(key) is not None
+    }
+    calls = message.get("tool_calls")
+    if calls:
+        delta["tool_calls"] = [
+            {**(call if type(call) is dict else {}), "index": index}
+            for index, call in enumerate(calls if type(calls) is list else [None])
+        ]
+    return {
+        "id": completion.get("id"),
+        "object": "chat.completion.chunk",
+        "choices": [
+            {
+                "index": choice.get("index"),
+                "delta": delta,
+                "finish_reason": choice.get("finish_reason"),
+            }
+        ],
+    }
