@@ -26,6 +26,8 @@ TARGET_ROWS = (
     "small replay <= 1.15x import anthropic",
     "cassette client per request <= vcrpy",
     "harness.strict <= 1.10x plain, messages.stream()",
+    "OpenAI chat adapter <= 2x orjson.loads",
+    "OpenAI responses adapter <= 2x orjson.loads",
 )
 
 
@@ -40,6 +42,7 @@ def test_quick_run_prints_every_section_and_every_target_with_a_figure() -> None
         "(e) one",
         "(f) harness.strict",
         "(g) harness conform",
+        "(h) adapters vs orjson.loads",
         "Targets",
     ):
         assert heading in result.output
