@@ -1,4 +1,5 @@
-"""The three internal events the adapter emits, and their JSON form.
+"""The three internal events the adapter emits, their JSON form, and `text_event`: a
+`TextEvent` built at two thirds of its constructor's cost, for the adapters' hot paths.
 
 Nothing outside the adapter sees an SDK event name: an agent loop consumes only these.
 Each kind stands for something the consumer can act on at once: `text` can be shown,

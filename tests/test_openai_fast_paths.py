@@ -10,6 +10,8 @@ an `error` key, a key missing or added, a second choice or piece, a large index.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import pickle
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -17,7 +19,7 @@ import orjson
 import pytest
 
 from bench.openai_adapters import chat_body, responses_body
-from harness._events import ModelEvent
+from harness._events import ModelEvent, TextEvent, new_event, set_text, text_event
 from harness._exceptions import APIErrorEvent, StreamProtocolError
 from harness._providers.openai_chat.adapter import DONE, ChatAdapter
 from harness._providers.openai_responses.adapter import ResponsesAdapter
@@ -70,6 +72,18 @@ def setting(*path: Any, value: Any = None, delete: bool = False) -> Change:
         return data
 
     return change
+
+
+def test_the_event_the_fast_paths_build_is_a_text_event_as_any_other() -> None:
+    built = new_event(TextEvent)
+    set_text(built, "Hello")
+    for event in (built, text_event("Hello")):
+        assert type(event) is TextEvent and event == TextEvent("Hello")
+        assert hash(event) == hash(TextEvent("Hello"))
+        assert repr(event) == "TextEvent(text='Hello')"
+        assert pickle.loads(pickle.dumps(event)) == event
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            event.text = "changed"  # type: ignore[misc]
 
 
 # -- Responses ----------------------------------------------------------------------------
