@@ -19,7 +19,10 @@ Measures in one run, side by side, on synthetic streams of 10^3 to 10^6 events
     against the plain cassette client, a request of each side by side, the order
     turning (the median pair's ratio);
 (g) `harness conform` on the TypeScript example, a node process a case against one a
-    job (`--persistent`), in stdin mode and `--serve` (`bench.conform_speed`).
+    job (`--persistent`), in stdin mode and `--serve` (`bench.conform_speed`);
+(h) each adapter against its floor, `orjson.loads` of the same lines, per event: the
+    OpenAI Chat and Responses adapters, and the Anthropic one beside them as replay
+    feeds it (`bench.openai_adapters`).
 In-process times are CPU time and subprocess ratios use user+sys CPU time, so that
 other work on a shared machine does not move the ratios; wall times are printed too.
 Figures are printed, never asserted: the targets table says which are met.
@@ -40,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final
 
+from bench import openai_adapters
 from bench.conform_speed import CONFORM_TARGET_S, ConformRun, section_conform
 from bench.measure import (
     FLOOR_SCRIPT,
@@ -111,6 +115,8 @@ class Results:
     strict_openai: dict[str, float] = field(default_factory=dict)
     #: `harness conform` on the TypeScript example (None: node or the build missing)
     conform: list[ConformRun] | None = None
+    #: each adapter against `orjson.loads` of the same lines (section h)
+    floors: list[openai_adapters.Row] = field(default_factory=list)
 
 
 class Report:
@@ -369,6 +375,17 @@ def section_strict(options: Options, report: Report, results: Results, folder: P
     report.line()
 
 
+def section_floors(options: Options, report: Report, results: Results) -> None:
+    deltas, pieces, rounds, passes = (100, 20, 2, 3) if options.quick else (2000, 200, 7, 30)
+    report.line(
+        f"(h) adapters vs orjson.loads of the same lines, ns per event ({deltas:,} text "
+        f"deltas, a call of {pieces} pieces; {rounds} interleaved rounds)"
+    )
+    results.floors = openai_adapters.measure(deltas, pieces, rounds, passes)
+    openai_adapters.print_rows(results.floors, report.out)
+    report.line()
+
+
 def targets(options: Options, results: Results) -> list[list[str]]:
     """One row per performance target (docs/performance.md): what, measured figure, met or not."""
     rows: list[list[str]] = []
@@ -450,6 +467,13 @@ def targets(options: Options, results: Results) -> list[list[str]]:
         else f"{served.wall:.1f} s ({served.count})",
         None if served is None or options.quick else served.wall < CONFORM_TARGET_S,
     )
+    for row in results.floors:
+        if row.met is not None:
+            add(
+                f"OpenAI {row.dialect} adapter <= {openai_adapters.TARGET:g}x orjson.loads",
+                f"{row.ratio:.2f}x (rounds {min(row.ratios):.2f}-{max(row.ratios):.2f}x)",
+                row.met,
+            )
     return rows
 
 
@@ -473,6 +497,7 @@ def run(options: Options, out: IO[str]) -> Results:
         section_strict(options, report, results, folder)
         results.strict_openai = section_strict_openai(options.client_requests, report)
         results.conform = section_conform(options.quick, report)
+        section_floors(options, report, results)
     report.line("Targets")
     report.table(["target", "measured", "met"], targets(options, results))
     return results

@@ -28,6 +28,8 @@ TARGET_ROWS = (
     "harness.strict <= 1.10x plain, messages.stream()",
     "harness.strict <= 1.10x plain, chat.completions.stream()",
     "harness.strict <= 1.10x plain, responses.stream()",
+    "OpenAI chat adapter <= 2x orjson.loads",
+    "OpenAI responses adapter <= 2x orjson.loads",
 )
 
 
@@ -43,6 +45,7 @@ def test_quick_run_prints_every_section_and_every_target_with_a_figure() -> None
         "(f) harness.strict",
         "(f') harness.strict, openai",
         "(g) harness conform",
+        "(h) adapters vs orjson.loads",
         "Targets",
     ):
         assert heading in result.output

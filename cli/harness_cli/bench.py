@@ -24,7 +24,9 @@ Examples:
 
 Prints (a) the adapter against the SDK's accumulate_event, (b) harness replay against
 the floor (read + parse + the SDK's own construction), (c) peak memory, (d) start-up,
-then each target with its measured figure. Nothing is asserted: exit 0. Runs from a
+(e, f) the cassette client and harness.strict, (g) harness conform, (h) each adapter
+(Anthropic, OpenAI Chat and Responses) against orjson.loads of the same lines, then
+each target with its measured figure. Nothing is asserted: exit 0. Runs from a
 checkout of stream-harness (its bench/ folder); `make bench` does the same."""
 
 

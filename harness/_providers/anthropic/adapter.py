@@ -38,7 +38,15 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from harness._events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent, tool_input
+from harness._events import (
+    DoneEvent,
+    ModelEvent,
+    TextEvent,
+    ToolCall,
+    ToolCallEvent,
+    text_event,
+    tool_input,
+)
 from harness._exceptions import StreamProtocolError
 from harness._json import strict_json
 
@@ -114,7 +122,7 @@ class StreamAdapter:
             if kind == "content_block_delta" and self._started and not self._stopped:
                 delta = event.delta  # almost every event: first, in the fewest steps
                 if delta.type == "text_delta":
-                    return [TextEvent(delta.text)] if self._text else []
+                    return [text_event(delta.text)] if self._text else []
                 return self._block_delta(event, delta)
             return self._feed(kind, event)
         except StreamProtocolError as error:

@@ -20,6 +20,10 @@ State:
   judged, then the calls; each call's joined `arguments` are parsed once, and every call
   is yielded, in opening order. After it, choice 0 may only repeat it with an empty delta.
 
+`feed` reads the two chunks almost every body is made of, choice 0's lone `content` and
+a lone piece of an open call's `arguments`, on a fast path of its own, which takes
+nothing the full rules (`_feed`) would refuse or read otherwise and leaves them the rest.
+
 Passed over: Azure's filter chunks (`object: ""`) and the usage chunk (`choices: []`),
 `reasoning_content` / `reasoning` deltas, `role`, `logprobs`, `audio` and any field the
 adapter does not know. SSE comments never reach it: they are not `data`.
@@ -44,7 +48,15 @@ from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, 
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from harness._events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent
+from harness._events import (
+    DoneEvent,
+    ModelEvent,
+    TextEvent,
+    ToolCall,
+    ToolCallEvent,
+    new_event,
+    set_text,
+)
 from harness._exceptions import APIErrorEvent, StreamProtocolError
 from harness._providers.openai_chat.errors import PROVIDER
 from harness._providers.openai_shared import api_error, call_input, check_usable, shown, wire_dict
@@ -63,6 +75,11 @@ DONE: Final = "[DONE]"
 
 #: The finish reasons that complete an answer by default: anything else left it unfinished.
 COMPLETE_FINISH_REASONS: frozenset[str] = frozenset({"stop", "tool_calls"})
+
+#: choice 0's `index`, as the fast path finds it: `is`, the same int object, which only
+#: an int 0 is (CPython keeps one object for each small int, and JSON parsers return it);
+#: a `False` or `0.0` is read by `_feed`, which refuses it
+_CHOICE_0: Final = 0
 
 #: no chunk read yet (a chunk's id may itself be None)
 _UNSET: Final = object()
@@ -123,25 +140,34 @@ class ChatAdapter:
         """Take one `data` object (a chunk dict, an error line, `DONE`); return the events
         it completes."""
         if self._reading and type(item) is dict:
-            # Almost every chunk is choice 0's text, `{"content": ...}` alone: read it in
-            # the fewest steps, raising nothing (`_feed` applies every rule to the rest).
-            choices = item.get("choices")
-            if type(choices) is list and len(choices) == 1:
-                choice = choices[0]
-                delta = choice.get("delta") if type(choice) is dict else None
-                if type(delta) is dict and len(delta) == 1:
-                    content = delta.get("content")
-                    index = choice.get("index")
+            # Almost every chunk is choice 0's text (`{"content": ...}` alone) or a piece of
+            # an open call's arguments: read them in the fewest steps, raising nothing
+            # (`_feed` applies every rule to the rest, and to a chunk lacking a key read here).
+            try:
+                choices = item["choices"]
+                if type(choices) is list:
+                    [choice] = choices
                     if (
-                        type(content) is str
-                        and index == 0
-                        and type(index) is int
+                        type(choice) is dict
+                        and choice["index"] is _CHOICE_0
                         and choice.get("finish_reason") is None
-                        and item.get("id") == self._id
+                        and item["id"] == self._id
                         and "error" not in item
                         and item.get("object") != ""
                     ):
-                        return [TextEvent(content)] if content and self._text else []
+                        delta = choice["delta"]
+                        if type(delta) is dict and len(delta) == 1:
+                            content = delta.get("content")
+                            if type(content) is str:
+                                if content and self._text:
+                                    text = new_event(TextEvent)
+                                    set_text(text, content)
+                                    return [text]
+                                return []
+                            if self._took_piece(delta.get("tool_calls")):
+                                return []
+            except (KeyError, ValueError):  # a key missing, not one choice
+                pass
         if self._error is not None or self._finished:
             self._check_usable()
         try:
@@ -150,6 +176,22 @@ class ChatAdapter:
             self._error = error
             self._reading = False
             raise
+
+    def _took_piece(self, pieces: object) -> bool:
+        """Whether `pieces` is one piece of an open call's `arguments`, and nothing else
+        (no `id`, no name): then taken, as `_pieces` would."""
+        if type(pieces) is list and len(pieces) == 1:
+            piece = pieces[0]
+            if type(piece) is dict and len(piece) == 2:
+                function = piece.get("function")
+                index = piece.get("index")
+                if type(function) is dict and len(function) == 1 and type(index) is int:
+                    arguments = function.get("arguments")
+                    call = self._calls.get(index)
+                    if call is not None and type(arguments) is str:
+                        call.pieces.append(arguments)
+                        return True
+        return False
 
     def finish(self) -> list[ModelEvent]:
         """The body is exhausted: check the end rules and return `[DoneEvent()]`."""

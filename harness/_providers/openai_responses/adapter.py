@@ -14,7 +14,11 @@ State:
   must carry it), and the terminal event once seen (nothing may follow it);
 - the output items added and not yet done, keyed by `output_index`, each with its type,
   its open content parts (`content_index`) and, for a `function_call`, its `arguments`
-  deltas; and the indexes already done (a delta there is an orphan, as at one never added).
+  deltas; and the indexes already done (a delta there is an orphan, as at one never added);
+- for `feed`'s fast path, which reads a text delta at the part the last text delta read
+  by the full rules was at, or an arguments delta at that one's item, while no other
+  event came between (almost every event, in the fewest steps): those indexes and the
+  item's pieces. Any other event, an error and the finish clear them.
 
 A `function_call` is yielded at its `output_item.done`, `call_id` as its id: the done
 item's `arguments` must equal the joined deltas (and the `arguments.done` event's), and
@@ -49,7 +53,16 @@ from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, 
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from harness._events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent
+from harness._events import (
+    DoneEvent,
+    ModelEvent,
+    TextEvent,
+    ToolCall,
+    ToolCallEvent,
+    new_event,
+    set_text,
+    text_event,
+)
 from harness._exceptions import APIErrorEvent, StreamProtocolError
 from harness._providers.openai_responses.errors import PROVIDER
 from harness._providers.openai_shared import api_error, call_input, check_usable, shown, wire_dict
@@ -90,6 +103,13 @@ _LIFECYCLE: Final = frozenset(
 )
 
 _TEXT_DELTA: Final = "response.output_text.delta"
+_ARGUMENTS_DELTA: Final = "response.function_call_arguments.delta"
+
+#: where the fast path reads no delta: no event holds this object. It finds an event at
+#: the index of the one before by `is`, the same int object, which only an int of that
+#: value is (CPython keeps one object for each small int, and JSON parsers return it):
+#: a bool or a float of that value, or an index past 256, is read by `_feed`, never wrongly.
+_NOWHERE: Final = object()
 
 
 def _error(code: str, **fields: object) -> StreamProtocolError:
@@ -137,8 +157,10 @@ class ResponsesAdapter:
         self._done: set[int] = set()
         self._error: StreamProtocolError | APIErrorEvent | None = None
         self._finished = False
-        #: started, no terminal event, no error, not finished: the text fast path's state
-        self._reading = self._started
+        #: where `feed`'s fast path reads deltas: the `output_index` and `content_index`
+        #: objects of the text delta `_feed` read last, and the `output_index` object and
+        #: the pieces of the arguments delta it read last, while no other event came
+        self._leave_fast_path()
 
     @property
     def open_output_items(self) -> tuple[int, ...]:
@@ -147,24 +169,38 @@ class ResponsesAdapter:
 
     def feed(self, event: Any) -> list[ModelEvent]:
         """Take one event (a dict, or the SDK's object); return the events it completes."""
-        if self._reading and type(event) is dict and event.get("type") == _TEXT_DELTA:
-            # Almost every event is a text delta at an open part: read it in the fewest
-            # steps, raising nothing (`_feed` applies every rule to the rest).
-            number = event.get("sequence_number")
-            output_index = event.get("output_index")
-            content_index = event.get("content_index")
-            if (
-                number == self._next
-                and type(number) is int
-                and type(output_index) is int
-                and type(content_index) is int
-                and "error" not in event
-            ):
-                item = self._items.get(output_index)
-                if item is not None and content_index in item.parts:
-                    self._next = number + 1
-                    delta = event.get("delta")
-                    return [TextEvent(delta)] if delta and type(delta) is str and self._text else []
+        if type(event) is dict:
+            # Almost every event is a delta of text or of a call's arguments, where the one
+            # before it was: read it in the fewest steps, raising nothing (`_feed` reads any
+            # other event, and one lacking a key read here).
+            try:
+                number = event["sequence_number"]
+                if number == self._next and type(number) is int and "error" not in event:
+                    kind = event["type"]
+                    delta = event["delta"]
+                    if (
+                        kind == _TEXT_DELTA
+                        and event["output_index"] is self._text_output
+                        and event["content_index"] is self._text_content
+                        and type(delta) is str
+                    ):
+                        self._next = number + 1
+                        if delta and self._text:
+                            text = new_event(TextEvent)
+                            set_text(text, delta)
+                            return [text]
+                        return []
+                    if (
+                        kind == _ARGUMENTS_DELTA
+                        and event["output_index"] is self._arguments_output
+                        and type(delta) is str
+                    ):
+                        self._next = number + 1
+                        self._arguments.append(delta)
+                        return []
+            except KeyError:
+                pass
+        self._leave_fast_path()
         if self._error is not None or self._finished:
             self._check_usable()
         try:
@@ -173,14 +209,20 @@ class ResponsesAdapter:
             return self._feed(event)
         except (StreamProtocolError, APIErrorEvent) as error:
             self._error = error
-            self._reading = False
             raise
+
+    def _leave_fast_path(self) -> None:
+        """Every event the fast path does not read, an error and the finish end its run."""
+        self._text_output: object = _NOWHERE
+        self._text_content: object = _NOWHERE
+        self._arguments_output: object = _NOWHERE
+        self._arguments: list[str] = []
 
     def finish(self) -> list[ModelEvent]:
         """The body is exhausted: check the end rules and return `[DoneEvent()]`."""
         self.check_end()
         self._finished = True
-        self._reading = False
+        self._leave_fast_path()
         return [DoneEvent()]
 
     def check_end(self) -> None:
@@ -188,7 +230,7 @@ class ResponsesAdapter:
         self._check_usable()
         if self._terminal is None:
             self._error = _error("missing_response_completed")
-            self._reading = False
+            self._leave_fast_path()
             raise self._error
 
     def _check_usable(self) -> None:
@@ -210,26 +252,30 @@ class ResponsesAdapter:
         if not self._started:
             if kind != "response.created":
                 raise _error("missing_response_created", event_type=kind)
-            self._started = self._reading = True
+            self._started = True
         number = event.get("sequence_number")
         if number != self._next or type(number) is not int:
             raise _error("sequence_gap", event_type=kind, got=shown(number), expected=self._next)
         self._next += 1
         if kind == _TEXT_DELTA:  # almost every event: first, in the fewest steps
             self._part(event, kind)
+            self._text_output = event["output_index"]
+            self._text_content = event["content_index"]
             delta = event.get("delta")
-            return [TextEvent(delta)] if delta and type(delta) is str and self._text else []
+            return [text_event(delta)] if delta and type(delta) is str and self._text else []
         if kind in _LIFECYCLE:
             return self._lifecycle(kind, event)
         if kind == "response.output_item.added":
             return self._added(event)
         if kind == "response.output_item.done":
             return self._item_done(event)
-        if kind == "response.function_call_arguments.delta":
+        if kind == _ARGUMENTS_DELTA:
             item = self._item(event, kind)
             piece = event.get("delta")
             if type(piece) is str:
                 item.pieces.append(piece)
+                self._arguments_output = event["output_index"]
+                self._arguments = item.pieces
             else:  # a number or an object where text belongs: not parsable
                 item.non_string = True
         elif kind == "response.function_call_arguments.done":
@@ -360,7 +406,6 @@ class ResponsesAdapter:
             indexes = ", ".join(str(index) for index in self._items)
             raise _error("unfinished_output_items", event_type=kind, indexes=indexes)
         self._terminal = kind
-        self._reading = False
         return []
 
 
