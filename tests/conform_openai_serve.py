@@ -5,12 +5,14 @@
 
 It asks `$OPENAI_BASE_URL` with the header `x-harness-cassette: $HARNESS_CASSETTE` (a
 resumed Responses case: the resume GET), reads the SSE body raw with httpx (the SDK's
-iterator hides Chat's `[DONE]`) and hands each `data` object to the harness's adapter.
+iterator hides Chat's `[DONE]`) and hands each `data` object to the harness's adapter; a
+429 is retried after its `retry-after-ms`, as the SDK does.
 """
 
 import json
 import os
 import sys
+import time
 
 import httpx
 
@@ -19,6 +21,7 @@ from harness._exceptions import APIErrorEvent
 from harness._providers import provider
 
 SEPARATOR = {"harness": "case_end"}
+RETRIES = 2
 
 
 def request(client, header):
@@ -50,17 +53,20 @@ def run_case(header):
     done = getattr(found.module("adapter"), "DONE", None)
     options = {**header["request"], **header["policy"]}
     try:
-        with (
-            httpx.Client(timeout=httpx.Timeout(5.0)) as client,
-            request(client, header) as response,
-        ):
-            if response.status_code >= 400:
-                details = json.loads(response.read())["error"]
-                error = {"message": details["message"], "error_type": details["type"]}
-                print(json.dumps({"type": "error", **error}))
-                return
-            for event in found.to_model_events(items(response, done), **options):
-                print(json.dumps(event_to_json(event)), flush=True)
+        with httpx.Client(timeout=httpx.Timeout(5.0)) as client:
+            for attempt in range(RETRIES + 1):
+                with request(client, header) as response:
+                    if response.status_code == 429 and attempt < RETRIES:
+                        time.sleep(int(response.headers.get("retry-after-ms", "1")) / 1000)
+                        continue  # as the SDK retries a 429
+                    if response.status_code >= 400:
+                        details = json.loads(response.read())["error"]
+                        error = {"message": details["message"], "error_type": details["type"]}
+                        print(json.dumps({"type": "error", **error}))
+                        return
+                    for event in found.to_model_events(items(response, done), **options):
+                        print(json.dumps(event_to_json(event)), flush=True)
+                    return
     except StreamProtocolError as error:
         print(json.dumps({"type": "error", "message": str(error)}))
     except APIErrorEvent as error:
