@@ -27,7 +27,7 @@ from harness._testing.conform import (
     outcome_of_message,
     read_output,
 )
-from harness._testing.conform_dialects import OPENAI_LIBRARY
+from harness._testing.dialects import OPENAI_LIBRARY
 from harness_cli.main import cli
 
 TESTS = Path(__file__).parent

@@ -55,7 +55,7 @@ def _unusable(message: str) -> None:
 
 def _listing(cases: list[Any], provider: str) -> dict[str, Any]:
     from harness._testing.conform import error_table, protocol_error_prefix
-    from harness._testing.conform_dialects import ANTHROPIC
+    from harness._testing.dialects import ANTHROPIC
 
     listing: dict[str, Any] = {} if provider == ANTHROPIC else {"provider": provider}
     listing["protocol_error_prefix"] = protocol_error_prefix(provider)
@@ -153,7 +153,7 @@ def conform(
     """Judge an adapter in any language against the library and the fault catalogue."""
     from harness._exceptions import CassetteError
     from harness._testing.conform import collect_cases, run_cases
-    from harness._testing.conform_dialects import dialect
+    from harness._testing.dialects import dialect
     from harness._testing.findings import Report
 
     command: list[str] = click.get_current_context().meta.get("conform_command", [])

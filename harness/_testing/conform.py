@@ -52,7 +52,7 @@ from harness._exceptions import (
 from harness._providers import provider as registered
 from harness._providers.anthropic.adapter import StreamAdapter
 from harness._testing.bounded import TIMED_OUT, BoundedProcess, Exchange
-from harness._testing.conform_dialects import ANTHROPIC, conform_module, dialect, fault_variants
+from harness._testing.dialects import ANTHROPIC, conform_module, dialect, fault_variants
 from harness._views import EventView
 from harness.faults import DONE, derive_variants, fault_named
 
@@ -743,7 +743,7 @@ def run_cases(
             workers.close()
         return
     if cases and dialect(cases[0].provider).own_cases:
-        from harness._testing.conform_serve import run_served as served_run
+        from harness._testing.served_cases import run_served as served_run
 
         yield from served_run(
             cases, command, jobs=jobs, timeout=timeout, persistent=persistent, environ=environ

@@ -4,7 +4,7 @@
 `data` object as the SSE bytes the API sends (`data: {...}`, no `event:` name: an
 `{"error": ...}` line is framed the same way), and `DONE_FRAME` is the `data: [DONE]`
 that ends the body (a cassette's `{"harness": "done"}` line). Read by `harness conform
---serve` (harness._testing.conform_serve).
+--serve` (harness._testing.served_cases).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 (`stream: true`) and the resume, `GET /v1/responses/{id}?stream=true&starting_after=N`.
 `frame(line)` is one event as the SSE bytes the API sends: `event: <type>` then
 `data: {...}`. The dialect has no `[DONE]` (`DONE_FRAME` is None). Read by `harness
-conform --serve` (harness._testing.conform_serve).
+conform --serve` (harness._testing.served_cases).
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ from harness._testing.conform import (
     exchange_result,
     run_case,
 )
-from harness._testing.conform_dialects import dialect, framing
+from harness._testing.dialects import dialect, framing
 
 __all__ = ["CaseServer", "run_served"]
 
