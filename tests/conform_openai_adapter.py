@@ -15,6 +15,8 @@ separator. `lenient` takes any finish reason or incomplete reason, ignores the r
 
 import json
 import sys
+from collections.abc import Iterator
+from typing import Any
 
 from harness import StreamProtocolError, event_to_json
 from harness._exceptions import APIErrorEvent
@@ -25,7 +27,7 @@ DONE = {"harness": "done"}
 LENIENT_ENDS = {"missing_done", "missing_response_completed", "missing_finish_reason"}
 
 
-def items(lines, ended, done):
+def items(lines: Iterator[str], ended: list[bool], done: object) -> Iterator[Any]:
     """One case's `data` objects, up to the separator (`ended` told) or the end of input."""
     for line in lines:
         item = json.loads(line)
@@ -35,7 +37,7 @@ def items(lines, ended, done):
         yield done if item == DONE else item
 
 
-def options(header, lenient):
+def options(header: dict[str, Any], lenient: bool) -> dict[str, Any]:
     chosen = {**header["request"], **header["policy"]}
     if lenient:
         chosen.pop("tool_choice", None)
@@ -48,16 +50,16 @@ def options(header, lenient):
 
 
 class _Anything:
-    def __contains__(self, value):
+    def __contains__(self, value: object) -> bool:
         return True
 
 
-def run_case(header_line, lines, lenient):
+def run_case(header_line: str, lines: Iterator[str], lenient: bool) -> bool:
     """Judge one case; True when it ended with the separator (more may follow)."""
     header = json.loads(header_line)
     found = provider(header["provider"])
     done = getattr(found.module("adapter"), "DONE", None)
-    ended = []
+    ended: list[bool] = []
     try:
         for event in found.to_model_events(items(lines, ended, done), **options(header, lenient)):
             print(json.dumps(event_to_json(event)), flush=True)
@@ -67,7 +69,8 @@ def run_case(header_line, lines, lenient):
         else:
             print(json.dumps({"type": "error", "message": str(error)}))
     except APIErrorEvent as error:
-        details = error.body["error"]
+        body: Any = error.body
+        details = body["error"]
         print(
             json.dumps(
                 {"type": "error", "message": details["message"], "error_type": details["type"]}
@@ -82,7 +85,7 @@ def run_case(header_line, lines, lenient):
     return bool(ended)
 
 
-def main():
+def main() -> None:
     lenient = sys.argv[1:] == ["lenient"]
     lines = iter(sys.stdin.readline, "")
     for header_line in lines:

@@ -13,6 +13,9 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from typing import Any
 
 import httpx
 
@@ -24,7 +27,7 @@ SEPARATOR = {"harness": "case_end"}
 RETRIES = 2
 
 
-def request(client, header):
+def request(client: httpx.Client, header: dict[str, Any]) -> AbstractContextManager[httpx.Response]:
     base = os.environ["OPENAI_BASE_URL"]
     headers = {
         "authorization": f"Bearer {os.environ['OPENAI_API_KEY']}",
@@ -41,14 +44,14 @@ def request(client, header):
     return client.stream("POST", f"{base}/responses", json=body, headers=headers)
 
 
-def items(response, done):
+def items(response: httpx.Response, done: object) -> Iterator[Any]:
     for line in response.iter_lines():
         if line.startswith("data: "):
             data = line.removeprefix("data: ")
             yield done if data == "[DONE]" else json.loads(data)
 
 
-def run_case(header):
+def run_case(header: dict[str, Any]) -> None:
     found = provider(header["provider"])
     done = getattr(found.module("adapter"), "DONE", None)
     options = {**header["request"], **header["policy"]}
@@ -60,9 +63,9 @@ def run_case(header):
                         time.sleep(int(response.headers.get("retry-after-ms", "1")) / 1000)
                         continue  # as the SDK retries a 429
                     if response.status_code >= 400:
-                        details = json.loads(response.read())["error"]
-                        error = {"message": details["message"], "error_type": details["type"]}
-                        print(json.dumps({"type": "error", **error}))
+                        answer = json.loads(response.read())["error"]
+                        shown = {"message": answer["message"], "error_type": answer["type"]}
+                        print(json.dumps({"type": "error", **shown}))
                         return
                     for event in found.to_model_events(items(response, done), **options):
                         print(json.dumps(event_to_json(event)), flush=True)
@@ -70,7 +73,8 @@ def run_case(header):
     except StreamProtocolError as error:
         print(json.dumps({"type": "error", "message": str(error)}))
     except APIErrorEvent as error:
-        details = error.body["error"]
+        body: Any = error.body
+        details = body["error"]
         print(
             json.dumps(
                 {"type": "error", "message": details["message"], "error_type": details["type"]}
@@ -80,7 +84,7 @@ def run_case(header):
         print(json.dumps({"type": "error", "message": f"{type(error).__name__}: {error}"}))
 
 
-def main():
+def main() -> None:
     lines = iter(sys.stdin.readline, "")
     for line in lines:
         run_case(json.loads(line))

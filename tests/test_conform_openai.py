@@ -220,3 +220,19 @@ def test_the_chat_case_shown_whole_in_the_docs_is_the_cases_own_input_and_output
     case = named("openai-chat", "errors/stop_with_tool_calls.tool_choice_required")
     assert [json.loads(line) for line in stdin] == [case.header_line, *case.events]
     assert judge(case, read_output("\n".join(stdout).encode(), provider="openai-chat")).agree
+
+
+def test_conform_for_openai_imports_no_sdk() -> None:
+    import subprocess
+
+    listing = "['conform', '--provider', 'openai-chat', '--list']"
+    code = (
+        "import sys\nfrom harness_cli.main import cli\n"
+        f"try:\n    cli.main({listing}, standalone_mode=False)\n"
+        "finally:\n    print('openai' in sys.modules, 'anthropic' in sys.modules,"
+        " file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stderr.strip() == "False False"
