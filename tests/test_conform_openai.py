@@ -236,3 +236,12 @@ def test_conform_for_openai_imports_no_sdk() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stderr.strip() == "False False"
+
+
+def test_the_case_counts_the_docs_give_are_the_providers() -> None:
+    """A new OpenAI cassette, variant or fault row changes them (docs/conform.md)."""
+    text = " ".join((ROOT / "docs" / "conform.md").read_text().split())
+    chat, responses = (len(cases(provider)) for provider in PROVIDERS)
+    assert f"{chat} cases for Chat, {responses} for Responses" in text
+    assert f"conform-openai.js {chat}/{chat} cases agree" in text
+    assert f"conform-openai.js {responses}/{responses} cases agree" in text
