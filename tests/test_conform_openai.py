@@ -198,7 +198,13 @@ def test_list_prints_the_providers_table_and_its_cases_as_data() -> None:
                 str(OPENAI_LIBRARY / "chat" / "text.jsonl"),
                 "--list",
             ),
-            "harness conform: ",
+            f"harness conform: {OPENAI_LIBRARY / 'chat' / 'text.jsonl'}: an openai-chat cassette,"
+            " not openai-responses (harness conform --provider openai-chat judges it)",
+        ),
+        (
+            (str(OPENAI_LIBRARY / "chat" / "text.jsonl"), "--", "true"),
+            f"harness conform: {OPENAI_LIBRARY / 'chat' / 'text.jsonl'}: an openai-chat cassette,"
+            " not anthropic",
         ),
     ],
 )

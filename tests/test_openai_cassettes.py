@@ -234,7 +234,6 @@ def test_coverage_of_mixed_providers_prints_a_table_each_and_fails_on_a_gap() ->
         (["diff", "--trace", str(RESPONSES_TEXT), str(CHAT_TEXT)], "harness diff --trace"),
         (["serve", str(CHAT_TEXT), "--port", "0"], "harness serve"),
         (["export", str(CHAT_TEXT), "--to", "vcr", "--out", "unused"], "harness export"),
-        (["conform", str(RESPONSES_TEXT), "--", "true"], "harness conform"),
     ],
     ids=lambda value: value if isinstance(value, str) else " ".join(value[:2]),
 )
