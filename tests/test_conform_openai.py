@@ -251,3 +251,17 @@ def test_the_case_counts_the_docs_give_are_the_providers() -> None:
     assert f"{chat} cases for Chat, {responses} for Responses" in text
     assert f"conform-openai.js {chat}/{chat} cases agree" in text
     assert f"conform-openai.js {responses}/{responses} cases agree" in text
+
+
+def test_keep_writes_an_openai_case_with_its_provider_and_request(tmp_path: Path) -> None:
+    result = conform(
+        "--provider", "openai-chat", "--keep", str(tmp_path), "--", *REFERENCE, "lenient"
+    )
+    name = "errors/stop_with_tool_calls.tool_choice_required"
+    kept = tmp_path / f"{name}.jsonl"
+    line = next(line for line in result.output.splitlines() if line.startswith(f"{name}:"))
+    assert line.endswith(f"; trace: harness replay {kept}")  # --trace reads Anthropic's alone
+    header = json.loads(kept.read_text().splitlines()[0])
+    assert header["provider"] == "openai-chat"
+    assert header["expect"] == "done"
+    assert 'request {"tool_choice":"required"}' in header["description"]

@@ -65,10 +65,19 @@ def _listing(cases: list[Any], provider: str) -> dict[str, Any]:
 
 
 def _trace_hint(verdict: Any, keep: str | None) -> str:
-    """The command that prints the case's trace, from a file the user has or can write."""
-    from harness._testing.trace import trace_hint
+    """The command that prints the case's trace, from a file the user has or can write
+    (for a provider `--trace` does not read yet, the command that replays it)."""
+    from harness._testing.dialects import dialect
+    from harness._testing.trace import trace_hint as traced
 
     case = verdict.case
+
+    def trace_hint(path: Any) -> str:
+        hint = traced(path)
+        if dialect(case.provider).own_cases:
+            return hint.replace("harness replay --trace ", "harness replay ", 1)
+        return hint
+
     if keep is not None:
         from harness._testing.conform import write_case
 

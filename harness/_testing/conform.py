@@ -493,10 +493,14 @@ def collect_cases(paths: Sequence[str] = (), provider: str = ANTHROPIC) -> list[
 def write_case(case: Case, folder: str | os.PathLike[str]) -> Path:
     """Write the case's cassette (`<name>.jsonl`), or its session folder (`<name>/turn-NN`)."""
     metadata: dict[str, Any] = {"fault": case.fault} if case.fault else {}
-    if case.provider != ANTHROPIC:
+    origin = case.source
+    case_header = case.header_line
+    if case_header is not None:  # what replay does not know: the request and the policy
         metadata["provider"] = case.provider
+        asked = orjson.dumps(case_header["request"]).decode()
+        origin += f"; request {asked}, policy {orjson.dumps(case_header['policy']).decode()}"
     header = make_header(
-        f"harness conform case {case.name} (from {case.source})",
+        f"harness conform case {case.name} (from {origin})",
         expect=case.expected.outcome,
         **metadata,
     )
