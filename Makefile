@@ -48,12 +48,14 @@ $(NODE_SDK):
 node: $(NODE_SDK)
 
 # toModelEvents in TypeScript to the original design (examples/typescript), judged by
-# `harness conform` on every default case, one node process a job (--persistent). Its npm
+# `harness conform` on every default case, one node process a job (--persistent), for
+# Anthropic and for each OpenAI API (conform-openai.js: both dialects' toModelEvents). Its npm
 # packages (package-lock.json) go into the example's own node_modules/ and its build into
 # dist/, both ignored; without node the run is skipped.
 TS_EXAMPLE := examples/typescript
 TS_MODULES := $(TS_EXAMPLE)/node_modules/.package-lock.json
 TS_BUILT := $(TS_EXAMPLE)/dist/conform-stdin.js
+TS_OPENAI := $(TS_EXAMPLE)/dist/conform-openai.js
 
 $(TS_MODULES): $(TS_EXAMPLE)/package-lock.json
 	cd $(TS_EXAMPLE) && npm ci --silent --no-audit --no-fund
@@ -63,7 +65,9 @@ $(TS_BUILT): $(TS_MODULES) $(TS_EXAMPLE)/tsconfig.json $(wildcard $(TS_EXAMPLE)/
 
 conform-ts: $(STAMP)
 	@if command -v node >/dev/null && command -v npm >/dev/null; then \
-	$(MAKE) --no-print-directory $(TS_BUILT) && $(BIN)/harness conform --persistent -j 2 -- node $(TS_BUILT); \
+	$(MAKE) --no-print-directory $(TS_BUILT) && $(BIN)/harness conform --persistent -j 2 -- node $(TS_BUILT) \
+	&& for provider in openai-chat openai-responses; do \
+	$(BIN)/harness conform --provider $$provider --persistent -j 2 -- node $(TS_OPENAI) || exit 1; done; \
 	else echo "node or npm not found: the TypeScript conformance run (examples/typescript) is skipped"; fi
 
 # Every provider's table, a report each: Anthropic's, openai-chat's, openai-responses'.

@@ -71,7 +71,7 @@ DOC_EXAMPLES = [example for example in examples_in(DOC) if example.skip == NEEDS
 
 
 def test_the_page_has_the_node_examples() -> None:
-    assert len(DOC_EXAMPLES) == 5
+    assert len(DOC_EXAMPLES) == 6
 
 
 @pytest.mark.parametrize("example", DOC_EXAMPLES, ids=lambda example: example.id)

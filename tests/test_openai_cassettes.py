@@ -345,7 +345,6 @@ def test_coverage_of_mixed_providers_prints_a_table_each_and_fails_on_a_gap() ->
     ("args", "reader"),
     [
         (["serve", str(CHAT_TEXT), "--port", "0"], "harness serve"),
-        (["conform", str(RESPONSES_TEXT), "--", "true"], "harness conform"),
     ],
     ids=lambda value: value if isinstance(value, str) else " ".join(value[:2]),
 )

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from harness._exceptions import PROTOCOL_ERROR_PREFIX, InputError
+from harness._exceptions import InputError
 from harness._terminal import json_text, printable
 from harness_cli.exit import Exit
 
@@ -21,6 +21,7 @@ Examples:
   harness conform --serve -- node dist/conform-serve.js
   harness conform --persistent -- node dist/conform-stdin.js   # one process, every case
   harness conform --list > cases.json       # every case and its outcome, for other runners
+  harness conform --provider openai-chat -- node dist/conform-openai.js
 
 Stdin mode: COMMAND runs once a case, reads the case's raw stream events on standard
 input (one JSON object a line, then EOF), and prints the internal events (one JSON object
@@ -29,6 +30,9 @@ API error). With --serve, COMMAND asks ANTHROPIC_BASE_URL itself, sending the he
 x-harness-cassette: $HARNESS_CASSETTE. With --persistent, one process takes case after
 case, each ended by {"harness": "case_end"} on its input and its output. The protocol:
 docs/conform.md.
+With --provider openai-chat or openai-responses, each case begins with a header line
+{"harness": "case", "provider", "request", "policy"}, then the `data` objects (Chat's
+[DONE] as {"harness": "done"}); with --serve the command asks OPENAI_BASE_URL.
 Without PATH, the cases are the cassette library shipped with the harness and every
 fault variant of its good cassettes. Exit status: 0 every case agrees; 1 some disagree;
 2 unusable (no COMMAND, command not found, a bad PATH)."""
@@ -49,21 +53,31 @@ def _unusable(message: str) -> None:
     sys.exit(Exit.UNUSABLE)
 
 
-def _listing(cases: list[Any]) -> dict[str, Any]:
-    from harness._testing.conform import error_table
+def _listing(cases: list[Any], provider: str) -> dict[str, Any]:
+    from harness._testing.conform import error_table, protocol_error_prefix
+    from harness._testing.dialects import ANTHROPIC
 
-    return {
-        "protocol_error_prefix": PROTOCOL_ERROR_PREFIX,
-        "error_table": error_table(),
-        "cases": [case.to_json() for case in cases],
-    }
+    listing: dict[str, Any] = {} if provider == ANTHROPIC else {"provider": provider}
+    listing["protocol_error_prefix"] = protocol_error_prefix(provider)
+    listing["error_table"] = error_table(provider)
+    listing["cases"] = [case.to_json() for case in cases]
+    return listing
 
 
 def _trace_hint(verdict: Any, keep: str | None) -> str:
-    """The command that prints the case's trace, from a file the user has or can write."""
-    from harness._testing.trace import trace_hint
+    """The command that prints the case's trace, from a file the user has or can write
+    (for a provider `--trace` does not read yet, the command that replays it)."""
+    from harness._testing.dialects import dialect
+    from harness._testing.trace import trace_hint as traced
 
     case = verdict.case
+
+    def trace_hint(path: Any) -> str:
+        hint = traced(path)
+        if dialect(case.provider).own_cases:
+            return hint.replace("harness replay --trace ", "harness replay ", 1)
+        return hint
+
     if keep is not None:
         from harness._testing.conform import write_case
 
@@ -77,6 +91,14 @@ def _trace_hint(verdict: Any, keep: str | None) -> str:
 
 @click.command(cls=_CommandAfterDashes, epilog=EXAMPLES)
 @click.argument("paths", nargs=-1, metavar="[PATH...] -- COMMAND [ARG...]")
+@click.option(
+    "--provider",
+    default="anthropic",
+    show_default=True,
+    metavar="NAME",
+    help="The dialect of the adapter judged: anthropic, openai-chat or openai-responses "
+    "(its library, its error table, its stdin protocol).",
+)
 @click.option(
     "--serve",
     is_flag=True,
@@ -128,6 +150,7 @@ def _trace_hint(verdict: Any, keep: str | None) -> str:
 )
 def conform(
     paths: tuple[str, ...],
+    provider: str,
     serve: bool,
     persistent: bool,
     jobs: int,
@@ -139,18 +162,23 @@ def conform(
     """Judge an adapter in any language against the library and the fault catalogue."""
     from harness._exceptions import CassetteError
     from harness._testing.conform import collect_cases, run_cases
+    from harness._testing.dialects import dialect
     from harness._testing.findings import Report
 
     command: list[str] = click.get_current_context().meta.get("conform_command", [])
+    try:
+        dialect(provider)
+    except InputError as error:
+        _unusable(str(error))
     for path in paths:
         if not os.path.exists(path):
             _unusable(f"{path}: no such file or folder")
     try:
-        cases = collect_cases(paths)
+        cases = collect_cases(paths, provider)
     except (CassetteError, InputError) as error:
         _unusable(str(error))
     if list_only:
-        click.echo(json_text(_listing(cases)))
+        click.echo(json_text(_listing(cases, provider)))
         return
     if not command:
         _unusable("give the command to judge after --: harness conform -- COMMAND [ARG...]")

@@ -3,8 +3,9 @@ diffs, sessions.
 
 `fault_runs` runs the fault catalogue against an adapter or the user's code; `conform`
 runs it against a command in any language (`harness conform`), each process read with
-caps and a deadline (`bounded`), one a case or case after case (`persistent`), and
-`findings` classes and reports its disagreements; `coverage` files
+caps and a deadline (`bounded`), one a case or case after case (`persistent`), each
+provider's part said in `dialects`, an OpenAI provider's `--serve` cases answered by
+`served_cases`, and `findings` classes and reports its disagreements; `coverage` files
 cassettes under the outcomes they reach; `diff` compares two replays; `trace` draws a
 replay row by row (the open tool blocks, what each line emitted); `client_session` is one
 test's cassette clients; `record_once` is the lock and run marker every record route of

@@ -31,7 +31,6 @@ from typing import Any, Final
 
 import orjson
 
-import harness
 from harness._cassette.codec import (
     Cassette,
     anthropic_only,
@@ -40,16 +39,25 @@ from harness._cassette.codec import (
     write_cassette,
 )
 from harness._cassette.sessions import is_session_folder, turn_files, write_turns
-from harness._directives import CUT, HTTP_ERROR, STALL
+from harness._directives import CUT, DONE as DONE_LINE, HTTP_ERROR, STALL
 from harness._events import event_to_json
 from harness._exceptions import (
-    ERROR_TABLE,
+    ERROR_TABLES,
+    APIErrorEvent,
     InputError,
     StreamProtocolError,
     error_pattern,
 )
+from harness._providers import provider as registered
 from harness._providers.anthropic.adapter import StreamAdapter
 from harness._testing.bounded import TIMED_OUT, BoundedProcess, Exchange
+from harness._testing.dialects import (
+    ANTHROPIC,
+    conform_module,
+    dialect,
+    fault_variants,
+    library_path,
+)
 from harness._views import EventView
 from harness.faults import DONE, derive_variants, fault_named
 
@@ -95,30 +103,36 @@ _ERROR_LINES: Final = 3
 CRASHED: Final = "the output ended with neither done nor an error line"
 
 
-def library_path() -> Path:
-    """The cassette library: `harness/_library/` in an installed wheel, `cassettes/` in a
-    checkout (the same files: setup.py copies them at build time)."""
-    package = Path(harness.__file__).parent
-    shipped = package / "_library"
-    return shipped if shipped.is_dir() else package.parent / "cassettes"
+def _table(provider: str) -> dict[str, str]:
+    registered(provider).table  # noqa: B018 (registers the provider's table first)
+    return dict(ERROR_TABLES[provider].templates)
 
 
-def error_table() -> list[dict[str, str]]:
-    """The error table as data: every code, its message template and its pattern."""
+def protocol_error_prefix(provider: str = ANTHROPIC) -> str:
+    """The message prefix of the provider's protocol errors."""
+    registered(provider).table  # noqa: B018
+    return ERROR_TABLES[provider].prefix
+
+
+def error_table(provider: str = ANTHROPIC) -> list[dict[str, str]]:
+    """The provider's error table as data: every code, its message template and its pattern."""
     return [
-        {"code": code, "template": template, "pattern": error_pattern(code)}
-        for code, template in ERROR_TABLE.items()
+        {"code": code, "template": template, "pattern": error_pattern(code, provider=provider)}
+        for code, template in _table(provider).items()
     ]
 
 
 @cache
-def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    return tuple((code, re.compile(error_pattern(code))) for code in ERROR_TABLE)
+def _patterns(provider: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple(
+        (code, re.compile(error_pattern(code, provider=provider))) for code in _table(provider)
+    )
 
 
-def outcome_of_message(message: str) -> str:
-    """The code whose pattern recognises an error message, or `UNRECOGNISED`."""
-    for code, pattern in _patterns():
+def outcome_of_message(message: str, provider: str = ANTHROPIC) -> str:
+    """The code whose pattern (of the provider's table) recognises an error message, or
+    `UNRECOGNISED`."""
+    for code, pattern in _patterns(provider):
         if pattern.match(message):
             return code
     return UNRECOGNISED
@@ -170,10 +184,17 @@ def _wire_outcome(directive: Mapping[str, Any]) -> str | None:
     return None
 
 
-def expected_result(lines: Iterable[dict[str, Any]]) -> Result:
+def expected_result(
+    lines: Iterable[dict[str, Any]],
+    provider: str = ANTHROPIC,
+    options: Mapping[str, Any] | None = None,
+) -> Result:
     """The harness's adapter over one response's lines, as a client reading them sees
     them: `ping` passed over, an `error` event an API error, a wire directive where the
-    stream ends in an HTTP or connection error."""
+    stream ends in an HTTP or connection error. Another provider's adapter (its driver,
+    from the registry) is given `options`, the case's request fields and policy."""
+    if provider != ANTHROPIC:
+        return _provider_result(lines, provider, options or {})
     adapter = StreamAdapter()
     events: list[dict[str, Any]] = []
     try:
@@ -196,6 +217,46 @@ def expected_result(lines: Iterable[dict[str, Any]]) -> Result:
     return Result(events, DONE)
 
 
+def _provider_items(
+    lines: Iterable[dict[str, Any]], done: object, ended: list[str]
+) -> Iterator[Any]:
+    """The `data` objects a client reads: a `done` line as the dialect's `[DONE]`; at a
+    wire directive that ends the answer, its outcome kept in `ended` and the items end."""
+    for line in lines:
+        if "harness" not in line:
+            yield line
+        elif line["harness"] == DONE_LINE:
+            yield done
+        else:
+            outcome = _wire_outcome(line)
+            if outcome is not None:
+                ended.append(outcome)
+                return
+
+
+def _provider_result(
+    lines: Iterable[dict[str, Any]], provider: str, options: Mapping[str, Any]
+) -> Result:
+    driver = registered(provider).to_model_events
+    done = getattr(registered(provider).module("adapter"), "DONE", None)
+    ended: list[str] = []
+    events: list[dict[str, Any]] = []
+    try:
+        for event in driver(_provider_items(lines, done, ended), **options):
+            if ended:  # the answer ended at a directive: the adapter's end is never reached
+                break
+            events.append(event_to_json(event))
+    except StreamProtocolError as error:
+        return Result(events, ended[0] if ended else error.code)
+    except APIErrorEvent as error:
+        details = error.body.get("error") if isinstance(error.body, dict) else None
+        kind = details.get("type") if isinstance(details, dict) else None
+        return Result(events, f"api_error:{kind or 'APIStatusError'}")
+    if ended:
+        return Result(events, ended[0])
+    return Result(events, DONE)
+
+
 # -- cases ------------------------------------------------------------------------------
 
 
@@ -215,6 +276,24 @@ class Case:
     #: what the case's stream shows, in plain words: the fault row's description, or the
     #: cassette header's
     description: str = ""
+    #: the provider whose dialect the stream is in, and for one other than Anthropic the
+    #: request fields its rules read and its policy (the adapter's keywords)
+    provider: str = ANTHROPIC
+    request: Mapping[str, Any] = field(default_factory=dict)
+    policy: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def header_line(self) -> dict[str, Any] | None:
+        """The first line of the case on the command's input (None for Anthropic's cases):
+        the provider, the request fields the rules read, the policy."""
+        if not dialect(self.provider).own_cases:
+            return None
+        return {
+            "harness": "case",
+            "provider": self.provider,
+            "request": dict(self.request),
+            "policy": dict(self.policy),
+        }
 
     @property
     def wire(self) -> bool:
@@ -225,8 +304,13 @@ class Case:
 
     @property
     def events(self) -> list[dict[str, Any]]:
-        """The raw events of the stdin protocol: the event lines, in order, no directive."""
-        return [line for line in self.responses[-1] if "harness" not in line]
+        """The raw events of the stdin protocol: the event lines, in order, no directive
+        but Chat's `[DONE]` (the line `{"harness": "done"}`)."""
+        return [
+            line
+            for line in self.responses[-1]
+            if "harness" not in line or line["harness"] == DONE_LINE
+        ]
 
     def to_json(self) -> dict[str, Any]:
         """The case as `harness conform --list` prints it."""
@@ -237,6 +321,10 @@ class Case:
             "wire": self.wire,
             "expected": self.expected.to_json(),
         }
+        header = self.header_line
+        if header is not None:
+            shown.update(provider=self.provider, request=header["request"])
+            shown["policy"] = header["policy"]
         if self.wire:
             shown["responses"] = list(self.responses)
         else:
@@ -248,9 +336,61 @@ def _lines(path: str | Path) -> list[dict[str, Any]]:
     return [line.data for line in Cassette(path).lines()]
 
 
-def _cassette_cases(name: str, path: str) -> Iterator[Case]:
+def _provider_cases(name: str, path: str, cassette: Cassette) -> Iterator[Case]:
+    """An OpenAI cassette's case, its variants under another request or policy, then, for
+    a good stream, one case per applicable fault of the provider's catalogue."""
+    provider = cassette.provider
+    module = conform_module(provider)
+    request, policy = dict(module.REQUEST), dict(module.POLICY)
+    lines = [line.data for line in cassette.lines()]
+
+    def made(case_name: str, responses: tuple[list[dict[str, Any]], ...], **fields: Any) -> Case:
+        asked, ruled = fields.pop("request", request), fields.pop("policy", policy)
+        expected = expected_result(responses[-1], provider, {**asked, **ruled})
+        return Case(
+            case_name,
+            responses,
+            expected,
+            path,
+            provider=provider,
+            request=asked,
+            policy=ruled,
+            **fields,
+        )
+
+    case = made(name, (lines,), description=cassette.description)
+    yield case
+    for variant, varied, asked, ruled, words in module.variants(name, lines):
+        yield made(
+            f"{name}.{variant}",
+            (varied,),
+            request=asked,
+            policy=ruled,
+            fault=variant,
+            description=words,
+        )
+    if case.expected.outcome != DONE or case.wire:
+        return
+    for fault in fault_variants(provider, lines):
+        yield made(
+            f"{name}.{fault.fault.name}",
+            tuple(fault.responses),
+            fault=fault.fault.name,
+            description=fault.fault.description,
+        )
+
+
+def _cassette_cases(name: str, path: str, provider: str = ANTHROPIC) -> Iterator[Case]:
     """The cassette's case, then, for a good stream, one case per applicable fault."""
     cassette = Cassette(path)
+    if cassette.provider != provider:
+        raise InputError(
+            f"{path}: an {cassette.provider} cassette, not {provider} "
+            f"(harness conform --provider {cassette.provider} judges it)"
+        )
+    if provider != ANTHROPIC:
+        yield from _provider_cases(name, path, cassette)
+        return
     anthropic_only(cassette, "harness conform")
     lines = [line.data for line in cassette.lines()]
     case = Case(name, (lines,), expected_result(lines), path, description=cassette.description)
@@ -299,12 +439,23 @@ def _library_files() -> list[str]:
     return files + [str(turn) for turn in turns]
 
 
-def collect_cases(paths: Sequence[str] = ()) -> list[Case]:
-    """The cases of the paths given (files, folders of `*.jsonl`, session folders), or of
-    the shipped library; each good cassette followed by its fault variants.
+def _provider_library(folder: Path) -> list[tuple[str, str, list[str]]]:
+    """A provider's default cases: its library's cassettes (the top level, `errors/`)."""
+    if not folder.is_dir():
+        raise InputError(f"{folder}: the provider's cassette library is not here: give PATH")
+    files = sorted(str(path) for pattern in _LOOSE_GLOBS for path in folder.glob(pattern))
+    return [(os.path.relpath(path, folder).removesuffix(".jsonl"), path, []) for path in files]
 
-    A bad cassette raises `CassetteError`; two cases of one name raise `InputError`."""
+
+def collect_cases(paths: Sequence[str] = (), provider: str = ANTHROPIC) -> list[Case]:
+    """The cases of the paths given (files, folders of `*.jsonl`, session folders), or of
+    the provider's library; each good cassette followed by its fault variants (and, for
+    a provider whose rules read the request or a policy, its variants under those).
+
+    A bad cassette raises `CassetteError`; two cases of one name, a cassette of another
+    provider or an unknown provider raise `InputError`."""
     found: list[tuple[str, str, list[str]]]
+    library = dialect(provider).library
     if paths:
         found = []
         for root in paths:
@@ -312,6 +463,8 @@ def collect_cases(paths: Sequence[str] = ()) -> list[Case]:
             if not below:
                 raise InputError(f"{root}: no cassettes (*.jsonl) in the folder")
             found += below
+    elif library is not None:
+        found = _provider_library(library)
     else:
         root = str(library_path())
         found = [
@@ -320,10 +473,12 @@ def collect_cases(paths: Sequence[str] = ()) -> list[Case]:
         ]
     cases: list[Case] = []
     for name, path, turns in found:
-        if turns:
+        if turns and provider == ANTHROPIC:
             cases.append(_session_case(name, path, turns))
+        elif turns:
+            raise InputError(f"{path}: harness conform takes no session folder of {provider}")
         else:
-            cases.extend(_cassette_cases(name, path))
+            cases.extend(_cassette_cases(name, path, provider))
     seen: dict[str, Case] = {}
     for case in cases:
         other = seen.setdefault(case.name, case)
@@ -334,10 +489,17 @@ def collect_cases(paths: Sequence[str] = ()) -> list[Case]:
 
 def write_case(case: Case, folder: str | os.PathLike[str]) -> Path:
     """Write the case's cassette (`<name>.jsonl`), or its session folder (`<name>/turn-NN`)."""
+    metadata: dict[str, Any] = {"fault": case.fault} if case.fault else {}
+    origin = case.source
+    case_header = case.header_line
+    if case_header is not None:  # what replay does not know: the request and the policy
+        metadata["provider"] = case.provider
+        asked = orjson.dumps(case_header["request"]).decode()
+        origin += f"; request {asked}, policy {orjson.dumps(case_header['policy']).decode()}"
     header = make_header(
-        f"harness conform case {case.name} (from {case.source})",
+        f"harness conform case {case.name} (from {origin})",
         expect=case.expected.outcome,
-        **({"fault": case.fault} if case.fault else {}),
+        **metadata,
     )
     if len(case.responses) == 1:
         path = Path(folder, f"{case.name}.jsonl")
@@ -372,13 +534,21 @@ def first_error_lines(stderr: bytes, count: int = _ERROR_LINES) -> list[str]:
     return [_shown(line) for line in lines[at : at + count]]
 
 
-def read_output(stdout: bytes, stderr: bytes = b"", status: int | None = 0) -> Result:
+def read_output(
+    stdout: bytes, stderr: bytes = b"", status: int | None = 0, provider: str = ANTHROPIC
+) -> Result:
     """A command's standard output as the protocol reads it: events, then perhaps an error
-    line `{"type": "error", "message": ..., "error_type"?: ...}`, which must be the last."""
-    return read_lines(stdout.splitlines(), stderr, status)
+    line `{"type": "error", "message": ..., "error_type"?: ...}`, which must be the last
+    (its message read against the provider's table)."""
+    return read_lines(stdout.splitlines(), stderr, status, provider)
 
 
-def read_lines(lines: Sequence[bytes], stderr: bytes = b"", status: int | None = 0) -> Result:
+def read_lines(
+    lines: Sequence[bytes],
+    stderr: bytes = b"",
+    status: int | None = 0,
+    provider: str = ANTHROPIC,
+) -> Result:
     """`read_output` over the output's lines."""
     events: list[dict[str, Any]] = []
     outcome: str | None = None
@@ -402,7 +572,7 @@ def read_lines(lines: Sequence[bytes], stderr: bytes = b"", status: int | None =
             continue
         message = str(line.get("message", ""))
         error_type = line.get("error_type")
-        outcome = f"api_error:{error_type}" if error_type else outcome_of_message(message)
+        outcome = f"api_error:{error_type}" if error_type else outcome_of_message(message, provider)
     if outcome is not None:
         return Result(events, outcome, message)
     if events and events[-1] == {"type": "done"}:
@@ -415,8 +585,12 @@ def read_lines(lines: Sequence[bytes], stderr: bytes = b"", status: int | None =
     )
 
 
-def _payload(case: Case) -> bytes:
-    return b"".join(orjson.dumps(event) + b"\n" for event in case.events)
+def _payload(case: Case, *, events: bool = True) -> bytes:
+    """What the command reads of a case: its header line (not for Anthropic), then its
+    events (in stdin mode)."""
+    header = case.header_line
+    lines = ([header] if header is not None else []) + (case.events if events else [])
+    return b"".join(orjson.dumps(line) + b"\n" for line in lines)
 
 
 def run_case(
@@ -433,15 +607,15 @@ def run_case(
     The command runs in a process group of its own, read with caps (`harness._testing
     .bounded`) and killed whole when it outlives `timeout` seconds."""
     process = BoundedProcess(command, env)
-    process.send(_payload(case) if stdin else b"", close=True)
-    return exchange_result(process.exchange(time.monotonic() + timeout), timeout)
+    process.send(_payload(case, events=stdin), close=True)
+    return exchange_result(process.exchange(time.monotonic() + timeout), timeout, case.provider)
 
 
-def exchange_result(exchange: Exchange, timeout: float) -> Result:
+def exchange_result(exchange: Exchange, timeout: float, provider: str = ANTHROPIC) -> Result:
     """The result of one case's exchange: its output read, or the cap or timeout it hit."""
     if exchange.failure is None:
-        return read_lines(exchange.lines, exchange.stderr, exchange.status)
-    got = read_lines(exchange.lines)
+        return read_lines(exchange.lines, exchange.stderr, exchange.status, provider)
+    got = read_lines(exchange.lines, provider=provider)
     failure = exchange.failure
     if failure.startswith(TIMED_OUT):
         failure = f"{TIMED_OUT} after {timeout:g} s{failure.removeprefix(TIMED_OUT)}"
@@ -561,12 +735,20 @@ def run_cases(
 
         def run_next(case: Case) -> Result:
             with workers.lend() as worker:
-                return exchange_result(worker.exchange(_payload(case), timeout), timeout)
+                exchange = worker.exchange(_payload(case), timeout)
+                return exchange_result(exchange, timeout, case.provider)
 
         try:
             yield from _judged(stdin_cases, run_next, jobs)
         finally:
             workers.close()
+        return
+    if cases and dialect(cases[0].provider).own_cases:
+        from harness._testing.served_cases import run_served as served_run
+
+        yield from served_run(
+            cases, command, jobs=jobs, timeout=timeout, persistent=persistent, environ=environ
+        )
         return
     import tempfile
 

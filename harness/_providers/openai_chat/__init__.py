@@ -11,6 +11,7 @@ and a plain answer as lines); `faults` is its fault catalogue
 conversation into a request (`harness.agent.OpenAIChatModelClient`); `guard` is what
 `harness.strict` reads of a Chat answer (`ChatReader`: the chunk carrying
 `finish_reason` completes it; a repeated call id or name handed on once; a
-non-streaming `chat.completion`). May import the flat
+non-streaming `chat.completion`); `conform` what `harness conform` tells an adapter
+beside the chunks (the request's `tool_choice`, the policy). May import the flat
 core and the provider-neutral modules of `harness._providers`; never the SDK.
 """

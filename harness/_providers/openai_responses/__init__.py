@@ -10,6 +10,8 @@ calls, the resume `GET`, an SSE body and a plain answer as lines); `faults` is i
 catalogue (`harness.faults.catalogue("openai-responses")`); `conversation` turns the
 agent loop's conversation into a request (`harness.agent.OpenAIResponsesModelClient`);
 `guard` is what `harness.strict` reads of a Responses answer (`ResponsesReader`: the
-terminal event completes it; a resumed stream; a non-streaming `response`). May import the
+terminal event completes it; a resumed stream; a non-streaming `response`); `conform`
+what `harness conform` tells an adapter beside the events (the resume's
+`starting_after`, the policy). May import the
 flat core and the provider-neutral modules of `harness._providers`; never the SDK.
 """

@@ -1,0 +1,63 @@
+"""What `harness conform` tells a Chat Completions adapter beside the chunks.
+
+The adapter's rules read one field of the request, `tool_choice` (a forced call finishes
+with `stop`), and a policy, the finish reasons that complete an answer and whether a
+refusal is an answer (`ChatAdapter`'s keywords). `REQUEST` and `POLICY` are their values
+for a case of the library; a case's header line carries them (docs/conform.md), under
+the same names as the adapter's keywords. `variants(name, lines)` are the cases a
+library cassette gives under another request or policy, each a rule those fields decide.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from harness._providers.openai_chat.adapter import COMPLETE_FINISH_REASONS
+
+__all__ = ["POLICY", "REQUEST", "variants"]
+
+#: The request fields the rules read, as a library case has them.
+REQUEST: Final[dict[str, Any]] = {"tool_choice": None}
+#: The adapter's policy by default.
+POLICY: Final[dict[str, Any]] = {
+    "finish_reasons": sorted(COMPLETE_FINISH_REASONS),
+    "refusal_is_answer": False,
+}
+
+Variant = tuple[str, list[dict[str, Any]], dict[str, Any], dict[str, Any], str]
+
+
+def variants(name: str, lines: list[dict[str, Any]]) -> list[Variant]:
+    """(variant, lines, request, policy, what it shows) for the library cassette `name`."""
+    if name == "errors/stop_with_tool_calls":
+        return [
+            (
+                "tool_choice_required",
+                lines,
+                {**REQUEST, "tool_choice": "required"},
+                POLICY,
+                "the request forced a call (tool_choice required): finish_reason stop "
+                "with the call completes the answer",
+            )
+        ]
+    if name == "errors/refusal":
+        return [
+            (
+                "refusal_is_answer",
+                lines,
+                REQUEST,
+                {**POLICY, "refusal_is_answer": True},
+                "the policy takes a refusal as an answer: its text is yielded as text",
+            )
+        ]
+    if name == "errors/unsupported_finish_reason":
+        return [
+            (
+                "length_accepted",
+                lines,
+                REQUEST,
+                {**POLICY, "finish_reasons": [*POLICY["finish_reasons"], "length"]},
+                "the policy accepts finish_reason length: the cut answer completes",
+            )
+        ]
+    return []
