@@ -21,18 +21,14 @@ def strict_verdict(
     `allow_stop_reasons`) raises to the code."""
     from harness._replay.clients import cassette_client
     from harness._strict.client import strict
+    from harness._testing.plugin_providers import cassette_provider, request_items
 
     client = strict(
         cassette_client(list(served), match_on=None, **options),
         allow_stop_reasons=allow_stop_reasons,
     )
     try:
-        for _ in client.messages.create(
-            model="harness-replay",
-            max_tokens=1,
-            messages=[{"role": "user", "content": "replay"}],
-            stream=True,
-        ):
+        for _ in request_items(client, cassette_provider(served[-1]), error_lines=False):
             pass
     except StreamProtocolError as error:
         return f"harness.strict would have raised StreamProtocolError: {error}"

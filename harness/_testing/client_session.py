@@ -107,6 +107,9 @@ class ClientSession:
         mode, or one the fault catalogue cannot derive from."""
         records = self.fault is None or self.fault.pending
         if records and self._gate.needs_recording():
+            from harness._testing.plugin_providers import refuse_recording
+
+            refuse_recording(self.paths, self.where, self.mode)
             if not os.environ.get(API_KEY_VARIABLE):
                 names = ", ".join(str(path) for path in self.paths)
                 return (
