@@ -482,7 +482,10 @@ def _refuse_recording(path: Path, where: str, mode: RecordMode) -> None:
     try:
         refuse_recording([path], where, mode)
     except InputError as error:
-        _fail(str(error))
+        refused = str(error)
+    else:
+        return
+    _fail(refused)
 
 
 def _cassette_folder(request: pytest.FixtureRequest, mark: CassetteMark, fixture: Path) -> Path:
