@@ -22,8 +22,11 @@ option `harness_adapter = pkg.module:function` (default `harness.to_model_events
 
 `harness_client` / `harness_async_client` are real `anthropic.Anthropic` /
 `AsyncAnthropic` clients answered from the marked cassettes (one response a request, in
-order) and `harness_requests` what they were sent; under `missing`/`all` they go live and
-record the answers instead (`harness._testing.client_session`). Request matching is the
+order) and `harness_requests` what they were sent; an OpenAI cassette's (its header's
+`provider`) are `openai.OpenAI` / `AsyncOpenAI`, and `fault_variant` runs its provider's
+catalogue (what differs by provider: `harness._testing.plugin_providers`). Under
+`missing`/`all` they go live and record the answers instead
+(`harness._testing.client_session`; Anthropic's cassettes alone). Request matching is the
 `harness_match_on` fixture, then the marker's `match_on=` (None: off). Strict clients
 (`harness.strict`: the adapter's rules at the transport) are the ini option
 `harness_strict` (default false), then the marker's `strict=`, then `--harness-strict
@@ -896,7 +899,8 @@ def harness_client(
     harness_record_mode: str | RecordMode,
     harness_match_on: Sequence[str] | None,
 ) -> Anthropic:
-    """An `anthropic.Anthropic` answered from the marked cassettes, one response a request.
+    """An `anthropic.Anthropic` answered from the marked cassettes, one response a request
+    (an `openai.OpenAI` for OpenAI cassettes).
 
     Streaming, non-streaming and `messages.stream()` calls alike; the SDK's own retries
     run. A request the cassettes cannot answer fails the test with one line. Strict

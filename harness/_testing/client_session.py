@@ -265,13 +265,13 @@ class ClientSession:
 
     def close(self) -> str | None:
         """Release what the test held; `unanswered()`, unless it was reported already."""
-        from anthropic import Anthropic
+        import inspect
 
         try:
             unanswered = None if self.reported else self.unanswered()
         finally:
             for client in self._clients:
-                if isinstance(client, Anthropic):
+                if not inspect.iscoroutinefunction(client.close):  # a sync client, either SDK
                     client.close()
             try:
                 if self.recording:
