@@ -253,3 +253,80 @@ def test_a_record_mode_refuses_an_openai_cassette_in_one_line(
         for line in refused
     )
     assert "Traceback" not in result.stdout.str()
+
+
+def test_a_session_folder_keeps_its_turns_and_snapshot_outcome_stores_the_answer(
+    project: pytest.Pytester,
+) -> None:
+    shutil.copytree(
+        LIBRARY / "openai" / "chat" / "sessions" / "weather", project.path / "cassettes" / "weather"
+    )
+    project.makepyfile(
+        test_inner="""
+        import pytest
+
+        def both_turns(client):
+            answers = []
+            for _ in range(2):
+                stream = client.chat.completions.create(
+                    model="gpt-4.1-mini", messages=[], stream=True
+                )
+                choices = [chunk.choices[0] for chunk in stream if chunk.choices]
+                answers.append([choice.finish_reason for choice in choices])
+            return answers
+
+        @pytest.mark.cassette("weather/", match_on=None)
+        def test_session(harness_client, harness_requests, snapshot_outcome):
+            assert both_turns(harness_client) == snapshot_outcome
+            assert len(harness_requests) == 2
+
+        @pytest.mark.cassette("weather/", match_on=None, fault_turn=1)
+        def test_first_turn_broken(harness_client, fault_variant):
+            with fault_variant.expect_failure():
+                both_turns(harness_client)
+        """
+    )
+    written = project.runpytest("--snapshot-update", "-k", "test_session")
+    written.assert_outcomes(passed=1, deselected=26)
+    result = project.runpytest("-k", "test_session or drop_done or tool_calls_without")
+    # the first turn's finish_reason is read, so a tool_calls finish without a call is not
+    # noticed; its [DONE] is not looked at either
+    result.assert_outcomes(passed=1, failed=2, deselected=24)
+    assert {
+        line.split(" on ")[1].split(":")[0]
+        for line in result.outlines
+        if " on " in line and line.startswith("E       AssertionError")
+    } == {"drop_done", "tool_calls_without_tool_calls"}
+
+
+def test_rows_chosen_before_a_conftest_names_the_folder_fail_in_one_line(
+    project: pytest.Pytester,
+) -> None:
+    project.makeconftest(
+        """
+        import pytest
+
+        @pytest.fixture
+        def harness_cassette_dir(request):
+            return request.config.rootpath / "cassettes"
+        """
+    )
+    (project.path / "elsewhere").mkdir()  # no cassettes/ beside the test module
+    (project.path / "elsewhere" / "test_inner.py").write_text(
+        "import pytest\n\n\n"
+        '@pytest.mark.cassette("chat_text")\n'
+        "def test_chat(fault_variant):\n"
+        "    fault_variant.assert_caught()\n"
+    )
+    result = project.runpytest("elsewhere", "-k", "drop_message_stop")
+    result.assert_outcomes(errors=1, deselected=20)
+    assert any(
+        line.startswith("elsewhere/test_inner.py::test_chat[drop_message_stop]: ")
+        and line.endswith(
+            "chat_text.jsonl is an openai-chat cassette, which has no fault drop_message_stop: "
+            "the rows were chosen when the test was collected, before the harness_cassette_dir "
+            "fixture was known; name the cassette's folder with the marker's dir= or "
+            "--harness-cassette-dir"
+        )
+        for line in result.outlines
+    )
