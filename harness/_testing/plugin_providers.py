@@ -4,10 +4,10 @@ The plugin's fixtures and the fault runs behind them are provider-neutral: they 
 provider a cassette's header names (`cassette_provider`) and ask here for what differs,
 never spelling an event type or an SDK call themselves: the default adapter (the
 provider's own driver), the stream one request of a cassette client yields (what a wire
-fault row's adapter and `harness.strict`'s verdict read), the items of a cassette as its
-adapter reads them, and whether the plugin can record the provider's cassettes live
-(Anthropic's alone, so far). When the provider registry learns these facts, this folds
-into it.
+fault row's adapter reads; `harness._strict.report` asks the registry itself), the
+items of a cassette as its adapter reads them, and whether the plugin can record the
+provider's cassettes live (Anthropic's alone, so far). When the provider registry learns
+these facts, this folds into it.
 """
 
 from __future__ import annotations
@@ -77,13 +77,12 @@ def adapter_items(cassette: Any) -> Iterator[Any]:
     return provider_items(cassette, pass_over, DEFAULT_READ_TIMEOUT)
 
 
-def request_items(client: Any, provider: str, *, error_lines: bool = True) -> Iterator[Any]:
+def request_items(client: Any, provider: str) -> Iterator[Any]:
     """The stream one minimal streaming request of `client` (a cassette client of
     `provider`'s SDK) yields, as the provider's adapter is fed it; the SDK's errors raised
     as it raises them. An OpenAI Chat stream the SDK read to its end gets its `[DONE]`
     back (the SDK's iteration consumes it), so the adapter can complete. An error line the
-    `openai` SDK raises mid-stream is handed on as its line (as direct replay feeds it),
-    unless `error_lines` is False: then it raises, as it does in the code."""
+    `openai` SDK raises mid-stream is handed on as its line (as direct replay feeds it)."""
     if provider == ANTHROPIC:
         yield from client.messages.create(
             model="harness-replay",
@@ -96,8 +95,7 @@ def request_items(client: Any, provider: str, *, error_lines: bool = True) -> It
     from harness._replay.readers import _openai, _read
 
     reading = registered(provider).module("reading")
-    items = reading.create_items(client)
-    yield from _read(_openai(), items) if error_lines else items
+    yield from _read(_openai(), reading.create_items(client))
     if reading.DRIVER_OPTIONS.get("done_at_end"):
         yield registered(provider).module("adapter").DONE
 
