@@ -22,8 +22,11 @@ option `harness_adapter = pkg.module:function` (default `harness.to_model_events
 
 `harness_client` / `harness_async_client` are real `anthropic.Anthropic` /
 `AsyncAnthropic` clients answered from the marked cassettes (one response a request, in
-order) and `harness_requests` what they were sent; under `missing`/`all` they go live and
-record the answers instead (`harness._testing.client_session`). Request matching is the
+order) and `harness_requests` what they were sent; an OpenAI cassette's (its header's
+`provider`) are `openai.OpenAI` / `AsyncOpenAI`, and `fault_variant` runs its provider's
+catalogue (what differs by provider: `harness._testing.plugin_providers`). Under
+`missing`/`all` they go live and record the answers instead
+(`harness._testing.client_session`; Anthropic's cassettes alone). Request matching is the
 `harness_match_on` fixture, then the marker's `match_on=` (None: off). Strict clients
 (`harness.strict`: the adapter's rules at the transport) are the ini option
 `harness_strict` (default false), then the marker's `strict=`, then `--harness-strict
@@ -166,10 +169,33 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """A test that asks for `fault_variant` runs once per row of the fault catalogue."""
     if "fault_variant" not in metafunc.fixturenames:
         return
-    from harness.faults import CATALOGUE
+    from harness.faults import catalogue
 
-    names = [fault.name for fault in CATALOGUE]
+    names = [fault.name for fault in catalogue(_collected_provider(metafunc))]
     metafunc.parametrize("fault_variant", names, ids=names, indirect=True)
+
+
+def _collected_provider(metafunc: pytest.Metafunc) -> str:
+    """The provider of the cassette a `fault_variant` test marks, as far as collection can
+    find it (`--harness-cassette-dir`, the marker's `dir=`, else `cassettes/` beside the
+    test module: a conftest's `harness_cassette_dir` is not known yet), whose catalogue's
+    rows the test runs; `anthropic` for one not found or unreadable."""
+    from harness._exceptions import ANTHROPIC, HarnessError
+    from harness._testing.plugin_providers import cassette_provider
+
+    marker = metafunc.definition.get_closest_marker("cassette")
+    if marker is None or len(marker.args) != 1 or not isinstance(marker.args[0], str):
+        return ANTHROPIC
+    option_dir: str | None = metafunc.config.getoption("harness_cassette_dir")
+    folder = metafunc.definition.path.parent / "cassettes"
+    if option_dir is not None:
+        folder = metafunc.config.invocation_params.dir / option_dir
+    elif isinstance(marker.kwargs.get("dir"), str | os.PathLike):
+        folder = metafunc.definition.path.parent / marker.kwargs["dir"]
+    try:
+        return cassette_provider(cassette_path(marker.args[0], folder))
+    except HarnessError:
+        return ANTHROPIC  # the fixture reports the cassette's problem, with the test
 
 
 _RUN_ID = pytest.StashKey[str]()
@@ -333,9 +359,9 @@ def _accepted(accept: object, where: str) -> dict[str, str]:
         for name, why in accept.items()
     ):
         _fail(f"{usage}, each with its reason")
-    from harness.faults import CATALOGUE
+    from harness.faults import PROVIDERS, catalogue
 
-    known = {fault.name for fault in CATALOGUE}
+    known = {fault.name for name in PROVIDERS for fault in catalogue(name)}
     unknown = sorted(set(accept) - known)
     if unknown:
         _fail(f"{usage}: no fault named {', '.join(unknown)} (harness faults --list names them)")
@@ -380,9 +406,10 @@ def adapter_outcome(adapter: Adapter, path: str | os.PathLike[str]) -> Outcome:
     stream and becomes `.error`; any other exception is the adapter's bug and propagates.
     """
     from harness._cassette.codec import Cassette
-    from harness._replay.direct import collect, sdk_events
+    from harness._replay.direct import collect
+    from harness._testing.plugin_providers import adapter_items
 
-    outcome = collect(adapter(sdk_events(Cassette(path))))
+    outcome = collect(adapter(adapter_items(Cassette(path))))
     outcome.source = os.fspath(path)
     return outcome
 
@@ -438,6 +465,7 @@ def harness_cassette(
     mode = _chosen_mode(request, mark, harness_record_mode)
     gate = RecordGate([path], mode=mode, run_id=run_id(request.config))
     if gate.needs_recording():
+        _refuse_recording(path, request.node.nodeid, mode)
         if mark.request is None and _records_by_client(request):
             request.node.stash[_DEFERRED] = True
             return path
@@ -448,6 +476,19 @@ def harness_cassette(
             f"and {API_KEY_VARIABLE} set)"
         )
     return path
+
+
+def _refuse_recording(path: Path, where: str, mode: RecordMode) -> None:
+    """Fail the test in one line when `path` is a cassette the plugin cannot record."""
+    from harness._testing.plugin_providers import refuse_recording
+
+    try:
+        refuse_recording([path], where, mode)
+    except InputError as error:
+        refused = str(error)
+    else:
+        return
+    _fail(refused)
 
 
 def _cassette_folder(request: pytest.FixtureRequest, mark: CassetteMark, fixture: Path) -> Path:
@@ -536,10 +577,22 @@ def harness_replay(harness_cassette: Path, harness_adapter: Adapter) -> Outcome:
     from harness._exceptions import CassetteError
 
     try:
-        return adapter_outcome(harness_adapter, harness_cassette)
+        adapter = _provider_adapter(harness_adapter, harness_cassette)
+        return adapter_outcome(adapter, harness_cassette)
     except CassetteError as error:
         unusable = str(error)
     _fail(unusable)
+
+
+def _provider_adapter(adapter: Adapter, cassette: Path) -> Adapter:
+    """`adapter`, unless it is the default (Anthropic's) and the cassette is of another
+    provider: then that provider's own (`harness_adapter` cannot know the cassette)."""
+    from harness._providers.anthropic.adapter import to_model_events
+    from harness._testing.plugin_providers import cassette_provider, default_adapter
+
+    if adapter is not to_model_events:
+        return adapter
+    return default_adapter(cassette_provider(cassette))
 
 
 @pytest.fixture
@@ -579,9 +632,22 @@ def fault_variant(
     """
     from harness._exceptions import HarnessError
     from harness._testing.fault_runs import derive_into, pending_fault
+    from harness._testing.plugin_providers import cassette_provider
     from harness.faults import fault_named
 
-    fault = fault_named(request.param)
+    try:
+        provider = cassette_provider(harness_cassette)
+        fault = fault_named(request.param, provider=provider)
+    except HarnessError as error:
+        _fail(str(error))
+    except KeyError:
+        _fail(
+            f"{request.node.nodeid}: {harness_cassette} is an {provider} cassette, which has "
+            f"no fault {request.param}: the rows were chosen when the test was collected, "
+            "before the harness_cassette_dir fixture was known; name the cassette's folder "
+            "with the marker's dir= or --harness-cassette-dir"
+        )
+    harness_adapter = _provider_adapter(harness_adapter, harness_cassette)
     mark = cassette_mark(request.node, "fault_variant")
     turn = harness_fault_turn if mark.fault_turn is None else mark.fault_turn
     folder = _variants_folder(request, tmp_path)
@@ -833,7 +899,8 @@ def harness_client(
     harness_record_mode: str | RecordMode,
     harness_match_on: Sequence[str] | None,
 ) -> Anthropic:
-    """An `anthropic.Anthropic` answered from the marked cassettes, one response a request.
+    """An `anthropic.Anthropic` answered from the marked cassettes, one response a request
+    (an `openai.OpenAI` for OpenAI cassettes).
 
     Streaming, non-streaming and `messages.stream()` calls alike; the SDK's own retries
     run. A request the cassettes cannot answer fails the test with one line. Strict

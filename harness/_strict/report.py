@@ -19,6 +19,9 @@ def strict_verdict(
 ) -> str:
     """One clause: what a strict cassette client serving `served` (accepting the extra
     `allow_stop_reasons`) raises to the code."""
+    from harness._cassette.codec import Cassette
+    from harness._exceptions import ANTHROPIC
+    from harness._providers import provider
     from harness._replay.clients import cassette_client
     from harness._strict.client import strict
 
@@ -26,13 +29,18 @@ def strict_verdict(
         cassette_client(list(served), match_on=None, **options),
         allow_stop_reasons=allow_stop_reasons,
     )
+    name = Cassette(served[-1]).provider
     try:
-        for _ in client.messages.create(
-            model="harness-replay",
-            max_tokens=1,
-            messages=[{"role": "user", "content": "replay"}],
-            stream=True,
-        ):
+        if name == ANTHROPIC:
+            stream = client.messages.create(
+                model="harness-replay",
+                max_tokens=1,
+                messages=[{"role": "user", "content": "replay"}],
+                stream=True,
+            )
+        else:  # an OpenAI dialect: its `create(stream=True)` reader
+            stream = provider(name).module("reading").create_items(client)
+        for _ in stream:
             pass
     except StreamProtocolError as error:
         return f"harness.strict would have raised StreamProtocolError: {error}"

@@ -9,5 +9,6 @@ provider's part said in `dialects`, an OpenAI provider's `--serve` cases answere
 cassettes under the outcomes they reach; `diff` compares two replays; `trace` draws a
 replay row by row (the open tool blocks, what each line emitted); `client_session` is one
 test's cassette clients; `record_once` is the lock and run marker every record route of
-the plugin takes. It may import every other subpackage.
+the plugin takes; `plugin_providers` is what the plugin's fixtures ask of each provider.
+It may import every other subpackage.
 """

@@ -107,6 +107,9 @@ class ClientSession:
         mode, or one the fault catalogue cannot derive from."""
         records = self.fault is None or self.fault.pending
         if records and self._gate.needs_recording():
+            from harness._testing.plugin_providers import refuse_recording
+
+            refuse_recording(self.paths, self.where, self.mode)
             if not os.environ.get(API_KEY_VARIABLE):
                 names = ", ".join(str(path) for path in self.paths)
                 return (
@@ -262,13 +265,13 @@ class ClientSession:
 
     def close(self) -> str | None:
         """Release what the test held; `unanswered()`, unless it was reported already."""
-        from anthropic import Anthropic
+        import inspect
 
         try:
             unanswered = None if self.reported else self.unanswered()
         finally:
             for client in self._clients:
-                if isinstance(client, Anthropic):
+                if not inspect.iscoroutinefunction(client.close):  # a sync client, either SDK
                     client.close()
             try:
                 if self.recording:

@@ -32,6 +32,8 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
+from harness._exceptions import ANTHROPIC
+
 if TYPE_CHECKING:
     from harness._events import ModelEvent
     from harness.faults import Fault
@@ -191,7 +193,15 @@ def _in_asyncio(frame: FrameType) -> bool:
 #: Modules whose functions are never "the function the test called": the harness's own,
 #: the SDK's and its HTTP stack's (inline code calling the client), and pytest's (its
 #: output capture runs at the block's level when the block prints).
-_NOT_THE_CODE: Final = ("harness.", "anthropic.", "httpx", "httpcore", "_pytest.", "pluggy.")
+_NOT_THE_CODE: Final = (
+    "harness.",
+    "anthropic.",
+    "openai.",
+    "httpx",
+    "httpcore",
+    "_pytest.",
+    "pluggy.",
+)
 _GENERATOR_FLAGS: Final = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
 
 
@@ -400,16 +410,23 @@ class ExpectFailure:
 
 
 def _write_responses(
-    variant_responses: list[list[dict[str, Any]]], fault: Fault, good: str, folder: Path
+    variant_responses: list[list[dict[str, Any]]],
+    fault: Fault,
+    good: str,
+    folder: Path,
+    provider: str = ANTHROPIC,
 ) -> list[Path]:
-    """The variant's files: `<fault>.jsonl`, or a session folder `<fault>/turn-NN.jsonl`."""
+    """The variant's files: `<fault>.jsonl`, or a session folder `<fault>/turn-NN.jsonl`;
+    their header names `provider` unless it is Anthropic (a header's default)."""
     from harness._cassette.codec import make_header, write_cassette
     from harness._cassette.sessions import write_turns
 
+    named = {} if provider == ANTHROPIC else {"provider": provider}
     header = make_header(
         f"{fault.name}: {fault.description} (from {good})",
         fault=fault.name,
         expect=fault.expect,
+        **named,
     )
     if len(variant_responses) > 1:
         return write_turns(folder / fault.name, variant_responses, header=header)
@@ -418,19 +435,14 @@ def _write_responses(
     return [path]
 
 
-def _client_events(case: FaultCase) -> Iterator[Any]:
+def _client_events(case: FaultCase, provider: str) -> Iterator[Any]:
     """The SDK's stream of a wire row, read by a cassette client (errors raised as it would)."""
     from harness._replay.clients import cassette_client
+    from harness._testing.plugin_providers import request_items
 
     client = cassette_client(case.turn_served, match_on=None, **case.client_options)
     try:
-        with client.messages.create(
-            model="harness-replay",
-            max_tokens=1,
-            messages=[{"role": "user", "content": "replay"}],
-            stream=True,
-        ) as stream:
-            yield from stream
+        yield from request_items(client, provider)
     finally:
         client.close()
 
@@ -475,7 +487,8 @@ def derive_into(
     """
     from harness._cassette.codec import Cassette
     from harness._exceptions import InputError
-    from harness._replay.direct import replay_outcome, sdk_events
+    from harness._replay.direct import replay_outcome
+    from harness._testing.plugin_providers import adapter_items
 
     turns = _turns(Path(good))
     broken_turn = faulted_turn(good, turn)
@@ -485,16 +498,20 @@ def derive_into(
             f"the fault catalogue derives variants from a good stream, but {broken_turn} "
             f"ends in an error: {reference}"
         )
+    from harness.faults import stream_lines
+
     fault = case.fault
-    broken = fault.derive(list(Cassette(broken_turn).events()))
+    provider = Cassette(broken_turn).provider
+    broken = fault.derive(stream_lines(broken_turn))
     if broken is None:
         return False
-    written = _write_responses([*fault.before, broken], fault, os.fspath(good), folder)
+    written = _write_responses([*fault.before, broken], fault, os.fspath(good), folder, provider)
     at = turns.index(broken_turn)
     case.path = written[-1]
     case.responses = [*turns[:at], *written, *turns[at + 1 :]]
     case.variant_index = at + len(written) - 1
-    events = _client_events(case) if fault.wire else sdk_events(Cassette(case.path))
+    wire = fault.wire
+    events = _client_events(case, provider) if wire else adapter_items(Cassette(case.path))
     try:
         for event in adapter(events):
             case.events.append(event)
