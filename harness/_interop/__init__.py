@@ -3,7 +3,7 @@
 `reading` opens any recording file safely (size, compression, YAML); `vcr` and `har` turn
 a document into exchanges; `importer` turns exchanges into cassettes; `export` writes a
 cassette as a vcrpy cassette. Neither spells an event type: `dialects` says which
-provider a call is and holds what each supplies (`anthropic` here, each OpenAI
-dialect's `interop` module in `harness._providers`). It may import the flat core,
+provider a call is, from what each provider's own `interop` module supplies (in
+`harness._providers`). It may import the flat core,
 `harness._cassette` and `harness._providers`.
 """

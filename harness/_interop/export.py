@@ -26,8 +26,8 @@ from harness._cassette.codec import Cassette
 from harness._directives import DONE, HTTP_ERROR
 from harness._exceptions import ANTHROPIC
 from harness._files import atomic_write
-from harness._interop import anthropic
 from harness._interop.dialects import Dialect, Line, for_provider
+from harness._providers.anthropic import interop as anthropic
 from harness._redact import redact_request
 
 __all__ = ["API_URL", "export_name", "export_vcr", "vcr_cassette"]

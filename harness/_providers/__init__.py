@@ -29,7 +29,8 @@ and the provider-neutral wire rows); `harness.faults` is their public face. Its
 non-streaming answer, endpoints, the request fields replay matches on, a resume); an
 OpenAI dialect's `reading` is how the SDK's readers are driven over a client, its
 `tracing` how a trace names its lines, its `interop` what import and export read and
-write of it (which calls are its, a plain answer as a stream); `openai_framing` is the
+write of it (which calls are its, a plain answer as a stream: a `Recorded`, from
+`recorded`); `openai_framing` is the
 SSE `data` both OpenAI dialects send, read as the `openai` SDK reads it. What the guard
 (`harness.strict`) asks of a provider is `answers`'s `AnswerReader`: each dialect's
 reader lives with it (its `guard` module; Anthropic's is `anthropic.guard`); `sse` is

@@ -5,8 +5,8 @@ provider's); `adapter` is the strict adapter (`StreamAdapter`) and its drivers;
 `message` folds events into the non-streaming `Message` and back; `construct` builds the
 SDK's own event objects from a cassette's dicts for the direct replay path; `framing` is
 how an event goes over the wire; `guard` what `harness.strict` reads of an answer
-(`AnthropicReader`); `faults` is its fault catalogue (the rows
-`harness.faults.CATALOGUE` holds). May import the flat core and the provider-neutral
-modules of `harness._providers`; the SDK only inside `construct`, when an SDK object is
-asked for.
+(`AnthropicReader`); `interop` what import and export read and write of it; `faults` is
+its fault catalogue (the rows `harness.faults.CATALOGUE` holds). May import the flat
+core and the provider-neutral modules of `harness._providers`; the SDK only inside
+`construct`, when an SDK object is asked for.
 """

@@ -16,11 +16,15 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from harness._providers.openai_chat.errors import PROVIDER
 from harness._providers.openai_framing import DONE_DATA, Item, data_frame, read_data
+from harness._providers.recorded import Recorded
+from harness._providers.sse import sse_fields
 
 __all__ = [
     "API_URL",
     "DONE_DATA",
+    "RECORDED",
     "REQUEST_HEADERS",
     "answer_lines",
     "exported_call",
@@ -121,3 +125,21 @@ def exported_call(request: dict[str, Any]) -> tuple[str, str, dict[str, Any] | N
 def sse_body(lines: list[Item]) -> bytes:
     """The items as the API sends them: `data: <chunk>`, and `data: [DONE]`."""
     return b"".join(data_frame(item, named=False) for item in lines)
+
+
+#: The Chat Completions API, as import and export read and write it.
+RECORDED: Final = Recorded(
+    provider=PROVIDER,
+    call="Chat Completions",
+    answer="a chat completion",
+    http_errors=True,
+    is_call=is_call,
+    request_of=request_of,
+    stream_lines=lambda body: stream_lines(sse_fields(body)),
+    answer_lines=answer_lines,
+    model_of=model_of,
+    exported_call=exported_call,
+    request_headers=REQUEST_HEADERS,
+    sse_body=sse_body,
+    done=DONE_DATA,
+)

@@ -20,9 +20,13 @@ from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
 
 from harness._providers.openai_framing import DONE_DATA, Item, data_frame, read_data
+from harness._providers.openai_responses.errors import PROVIDER
+from harness._providers.recorded import Recorded
+from harness._providers.sse import sse_fields
 
 __all__ = [
     "API_URL",
+    "RECORDED",
     "REQUEST_HEADERS",
     "answer_lines",
     "exported_call",
@@ -181,3 +185,20 @@ def exported_call(request: dict[str, Any]) -> tuple[str, str, dict[str, Any] | N
 def sse_body(lines: list[Item]) -> bytes:
     """The events as the API sends them: `event: <type>`, `data: <json>`, a blank line."""
     return b"".join(data_frame(item, named=True) for item in lines if item != DONE_DATA)
+
+
+#: The Responses API, as import and export read and write it.
+RECORDED: Final = Recorded(
+    provider=PROVIDER,
+    call="Responses",
+    answer="a response",
+    http_errors=True,
+    is_call=is_call,
+    request_of=request_of,
+    stream_lines=lambda body: stream_lines(sse_fields(body)),
+    answer_lines=answer_lines,
+    model_of=model_of,
+    exported_call=exported_call,
+    request_headers=REQUEST_HEADERS,
+    sse_body=sse_body,
+)

@@ -1,20 +1,23 @@
-"""Anthropic's Messages API as import and export read and write it (to move behind the seam).
+"""Anthropic's Messages API as import and export read and write it.
 
 Which exchange is a Messages call (`POST .../v1/messages`, Vertex AI's `:rawPredict` and
 `:streamRawPredict`), an SSE body's events (the one decoder, `harness._providers.sse`), a
 JSON `Message` as the events a stream of it carries, and the call a vcrpy export makes.
-`harness._interop.dialects` lists it beside the OpenAI dialects' own modules.
+`RECORDED` is all of it, as `harness._interop.dialects` reads it.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
+from harness._exceptions import ANTHROPIC
 from harness._providers.anthropic.message import events_from_message
+from harness._providers.recorded import Recorded
 from harness._providers.sse import encode_event, events_from_body
 
 __all__ = [
     "API_URL",
+    "RECORDED",
     "REQUEST_HEADERS",
     "answer_lines",
     "exported_call",
@@ -71,3 +74,20 @@ def exported_call(request: dict[str, Any]) -> tuple[str, str, dict[str, Any] | N
 def sse_body(lines: list[dict[str, Any]]) -> bytes:
     """The events framed as the API frames them."""
     return b"".join(encode_event(event) for event in lines if "harness" not in event)
+
+
+#: The Messages API, as import and export read and write it.
+RECORDED: Final = Recorded(
+    provider=ANTHROPIC,
+    call="Messages",
+    answer="a Message",
+    http_errors=False,  # as before OpenAI: `status 529` is listed as skipped
+    is_call=is_call,
+    request_of=request_of,
+    stream_lines=stream_lines,
+    answer_lines=answer_lines,
+    model_of=model_of,
+    exported_call=exported_call,
+    request_headers=REQUEST_HEADERS,
+    sse_body=sse_body,
+)

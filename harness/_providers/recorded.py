@@ -1,0 +1,42 @@
+"""What import and export ask of a provider, as one value each provider's `interop` gives.
+
+`Recorded` says which calls are the provider's (method and path, any host), the request
+a cassette keeps, an SSE body and a plain answer as the cassette's lines, the model they
+name, and the call and body an export writes. `harness._interop.dialects` finds an
+exchange's provider through these; the importer and the exporter spell no event type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Line", "Recorded"]
+
+#: A line as a provider reads and writes it: an event's object, or the bytes of a sentinel
+#: `data` that is no object (Chat's `[DONE]`, the cassette's `done` line: `Recorded.done`).
+Line = dict[str, Any] | bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """What import and export need of one provider."""
+
+    provider: str
+    #: the API's name, as a cassette's description and the report say it
+    call: str
+    #: what a plain (non-streaming) answer is, as a skip reason says it
+    answer: str
+    #: whether an HTTP error answer becomes a cassette (its `http_error` line) or is skipped
+    http_errors: bool
+    is_call: Callable[[str, str], bool]
+    request_of: Callable[[str, str, dict[str, Any]], dict[str, Any]]
+    stream_lines: Callable[[bytes], list[Any]]
+    answer_lines: Callable[[Any], list[Any]]
+    model_of: Callable[[list[Any]], Any]
+    exported_call: Callable[[dict[str, Any]], tuple[str, str, dict[str, Any] | None]]
+    request_headers: Mapping[str, list[str]]
+    sse_body: Callable[[list[Any]], bytes]
+    #: the sentinel `data` a cassette's `done` line stands for (Chat's `[DONE]`), if any
+    done: bytes = b""
