@@ -103,16 +103,6 @@ def library_cassettes(provider: str | None = ANTHROPIC, folder: Path = LIBRARY) 
     return [Path(path) for path in (paths if provider is None else of_provider(paths, provider)[0])]
 
 
-def serve_left_out(folder: Path = LIBRARY) -> str:
-    """What `harness serve FOLDER` says on stderr, first, of the library's cassettes of
-    other providers it leaves out (it answers from Anthropic's alone, so far)."""
-    others = len(library_cassettes(None, folder)) - len(library_cassettes(ANTHROPIC, folder))
-    return (
-        f"harness serve: left out {others} cassettes of other providers below {folder}: "
-        "harness serve answers Anthropic ones only for now\n"
-    )
-
-
 def library_streams() -> list[Any]:
     """Every Anthropic library cassette's events and every fault variant's, as pytest
     params (the cassette's name, then the fault's)."""

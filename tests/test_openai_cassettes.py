@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import LIBRARY, LIBRARY_FOLDERS, OPENAI_LIBRARY, library_cassettes
+from conftest import LIBRARY, OPENAI_LIBRARY, library_cassettes
 
 from harness import Cassette, replay_outcome, write_cassette
 from harness._cassette.sessions import turn_files
@@ -314,21 +314,14 @@ def test_coverage_of_the_whole_library_reaches_every_code_of_every_provider() ->
     ]
 
 
-def test_serve_of_the_library_answers_from_its_anthropic_cassettes_alone() -> None:
-    """A folder served leaves its OpenAI cassettes out, in one line; one of theirs alone
-    is still refused, as a file of theirs is."""
+def test_serve_of_the_library_answers_from_every_providers_cassettes() -> None:
+    """A folder served holds every provider's cassettes, nothing left out."""
     from harness._http.server import CassetteServer
 
     server = CassetteServer([str(LIBRARY)], match_on=None)
-    assert {cassette.provider for cassette in server.cassettes} == {ANTHROPIC}
-    assert len(server.cassettes) == len(library_cassettes())
-    assert server.left_out == [
-        f"left out {len(CASSETTES)} cassettes of other providers below {LIBRARY}: "
-        "harness serve answers Anthropic ones only for now"
-    ]
-    status, _, stderr = run("serve", str(LIBRARY_FOLDERS["openai-chat"]), "--port", "0")
-    assert status == 2
-    assert "harness serve replays Anthropic cassettes only for now" in stderr
+    assert len(server.cassettes) == len(library_cassettes(None))
+    assert {cassette.provider for cassette in server.cassettes} == {ANTHROPIC, *PROVIDERS.values()}
+    assert server.left_out == []
 
 
 def test_coverage_of_mixed_providers_prints_a_table_each_and_fails_on_a_gap() -> None:
@@ -339,26 +332,6 @@ def test_coverage_of_mixed_providers_prints_a_table_each_and_fails_on_a_gap() ->
     assert lines.count("") == 1
     assert lines[lines.index("") - 1] == "12 of 12 error codes reached"
     assert lines[-1].startswith("0 of 16 openai-chat error codes reached; not reached: ")
-
-
-@pytest.mark.parametrize(
-    ("args", "reader"),
-    [
-        (["serve", str(CHAT_TEXT), "--port", "0"], "harness serve"),
-    ],
-    ids=lambda value: value if isinstance(value, str) else " ".join(value[:2]),
-)
-def test_a_path_not_ready_for_openai_says_so_in_one_line(
-    args: list[str], reader: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(cli, args)
-    assert result.exit_code == 2
-    assert result.exception is None or isinstance(result.exception, SystemExit)
-    (line,) = result.stderr.splitlines()
-    assert f": {reader} replays Anthropic cassettes only for now" in line
-    assert "Traceback" not in result.output
-    assert not list(tmp_path.rglob("*.*"))  # nothing written
 
 
 def test_the_fast_check_never_contradicts_the_validator_on_the_library() -> None:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from typing import TYPE_CHECKING
 
 import click
 
-from harness._cassette.codec import Cassette, anthropic_only, expand_paths, of_provider
-from harness._exceptions import CassetteError, HarnessError, InputError
+from harness._exceptions import HarnessError, InputError
 from harness._terminal import printable
 from harness_cli.exit import Exit
 
@@ -71,14 +69,21 @@ Examples:
   ANTHROPIC_BASE_URL=http://127.0.0.1:8080 python my_app.py
   curl -N http://127.0.0.1:8080/v1/messages -H 'x-harness-cassette: text_only' \\
       -d '{"model": "m", "max_tokens": 9, "messages": [], "stream": true}'
+  harness serve cassettes/openai/ --port 8080       # OpenAI's Chat and Responses
+  OPENAI_BASE_URL=http://127.0.0.1:8080/v1 python my_openai_app.py
 
-The first stdout line is ANTHROPIC_BASE_URL=http://HOST:PORT, then one line a request.
+The first stdout line is ANTHROPIC_BASE_URL=http://HOST:PORT (an OpenAI client's
+OPENAI_BASE_URL is that URL with /v1), then one line a request.
+POST /v1/messages is answered from the Anthropic cassettes, /v1/chat/completions
+from the openai-chat ones, /v1/responses (and its resume GET /v1/responses/ID)
+from the openai-responses ones; an error in each API's own JSON shape.
 Which cassette answers: the one named by an x-harness-cassette header (its path
 relative to the served folder, .jsonl optional); else the one whose recorded request
-matches; else the next in order. GET /_harness/requests lists the requests received,
-POST /_harness/reset starts over (both answer this machine only: a loopback Host
-and Origin, or --host). A stall waits for the client's own timeout; --stall-ms MS cuts
-longer ones short with a dropped connection. Stop with Ctrl-C or SIGTERM.
+matches; else the next of the request's provider in order. GET /_harness/requests
+lists the requests received, POST /_harness/reset starts over (both answer this
+machine only: a loopback Host and Origin, or --host). A stall waits for the client's
+own timeout; --stall-ms MS cuts longer ones short with a dropped connection. Stop
+with Ctrl-C or SIGTERM.
 
 Exit status: 0 stopped by SIGTERM; 130 by Ctrl-C; 2 a cassette is unusable or the
 port cannot be bound."""
@@ -113,12 +118,11 @@ def serve(
     realtime: bool,
     stall_ms: int | None,
 ) -> None:
-    """Answer Messages API requests from cassettes, over HTTP, for any client."""
+    """Answer Messages, Chat Completions and Responses requests from cassettes, over HTTP."""
     from harness._http.hosting import LineLog
     from harness._http.server import CassetteServer
     from harness._replay.plan import Chunking
 
-    _refuse_openai(paths)
     log = LineLog()  # stdout: the base URL, then one line a request, never blocking a request
     try:
         server = CassetteServer(
@@ -228,24 +232,3 @@ def proxy(
         timeout=upstream_timeout,
     )
     _run("proxy", recorder.app(), host, port, log)
-
-
-def _refuse_openai(paths: tuple[str, ...]) -> None:
-    """Exit 2 at the first OpenAI cassette among the files given and the folders holding
-    no other: the server answers Messages requests only, so far (a folder's others are
-    left out; a cassette unusable otherwise is the server's to report)."""
-    given = [
-        path
-        for path in paths
-        if not os.path.isdir(path) or not of_provider(expand_paths([path]))[0]
-    ]
-    for path in expand_paths(given):
-        try:
-            cassette = Cassette(path)
-        except CassetteError:
-            continue  # unusable otherwise: the server says why
-        try:
-            anthropic_only(cassette, "harness serve")
-        except CassetteError as error:
-            click.echo(f"harness serve: {printable(str(error))}", err=True)
-            sys.exit(Exit.UNUSABLE)

@@ -48,6 +48,7 @@ __all__ = [
     "MAX_FIELD_BYTES",
     "MAX_HEADERS",
     "TOO_DEEP",
+    "ErrorAnswer",
     "LineLog",
     "ServerThread",
     "api_error",
@@ -104,12 +105,25 @@ def api_error(status: int, message: str) -> web.Response:
 LOG: Final[web.AppKey[Callable[[str], None]]] = web.AppKey("harness-log")
 
 
+#: An app's error answer for a request's path, a status and a message (`harness_app`).
+ErrorAnswer = Callable[[str, int, str], web.Response]
+
+
+def _messages_error(path: str, status: int, message: str) -> web.Response:
+    return api_error(status, message)
+
+
 def harness_app(
-    log: Callable[[str], None], *, max_body: int = MAX_BODY, host: str = LOCALHOST
+    log: Callable[[str], None],
+    *,
+    max_body: int = MAX_BODY,
+    host: str = LOCALHOST,
+    error_answer: ErrorAnswer = _messages_error,
 ) -> web.Application:
-    """An app answering every failure in the API's error shape, told on `log` in one line;
-    its control endpoints answer this machine only (`local_control`, `host` listened on)."""
-    middlewares = [api_errors(log), local_control(host, log)]
+    """An app answering every failure in the API's error shape (`error_answer` picks it by
+    path; by default the Messages API's), told on `log` in one line; its control
+    endpoints answer this machine only (`local_control`, `host` listened on)."""
+    middlewares = [api_errors(log, error_answer), local_control(host, log)]
     app = web.Application(client_max_size=max_body, middlewares=middlewares)
     app[LOG] = log
     return app
@@ -181,8 +195,9 @@ def local_control(host: str, log: Callable[[str], None]) -> Any:
     return middleware
 
 
-def api_errors(log: Callable[[str], None]) -> Any:
-    """Middleware turning aiohttp's HTTP exceptions and any failure into the API's error JSON."""
+def api_errors(log: Callable[[str], None], error_answer: ErrorAnswer = _messages_error) -> Any:
+    """Middleware turning aiohttp's HTTP exceptions and any failure into the API's error
+    JSON (`error_answer`'s for the request's path)."""
 
     @web.middleware
     async def middleware(
@@ -200,10 +215,11 @@ def api_errors(log: Callable[[str], None]) -> Any:
             else:
                 message = error.reason
             log(f"{request.method} {request.path} -> {error.status}")
-            return api_error(error.status, message)
+            return error_answer(request.path, error.status, message)
         except Exception as error:  # one line and the API's 500, never a traceback
             log(f"{request.method} {request.path} -> 500 ({type(error).__name__}: {error})")
-            return api_error(500, f"harness: internal error: {type(error).__name__}")
+            internal = f"harness: internal error: {type(error).__name__}"
+            return error_answer(request.path, 500, internal)
 
     return middleware
 

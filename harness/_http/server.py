@@ -1,25 +1,32 @@
-"""`harness serve`: cassettes answered over a real socket, to any client of the Messages API.
+"""`harness serve`: cassettes answered over a real socket, to any client of the APIs replayed.
 
-`POST /v1/messages` is answered as the in-process clients answer (`harness._replay.plan`):
-SSE or a `Message` JSON as the request's `stream` asks, cut into chunks, paced, with
+`POST /v1/messages` (Anthropic), `POST /v1/chat/completions` (OpenAI Chat Completions),
+`POST /v1/responses` and its resume `GET /v1/responses/{id}?stream=true&starting_after=N`
+(OpenAI Responses) are answered as the in-process clients answer (`harness._replay.plan`),
+each from the cassettes of the provider its path is for (`harness._http.dialects`):
+SSE or the non-streaming JSON as the request's `stream` asks, cut into chunks, paced, with
 the cassette's HTTP errors, cuts and stalls. This module only picks the cassette and
 executes the planned answer on an aiohttp `StreamResponse`: each piece written as it
 comes, a stall slept (without holding up other clients), a cut made by closing the
 connection before the chunked body ends, so the client sees what a dropped connection
 looks like live.
 
-Which cassette answers a request, first rule that applies:
+Which cassette answers a POST, first rule that applies (a resume GET: the cassette
+holding the response it names, its events after the cursor):
 1. the one named by an `x-harness-cassette` header (its path relative to the folder
    served, or its file name for a file served, `.jsonl` optional); a header naming a
    session folder among those served gets its turns, one a request, in turn order;
 2. the first one, not yet played, whose header's recorded request matches the request
    on the match fields (`model`, `messages`, `system`, `tools`);
-3. the next in order: files as given, a session folder turn by turn, any other folder
-   every `*.jsonl` below it, sorted.
+3. the next of the request's provider in order: files as given, a session folder turn
+   by turn, any other folder every `*.jsonl` below it, sorted (a folder holding several
+   providers' cassettes answers each provider's requests from its own, in that order).
 
-`GET /_harness/requests` lists the requests received (headers and body without
-credentials); `POST /_harness/reset` starts over. Any API key is accepted; none is
-logged or kept.
+A request the cassettes cannot answer (none named so, used up, a mismatch, a provider
+none of whose cassettes is served) gets a 404 in its provider's error shape, which the
+SDKs do not retry. `GET /_harness/requests` lists the requests received (headers and
+body without credentials); `POST /_harness/reset` starts over. Any API key is accepted;
+none is logged or kept.
 """
 
 from __future__ import annotations
@@ -27,38 +34,32 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, is_dataclass
 from typing import Any, Final
 
 import orjson
 from aiohttp import web
 
-from harness._cassette.codec import (
-    Cassette,
-    KeptCassette,
-    anthropic_only,
-    expand_paths,
-    of_provider,
-)
+from harness._cassette.codec import Cassette, KeptCassette, expand_paths
 from harness._cassette.sessions import is_session_folder, turn_files, turn_number
 from harness._exceptions import HarnessError, ReplayError
-from harness._http.hosting import LOCALHOST, MAX_BODY, TOO_DEEP, api_error, harness_app
-from harness._json import MAX_NESTING, deeper_than_limit, may_be_too_deep
-from harness._replay.plan import (
-    Chunking,
-    Cut,
-    PlannedResponse,
-    Stall,
-    replay_error_response,
+from harness._http.dialects import (
+    MESSAGES_PATH,
+    error_json,
+    post_routes,
+    provider_of_path,
+    resume_routes,
 )
+from harness._http.hosting import LOCALHOST, MAX_BODY, TOO_DEEP, harness_app
+from harness._json import MAX_NESTING, deeper_than_limit, may_be_too_deep
+from harness._replay.plan import JSON_HEADERS, Chunking, Cut, PlannedResponse, Stall
 from harness._replay.replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer, cassettes_from
 
-__all__ = ["CASSETTE_HEADER", "CassetteServer"]
+__all__ = ["CASSETTE_HEADER", "MESSAGES_PATH", "CassetteServer"]
 
 #: The request header naming the cassette to answer from.
 CASSETTE_HEADER: Final = "x-harness-cassette"
-MESSAGES_PATH: Final = "/v1/messages"
 
 
 def _names(served: Sequence[tuple[str, str]], cassettes: Sequence[Cassette]) -> dict[str, Cassette]:
@@ -95,32 +96,13 @@ def _opened_at(path: str) -> str:
     return path if real == os.path.abspath(path) else real
 
 
-def _anthropic_ones(
-    inside: list[tuple[str, str, str]], folder: str, left_out: list[str]
-) -> list[tuple[str, str, str]]:
-    """The cassettes found in `folder` (as found, the folder, where read) that the server
-    answers from: Anthropic's; the others are left out in one line, and a folder of theirs
-    alone is refused as one of them is."""
-    kept, others = of_provider([opened for _, _, opened in inside])
-    if others and not kept:
-        anthropic_only(Cassette(others[0]), "harness serve")
-    if others:
-        left_out.append(
-            f"left out {len(others)} cassettes of other providers below {folder}: "
-            "harness serve answers Anthropic ones only for now"
-        )
-    answered = set(kept)
-    return [found for found in inside if found[2] in answered]
-
-
 def _served(
     paths: Sequence[str], left_out: list[str]
 ) -> tuple[list[Cassette], list[tuple[str, str]]]:
     """The cassettes in answer order, and for each the path found and the folder served
     ("" for a file given): a session folder (`turn-NN.jsonl`) turn by turn, any other
-    folder every `*.jsonl` below it, sorted, so that its subfolders can be named too;
-    cassettes of another provider below it are left out (one line in `left_out`), and a
-    folder of theirs alone is refused as one of them is.
+    folder every `*.jsonl` below it, sorted, so that its subfolders can be named too,
+    of every provider.
 
     Symlinks are resolved now, once: a cassette reached through a link is read at its
     real path, and one whose real path lies outside the real path of its folder is left
@@ -141,8 +123,6 @@ def _served(
                 inside.append((file, path, _opened_at(file)))
             else:
                 left_out.append(f"left out {file}: it links to {real}, outside {path}")
-        if not session:
-            inside = _anthropic_ones(inside, path, left_out)
         if not inside:
             raise ReplayError(f"{path}: no cassettes (*.jsonl) in the folder")
         found += inside
@@ -205,12 +185,24 @@ class CassetteServer:
         #: The longest a `stall` line may last; past it, the connection is closed there.
         self.stall_ms = stall_ms
         self._played: set[int] = set()
-        self._in_order = 0
+        #: each provider's cassettes (their numbers), in answer order
+        self._of: dict[str, list[int]] = {}
+        for number, cassette in enumerate(self.cassettes):
+            self._of.setdefault(cassette.provider, []).append(number)
+        self._numbers = {id(cassette): number for number, cassette in enumerate(self.cassettes)}
+        self._in_order: dict[str, int] = {}  # provider -> how many of its own were answered
+        #: the cassettes answered from, by number, the latest last (one entry a cassette)
+        self._recent: dict[int, None] = {}
         self._count = 0
 
     def app(self) -> web.Application:
-        app = harness_app(self.log, max_body=self.max_body, host=self.host)
-        app.router.add_post(MESSAGES_PATH, self.messages)
+        app = harness_app(
+            self.log, max_body=self.max_body, host=self.host, error_answer=self._error_answer
+        )
+        for path, name in post_routes().items():
+            app.router.add_post(path, self._handler(name))
+        for path, name in resume_routes().items():
+            app.router.add_get(path, self._resume_handler(name))
         app.router.add_get("/_harness/requests", self.requests)
         app.router.add_post("/_harness/reset", self.reset)
         return app
@@ -219,11 +211,32 @@ class CassetteServer:
         # a file served twice is two cassettes, the names the first one's
         return self._first_names.get(id(cassette)) or os.path.basename(cassette.path)
 
-    def _matching(self, sent: CapturedRequest) -> int | None:
-        """The first cassette not yet played whose recorded request matches `sent`."""
+    def _error_answer(self, path: str, status: int, message: str) -> web.Response:
+        """An error answer in the shape the client of `path`'s provider reads."""
+        body = error_json(
+            provider_of_path("POST", path) or provider_of_path("GET", path), status, message
+        )
+        return web.json_response(body, status=status)
+
+    def _handler(self, name: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+        async def handler(request: web.Request) -> web.StreamResponse:
+            return await self.answer(request, name)
+
+        return handler
+
+    def _resume_handler(self, name: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+        async def handler(request: web.Request) -> web.StreamResponse:
+            return await self.resume(request, name)
+
+        return handler
+
+    def _matching(self, sent: CapturedRequest, name: str) -> int | None:
+        """The first cassette of provider `name` not yet played whose recorded request
+        matches `sent`."""
         if self.replayer.match_on is None:
             return None
-        for number, cassette in enumerate(self.cassettes):
+        for number in self._of.get(name, []):
+            cassette = self.cassettes[number]
             recorded = (cassette.header or {}).get("request")
             if number in self._played or not isinstance(recorded, dict):
                 continue
@@ -231,7 +244,9 @@ class CassetteServer:
                 return number
         return None
 
-    def _plan(self, request: web.Request, parsed: dict[str, Any]) -> tuple[PlannedResponse, str]:
+    def _plan(
+        self, request: web.Request, parsed: dict[str, Any], name: str
+    ) -> tuple[PlannedResponse, str]:
         """The planned answer and which cassette gives it, by the selection order."""
         named = request.headers.get(CASSETTE_HEADER)
         chosen = None
@@ -243,17 +258,34 @@ class CassetteServer:
         headers = dict(request.headers)
         sent = self.replayer.capture_parsed(request.method, request.path, headers, parsed)
         if chosen is not None:
-            return self.replayer.answer_with(chosen, sent), self._name(chosen)
-        number = self._matching(sent)
+            return self._answer(chosen, sent)
+        number = self._matching(sent, name)
         if number is not None:
             self._played.add(number)
-            cassette = self.cassettes[number]
-            return self.replayer.answer_with(cassette, sent), self._name(cassette)
-        number = self._in_order
-        if number < len(self.cassettes):  # else `respond_to` raises: the cassettes are used up
-            self._in_order += 1
-            self._played.add(number)
-        return self.replayer.respond_to(sent), self._name(self.cassettes[number])
+            return self._answer(self.cassettes[number], sent)
+        ours = self._of.get(name, [])
+        answered = self._in_order.get(name, 0)
+        if answered == len(ours):
+            raise ReplayError(self._used_up(name, len(ours), request))
+        self._in_order[name] = answered + 1
+        self._played.add(ours[answered])
+        return self._answer(self.cassettes[ours[answered]], sent)
+
+    def _answer(self, cassette: Cassette, sent: CapturedRequest) -> tuple[PlannedResponse, str]:
+        """`cassette`'s answer to `sent`, noted as the latest answered (for a resume)."""
+        planned = self.replayer.answer_with(cassette, sent)
+        number = self._numbers[id(cassette)]
+        self._recent.pop(number, None)
+        self._recent[number] = None
+        return planned, self._name(cassette)
+
+    def _used_up(self, name: str, held: int, request: web.Request) -> str:
+        """Why a request finds no cassette left of its provider `name`."""
+        if not held:
+            return f"no {name} cassette is served, to answer {request.method} {request.path}"
+        number = len(self.replayer.requests)
+        told = f"request {number}, but the cassettes hold {held} response{'s' if held != 1 else ''}"
+        return told if len(self._of) == 1 else f"{told} of {name}"
 
     def _next_turn(self, session: str) -> Cassette | None:
         """The next turn of a session folder named by the header (None: no such folder)."""
@@ -268,30 +300,53 @@ class CassetteServer:
 
     async def messages(self, request: web.Request) -> web.StreamResponse:
         """`POST /v1/messages`: one answer from the cassette the selection order picks."""
+        return await self.answer(request, "anthropic")
+
+    async def answer(self, request: web.Request, provider: str) -> web.StreamResponse:
+        """A POST to an endpoint of `provider`: one answer from the cassette of that
+        provider the selection order picks; a body that is no JSON object gets a 400."""
         self._count += 1
-        where = f"#{self._count} POST {MESSAGES_PATH}"
+        where = f"#{self._count} POST {request.path}"
         body = await request.read()
         try:
             parsed = orjson.loads(body)
         except orjson.JSONDecodeError as error:
             if "depth limit" in str(error):  # past orjson's reader: past ours too
                 self.log(f"{where} -> 400 (the body nests deeper than {MAX_NESTING} levels)")
-                return api_error(400, f"harness serve: {TOO_DEEP}")
+                return _refused(provider, 400, f"harness serve: {TOO_DEEP}")
             self.log(f"{where} -> 400 (the body is not JSON)")
-            return api_error(400, f"harness serve: the request body is not JSON: {error}")
+            return _refused(provider, 400, f"harness serve: the request body is not JSON: {error}")
         if not isinstance(parsed, dict):
             self.log(f"{where} -> 400 (the body is not a JSON object)")
-            return api_error(400, "harness serve: the request body must be a JSON object")
+            return _refused(provider, 400, "harness serve: the request body must be a JSON object")
         if may_be_too_deep(body) and deeper_than_limit(parsed):
             self.log(f"{where} -> 400 (the body nests deeper than {MAX_NESTING} levels)")
-            return api_error(400, f"harness serve: {TOO_DEEP}")
+            return _refused(provider, 400, f"harness serve: {TOO_DEEP}")
         try:
-            planned, name = self._plan(request, parsed)
+            planned, name = self._plan(request, parsed, provider)
         except (LookupError, HarnessError) as error:  # no such name, used up, a mismatch
             self.log(f"{where} -> 404: {str(error).splitlines()[0]}")
-            return await self._send(request, replay_error_response(ReplayError(str(error))))
+            return await self._send(request, _unanswerable(provider, str(error)))
         kind = "stream" if parsed.get("stream") is True else "json"
         self.log(f"{where} {kind} -> {planned.status} from {name}")
+        return await self._send(request, planned, where)
+
+    async def resume(self, request: web.Request, provider: str) -> web.StreamResponse:
+        """A resume GET (`/v1/responses/{id}?stream=true&starting_after=N`): the events
+        after sequence N of the cassette holding response `{id}`; the order stays."""
+        self._count += 1
+        where = f"#{self._count} GET {request.path}"
+        query = dict(request.query)
+        self.replayer.capture_parsed(request.method, request.path, dict(request.headers), None)
+        answered = [self.cassettes[number] for number in self._recent]
+        try:
+            planned = self.replayer.resume_from(provider, request.match_info["id"], query, answered)
+        except HarnessError as error:  # no cassette holds it, a bad cursor
+            self.log(f"{where} -> 404: {str(error).splitlines()[0]}")
+            return await self._send(request, _unanswerable(provider, str(error)))
+        kind = "stream" if query.get("stream") == "true" else "json"
+        after = query.get("starting_after", "-1")
+        self.log(f"{where} {kind} after {after} -> {planned.status}")
         return await self._send(request, planned, where)
 
     async def _send(
@@ -336,9 +391,24 @@ class CassetteServer:
         self.replayer.reset()
         self._played.clear()
         self._turns_answered.clear()
-        self._in_order = 0
+        self._in_order.clear()
+        self._recent.clear()
         self.log("reset: the next request gets the first answer again")
         return web.json_response({"reset": True})
+
+
+def _refused(provider: str, status: int, message: str) -> web.Response:
+    """A request refused before any cassette is read, in its provider's error shape."""
+    return web.json_response(error_json(provider, status, message), status=status)
+
+
+def _unanswerable(provider: str, message: str) -> PlannedResponse:
+    """How a request the cassettes cannot answer is answered: a 404 the SDKs do not retry,
+    in its provider's error shape, whose message is the reason, so the code under test
+    fails with that line (`harness._replay.plan.replay_error_response`'s, for Anthropic)."""
+    body = error_json(provider, 404, f"stream-harness: {message}")
+    headers = {**JSON_HEADERS, "x-should-retry": "false"}
+    return PlannedResponse(404, headers, iter([json.dumps(body, ensure_ascii=False).encode()]))
 
 
 def _drop(request: web.Request) -> None:

@@ -26,6 +26,7 @@ __all__ = [
     "api_error",
     "call_input",
     "check_usable",
+    "error_answer",
     "error_body",
     "error_status",
     "shown",
@@ -120,6 +121,12 @@ def error_body(error_type: str, message: str, code: str | None = None) -> dict[s
     """The API's error JSON, as both APIs answer an error (and a Chat stream's error line
     holds it): `{"error": {"message", "type", "param", "code"}}`."""
     return {"error": {"message": message, "type": error_type, "param": None, "code": code}}
+
+
+def error_answer(status: int, message: str) -> dict[str, Any]:
+    """The error JSON both APIs answer a request they refuse with (`harness serve`'s
+    own refusals): a 5xx is a `server_error`, any other an `invalid_request_error`."""
+    return error_body("server_error" if status >= 500 else "invalid_request_error", message)
 
 
 _REQUEST_ID: Final = {"x-request-id": "req_HarnessFaultCatalogue"}

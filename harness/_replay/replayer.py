@@ -211,10 +211,19 @@ class Replayer:
 
     def _resume(self, name: str, target: str, query: Mapping[str, str]) -> PlannedResponse:
         """The answer to a resume request for response `target` of provider `name`."""
-        framing = provider(name).framing
         with self._lock:
             answered = self.cassettes[: self._next]
-        for cassette in [*reversed(answered), *self.cassettes[len(answered) :]]:
+        return self.resume_from(name, target, query, answered)
+
+    def resume_from(
+        self, name: str, target: str, query: Mapping[str, str], answered: Sequence[Cassette]
+    ) -> PlannedResponse:
+        """The answer to a resume request for response `target` of provider `name`, from
+        the last of the cassettes `answered` so far holding it, else the first other one."""
+        framing = provider(name).framing
+        seen = {id(cassette) for cassette in answered}
+        others = [cassette for cassette in self.cassettes if id(cassette) not in seen]
+        for cassette in [*reversed(answered), *others]:
             if cassette.provider != name or framing.response_id is None:
                 continue
             if framing.response_id(cassette.events()) == target:

@@ -1,0 +1,82 @@
+"""Which provider a path `harness serve` answers belongs to, and the error JSON its clients read.
+
+The one place the server looks a dialect up (to be folded into the provider registry):
+each provider's POST endpoints (`provider(name).framing.endpoints`; Anthropic's framing
+answers any path, so the server gives it `/v1/messages`), the resume GET of a dialect
+whose streams resume (`{endpoint}/{id}`, Responses'), and, by provider, the shape of an
+error answer: Anthropic's `{"type": "error", "error": {"type", "message"}}`, OpenAI's
+`{"error": {"message", "type", "param", "code"}}`. A path of no provider (`/v1/models`)
+is answered in Anthropic's shape, as before OpenAI was served.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from typing import Any, Final
+
+from harness._providers import PACKAGES, provider
+
+__all__ = ["MESSAGES_PATH", "error_json", "post_routes", "provider_of_path", "resume_routes"]
+
+#: The path Anthropic's Messages requests are POSTed to.
+MESSAGES_PATH: Final = "/v1/messages"
+ANTHROPIC: Final = "anthropic"
+
+
+@cache
+def post_routes() -> dict[str, str]:
+    """Each path answered by POST -> the provider whose cassettes answer it."""
+    routes = {MESSAGES_PATH: ANTHROPIC}
+    for name in PACKAGES:
+        for endpoint in provider(name).framing.endpoints:
+            routes.setdefault(endpoint, name)
+    return routes
+
+
+@cache
+def resume_routes() -> dict[str, str]:
+    """Each resume GET route (an aiohttp pattern, `{id}` the response resumed) -> provider."""
+    return {
+        f"{endpoint}/{{id}}": name
+        for endpoint, name in post_routes().items()
+        if provider(name).framing.resume_target is not None
+    }
+
+
+def provider_of_path(method: str, path: str) -> str | None:
+    """The provider a request to `path` is for (None: no provider's)."""
+    found = post_routes().get(path)
+    if found is not None:
+        return found
+    for name in PACKAGES:
+        resume = provider(name).framing.resume_target
+        if resume is not None and resume(method, path) is not None:
+            return name
+    return None
+
+
+def _anthropic_error(status: int, message: str) -> dict[str, Any]:
+    from harness._http.hosting import ERROR_TYPE_OF_STATUS
+
+    kind = ERROR_TYPE_OF_STATUS.get(status, "api_error")
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def _openai_error(status: int, message: str) -> dict[str, Any]:
+    from harness._providers.openai_shared import error_answer
+
+    return error_answer(status, message)
+
+
+#: provider -> its error JSON for a status and message.
+_ERROR_JSON: Final[dict[str, Callable[[int, str], dict[str, Any]]]] = {
+    ANTHROPIC: _anthropic_error,
+    "openai-chat": _openai_error,
+    "openai-responses": _openai_error,
+}
+
+
+def error_json(name: str | None, status: int, message: str) -> dict[str, Any]:
+    """The error answer a client of provider `name` reads (None: Anthropic's shape)."""
+    return _ERROR_JSON.get(name or ANTHROPIC, _anthropic_error)(status, message)
