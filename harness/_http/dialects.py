@@ -1,17 +1,16 @@
 """Which provider a path `harness serve` answers belongs to, and the error JSON its clients read.
 
-The one place the server looks a dialect up (to be folded into the provider registry):
-each provider's POST endpoints (`provider(name).framing.endpoints`; Anthropic's framing
+The one place the server looks a dialect up, through the provider registry: each
+provider's POST endpoints (`provider(name).framing.endpoints`; Anthropic's framing
 answers any path, so the server gives it `/v1/messages`), the resume GET of a dialect
-whose streams resume (`{endpoint}/{id}`, Responses'), and, by provider, the shape of an
-error answer: Anthropic's `{"type": "error", "error": {"type", "message"}}`, OpenAI's
-`{"error": {"message", "type", "param", "code"}}`. A path of no provider (`/v1/models`)
-is answered in Anthropic's shape, as before OpenAI was served.
+whose streams resume (`{endpoint}/{id}`, Responses'), and the shape of an error answer,
+by provider (its framing's `error_answer`): OpenAI's `{"error": {"message", "type",
+"param", "code"}}`; Anthropic's `{"type": "error", "error": {"type", "message"}}`, also
+for a path of no provider (`/v1/models`), as before OpenAI was served.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import cache
 from typing import Any, Final
 
@@ -63,20 +62,8 @@ def _anthropic_error(status: int, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 
-def _openai_error(status: int, message: str) -> dict[str, Any]:
-    from harness._providers.openai_shared import error_answer
-
-    return error_answer(status, message)
-
-
-#: provider -> its error JSON for a status and message.
-_ERROR_JSON: Final[dict[str, Callable[[int, str], dict[str, Any]]]] = {
-    ANTHROPIC: _anthropic_error,
-    "openai-chat": _openai_error,
-    "openai-responses": _openai_error,
-}
-
-
 def error_json(name: str | None, status: int, message: str) -> dict[str, Any]:
-    """The error answer a client of provider `name` reads (None: Anthropic's shape)."""
-    return _ERROR_JSON.get(name or ANTHROPIC, _anthropic_error)(status, message)
+    """The error answer a client of provider `name` reads (its framing's `error_answer`;
+    Anthropic's shape when it has none, or for a path of no provider)."""
+    answer = provider(name).framing.error_answer if name is not None else None
+    return answer(status, message) if answer is not None else _anthropic_error(status, message)

@@ -5,7 +5,8 @@ is sent as (Chat's `data: [DONE]`), the non-streaming answer the events fold int
 (raising `APIErrorEvent` for an API error line, answered as that HTTP error, or
 `ValueError` when they fold into none), the paths its requests are POSTed to, the
 request fields replay compares by default, and, for a dialect whose streams resume,
-how a resume request is told apart and which lines answer it. The plan
+how a resume request is told apart and which lines answer it, and the shape of the error
+a server of ours answers its requests with. The plan
 (`harness._replay.plan`), the `Replayer` and the cassette's `sse()` read a dialect
 through `provider(name).framing` alone, never by spelling an event type.
 """
@@ -44,3 +45,6 @@ class Framing:
     response_id: Callable[[Iterable[dict[str, Any]]], str | None] | None = None
     #: (lines, after) -> the lines a stream resumed after sequence `after` answers with
     resumed_lines: Callable[[Iterable[Any], int], Iterator[Any]] | None = None
+    #: (status, message) -> the error JSON a server of ours refuses this API's request
+    #: with, in the API's own shape; None: Anthropic's (`harness._http.hosting`)
+    error_answer: Callable[[int, str], dict[str, Any]] | None = None

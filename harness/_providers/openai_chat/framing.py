@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from harness._exceptions import APIErrorEvent
 from harness._json import dump_line
-from harness._providers.openai_shared import error_status
+from harness._providers.openai_shared import error_answer, error_status
 from harness._providers.wire import Framing
 
 __all__ = [
@@ -133,5 +133,10 @@ def _message(index: int, folded: dict[str, Any]) -> dict[str, Any]:
 
 #: The Chat Completions wire, as replay reads it (`provider("openai-chat").framing`).
 FRAMING: Final = Framing(
-    encode_chunk, completion_from_chunks, MATCH_ON, endpoints=(ENDPOINT,), done=DONE_SSE
+    encode_chunk,
+    completion_from_chunks,
+    MATCH_ON,
+    endpoints=(ENDPOINT,),
+    done=DONE_SSE,
+    error_answer=error_answer,
 )
