@@ -287,7 +287,7 @@ def test_an_openai_re_recording_with_a_new_id_and_no_usage_has_the_same_outcome(
     assert result.output == "same outcome: 4 lines, ending in done\n"
 
 
-def test_an_openai_stream_and_its_broken_variant_differ_with_a_diff_and_no_trace_hint() -> None:
+def test_an_openai_stream_and_its_broken_variant_differ_with_a_diff_and_a_trace_hint() -> None:
     a = str(OPENAI / "responses" / "text.jsonl")
     b = str(OPENAI / "responses" / "errors" / "sequence_gap.jsonl")
     result = CliRunner().invoke(cli, ["diff", a, b])
@@ -296,8 +296,12 @@ def test_an_openai_stream_and_its_broken_variant_differ_with_a_diff_and_no_trace
     assert lines[0] == f"outcomes differ: {a} ends in done, {b} in sequence_gap"
     assert lines[1:3] == [f"--- {a}", f"+++ {b}"]
     assert '-{"type": "text", "text": "Paris is "}' in lines
-    assert lines[-1].startswith('+{"type": "protocol_error", "code": "sequence_gap"')
-    assert not [line for line in lines if line.startswith("trace:")]  # trace reads Anthropic only
+    assert lines[-2].startswith('+{"type": "protocol_error", "code": "sequence_gap"')
+    assert lines[-1] == f"trace: harness diff --trace {a} {b}"
+    traced = CliRunner().invoke(cli, ["diff", "--trace", a, b])
+    assert traced.exit_code == 1
+    assert "first difference (!), in full:" in traced.output
+    assert "sequence_gap" in traced.output
 
 
 def test_new_openai_call_ids_differ_unless_ids_are_ignored(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ from typing import NoReturn
 
 import click
 
-from harness._cassette.codec import Cassette, anthropic_only
-from harness._exceptions import ANTHROPIC, CassetteError
+from harness._cassette.codec import Cassette
+from harness._exceptions import CassetteError
 from harness._terminal import printable
 from harness_cli.exit import Exit
 
@@ -62,8 +62,7 @@ def diff(a: str, b: str, ignore_ids: bool, show_trace: bool) -> None:
     if not result.same:
         for line in result.diff:
             click.echo(line)
-        if result.provider == ANTHROPIC:  # the trace reads Anthropic streams only so far
-            click.echo(printable(_hint(a, b, ignore_ids)))
+        click.echo(printable(_hint(a, b, ignore_ids)))
     sys.exit(Exit.OK if result.same else Exit.FAILED)
 
 
@@ -74,8 +73,6 @@ def _diff_traces(a: str, b: str, ignore_ids: bool) -> NoReturn:
 
     sources = Cassette(a), Cassette(b)
     one_provider(*sources)
-    for source in sources:
-        anthropic_only(source, "harness diff --trace")
     match = match_outcomes(*sources, ignore_ids=ignore_ids)
     _verdict(a, b, match.same, match.a_code, match.b_code, match.a_count)
     sides = trace_sides(*sources, (a, b), ignore_ids=ignore_ids)
