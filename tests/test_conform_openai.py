@@ -97,7 +97,11 @@ def test_a_chat_cases_input_is_its_header_line_then_its_items_with_done() -> Non
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-@pytest.mark.parametrize("mode", [(), ("--persistent",)], ids=["a-process-a-case", "persistent"])
+@pytest.mark.parametrize(
+    "mode",
+    [pytest.param((), marks=pytest.mark.slow), ("--persistent",)],  # a process a case: ~5 s
+    ids=["a-process-a-case", "persistent"],
+)
 def test_the_reference_adapter_agrees_on_every_case(provider: str, mode: tuple[str, ...]) -> None:
     result = conform("--provider", provider, *mode, "-j", "2", "--", *REFERENCE)
     wired = sum(case.wire for case in cases(provider))
@@ -107,6 +111,7 @@ def test_the_reference_adapter_agrees_on_every_case(provider: str, mode: tuple[s
     assert result.exit_code == 0
 
 
+@pytest.mark.slow  # every case over HTTP, the stalls slept: ~30 s each
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_serve_hands_the_cases_over_http_to_a_client(provider: str) -> None:
     result = conform("--provider", provider, "--serve", "--persistent", "--", *SERVED)
@@ -118,7 +123,16 @@ def _classes(provider: str) -> dict[str, Any]:
     """How the lenient adapter disagrees on the library's own cases (fault variants aside:
     it accepts the broken variants of the rules it lacks, as it accepts the cassettes)."""
     result = conform(
-        "--provider", provider, "--format", "json", "-j", "2", "--", *REFERENCE, "lenient"
+        "--provider",
+        provider,
+        "--persistent",
+        "--format",
+        "json",
+        "-j",
+        "2",
+        "--",
+        *REFERENCE,
+        "lenient",
     )
     assert result.exit_code == 1
     objects = [json.loads(line) for line in result.output.splitlines()]
@@ -275,7 +289,14 @@ def test_the_case_counts_the_docs_give_are_the_providers() -> None:
 
 def test_keep_writes_an_openai_case_with_its_provider_and_request(tmp_path: Path) -> None:
     result = conform(
-        "--provider", "openai-chat", "--keep", str(tmp_path), "--", *REFERENCE, "lenient"
+        "--provider",
+        "openai-chat",
+        "--persistent",
+        "--keep",
+        str(tmp_path),
+        "--",
+        *REFERENCE,
+        "lenient",
     )
     name = "errors/stop_with_tool_calls.tool_choice_required"
     kept = tmp_path / f"{name}.jsonl"
