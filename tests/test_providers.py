@@ -35,7 +35,8 @@ def test_a_provider_is_a_subpackage_saying_what_lives_there(name: str) -> None:
     docstring = ast.get_docstring(ast.parse((folder / "__init__.py").read_text()))
     assert docstring
     modules = sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__")
-    assert {"adapter", "errors"} <= set(modules)
+    assert {"adapter", "errors", "framing", "faults", "guard", "interop"} <= set(modules)
+    assert (folder / "events.schema.json").is_file()
     assert [m for m in modules if f"`{m}`" not in docstring] == []
 
 

@@ -16,27 +16,24 @@ What a provider supplies, one module each, under these names (docs/providers.md)
   under both (the policy keywords: the finish reasons it accepts, docs/openai-adapters.md);
 - `events.schema.json`: the JSON Schema definitions of its event lines (`line` names the
   one they match), merged into the cassette schema when it is read;
-- the rest of the dialect, each where the module that needs it looks it up: the SSE
-  framing, the non-streaming answer, its fault renderings, the endpoints and what the
-  rules read from a request.
+- `framing`: its `FRAMING`, a `Framing` (from `wire`): SSE bytes, the non-streaming
+  answer, endpoints, the request fields replay matches on, a resume, the error shape;
+- `faults`: its fault catalogue, rows of `fault_rows` (the row types and the
+  provider-neutral wire rows; `harness.faults` is their public face);
+- `guard`: what `harness.strict` reads of an answer, an `AnswerReader` (from `answers`);
+- `interop`: what import and export read and write of it, its `RECORDED` (a `Recorded`,
+  from `recorded`): which calls are its, an SSE body and a plain answer as lines.
+An OpenAI dialect adds `reading` (the SDK's readers, driven over a client), `tracing`
+(how a trace names its lines), `conversation` (the agent loop's request) and `conform`
+(what `harness conform` tells an adapter beside the lines); Anthropic's `message` and
+`construct` are its `Message` fold and the SDK's event objects.
 
-`openai_shared` holds the little both OpenAI dialects have in common (their message
-prefix, a call's arguments read as a JSON object, an `error` line as `APIErrorEvent`, an
-SDK object read as its line's dict, the API's error answers). A provider's `faults`
-module renders the fault catalogue in its dialect, built of `fault_rows` (the row types
-and the provider-neutral wire rows); `harness.faults` is their public face. Its
-`framing` module says how its lines go over the wire (a `Framing`, from `wire`: SSE bytes, the
-non-streaming answer, endpoints, the request fields replay matches on, a resume); an
-OpenAI dialect's `reading` is how the SDK's readers are driven over a client, its
-`tracing` how a trace names its lines, its `interop` what import and export read and
-write of it (which calls are its, a plain answer as a stream: a `Recorded`, from
-`recorded`); `openai_framing` is the
-SSE `data` both OpenAI dialects send, read as the `openai` SDK reads it. What the guard
-(`harness.strict`) asks of a provider is `answers`'s `AnswerReader`: each dialect's
-reader lives with it (its `guard` module; Anthropic's is `anthropic.guard`); `sse` is
-the one SSE decoder, as the SDKs read a body (CR, LF or CRLF; no event without its blank
-line; an event the SDK would drop silently told apart), and `openai_sse` what the
-openai SDK reads differently, for both OpenAI dialects.
+Beside them, neutral: `sse`, the one SSE decoder, as the SDKs read a body (CR, LF or
+CRLF; no event without its blank line; an event the SDK would drop silently told
+apart); `openai_sse` what the openai SDK reads differently, and `openai_framing` the
+`data` both OpenAI dialects send; `openai_shared` the little both OpenAI dialects have in
+common (their message prefix, a call's arguments read as a JSON object, an `error` line
+as `APIErrorEvent`, an SDK object read as its line's dict, the API's error answers).
 
 The subpackages import the flat core and the provider-neutral modules here only, never
 each other and never an SDK at import time; this module imports none of them until a
