@@ -21,12 +21,11 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from types import ModuleType
 from typing import Any, Final
 
-import httpx2
-
 from harness._cassette.codec import Cassette, DirectiveHandler
 from harness._events import ModelEvent
 from harness._exceptions import InputError
 from harness._providers import provider as provider_of
+from harness._replay.clients import ClientKind, openai_async_kind, openai_sync_kind
 from harness._replay.plan import Chunking
 from harness._replay.replayer import Replayer
 
@@ -65,6 +64,21 @@ def _replayer(
 ) -> Replayer:
     return Replayer(
         [cassette], match_on=None, chunking=chunking, realtime=realtime, on_directive=on_directive
+    )
+
+
+def _client(kind: ClientKind, replayer: Replayer, read_timeout: float | None) -> Any:
+    """An OpenAI client of `kind` answered by `replayer` in-process: a dummy key, no
+    retries (the plan is played once), the read timeout a stall is measured against."""
+    from harness._replay.sdk import ReplayTransport
+
+    http_client = kind.http_client(transport=ReplayTransport(replayer), base_url=BASE_URL)
+    return kind.sdk(
+        api_key="replay-only",
+        base_url=BASE_URL,
+        max_retries=0,
+        timeout=read_timeout,
+        http_client=http_client,
     )
 
 
@@ -113,16 +127,8 @@ def _items(
 ) -> Iterator[Any]:
     openai = _openai()
     read = _reader(cassette.provider, reader, asynchronous=False)
-    from harness._replay.sdk import ReplayTransport
-
-    transport = ReplayTransport(_replayer(cassette, chunking, on_directive, realtime))
-    client = openai.OpenAI(
-        api_key="replay-only",
-        base_url=BASE_URL,
-        max_retries=0,
-        timeout=read_timeout,
-        http_client=httpx2.Client(transport=transport, base_url=BASE_URL),
-    )
+    replayer = _replayer(cassette, chunking, on_directive, realtime)
+    client = _client(openai_sync_kind(), replayer, read_timeout)
     try:
         yield from _read(openai, read(client))
     finally:
@@ -139,16 +145,8 @@ async def _aitems(
 ) -> AsyncIterator[Any]:
     openai = _openai()
     read = _reader(cassette.provider, reader, asynchronous=True)
-    from harness._replay.sdk import ReplayTransport
-
-    transport = ReplayTransport(_replayer(cassette, chunking, on_directive, realtime))
-    client = openai.AsyncOpenAI(
-        api_key="replay-only",
-        base_url=BASE_URL,
-        max_retries=0,
-        timeout=read_timeout,
-        http_client=httpx2.AsyncClient(transport=transport, base_url=BASE_URL),
-    )
+    replayer = _replayer(cassette, chunking, on_directive, realtime)
+    client = _client(openai_async_kind(), replayer, read_timeout)
     try:
         async for item in read(client):
             yield item

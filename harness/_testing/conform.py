@@ -22,7 +22,7 @@ import dataclasses
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import zip_longest
@@ -74,6 +74,7 @@ __all__ = [
     "error_table",
     "expected_result",
     "judge",
+    "judged_served",
     "library_path",
     "outcome_of_message",
     "read_output",
@@ -767,32 +768,65 @@ def run_cases(
         app.router.add_route("*", "/{path:.*}", unanswered.answer)
         with ServerThread(app) as url:
             base = {**environ, "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": DUMMY_API_KEY}
+            yield from judged_served(
+                cases,
+                command,
+                base,
+                jobs=jobs,
+                timeout=timeout,
+                persistent=persistent,
+                point=aliases.point,
+                noted=unanswered.noted,
+                payload=lambda case: b"",
+            )
 
-            def run(case: Case) -> Result:
-                env = {**base, CASSETTE_ENV: case.name}
-                got = run_case(case, command, timeout=timeout, env=env, stdin=False)
-                return unanswered.noted(case.name, got)
 
-            if not persistent:
-                yield from _judged(cases, run, jobs)
-                return
+def judged_served(
+    cases: Sequence[Case],
+    command: Sequence[str],
+    base: Mapping[str, str],
+    *,
+    jobs: int,
+    timeout: float,
+    persistent: bool,
+    point: Callable[[str, str], None],
+    noted: Callable[[str, Result], Result],
+    payload: Callable[[Case], bytes],
+) -> Iterator[Verdict]:
+    """Each case run by `command` against a server already listening (its address in the
+    environment `base`), the case named by `CASSETTE_ENV`, and judged. With `persistent`,
+    one process a job: `point(worker, case)` tells the server which case a worker's own
+    name stands for, and `payload(case)` is what the worker reads for it on stdin.
+    `noted(case, result)` adds what the server saw of the case (requests it could not
+    answer)."""
+    from harness._testing.persistent import Worker, Workers
 
-            def worker(number: int) -> Worker:
-                name = f"{WORKER_CASSETTE}{number}"
-                return Worker(command, {**base, CASSETTE_ENV: name}, name)
+    def run(case: Case) -> Result:
+        env = {**base, CASSETTE_ENV: case.name}
+        got = run_case(case, command, timeout=timeout, env=env, stdin=False)
+        return noted(case.name, got)
 
-            pool = Workers(worker, jobs)
+    if not persistent:
+        yield from _judged(cases, run, jobs)
+        return
 
-            def run_served(case: Case) -> Result:
-                with pool.lend() as worker:
-                    aliases.point(worker.name, case.name)
-                    got = exchange_result(worker.exchange(b"", timeout), timeout)
-                return unanswered.noted(case.name, got)
+    def worker(number: int) -> Worker:
+        name = f"{WORKER_CASSETTE}{number}"
+        return Worker(command, {**base, CASSETTE_ENV: name}, name)
 
-            try:
-                yield from _judged(cases, run_served, jobs)
-            finally:
-                pool.close()
+    pool = Workers(worker, jobs)
+
+    def run_next(case: Case) -> Result:
+        with pool.lend() as lent:
+            point(lent.name, case.name)
+            exchange = lent.exchange(payload(case), timeout)
+            got = exchange_result(exchange, timeout, case.provider)
+        return noted(case.name, got)
+
+    try:
+        yield from _judged(cases, run_next, jobs)
+    finally:
+        pool.close()
 
 
 class _Aliases:

@@ -28,15 +28,11 @@ from harness._directives import CUT, DONE, HTTP_ERROR, STALL
 from harness._providers import provider
 from harness._providers.wire import Framing
 from harness._testing.conform import (
-    CASSETTE_ENV,
-    WORKER_CASSETTE,
     Case,
     Result,
     Verdict,
-    _judged,
     _payload,
-    exchange_result,
-    run_case,
+    judged_served,
 )
 from harness._testing.dialects import dialect
 
@@ -167,7 +163,6 @@ def run_served(
     """Run the command on each case, the case served over HTTP, and judge it."""
     from harness._http.hosting import ServerThread
     from harness._replay.clients import DUMMY_API_KEY
-    from harness._testing.persistent import Worker, Workers
 
     server = CaseServer(cases)
     spoken = dialect(cases[0].provider)
@@ -178,29 +173,14 @@ def run_served(
             spoken.api_key_env: DUMMY_API_KEY,
         }
 
-        def run(case: Case) -> Result:
-            env = {**base, CASSETTE_ENV: case.name}
-            got = run_case(case, command, timeout=timeout, env=env, stdin=False)
-            return server.noted(case.name, got)
-
-        if not persistent:
-            yield from _judged(cases, run, jobs)
-            return
-
-        def worker(number: int) -> Worker:
-            name = f"{WORKER_CASSETTE}{number}"
-            return Worker(command, {**base, CASSETTE_ENV: name}, name)
-
-        pool = Workers(worker, jobs)
-
-        def run_next(case: Case) -> Result:
-            with pool.lend() as lent:
-                server.point(lent.name, case.name)
-                exchange = lent.exchange(_payload(case, events=False), timeout)
-                got = exchange_result(exchange, timeout, case.provider)
-            return server.noted(case.name, got)
-
-        try:
-            yield from _judged(cases, run_next, jobs)
-        finally:
-            pool.close()
+        yield from judged_served(
+            cases,
+            command,
+            base,
+            jobs=jobs,
+            timeout=timeout,
+            persistent=persistent,
+            point=server.point,
+            noted=server.noted,
+            payload=lambda case: _payload(case, events=False),
+        )
