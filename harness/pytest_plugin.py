@@ -750,21 +750,25 @@ def pytest_runtest_makereport(
     row = case.fault.name
     if verdict == "accepted on purpose":
         row = f"{row} ({case.accepted_because})"
-    report.harness_fault_row = [item.nodeid.partition("[")[0], verdict, row]  # type: ignore[attr-defined]
+    callspec = getattr(item, "callspec", None)
+    order = list(callspec.indices.values()) if callspec is not None else []
+    report.harness_fault_row = [item.nodeid.partition("[")[0], verdict, row, order]  # type: ignore[attr-defined]
     return report
 
 
 class FaultRows:
-    """The session's fault rows, by test function, shown at the end of the run."""
+    """The session's fault rows, by test function, shown at the end of the run: each
+    verdict's rows in the order the test's parameters were collected, however the runs
+    finished (under xdist, in whatever order the workers report)."""
 
     def __init__(self) -> None:
-        self.rows: dict[str, dict[str, list[str]]] = {}
+        self.rows: dict[str, dict[str, list[tuple[list[int], str]]]] = {}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         row = getattr(report, "harness_fault_row", None)
         if row is not None:
-            test, verdict, name = row
-            self.rows.setdefault(test, {}).setdefault(verdict, []).append(name)
+            test, verdict, name, order = row
+            self.rows.setdefault(test, {}).setdefault(verdict, []).append((order, name))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Per test function: the rows caught, accepted silently, accepted on purpose..."""
@@ -774,7 +778,7 @@ class FaultRows:
         for test, verdicts in self.rows.items():
             terminalreporter.write_line(test)
             for verdict in VERDICTS:
-                names = verdicts.get(verdict, [])
+                names = [name for _, name in sorted(verdicts.get(verdict, []))]
                 if names:
                     shown = "" if verdict == DOES_NOT_APPLY else f": {', '.join(names)}"
                     terminalreporter.write_line(f"  {verdict} ({len(names)}){shown}")
