@@ -380,3 +380,20 @@ def test_the_outcome_functions_via_sdk_read_the_header_too() -> None:
         direct = replay_outcome(path).to_json_lines()
         assert outcome_via_sdk(path, Chunking(size=3)).to_json_lines() == direct
         assert asyncio.run(aoutcome_via_sdk(path, Chunking(seed=4))).to_json_lines() == direct
+
+
+def test_without_the_openai_extra_what_needs_the_sdk_names_the_extra_in_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `openai` is the `openai` extra's: a None in sys.modules makes its import fail as an
+    # environment without it would.
+    monkeypatch.setitem(__import__("sys").modules, "openai", None)
+    path = str(ROOT / "cassettes/openai/chat/text.jsonl")
+    expected = 'openai: the SDK is not installed; pip install "stream-harness[openai]"'
+    result = CliRunner().invoke(cli, ["replay", "--via", "sdk", path])
+    assert (result.exit_code, result.output) == (2, f"harness replay: {expected}\n")
+    with pytest.raises(InputError, match=r"^openai: the SDK is not installed"):
+        cassette_client(path)
+    # what hands no SDK object on does not need it
+    direct = CliRunner().invoke(cli, ["replay", path])
+    assert direct.exit_code == 0, direct.output

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from harness._exceptions import InputError
 from harness._terminal import printable
 from harness_cli.exit import Exit
 
@@ -54,7 +55,8 @@ class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; whatever escapes it ends in one line, never a traceback.
 
-        Commands report the failures they expect themselves. Anything else is a bug of the
+        Commands report the failures they expect themselves; an `InputError` none reported
+        (the `openai` extra missing) is its line, exit 2. Anything else is a bug of the
         harness, reported as `harness COMMAND: internal error: ...` with exit 2; Ctrl-C
         is `interrupted`, exit 130.
         """
@@ -70,6 +72,10 @@ class LazyGroup(click.Group):
             with contextlib.suppress(OSError, ValueError):
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(Exit.BROKEN_PIPE)
+        except InputError as error:  # input no command reports itself: a missing extra
+            name = ctx.invoked_subcommand or "harness"
+            click.echo(f"harness {name}: {printable(str(error))}", err=True)
+            sys.exit(Exit.UNUSABLE)
         except Exception as error:
             name = ctx.invoked_subcommand or "harness"
             reason = printable(f"{type(error).__name__}: {error}")

@@ -35,6 +35,7 @@ import os
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, overload
 
 import httpx2
@@ -261,17 +262,29 @@ def async_kind() -> ClientKind:
     return ClientKind(anthropic.AsyncAnthropic, httpx2.AsyncClient, httpx2.AsyncHTTPTransport)
 
 
+def openai_sdk() -> ModuleType:
+    """The `openai` package, imported here, when an SDK object is made: it is the `openai`
+    extra's, not a dependency, so without it an `InputError` says which extra to install."""
+    try:
+        import openai
+    except ModuleNotFoundError as error:
+        if error.name != "openai":
+            raise
+        raise InputError(
+            'openai: the SDK is not installed; pip install "stream-harness[openai]"'
+        ) from None
+    return openai
+
+
 def openai_sync_kind() -> ClientKind:
     """`openai.OpenAI` over `httpx2.Client` (the SDK imported here, when one is made)."""
-    import openai
-
+    openai = openai_sdk()
     return ClientKind(openai.OpenAI, httpx2.Client, httpx2.HTTPTransport)
 
 
 def openai_async_kind() -> ClientKind:
     """`openai.AsyncOpenAI` over `httpx2.AsyncClient`."""
-    import openai
-
+    openai = openai_sdk()
     return ClientKind(openai.AsyncOpenAI, httpx2.AsyncClient, httpx2.AsyncHTTPTransport)
 
 

@@ -25,7 +25,7 @@ from harness._cassette.codec import Cassette, DirectiveHandler
 from harness._events import ModelEvent
 from harness._exceptions import InputError
 from harness._providers import provider as provider_of
-from harness._replay.clients import ClientKind, openai_async_kind, openai_sync_kind
+from harness._replay.clients import ClientKind, openai_async_kind, openai_sdk, openai_sync_kind
 from harness._replay.plan import Chunking
 from harness._replay.replayer import Replayer
 
@@ -82,12 +82,6 @@ def _client(kind: ClientKind, replayer: Replayer, read_timeout: float | None) ->
     )
 
 
-def _openai() -> ModuleType:
-    import openai
-
-    return openai
-
-
 def _line_of(openai: ModuleType, error: Exception) -> dict[str, Any] | None:
     """The error line the SDK raised `error` for mid-stream, or None for any other error."""
     if isinstance(error, openai.APIStatusError | openai.APIConnectionError):
@@ -113,7 +107,7 @@ def client_events(client: Any, provider: str, reader: str = DEFAULT_READER) -> I
     answers from cassettes of `provider`) makes through `reader`; the client stays open."""
     read = _reader(provider, reader, asynchronous=False)
     drive = provider_of(provider).to_model_events
-    items = _read(_openai(), read(client))
+    items = _read(openai_sdk(), read(client))
     return drive(items, **_reading(provider).DRIVER_OPTIONS)
 
 
@@ -125,7 +119,7 @@ def _items(
     read_timeout: float | None,
     reader: str,
 ) -> Iterator[Any]:
-    openai = _openai()
+    openai = openai_sdk()
     read = _reader(cassette.provider, reader, asynchronous=False)
     replayer = _replayer(cassette, chunking, on_directive, realtime)
     client = _client(openai_sync_kind(), replayer, read_timeout)
@@ -143,7 +137,7 @@ async def _aitems(
     read_timeout: float | None,
     reader: str,
 ) -> AsyncIterator[Any]:
-    openai = _openai()
+    openai = openai_sdk()
     read = _reader(cassette.provider, reader, asynchronous=True)
     replayer = _replayer(cassette, chunking, on_directive, realtime)
     client = _client(openai_async_kind(), replayer, read_timeout)

@@ -92,10 +92,11 @@ def request_items(client: Any, provider: str) -> Iterator[Any]:
         )
         return
     from harness._providers import provider as registered
-    from harness._replay.readers import _openai, _read
+    from harness._replay.clients import openai_sdk
+    from harness._replay.readers import _read
 
     reading = registered(provider).module("reading")
-    yield from _read(_openai(), reading.create_items(client))
+    yield from _read(openai_sdk(), reading.create_items(client))
     if reading.DRIVER_OPTIONS.get("done_at_end"):
         yield registered(provider).module("adapter").DONE
 
