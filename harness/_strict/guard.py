@@ -175,11 +175,9 @@ class StreamGuard:
             if verdict is None:
                 return b""
             if self._api_error:
-                return self._release_all(ready)
+                return self._release_all(self._handed_on(ready, events))
             harmless = harmless and verdict == HARMLESS
-        if self._reader.rewritten:  # an event the code must get in another form
-            self._reader.rewritten = False
-            ready = self._reader.encode(events)
+        ready = self._handed_on(ready, events)
         if not (completing or self._completing):
             return ready
         if completing and harmless:
@@ -188,6 +186,13 @@ class StreamGuard:
         if len(self._withheld) > self._max_withheld:
             self._refuse_at_limit()
         return b""
+
+    def _handed_on(self, ready: bytes, events: list[dict[str, Any]]) -> bytes:
+        """`ready`, or the events re-encoded where the reader rewrote one of them."""
+        if not self._reader.rewritten:
+            return ready
+        self._reader.rewritten = False
+        return self._reader.encode(events)
 
     def _release_all(self, ready: bytes) -> bytes:
         """The API's own error came: it and everything held go on, in the order they came

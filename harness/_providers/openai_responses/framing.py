@@ -33,6 +33,7 @@ __all__ = [
     "FRAMING",
     "MATCH_ON",
     "encode_event",
+    "error_body",
     "response_from_events",
     "response_id",
     "resume_target",
@@ -56,7 +57,7 @@ def encode_event(event: dict[str, Any]) -> bytes:
     return b"event: " + kind + b"\ndata: " + dump_line(event) + b"\n\n"
 
 
-def _error_body(event: dict[str, Any]) -> dict[str, Any] | None:
+def error_body(event: dict[str, Any]) -> dict[str, Any] | None:
     """The HTTP error body an error event stands for; None for any other event."""
     nested = event.get("error")
     if event.get("type") == "error":
@@ -79,7 +80,7 @@ def response_from_events(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
     raises `APIErrorEvent`, a stream without a terminal event `ValueError`."""
     done: dict[int, Any] = {}
     for event in events:
-        body = _error_body(event)
+        body = error_body(event)
         if body is not None:
             raise APIErrorEvent(body, error_status(body["error"]))
         kind = event.get("type")

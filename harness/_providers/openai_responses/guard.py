@@ -6,10 +6,14 @@ Responses answer: `OpenAIDecoder` reads the body as the openai SDK does, a
 (`response.completed`, `response.incomplete`, `response.failed`) completes the answer
 (`responses.stream()` takes the response from it), so it and what follows wait until
 the body ends; an `error` event, or an event whose `error` is set, is the API's own
-report. A `data: [DONE]` (the API sends none) ends what the SDK reads: the end rules run
-there, and nothing after it reaches the code. The request decides where the stream
-starts (`reader_for`): a resumed `GET /responses/{id}?stream=true&starting_after=N`
-starts at sequence N+1.
+report. The SDK raises its `APIError` for the second alone: the first, the documented
+flat shape (`{"type": "error", "code": ..., "message": ...}`), it hands on as an event,
+and code reading deltas would take the text before it for the answer. The reader hands
+a flat one on with its `error` set (`rewritten`, then `encode`), as the HTTP error it
+stands for has it, so the SDK raises for it too. A `data: [DONE]` (the API sends none)
+ends what the SDK reads: the end rules run there, and nothing after it reaches the code.
+The request decides where the stream starts (`reader_for`): a resumed
+`GET /responses/{id}?stream=true&starting_after=N` starts at sequence N+1.
 
 `check_response` checks a non-streaming `response` object by the same rules, as the
 events a stream of it carries; one still `queued` or `in_progress` (a background
@@ -18,6 +22,7 @@ request) has no verdict yet and is not checked.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
@@ -26,7 +31,9 @@ from harness._json import MAX_LINE_BYTES
 from harness._providers.answers import API_ERROR, COMPLETING, GO
 from harness._providers.openai_responses.adapter import ResponsesAdapter
 from harness._providers.openai_responses.errors import PROVIDER
+from harness._providers.openai_responses.framing import error_body
 from harness._providers.openai_sse import OpenAIDecoder, is_done, kind_of
+from harness._terminal import printable
 
 __all__ = ["TERMINAL_EVENTS", "ResponsesReader", "check_response", "reader_for"]
 
@@ -44,7 +51,6 @@ class ResponsesReader:
     """One Responses stream as the guard reads it; see the module."""
 
     completing = "the terminal event"
-    rewritten = False
 
     def __init__(
         self,
@@ -60,6 +66,7 @@ class ResponsesReader:
         self._terminal = "response.completed"
         #: `[DONE]` came: the SDK reads nothing after it
         self._ended = False
+        self.rewritten = False
 
     def text_delta(self, chunk: bytes) -> bool:
         return False  # every event is read whole (`whole_event`: one split, one parse)
@@ -74,6 +81,10 @@ class ResponsesReader:
         try:
             self._adapter.feed(event)
         except APIErrorEvent:
+            if not event.get("error"):  # the flat shape: nested, for the SDK to raise
+                body = error_body(event)
+                event["error"] = None if body is None else body["error"]
+                self.rewritten = True
             return API_ERROR
         kind = event.get("type")
         if kind in TERMINAL_EVENTS:
@@ -97,7 +108,16 @@ class ResponsesReader:
         )
 
     def encode(self, events: list[dict[str, Any]]) -> bytes:
-        raise NotImplementedError("the Responses reading rewrites no event")
+        """Each event as `event: <type>`, `data: <json>` and a blank line (`json`: what
+        the SDK read as a number, `NaN` too, is written back as it was read)."""
+        return b"".join(
+            b"event: "
+            + printable(kind_of(event)).encode()
+            + b"\ndata: "
+            + json.dumps(event, separators=(",", ":")).encode()
+            + b"\n\n"
+            for event in events
+        )
 
 
 def reader_for(
