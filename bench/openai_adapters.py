@@ -87,11 +87,15 @@ def chat_body(deltas: int, pieces: int) -> list[bytes]:
 
 
 def responses_body(deltas: int, pieces: int) -> list[bytes]:
-    """A Responses body's `data` lines: text, then one call, numbered from 0."""
-    response = {"id": "resp_68af4030592c81938ec0a5fbab4a3e9f", "object": "response"}
-    text_at = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
-    message = {"id": "msg_1", "type": "message", "role": "assistant", "content": []}
-    call = {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "read"}
+    """A Responses body's `data` lines: text, then one call, numbered from 0, as the API
+    sends them: ids of its length (a prefix and 48 hex digits), and on each delta event
+    the `obfuscation` field the API adds by default (`stream_options.include_obfuscation`)."""
+    hex48 = "68af4030592c81938ec0a5fbab4a3e9f0c6b4e0d2a1f7c35"
+    message_id, call_item_id = f"msg_{hex48}", f"fc_{hex48}"
+    response = {"id": f"resp_{hex48}", "object": "response"}
+    text_at = {"item_id": message_id, "output_index": 0, "content_index": 0}
+    message = {"id": message_id, "type": "message", "role": "assistant", "content": []}
+    call = {"id": call_item_id, "type": "function_call", "call_id": "call_1", "name": "read"}
     arguments = '{"path": "' + "a" * pieces + '"}'
     part = {"type": "output_text", "text": "", "annotations": []}
     events: list[dict[str, Any]] = [
@@ -99,7 +103,13 @@ def responses_body(deltas: int, pieces: int) -> list[bytes]:
         {"type": "response.output_item.added", "output_index": 0, "item": message},
         {"type": "response.content_part.added", **text_at, "part": part},
         *(
-            {"type": "response.output_text.delta", **text_at, "delta": f" word{n}", "logprobs": []}
+            {
+                "type": "response.output_text.delta",
+                **text_at,
+                "delta": f" word{n}",
+                "logprobs": [],
+                "obfuscation": "Fz3kQ9x2Lw",
+            }
             for n in range(deltas)
         ),
         {"type": "response.content_part.done", **text_at, "part": part},
@@ -108,9 +118,10 @@ def responses_body(deltas: int, pieces: int) -> list[bytes]:
         *(
             {
                 "type": "response.function_call_arguments.delta",
-                "item_id": "fc_1",
+                "item_id": call_item_id,
                 "output_index": 1,
                 "delta": piece,
+                "obfuscation": "Fz3kQ9x2Lw",
             }
             for piece in ['{"path": "', *("a" * pieces), '"}']
         ),
