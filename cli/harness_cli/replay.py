@@ -319,7 +319,7 @@ def validate(paths: tuple[str, ...], print_schema: bool) -> None:
         try:
             cassette = Cassette(path)
             counted = _Counted(cassette.lines())  # one pass: standard input reads once
-            warnings = list(live_api_warnings(counted))
+            warnings = list(live_api_warnings(counted, cassette.provider))
         except CassetteError as error:
             _report_unusable(error)
             status = Exit.UNUSABLE

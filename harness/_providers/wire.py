@@ -48,3 +48,7 @@ class Framing:
     #: (status, message) -> the error JSON a server of ours refuses this API's request
     #: with, in the API's own shape; None: Anthropic's (`harness._http.hosting`)
     error_answer: Callable[[int, str], dict[str, Any]] | None = None
+    #: a cassette's event lines (each with `.number` and `.data`) -> `(line, reason)`
+    #: for each place they hold what the live API would not send, legal for the schema;
+    #: None: nothing to warn of (`harness validate` prints these as warnings)
+    unlike_the_api: Callable[[Iterable[Any]], Iterator[tuple[int, str]]] | None = None

@@ -9,7 +9,7 @@ event answering as the HTTP error it stands for. Replay reads these as `FRAMING`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
 from harness._exceptions import APIErrorEvent
@@ -18,7 +18,7 @@ from harness._providers.anthropic.message import StreamErrorEvent, message_from_
 from harness._providers.wire import Framing
 from harness._terminal import printable
 
-__all__ = ["FRAMING", "MATCH_ON", "encode_event"]
+__all__ = ["FRAMING", "MATCH_ON", "encode_event", "unlike_the_api"]
 
 #: The request fields a replayed request is compared on by default.
 MATCH_ON: Final = ("model", "messages", "system", "tools")
@@ -40,4 +40,33 @@ def _message(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 
 #: The Messages wire, as replay reads it (`provider("anthropic").framing`): any path.
-FRAMING: Final = Framing(encode_event, _message, MATCH_ON)
+_NUMBERING: Final = (
+    "the live API numbers blocks 0..n-1 in order, and messages.stream() relies on it"
+)
+
+
+def unlike_the_api(lines: Iterable[Any]) -> Iterator[tuple[int, str]]:
+    """`(line, reason)` for each block numbered otherwise than the live API numbers them.
+
+    Legal for the schema, and often on purpose (the library's `interleaved.jsonl` numbers
+    its blocks 0, 1, 3), but the SDK's own accumulator (`messages.stream()`) assumes the
+    API's numbering, blocks 0..n-1 in order, and fails on anything else.
+    """
+    expected, opened = 0, set[int]()
+    for line in lines:
+        kind = line.data.get("type")
+        if kind == "message_start":
+            expected, opened = 0, set()
+        elif kind == "content_block_start":
+            index = line.data["index"]
+            if index > expected:
+                yield line.number, f"block index {index} skips {expected}: {_NUMBERING}"
+            elif index in opened:
+                yield line.number, f"block index {index} opened again: {_NUMBERING}"
+            elif index < expected:
+                yield line.number, f"block index {index} out of order: {_NUMBERING}"
+            opened.add(index)
+            expected = max(expected, index) + 1
+
+
+FRAMING: Final = Framing(encode_event, _message, MATCH_ON, unlike_the_api=unlike_the_api)
