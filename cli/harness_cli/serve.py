@@ -207,7 +207,7 @@ def proxy(
     port: int,
     upstream_timeout: float,
 ) -> None:
-    """Forward requests to the API and record each Messages answer as a cassette."""
+    """Forward requests to the API; record each Messages, Chat or Responses answer as a cassette."""
     from harness._http.hosting import LineLog
     from harness._http.proxy import RecordingProxy
     from harness._strict.policy import stop_reasons_from

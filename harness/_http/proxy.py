@@ -576,8 +576,8 @@ class RecordingProxy:
         self, request: web.Request, body: bytes, request_json: dict[str, Any] | None
     ) -> AnswerCheck | None:
         """How `strict` checks the answer to `request` (`harness._strict.dialects`, its
-        status judged when it comes): a Messages call with a JSON body (the one endpoint
-        recorded), an OpenAI Chat Completions or Responses call; None for any other, or
+        status judged when it comes): a Messages call with a JSON body, an OpenAI Chat
+        Completions or Responses call (the resume GET too); None for any other, or
         without `strict`."""
         if not self.strict:
             return None
