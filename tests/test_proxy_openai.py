@@ -35,8 +35,6 @@ CASSETTES = [Path(path) for path in expand_paths([str(OPENAI_LIBRARY)]) if "/ses
 IDS = [path.relative_to(OPENAI_LIBRARY).as_posix() for path in CASSETTES]
 #: The cassettes of the inner loop; the whole library is `slow` (a second or more in all).
 QUICK = {
-    "chat/text.jsonl",
-    "chat/errors/stop_with_tool_calls.jsonl",
     "chat/errors/missing_done.jsonl",
     "responses/one_tool.jsonl",
     "responses/errors/orphan_delta.jsonl",
@@ -133,7 +131,9 @@ def test_every_library_cassette_recorded_through_the_proxy_replays_the_same(
 
 
 @pytest.mark.parametrize("api", ["chat", "responses"])
-@pytest.mark.parametrize("name", ["text", "one_tool", "parallel_tools"])
+@pytest.mark.parametrize(
+    "name", [pytest.param("text", marks=pytest.mark.slow), "one_tool", "parallel_tools"]
+)
 def test_the_openai_sdk_through_the_proxy_gets_and_records_text_and_tools(
     chain: tuple[str, RecordingProxy], api: str, name: str
 ) -> None:
@@ -226,6 +226,7 @@ def test_non_streaming_answers_are_recorded_as_the_events_they_carry(
         assert replay_outcome(recorded).to_json_lines() == replay_outcome(original).to_json_lines()
 
 
+@pytest.mark.slow
 def test_the_recordings_are_a_session_serve_answers_turn_by_turn(
     tmp_path: Path, faults: Path
 ) -> None:
@@ -292,7 +293,11 @@ def test_proxy_replay_of_the_cli_recording_gives_the_same_outcome(
 
 @pytest.mark.parametrize(
     "name",
-    ["chat/one_tool.jsonl", "chat/errors/stop_with_tool_calls.jsonl", "responses/text.jsonl"],
+    [
+        pytest.param("chat/one_tool.jsonl", marks=pytest.mark.slow),
+        "chat/errors/stop_with_tool_calls.jsonl",
+        "responses/text.jsonl",
+    ],
 )
 def test_under_strict_openai_answers_are_guarded_and_recorded(tmp_path: Path, name: str) -> None:
     """`--strict`: a good stream passes and is recorded; a broken one ends in the guard's

@@ -25,6 +25,7 @@ from conftest import OPENAI_LIBRARY
 from harness._cassette.codec import Cassette
 from harness._http.hosting import ServerThread
 from harness._http.server import CassetteServer
+from harness._interop.importer import import_recording
 from harness._replay.direct import replay_outcome
 from harness_cli.main import cli
 
@@ -115,6 +116,9 @@ def test_the_recording_holds_the_served_events_and_replays_the_same(
     for written in (out, vcr):
         assert KEY not in written.read_text()
         assert "Bearer" not in written.read_text()
+    imported = import_recording(str(vcr), str(tmp_path / "imported"))
+    [(path, _)] = imported.written
+    assert list(Cassette(path).events()) == list(original.events())  # the --vcr file reads back
     if name == "text":
         assert "Paris is the capital of France." in result.stderr
     assert result.stdout == f"wrote {out} and {vcr}: {len(list(original.events()))} events\n"
