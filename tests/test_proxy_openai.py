@@ -10,7 +10,10 @@ path without `/v1` (a compatible server's base URL given with `--upstream .../v1
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +22,7 @@ from typing import Any
 import httpx2
 import openai
 import pytest
+from aiohttp import web
 from click.testing import CliRunner
 from conftest import OPENAI_LIBRARY
 
@@ -320,3 +324,61 @@ def test_under_strict_openai_answers_are_guarded_and_recorded(tmp_path: Path, na
     expected = replay_outcome(original).to_json_lines()
     assert replay_outcome(recorded).to_json_lines() == expected
     assert recorded.provider == original.provider
+
+
+class _Gated:
+    """A Chat Completions upstream sending its first chunk, then the rest once `gate` is
+    set: what reaches the client before upstream has finished, and a client leaving."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.cassette = Cassette(OPENAI_LIBRARY / "chat/text.jsonl")
+        self.chunks = [line for line in self.cassette.lines() if line.kind == "event"]
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self.answer)
+        return app
+
+    async def answer(self, request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"content-type": "text/event-stream"})
+        await response.prepare(request)
+        for number, line in enumerate(self.chunks):
+            if number == 1:
+                await asyncio.to_thread(self.gate.wait, 30)
+            with contextlib.suppress(ConnectionError):
+                await response.write(self.cassette.sse(line))
+                await asyncio.sleep(0.01)  # pieces apart: the proxy writes each on its own
+        with contextlib.suppress(ConnectionError):
+            await response.write(b"data: [DONE]\n\n")
+            await response.write_eof()
+        return response
+
+
+@pytest.mark.parametrize("leaves", [False, True], ids=["stays", "leaves"])
+def test_the_first_chunk_arrives_before_upstream_ends_and_a_client_leaving_writes_nothing(
+    tmp_path: Path, leaves: bool
+) -> None:
+    upstream = _Gated()
+    logged: list[str] = []
+    proxy = RecordingProxy("http://placeholder", tmp_path, log=logged.append)
+    with ServerThread(upstream.app()) as upstream_url:
+        proxy.upstream = upstream_url
+        with ServerThread(proxy.app()) as url, httpx2.Client(timeout=30) as client:
+            body = {**CHAT, "stream": True}
+            with client.stream("POST", f"{url}/v1/chat/completions", json=body) as answer:
+                pieces = answer.iter_bytes()
+                assert next(pieces).startswith(b"data: {")  # upstream still holds the rest
+                if not leaves:
+                    upstream.gate.set()
+                    assert b"".join(pieces).endswith(b"data: [DONE]\n\n")
+            upstream.gate.set()
+            deadline = time.monotonic() + 30
+            while not any("->" in line for line in logged) and time.monotonic() < deadline:
+                time.sleep(0.01)
+    if leaves:
+        assert list(tmp_path.iterdir()) == []
+        assert any("the client left: not recorded" in line for line in logged), logged
+    else:
+        [written] = tmp_path.iterdir()
+        assert list(Cassette(written).events()) == [line.data for line in upstream.chunks]
