@@ -269,3 +269,28 @@ def test_a_live_recording_replays(
     result = CliRunner().invoke(cli, [*args, "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert replay_outcome(Cassette(out)).completed
+
+
+@pytest.mark.parametrize(
+    ("option", "said"),
+    [
+        ("--timeout", "no byte arrived for 0.3 s (--timeout) after 2 events; nothing written"),
+        ("--max-duration", "the recording took longer than 0.3 s (--max-duration) after 2 events"),
+    ],
+    ids=["timeout", "max-duration"],
+)
+def test_silence_past_the_timeout_or_a_recording_too_long_writes_nothing(
+    tmp_path: Path, option: str, said: str
+) -> None:
+    """A stall of 3 s after two chunks: `--timeout 0.3` gives up on the silence, and
+    `--max-duration 0.3` on the whole (the stall outlasts both)."""
+    lines = (OPENAI_LIBRARY / "chat/text.jsonl").read_text().splitlines()
+    cassette = tmp_path / "stalled.jsonl"
+    stalled = [*lines[:3], json.dumps({"harness": "stall", "ms": 3000}), *lines[3:]]
+    cassette.write_text("\n".join(stalled) + "\n")
+    out = tmp_path / "rec.jsonl"
+    with Served(cassette).run() as url:
+        result = _record("openai-chat", f"{url}/v1", out, option, "0.3")
+    assert result.exit_code == 1
+    assert said in result.stderr.splitlines()[-1]
+    assert not out.exists()
