@@ -294,3 +294,31 @@ def test_silence_past_the_timeout_or_a_recording_too_long_writes_nothing(
     assert result.exit_code == 1
     assert said in result.stderr.splitlines()[-1]
     assert not out.exists()
+
+
+HOSTILE = {
+    "json": ("application/json", b'{"id": "chatcmpl-1", "object": "chat.completion"}'),
+    "not_json": ("text/event-stream", b"data: {nope\n\n"),
+    "directive": ("text/event-stream", b'data: {"harness": "cut"}\n\ndata: [DONE]\n\n'),
+    "empty": ("text/event-stream", b"data: [DONE]\n\n"),
+}
+
+
+@pytest.mark.parametrize("answer", list(HOSTILE))
+def test_a_body_that_is_no_stream_of_events_exits_1_and_writes_nothing(
+    tmp_path: Path, answer: str
+) -> None:
+    async def serve(request: web.Request) -> web.Response:
+        content_type, body = HOSTILE[answer]
+        return web.Response(body=body, headers={"content-type": content_type})
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", serve)
+    out = tmp_path / "rec.jsonl"
+    with ServerThread(app) as url:
+        result = _record("openai-chat", f"{url}/v1", out, "--vcr", str(tmp_path / "v.yaml"))
+    assert result.exit_code == 1, result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith("harness record: the response is not a stream of events: ")
+    assert line.endswith("; nothing written")
+    assert list(tmp_path.iterdir()) == []
