@@ -6,8 +6,10 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test quick lint unit coverage wheel-check conform-ts bench node clean
 
-# The official TypeScript SDK, for the TypeScript client check (tests/test_server_typescript.py).
+# The official TypeScript SDKs, for the TypeScript client checks (tests/test_server_typescript.py,
+# tests/test_server_typescript_openai.py).
 NODE_SDK := .node/node_modules/@anthropic-ai/sdk/package.json
+NODE_OPENAI := .node/node_modules/openai/package.json
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,7 +47,12 @@ $(NODE_SDK):
 	|| echo "npm install failed: tests/test_server_typescript.py will try again and report"; \
 	else echo "npm not found: the TypeScript client check will be skipped"; fi
 
-node: $(NODE_SDK)
+$(NODE_OPENAI):
+	@if command -v npm >/dev/null; then npm install --silent --prefix .node openai \
+	|| echo "npm install failed: tests/test_server_typescript_openai.py will try again and report"; \
+	else echo "npm not found: the TypeScript openai check will be skipped"; fi
+
+node: $(NODE_SDK) $(NODE_OPENAI)
 
 # toModelEvents in TypeScript to the original design (examples/typescript), judged by
 # `harness conform` on every default case, one node process a job (--persistent), for

@@ -792,7 +792,13 @@ def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         proxy = RecordingProxy(upstream, out, strict=True)
         with ServerThread(proxy.app()) as url:
             yield url
-    assert list(out.iterdir()) == []  # OpenAI answers are guarded, not recorded
+    # OpenAI answers are guarded and recorded (docs/server.md), the key never written
+    from harness._cassette.codec import Cassette
+
+    recorded = [Cassette(path) for path in sorted(out.iterdir())]
+    assert recorded
+    assert {cassette.provider for cassette in recorded} <= {"openai-chat", "openai-responses"}
+    assert not [path for path in out.iterdir() if "test-key" in path.read_text()]
 
 
 def _through(url: str, name: str) -> Any:

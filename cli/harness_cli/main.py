@@ -33,7 +33,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "agent": ("agent", "agent", "Replay a recorded session through the agent loop, tools run."),
     "bench": ("bench", "bench", "Benchmark the adapter and replay against the SDK's own code."),
     "serve": ("serve", "serve", "Answer Messages API requests from cassettes over HTTP."),
-    "proxy": ("serve", "proxy", "Forward to the API, recording each Messages answer."),
+    "proxy": (
+        "serve",
+        "proxy",
+        "Forward to the API, recording each Messages, Chat or Responses answer.",
+    ),
 }
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from functools import partial
 
 import click
 
@@ -14,6 +16,7 @@ from harness._record.live import (
     build_request,
     record,
 )
+from harness._record.over_http import build_openai_request, openai_api_key, record_openai
 from harness._terminal import printable
 from harness_cli.exit import Exit
 
@@ -24,6 +27,11 @@ Examples:
       --tool read=schemas/read.json --out cassettes/recorded/read.jsonl
   harness record --request request.json --out rec.jsonl --vcr rec.vcr.yaml
   harness record --base-url http://127.0.0.1:8080 --prompt hi --model m --out rec.jsonl
+  export OPENAI_API_KEY=...         # --provider openai-chat | openai-responses
+  harness record --provider openai-chat --model gpt-4.1-mini --prompt "Weather in Paris?" \\
+      --tool get_weather=schemas/weather.json --out cassettes/recorded/weather.jsonl
+  harness record --provider openai-responses --request body.json --out rec.jsonl
+  harness record --provider openai-chat --base-url http://127.0.0.1:8000/v1 ...  # vLLM
 
 The cassette keeps the header (source, SDK version, model, the request without
 credentials, UTC time) and every raw event in arrival order, each after an
@@ -36,17 +44,35 @@ longer than --max-duration. The folders of --out and --vcr are checked writable
 before the billed request is sent. Credential-like fields (*key*, *token*, *secret*,
 password, authorization, cookie...) are removed at any depth from the header's
 request and from the --vcr file's URI, headers and body.
+With --provider openai-chat or openai-responses the request goes to
+--base-url (or OPENAI_BASE_URL; default https://api.openai.com/v1) plus
+/chat/completions or /responses, with OPENAI_API_KEY, without the openai SDK;
+--system is Chat's first message (it needs --prompt) or Responses' instructions,
+--max-tokens is max_completion_tokens or max_output_tokens (unset by default),
+and the header names the provider; [DONE] is kept as {"harness": "done"}.
 Exit status: 0 written; 1 the request or the stream failed (nothing written);
-2 no ANTHROPIC_API_KEY, bad options, an output folder not writable, a cassette that
+2 no ANTHROPIC_API_KEY (OPENAI_API_KEY), bad options, an output folder not writable, a cassette that
 cannot be written (a full disk: nothing written), or --out exists without --force."""
+
+
+PROVIDERS = ("anthropic", "openai-chat", "openai-responses")
 
 
 @click.command(epilog=EXAMPLES)
 @click.option("--out", required=True, metavar="PATH", help="The cassette to write (*.jsonl).")
+@click.option(
+    "--provider",
+    type=click.Choice(PROVIDERS),
+    default="anthropic",
+    show_default=True,
+    help="The API recorded: Anthropic's Messages, OpenAI's Chat Completions or Responses.",
+)
 @click.option("--model", help="Model name (overrides the request file's).")
 @click.option("--prompt", help="The user message.")
 @click.option("--system", help="The system prompt.")
-@click.option("--max-tokens", type=click.IntRange(min=1), help="Default 1024.")
+@click.option(
+    "--max-tokens", type=click.IntRange(min=1), help="Default 1024 (Anthropic); unset for OpenAI."
+)
 @click.option(
     "--tool",
     "tools",
@@ -58,13 +84,12 @@ cannot be written (a full disk: nothing written), or --out exists without --forc
     "--request",
     "request_file",
     metavar="FILE.json",
-    help="A Messages request body; the options above override its fields.",
+    help="A request body of the --provider's API; the options above override its fields.",
 )
 @click.option(
     "--base-url",
-    envvar="ANTHROPIC_BASE_URL",
-    show_envvar=True,
-    help="API base URL (a proxy, or a fake server in tests).",
+    help="API base URL (a proxy, or a fake server in tests); default: ANTHROPIC_BASE_URL, "
+    "or OPENAI_BASE_URL with an OpenAI --provider.",
 )
 @click.option(
     "--vcr",
@@ -92,6 +117,7 @@ cannot be written (a full disk: nothing written), or --out exists without --forc
 @click.option("--force", is_flag=True, help="Replace --out (and --vcr) if they exist.")
 def record_command(
     out: str,
+    provider: str,
     model: str | None,
     prompt: str | None,
     system: str | None,
@@ -105,7 +131,7 @@ def record_command(
     description: str | None,
     force: bool,
 ) -> None:
-    """Record a live Messages stream into a cassette (needs ANTHROPIC_API_KEY; billed)."""
+    """Record a live stream into a cassette (needs ANTHROPIC_API_KEY or OPENAI_API_KEY; billed)."""
 
     shown: list[str] = []
 
@@ -115,8 +141,10 @@ def record_command(
         sys.stderr.flush()
 
     try:
-        api_key = api_key_from_environment()
-        request = build_request(
+        openai = provider != "anthropic"
+        api_key = openai_api_key() if openai else api_key_from_environment()
+        build = partial(build_openai_request, provider) if openai else build_request
+        request = build(
             request_file=request_file,
             model=model,
             prompt=prompt,
@@ -124,11 +152,13 @@ def record_command(
             max_tokens=max_tokens,
             tools=tools,
         )
-        count = record(
+        variable = "OPENAI_BASE_URL" if openai else "ANTHROPIC_BASE_URL"
+        recorder = partial(record_openai, provider) if openai else record
+        count = recorder(
             request,
             out,
             api_key=api_key,
-            base_url=base_url,
+            base_url=base_url or os.environ.get(variable) or None,
             force=force,
             vcr_path=vcr_path,
             description=description,

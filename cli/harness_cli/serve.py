@@ -146,14 +146,21 @@ Examples:
   harness proxy --upstream https://api.anthropic.com --out recordings/ --port 8080
   ANTHROPIC_BASE_URL=http://127.0.0.1:8080 python my_app.py   # your own key, as usual
   harness serve recordings/                  # the recorded session, turn by turn
+  harness proxy --upstream https://api.openai.com --out recordings/ --port 8080
+  OPENAI_BASE_URL=http://127.0.0.1:8080/v1 python my_app.py
+  harness proxy --upstream http://127.0.0.1:8000/v1 --out vllm/  # base URL .../v1 ends
+  OPENAI_BASE_URL=http://127.0.0.1:8080 python my_app.py         # here, then, no /v1
 
-Each /v1/messages answer (streamed, not streamed, or an HTTP error) becomes
-OUT/turn-NN.jsonl, in arrival order, written once it has ended; the request is kept
-without credentials, and the key is never written. Other endpoints pass through
-unrecorded. The first stdout line is ANTHROPIC_BASE_URL=http://HOST:PORT.
+Each answer to POST /v1/messages, and to an OpenAI POST whose path ends in
+/chat/completions or /responses (streamed, not streamed, or an HTTP error),
+becomes OUT/turn-NN.jsonl, in arrival order, written once it has ended; the
+request is kept without credentials, and the key is never written. The client's
+path is added to --upstream as sent. Other endpoints, and the Responses resume
+GET /v1/responses/{id}, pass through unrecorded. The first stdout line is
+ANTHROPIC_BASE_URL=http://HOST:PORT.
 With --strict, a streamed answer that breaks the protocol ends, at the event
 that breaks it, in an SSE error event naming the code; a broken non-streaming
-Message, or an answer that cannot be checked (a compressed stream, a Message over
+answer, or one that cannot be checked (a compressed stream, an answer over
 64 MiB), becomes a 502 with x-should-retry: false, so SDKs raise without retrying
 (docs/strict.md); only end_turn and tool_use complete a message, unless
 --allow-stop-reasons names more (--strict --allow-stop-reasons max_tokens).
@@ -200,7 +207,7 @@ def proxy(
     port: int,
     upstream_timeout: float,
 ) -> None:
-    """Forward requests to the API and record each Messages answer as a cassette."""
+    """Forward requests to the API; record each Messages, Chat or Responses answer as a cassette."""
     from harness._http.hosting import LineLog
     from harness._http.proxy import RecordingProxy
     from harness._strict.policy import stop_reasons_from

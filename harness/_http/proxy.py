@@ -1,24 +1,30 @@
-"""`harness proxy`: a recording reverse proxy in front of the Messages API.
+"""`harness proxy`: a recording reverse proxy in front of the Messages API and OpenAI's.
 
 Every request goes upstream as the client sent it (its own API key included: passed
-on, never written), and the answer comes back to the client as it arrives, piece by
-piece, never buffered: the first event reaches the client while upstream still
-streams. Each `POST /v1/messages` answer is also kept as a cassette in the output
-folder, written atomically once the answer has ended:
+on, never written), its path added to the upstream URL as it came, and the answer comes
+back to the client as it arrives, piece by piece, never buffered: the first event
+reaches the client while upstream still streams. Each answer to a recorded call is
+also kept as a cassette in the output folder, written atomically once the answer has
+ended. The recorded calls are Anthropic's `POST /v1/messages` and OpenAI's `POST`s whose
+path ends in `/chat/completions` or `/responses` (`recorded_dialect`: `/v1/...` as an
+OpenAI client's base URL has it, or none when `--upstream` ends in `/v1`), read as
+`harness import` reads them (each provider's `interop`, through
+`harness._record.answer`):
 
 - a stream: every event, each after `{"harness": "at", "ms": N}` (its arrival offset
-  from the request); a stream upstream broke off ends in `{"harness": "cut"}`;
-- a non-streaming `Message`: the events a stream of it carries (`events_from_message`),
-  the header's `synthesized_from: "message"` saying so;
+  from the request), Chat's `[DONE]` as `{"harness": "done"}`; a stream upstream broke
+  off ends in `{"harness": "cut"}`;
+- a non-streaming answer (a `Message`, a `chat.completion`, a `response`): the events a
+  stream of it carries, the header's `synthesized_from: "message"` saying so;
 - an HTTP error: one `{"harness": "http_error", ...}` line (status, the headers a
   client's retry logic reads, the error JSON).
 
-The header holds the request without credentials (`redact_request`). Files are named
-`turn-NN.jsonl` by request arrival (`harness._cassette.sessions`), numbered after any
-turn already in the folder, so the folder is a session `harness serve` answers turn by
-turn. Other endpoints pass through and are
-listed on the log, not recorded. A stop (SIGINT/SIGTERM) or a client leaving mid-answer
-writes nothing for that answer.
+The header holds the request without credentials (`redact_request`) and, for OpenAI,
+its `provider`. Files are named `turn-NN.jsonl` by request arrival
+(`harness._cassette.sessions`), numbered after any turn already in the folder, so the
+folder is a session `harness serve` answers turn by turn. Other endpoints, and the
+Responses resume `GET`, pass through and are listed on the log, not recorded. A stop
+(SIGINT/SIGTERM) or a client leaving mid-answer writes nothing for that answer.
 
 With `strict=True` (`harness proxy --strict`) each streamed Messages answer also passes
 the strict adapter on its way (`harness._strict.guard.StreamGuard`): each event reaches
@@ -30,9 +36,9 @@ what upstream sent up to there, so it replays to the same error.
 
 Under `strict` the OpenAI endpoints are guarded too (`harness._strict.dialects`: Chat
 Completions and Responses, each read by its own provider's reader), the same way, and
-not recorded: a broken stream ends in the same `error` event (the openai SDK raises its
-API error for any data whose `error` is set), a broken non-streaming answer is the same
-502.
+recorded as without it: a broken stream ends in the same `error` event (the openai SDK
+raises its API error for any data whose `error` is set), a broken non-streaming answer
+is the same 502.
 
 A non-streaming answer under `strict` is read whole (within `MAX_BODY_BYTES`, decoded
 by `_Inflate` if upstream compressed it anyway) and checked as a `Message`
@@ -68,8 +74,9 @@ from harness._files import atomic_write
 from harness._http.hosting import MAX_BODY, TOO_DEEP, api_error, harness_app
 from harness._inflate import DECODED_CODINGS, DecodeError, Inflater, normal_coding
 from harness._json import MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
-from harness._providers.sse import SSEFormatError, StreamingDecoder, encode_event
-from harness._record.answer import lines_of_answer
+from harness._providers.recorded import Recorded
+from harness._providers.sse import SSEFormatError, encode_event
+from harness._record.answer import StreamLines, lines_of_answer, recorded_dialect
 from harness._redact import redact_answer, redact_uri
 from harness._strict.policy import completing_stop_reasons
 
@@ -192,14 +199,17 @@ class _Answer:
         file: _CassetteFile,
         header: dict[str, Any],
         streamed: bool,
+        dialect: Recorded | None = None,
     ) -> None:
         self.status = status
+        #: the OpenAI API the answer is of (None: Anthropic's Messages)
+        self.dialect = dialect
         self.headers = {name.lower(): value for name, value in headers.items()}
         self.start = start
         #: a 200 to a request for a stream: read as one, as the SDK reads it
         self.streamed = streamed
         self._inflate = _Inflate(self.headers.get("content-encoding", ""), MAX_BODY_BYTES)
-        self._sse = StreamingDecoder(max_line=MAX_LINE_BYTES)
+        self._sse = StreamLines(dialect, max_line=MAX_LINE_BYTES)
         self._body: bytes | bytearray = bytearray()
         self._first: dict[str, Any] | None = None
         self.file = file
@@ -242,10 +252,13 @@ class _Answer:
     def _events(self, data: bytes) -> None:
         self._write_events(self._sse.feed(data))
 
-    def _write_events(self, events: list[dict[str, Any]]) -> None:
-        for event in events:
+    def _write_events(self, lines: list[dict[str, Any]]) -> None:
+        for line in lines:
+            if "harness" in line:  # Chat's `[DONE]`, as the `done` directive
+                self.file.write(line)
+                continue
             self.file.write(self._at())
-            self.file.write(_kept(event))
+            self.file.write(_kept(line))
             self.events += 1
 
     def stop(self, reason: str) -> None:
@@ -262,9 +275,9 @@ class _Answer:
             raise ValueError(self.unusable)
         try:
             if not self.streamed:
-                lines, extra = lines_of_answer(self.status, self.headers, self._body)
+                lines, extra = lines_of_answer(self.status, self.headers, self._body, self.dialect)
                 kept = [*([self._first] if self._first else []), *map(_kept, lines)]
-                self.events = sum(1 for line in kept if "type" in line)
+                self.events = sum(1 for line in kept if "harness" not in line)
                 for line in [{**self.header, **extra}, *kept]:
                     self.file.write(line)
             else:
@@ -350,7 +363,7 @@ class RecordingProxy:
         body = await request.read()
         start = time.monotonic()
         where = f"{request.method} {request.path}"
-        request_json = _messages_request(request, body)
+        request_json, dialect = _recorded_request(request, body)
         check = self._check(request, body, request_json)
         guard = None if check is None else _guard(check)
         #: the SDK reads the answer as a stream if it asked for one, whatever it is labelled
@@ -369,7 +382,7 @@ class RecordingProxy:
                     self.log(f"{where}: not recorded: {file.target}: {error.strerror or error}")
                     file = None
             return await self._forward(
-                request, body, where, start, request_json, file, guard, streams, check
+                request, body, where, start, request_json, file, guard, streams, check, dialect
             )
         finally:
             if file is not None:
@@ -386,6 +399,7 @@ class RecordingProxy:
         guard: StreamGuard | None,
         streams: bool,
         check: AnswerCheck | None = None,
+        dialect: Recorded | None = None,
     ) -> web.StreamResponse:
         assert self._session is not None
         headers = CIMultiDict(
@@ -414,9 +428,11 @@ class RecordingProxy:
             return api_error(502, f"harness proxy: upstream {shown} unreachable: {error}")
         answer = None
         if file is not None:
-            header = self._header(request_json or {})
+            header = self._header(request_json or {}, dialect)
             streamed = streams and upstream.status == 200
-            answer = _Answer(upstream.status, upstream.headers, start, file, header, streamed)
+            answer = _Answer(
+                upstream.status, upstream.headers, start, file, header, streamed, dialect
+            )
         return await self._relay(request, upstream, where, answer, guard, streams, check)
 
     async def _relay(
@@ -560,8 +576,8 @@ class RecordingProxy:
         self, request: web.Request, body: bytes, request_json: dict[str, Any] | None
     ) -> AnswerCheck | None:
         """How `strict` checks the answer to `request` (`harness._strict.dialects`, its
-        status judged when it comes): a Messages call with a JSON body (the one endpoint
-        recorded), an OpenAI Chat Completions or Responses call; None for any other, or
+        status judged when it comes): a Messages call with a JSON body, an OpenAI Chat
+        Completions or Responses call (the resume GET too); None for any other, or
         without `strict`."""
         if not self.strict:
             return None
@@ -595,14 +611,16 @@ class RecordingProxy:
             self.log(f"{where}: --strict: {failure.code}: the answer ends in an error event{why}")
         return True
 
-    def _header(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _header(self, request: dict[str, Any], dialect: Recorded | None) -> dict[str, Any]:
         model = str(request.get("model", "unknown model"))
+        named = {} if dialect is None else {"provider": dialect.provider}
         return make_header(
             f"Recorded by harness proxy from {model}",
             "recorded",
             request=request,
             recorded_at=datetime.now(UTC),
             model=model,
+            **named,
         )
 
     async def _write(
@@ -727,12 +745,24 @@ def _no_retry(response: web.Response) -> web.Response:
     return response
 
 
-def _messages_request(request: web.Request, body: bytes) -> dict[str, Any] | None:
-    """The JSON body of a Messages call (the one endpoint recorded), else None."""
-    if request.method != "POST" or request.path.rstrip("/") != MESSAGES_PATH:
-        return None
+def _recorded_request(
+    request: web.Request, body: bytes
+) -> tuple[dict[str, Any] | None, Recorded | None]:
+    """The JSON body of a call the proxy records, and its OpenAI dialect (None: a Messages
+    call, `POST /v1/messages`); (None, None) for any other request, passed through."""
+    dialect = None
+    if request.method != "POST":
+        return None, None
+    if request.path.rstrip("/") != MESSAGES_PATH:
+        dialect = recorded_dialect(request.method, request.path)
+        if dialect is None:
+            return None, None
     try:
         parsed = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return None
-    return parsed if isinstance(parsed, dict) else None
+        return None, None
+    if not isinstance(parsed, dict):
+        return None, None
+    if dialect is not None:
+        parsed = dialect.request_of("POST", str(request.rel_url), parsed)
+    return parsed, dialect

@@ -5,7 +5,9 @@ one place either parses them); an API error line as the `APIErrorEvent` replay r
 as `api_error:<name>`; a value the stream sent shown in a message; an SDK object read
 back as the dict its line held; and the API's error JSON, as its error answers (and a
 Chat stream's error line) carry it, with the 500 and 429 answers of both dialects' fault
-rows. Call
+rows; and how a live call is made: the key's and base URL's environment variables, the
+default base URL (`.../v1`, to which each dialect's path below `/v1` is added) and the
+`Authorization: Bearer` header. Call
 assembly and every rule stay in each dialect's adapter: each identifies a call its own
 way (Chat: `tool_calls[].index` and `id`; Responses: `output_index` and `call_id`).
 """
@@ -20,10 +22,14 @@ from harness._json import strict_json
 from harness._providers.fault_rows import http_error
 
 __all__ = [
+    "API_KEY_VARIABLE",
+    "BASE_URL_VARIABLE",
+    "DEFAULT_BASE_URL",
     "HTTP_429",
     "HTTP_500",
     "OPENAI_PROTOCOL_ERROR_PREFIX",
     "api_error",
+    "auth_headers",
     "call_input",
     "check_usable",
     "error_answer",
@@ -34,6 +40,16 @@ __all__ = [
 ]
 
 OPENAI_PROTOCOL_ERROR_PREFIX: Final = "OpenAI stream protocol error: "
+#: The environment variables the `openai` SDK reads: the key, the base URL.
+API_KEY_VARIABLE: Final = "OPENAI_API_KEY"
+BASE_URL_VARIABLE: Final = "OPENAI_BASE_URL"
+#: The base URL the SDK calls without one: each path is added to it below `/v1`.
+DEFAULT_BASE_URL: Final = "https://api.openai.com/v1"
+
+
+def auth_headers(api_key: str) -> dict[str, str]:
+    """The headers a live call carries its key in, as the SDK sends it."""
+    return {"authorization": f"Bearer {api_key}"}
 
 
 def call_input(arguments: str, index: int, provider: str) -> dict[str, Any]:

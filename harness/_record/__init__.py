@@ -1,7 +1,9 @@
-"""Recording: a live Messages answer written as a cassette, opt-in, never with a credential.
+"""Recording: a live answer (Messages, Chat, Responses) as a cassette, opt-in, never a key.
 
 `live` records (the `harness record` command, the recording client's transport);
-`answer` turns one whole HTTP answer into a cassette's lines (for them and the proxy).
+`over_http` records OpenAI's two APIs for `harness record --provider` (plain HTTP, no
+SDK); `answer` turns one HTTP answer, whole or as it arrives, into a cassette's lines
+(for them and the proxy).
 
 It may import the flat core, `harness._cassette` and `harness._providers` (a
 provider's answer fold), nothing else: the recording clients

@@ -5,7 +5,8 @@ its first tool-call piece, and its head says the one thing the chunk carries tha
 adapter acts on, first found in this order: an API error, a tool call opened
 (`call(N) NAME ID`, its first arguments as the excerpt), its arguments (`args(N)`),
 content (`content`, the text), a refusal, the finish reason (`finish R`), the usage
-chunk (`usage`), the role (`role R`); else just `chunk`.
+chunk (`usage`), the role (`role R`); else just `chunk`. `shown_text` is the text a
+chunk carries, as `harness record` shows it while it records.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from harness._providers.openai_chat.adapter import ChatAdapter
 from harness._terminal import printable
 
-__all__ = ["describe", "machine", "open_items"]
+__all__ = ["describe", "machine", "open_items", "shown_text"]
 
 
 def _object(value: object) -> dict[str, Any]:
@@ -75,3 +76,10 @@ def machine() -> ChatAdapter:
 def open_items(adapter: ChatAdapter) -> tuple[int, ...]:
     """The tool calls the adapter holds open, as a trace row lists them."""
     return tuple(adapter.open_tool_calls)
+
+
+def shown_text(data: dict[str, Any]) -> str:
+    """The text (`content`) of a chunk's first choice, "" for any other chunk."""
+    choices = data.get("choices") if isinstance(data.get("choices"), list) else []
+    content = _object(_object(choices[0] if choices else None).get("delta")).get("content")
+    return content if isinstance(content, str) else ""

@@ -4,7 +4,8 @@ A row's event is the event's `type`, at its `output_index`; its head is the type
 without the `response.` prefix, the index in parentheses, and what the event carries
 that the adapter acts on: an item's type (and a call's name and `call_id`) at
 `output_item.added` / `.done`, a delta's text or arguments as the excerpt, a terminal
-event's status, an error's code.
+event's status, an error's code. `shown_text` is the text an event carries, as
+`harness record` shows it while it records.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 from harness._providers.openai_responses.adapter import ResponsesAdapter
 from harness._terminal import printable
 
-__all__ = ["describe", "machine", "open_items"]
+__all__ = ["describe", "machine", "open_items", "shown_text"]
 
 
 def describe(data: dict[str, Any], nothing: object) -> tuple[str, int | None, str, object]:
@@ -49,3 +50,10 @@ def machine() -> ResponsesAdapter:
 def open_items(adapter: ResponsesAdapter) -> tuple[int, ...]:
     """The output items the adapter holds open, as a trace row lists them."""
     return tuple(adapter.open_output_items)
+
+
+def shown_text(data: dict[str, Any]) -> str:
+    """The text of a `response.output_text.delta`, "" for any other event."""
+    delta = data.get("delta")
+    text = data.get("type") == "response.output_text.delta" and isinstance(delta, str)
+    return delta if text and isinstance(delta, str) else ""

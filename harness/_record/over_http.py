@@ -1,0 +1,259 @@
+"""Record a live OpenAI stream (Chat Completions or Responses) over plain HTTP, no SDK.
+
+`harness record --provider openai-chat|openai-responses` builds the request from the
+same options as for Anthropic (through the provider's `conversation.request_params`, the
+one place its request shape is spelled) or takes a request file, POSTs it with
+`"stream": true` to the base URL (`--base-url`, `OPENAI_BASE_URL`, else OpenAI's
+`https://api.openai.com/v1`) plus the dialect's path below `/v1`, with the key as
+`Authorization: Bearer` (`OPENAI_API_KEY`), and reads the answer as it arrives, as the
+proxy and import read it (`harness._record.answer.StreamLines`): each event after an
+`{"harness": "at", "ms": N}`, Chat's `[DONE]` as `{"harness": "done"}`. The `openai` SDK
+is not imported (seconds cold): httpx2 sends the request, so vcrpy records it alike.
+
+The guarantees are `harness._record.live`'s, through its helpers: nothing is written
+unless a whole stream arrived (an HTTP error, a dropped connection, a body that is not
+SSE, a stream without events, `timeout` seconds of silence or more than `max_duration`
+in all each raise `RecordError`); the output folders are checked before the billed
+request; the key is never written, and never printed (an API error that echoes it has
+it masked).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import httpx2
+import orjson
+
+from harness._cassette.codec import MAX_LINE_BYTES, make_header, write_cassette
+from harness._directives import AT
+from harness._exceptions import InputError, OutputError, RecordError
+from harness._providers import provider
+from harness._providers.openai_shared import (
+    API_KEY_VARIABLE,
+    DEFAULT_BASE_URL,
+    auth_headers,
+)
+from harness._providers.recorded import Recorded
+from harness._providers.sse import SSEFormatError
+from harness._record.answer import StreamLines
+from harness._record.live import (
+    _AtomicVcrPersister,
+    _check_writable,
+    _deadline,
+    _exists,
+    _load_json,
+    _refuse_existing,
+    _TooLong,
+    _vcr_context,
+    _within,
+)
+from harness._terminal import printable
+
+__all__ = ["build_openai_request", "openai_api_key", "record_openai"]
+
+#: How much of a refusal's body is read, to say why in one line.
+_ERROR_BODY_BYTES: Final = 64 * 1024
+
+
+def openai_api_key() -> str:
+    """`OPENAI_API_KEY`, the opt-in to a live OpenAI recording; `InputError` without it."""
+    key = os.environ.get(API_KEY_VARIABLE)
+    if not key:
+        raise InputError(
+            f"{API_KEY_VARIABLE} is not set: recording calls the live API (and is billed); "
+            "set it to opt in"
+        )
+    return key
+
+
+def _conversation_field(name: str) -> str:
+    """The request field a dialect's conversation goes in (`messages`, `input`), as its
+    own `request_params` names it."""
+    params = provider(name).module("conversation").request_params
+    [field] = set(params(model="", system="", messages=[], tools=[])) - {"model"}
+    return str(field)
+
+
+def build_openai_request(
+    name: str,
+    *,
+    request_file: str | None = None,
+    model: str | None = None,
+    prompt: str | None = None,
+    system: str | None = None,
+    max_tokens: int | None = None,
+    tools: Sequence[str] = (),
+) -> dict[str, Any]:
+    """A request body of provider `name`: the request file if given, then each option
+    given over it (`--tool` adds to its tools). Chat's system prompt is a message, so
+    there `--system` needs `--prompt`."""
+    request: dict[str, Any] = {}
+    if request_file is not None:
+        loaded = _load_json(request_file, "the request")
+        if not isinstance(loaded, dict):
+            raise InputError(f"{request_file}: the request must be a JSON object")
+        request.update(loaded)
+    conversation = _conversation_field(name)
+    if system is not None and prompt is None and conversation == "messages":
+        raise InputError(f"--system needs --prompt with --provider {name}: it is a message")
+    defined = []
+    for spec in tools:
+        tool, separator, schema_path = spec.partition("=")
+        if not separator or not tool or not schema_path:
+            raise InputError(f"--tool {spec!r}: expected NAME=SCHEMA.json")
+        schema = _load_json(schema_path, "the tool schema")
+        if not isinstance(schema, dict):
+            raise InputError(f"{schema_path}: a tool schema must be a JSON object")
+        defined.append({"name": tool, "description": "", "input_schema": schema})
+    said = [{"role": "user", "content": [{"type": "text", "text": prompt or ""}]}]
+    given = (
+        provider(name)
+        .module("conversation")
+        .request_params(
+            model=model or "",
+            system=system or "",
+            messages=said if prompt is not None else [],
+            tools=defined,
+            max_tokens=max_tokens,
+        )
+    )
+    if model is None:
+        given.pop("model")
+    if prompt is None:
+        given.pop(conversation)
+    request.setdefault("tools", []).extend(given.pop("tools", []))
+    if not request["tools"]:
+        request.pop("tools")
+    request.update(given)
+    request.pop("stream", None)
+    for required, option in (("model", "--model"), (conversation, "--prompt")):
+        if required not in request:
+            raise InputError(f"the request has no {required}: give {option} or --request")
+    return request
+
+
+def _url(dialect: Recorded, base_url: str | None) -> str:
+    """The base URL (OpenAI's default one, `.../v1`) plus the dialect's path below `/v1`."""
+    [endpoint] = provider(dialect.provider).framing.endpoints
+    return (base_url or DEFAULT_BASE_URL).rstrip("/") + endpoint.removeprefix("/v1")
+
+
+def _refusal(response: httpx2.Response, key: str) -> RecordError:
+    """The one line an HTTP error answer becomes: its status and the API's message."""
+    body = b""
+    for chunk in response.iter_bytes():
+        body += chunk
+        if len(body) > _ERROR_BODY_BYTES:
+            break
+    try:
+        error = orjson.loads(body).get("error")
+        said = error.get("message") if isinstance(error, dict) else None
+    except (orjson.JSONDecodeError, AttributeError):
+        said = None
+    said = str(said or response.reason_phrase or "no message").replace(key, "***")
+    return RecordError(f"the API refused the request: {response.status_code} {printable(said)}")
+
+
+def _stream_lines(
+    client: httpx2.Client,
+    url: str,
+    body: dict[str, Any],
+    key: str,
+    reader: StreamLines,
+    show: Callable[[str], None],
+    text_of: Callable[[dict[str, Any]], str],
+    deadline: float,
+) -> Iterator[dict[str, Any]]:
+    """`at` directives, events and the `done` directive, as they arrive."""
+    start = time.monotonic()
+    headers = {**auth_headers(key), "accept": "text/event-stream"}
+    with client.stream("POST", url, json=body, headers=headers) as response:
+        if response.status_code != 200:
+            raise _refusal(response, key)
+        kind = response.headers.get("content-type", "")
+        if not kind.startswith("text/event-stream"):
+            raise SSEFormatError(f"content-type is {kind or 'missing'}, not text/event-stream")
+        for chunk in _within(response.iter_bytes(), deadline):
+            for line in reader.feed(chunk):
+                if "harness" not in line:
+                    yield {"harness": AT, "ms": round((time.monotonic() - start) * 1000)}
+                    show(text_of(line))
+                yield line
+        yield from reader.finish()
+
+
+def record_openai(
+    name: str,
+    request: dict[str, Any],
+    out: str,
+    *,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    force: bool = False,
+    vcr_path: str | None = None,
+    description: str | None = None,
+    show: Callable[[str], None] = lambda text: None,
+    timeout: float,
+    max_duration: float,
+) -> int:
+    """Stream `request` live from provider `name` and write the cassette at `out`; return
+    the number of events. Raises as `harness._record.live.record` does."""
+    key = api_key or openai_api_key()
+    if not (timeout > 0 and max_duration > 0):
+        raise InputError("--timeout and --max-duration must be more than 0 seconds")
+    for path in (out, vcr_path):
+        _refuse_existing(path, force)
+        _check_writable(path)
+    dialect: Recorded = provider(name).module("interop").RECORDED
+    header = make_header(
+        description or f"Recorded from {request['model']}",
+        "recorded",
+        request=request,
+        recorded_at=datetime.now(UTC),
+        model=str(request["model"]),
+        provider=name,
+    )
+    text_of = provider(name).module("tracing").shown_text
+    reader = StreamLines(dialect, max_line=MAX_LINE_BYTES)
+    persister = _AtomicVcrPersister()
+    client = httpx2.Client(timeout=httpx2.Timeout(timeout))
+    url = _url(dialect, base_url)
+    try:
+        with _deadline(max_duration) as deadline, _vcr_context(vcr_path, persister):
+            body = {**request, "stream": True}
+            lines = list(_stream_lines(client, url, body, key, reader, show, text_of, deadline))
+            if not reader.events:
+                raise SSEFormatError("it held no event")
+            persister.finished = True
+        write_cassette(out, lines, header=header, overwrite=force)
+    except FileExistsError:
+        raise _exists(out) from None
+    except ValueError as error:  # SSEFormatError, or a `data` that is no JSON object
+        raise RecordError(
+            f"the response is not a stream of events: {error}; nothing written"
+        ) from None
+    except _TooLong:
+        raise RecordError(
+            f"the recording took longer than {max_duration:g} s (--max-duration) after "
+            f"{reader.events} events; nothing written"
+        ) from None
+    except httpx2.TimeoutException:
+        raise RecordError(
+            f"no byte arrived for {timeout:g} s (--timeout) after {reader.events} events; "
+            "nothing written"
+        ) from None
+    except httpx2.TransportError as error:
+        cause = str(error).replace(key, "***")
+        raise RecordError(
+            f"connection failed or dropped after {reader.events} events ({cause}); nothing written"
+        ) from None
+    except OSError as error:
+        raise OutputError(f"{out}: cannot write: {error.strerror or error}") from None
+    finally:
+        client.close()
+    return reader.events
