@@ -397,17 +397,24 @@ class Events:
     def __init__(self, response_id: str = RESPONSE_ID) -> None:
         self.lines: Lines = []
         self.response_id = response_id
+        #: the items done so far, which a response past `in_progress` carries as its output
+        self.output: Lines = []
 
     def add(self, kind: str, **fields: Any) -> Events:
         self.lines.append({"type": kind, "sequence_number": len(self.lines), **fields})
+        if kind == "response.output_item.done":
+            self.output.append(fields["item"])
         return self
 
     def response(self, status: str, **fields: Any) -> dict[str, Any]:
+        """The response object an event carries; its `output` the items done so far, as the
+        API's terminal events carry them (readers such as pydantic-ai's take them there)."""
         return {
             "id": self.response_id,
             "object": "response",
             "model": MODEL,
             "status": status,
+            "output": list(self.output),
             **fields,
         }
 

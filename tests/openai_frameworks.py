@@ -1,0 +1,402 @@
+"""The frameworks people build on the `openai` SDK, each as a user's code would call it
+once: one question, one answer, its tools run where the framework runs them. Each driver
+is served a list of OpenAI cassettes (one answer a request, in order) and returns the
+first answer the model gave, as the framework handed it to the code (`Answer`: its text
+and its tool calls), or raises what the framework raised.
+
+`strict=True` guards it: `harness.strict(client)` where the framework takes an SDK client
+(the SDK's readers, pydantic-ai, the OpenAI Agents SDK, litellm's `client=`), and
+`StrictTransport` under the HTTP client langchain-openai takes (`http_client=`), which
+builds its SDK clients itself. Used by tests/test_strict_openai_frameworks.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetched from the network
+
+import pytest
+from conftest import not_installed
+
+from harness import (
+    HTTPXReplayTransport,
+    Replayer,
+    ReplayTransport,
+    StrictTransport,
+    ToolCallEvent,
+    async_cassette_client,
+    cassette_client,
+    cassettes_from,
+    replay_outcome,
+    strict,
+)
+
+MODEL = "gpt-4.1-mini"
+BASE_URL = "https://api.openai.com/v1"
+QUESTION = "What's the weather in Paris and in Rome?"
+MESSAGES: Any = [{"role": "user", "content": QUESTION}]
+CHAT, RESPONSES = "openai-chat", "openai-responses"
+#: The answers a driver is served, in order (a framework that runs tools asks again).
+Served = Sequence[Path]
+Call = tuple[str, str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The model's first answer as the code got it: its text, and its tool calls as
+    (id, name, arguments), the arguments parsed where they are JSON, else as given."""
+
+    text: str
+    calls: tuple[Call, ...]
+
+
+def harness_answer(path: Path) -> Answer:
+    """What the harness's own replay says the cassette's answer is."""
+    outcome = replay_outcome(path)
+    text = "".join(getattr(event, "text", "") for event in outcome.events)
+    calls = tuple(
+        (event.call.id, event.call.name, event.call.input)
+        for event in outcome.events
+        if isinstance(event, ToolCallEvent)
+    )
+    return Answer(text, calls)
+
+
+def _call(call_id: Any, name: Any, arguments: Any) -> Call:
+    """A call as the code got it; arguments a string are parsed, as the code would."""
+    if isinstance(arguments, str):
+        with contextlib.suppress(ValueError):
+            arguments = json.loads(arguments) if arguments else {}
+    return (call_id, name, arguments)
+
+
+def get_weather(city: str) -> str:
+    """The weather in a city."""
+    return f"18 degrees in {city}"
+
+
+def get_time() -> str:
+    """The time here."""
+    return "14:05"
+
+
+#: The two tools the library's cassettes call, by name: their description and parameters.
+TOOLS: Any = {
+    "get_weather": (
+        "The weather in a city.",
+        {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    ),
+    "get_time": ("The time here.", {"type": "object", "properties": {}}),
+}
+CHAT_TOOLS: Any = [
+    {"type": "function", "function": {"name": name, "description": about, "parameters": schema}}
+    for name, (about, schema) in TOOLS.items()
+]
+RESPONSES_TOOLS: Any = [
+    {"type": "function", "name": name, "description": about, "parameters": schema, "strict": False}
+    for name, (about, schema) in TOOLS.items()
+]
+
+
+def _client(served: Served, options: dict[str, Any], use_strict: bool) -> Any:
+    client = cassette_client(list(served), match_on=None, sdk="openai", **options)
+    return strict(client) if use_strict else client
+
+
+def _async_client(served: Served, options: dict[str, Any], use_strict: bool) -> Any:
+    client = async_cassette_client(list(served), match_on=None, sdk="openai", **options)
+    return strict(client) if use_strict else client
+
+
+# The SDK's own readers.
+
+
+def sdk_chat_create_stream(served: Served, options: dict[str, Any], use_strict: bool) -> Answer:
+    """`chat.completions.create(stream=True)` read as OpenAI's function-calling guide reads
+    it: content joined, each call kept from its first piece, its arguments joined."""
+    client = _client(served, options, use_strict)
+    text: list[str] = []
+    calls: dict[int, Any] = {}
+    for chunk in client.chat.completions.create(
+        model=MODEL, messages=MESSAGES, tools=CHAT_TOOLS, stream=True
+    ):
+        if not chunk.choices:  # the usage chunk
+            continue
+        delta = chunk.choices[0].delta
+        if delta.content:
+            text.append(delta.content)
+        for piece in delta.tool_calls or []:
+            if piece.index not in calls:
+                calls[piece.index] = piece
+            else:
+                calls[piece.index].function.arguments += piece.function.arguments or ""
+    return Answer(
+        "".join(text),
+        tuple(_call(c.id, c.function.name, c.function.arguments) for c in calls.values()),
+    )
+
+
+def sdk_chat_stream(served: Served, options: dict[str, Any], use_strict: bool) -> Answer:
+    """`chat.completions.stream()` and `get_final_completion()`: the SDK's own helper."""
+    client = _client(served, options, use_strict)
+    with client.chat.completions.stream(model=MODEL, messages=MESSAGES, tools=CHAT_TOOLS) as stream:
+        message = stream.get_final_completion().choices[0].message
+    return Answer(
+        message.content or "",
+        tuple(_call(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or []),
+    )
+
+
+def _response_answer(output: Sequence[Any]) -> Answer:
+    """A Responses `output` as the code reads it: message texts joined, function calls."""
+    text = "".join(
+        part.text
+        for item in output
+        if item.type == "message"
+        for part in item.content
+        if part.type == "output_text"
+    )
+    calls = tuple(
+        _call(item.call_id, item.name, item.arguments)
+        for item in output
+        if item.type == "function_call"
+    )
+    return Answer(text, calls)
+
+
+def sdk_responses_create_stream(
+    served: Served, options: dict[str, Any], use_strict: bool
+) -> Answer:
+    """`responses.create(stream=True)` read by hand: text deltas joined, each function call
+    taken from its `response.output_item.done`."""
+    client = _client(served, options, use_strict)
+    text: list[str] = []
+    calls: list[Call] = []
+    for event in client.responses.create(
+        model=MODEL, input=QUESTION, tools=RESPONSES_TOOLS, stream=True
+    ):
+        if event.type == "response.output_text.delta":
+            text.append(event.delta)
+        elif event.type == "response.output_item.done" and event.item.type == "function_call":
+            calls.append(_call(event.item.call_id, event.item.name, event.item.arguments))
+    return Answer("".join(text), tuple(calls))
+
+
+def sdk_responses_stream(served: Served, options: dict[str, Any], use_strict: bool) -> Answer:
+    """`responses.stream()` and `get_final_response()`: the SDK's own helper."""
+    client = _client(served, options, use_strict)
+    with client.responses.stream(model=MODEL, input=QUESTION, tools=RESPONSES_TOOLS) as stream:
+        response = stream.get_final_response()
+    return _response_answer(response.output)
+
+
+# pydantic-ai
+
+
+def _pydantic_ai(model_class: str, served: Served, options: dict[str, Any], strict_: bool) -> Any:
+    """pydantic-ai's `Agent.run_stream` over `OpenAIProvider(openai_client=...)`: the first
+    model response of the run, as pydantic-ai parsed it."""
+    from pydantic_ai import Agent
+    from pydantic_ai.models import openai as models
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    provider = OpenAIProvider(openai_client=_async_client(served, options, strict_))
+    model = getattr(models, model_class)(MODEL, provider=provider)
+    agent = Agent(model, tools=[get_weather, get_time])
+
+    async def run() -> Any:
+        async with agent.run_stream(QUESTION) as result:
+            await result.get_output()
+            return result.all_messages()
+
+    messages = asyncio.run(run())
+    first = next(message for message in messages if message.kind == "response")
+    text = "".join(part.content for part in first.parts if part.part_kind == "text")
+    calls = tuple(
+        _call(part.tool_call_id, part.tool_name, part.args)
+        for part in first.parts
+        if part.part_kind == "tool-call"
+    )
+    return Answer(text, calls)
+
+
+def pydantic_ai_chat(served: Served, options: dict[str, Any], use_strict: bool) -> Answer:
+    """pydantic-ai's `OpenAIChatModel`."""
+    return _pydantic_ai("OpenAIChatModel", served, options, use_strict)  # type: ignore[no-any-return]
+
+
+def pydantic_ai_responses(served: Served, options: dict[str, Any], use_strict: bool) -> Answer:
+    """pydantic-ai's `OpenAIResponsesModel`."""
+    return _pydantic_ai("OpenAIResponsesModel", served, options, use_strict)  # type: ignore[no-any-return]
+
+
+# langchain-openai
+
+
+def _langchain(responses: bool, served: Served, options: dict[str, Any], strict_: bool) -> Answer:
+    """`ChatOpenAI(...).bind_tools(...).stream()`, chunks summed, given the cassettes through
+    its documented `http_client` (an `httpx2.Client` over `ReplayTransport`)."""
+    import httpx2
+    from langchain_openai import ChatOpenAI
+
+    transport: Any = ReplayTransport(Replayer(cassettes_from(list(served)), match_on=None))
+    if strict_:
+        transport = StrictTransport(transport)
+    chat = ChatOpenAI(
+        model=MODEL,
+        api_key="unused",  # type: ignore[arg-type]
+        base_url=BASE_URL,
+        http_client=httpx2.Client(transport=transport),
+        use_responses_api=responses,
+        **({"timeout": options["timeout"]} if "timeout" in options else {}),
+    )
+    chunks: list[Any] = list(chat.bind_tools(CHAT_TOOLS).stream(QUESTION))
+    total = chunks[0]
+    for chunk in chunks[1:]:
+        total = total + chunk
+    calls = tuple(_call(call["id"], call["name"], call["args"]) for call in total.tool_calls)
+    return Answer(total.text, calls)
+
+
+def langchain_chat(served: Served, options: dict[str, Any], use_strict: bool) -> Answer:
+    """langchain-openai's `ChatOpenAI` over Chat Completions."""
+    return _langchain(False, served, options, use_strict)
+
+
+def langchain_responses(served: Served, options: dict[str, Any], use_strict: bool) -> Answer:
+    """langchain-openai's `ChatOpenAI(use_responses_api=True)`."""
+    return _langchain(True, served, options, use_strict)
+
+
+# The OpenAI Agents SDK
+
+
+def _agents(model_class: str, served: Served, options: dict[str, Any], strict_: bool) -> Answer:
+    """`Runner.run_streamed` over the Agents SDK's model class given the `AsyncOpenAI`
+    (`openai_client=`), its events read to the end, tracing off: the run's first model
+    response."""
+    import agents
+
+    agents.set_tracing_disabled(True)
+    model = getattr(agents, model_class)(
+        model=MODEL, openai_client=_async_client(served, options, strict_)
+    )
+    agent = agents.Agent(
+        name="weather",
+        instructions="Answer.",
+        model=model,
+        tools=[agents.function_tool(get_weather), agents.function_tool(get_time)],
+    )
+
+    async def run() -> Any:
+        result = agents.Runner.run_streamed(agent, QUESTION, max_turns=8)
+        async for _ in result.stream_events():
+            pass
+        return result.raw_responses
+
+    first = asyncio.run(run())[0]
+    return _response_answer(first.output)
+
+
+def agents_chat(served: Served, options: dict[str, Any], use_strict: bool) -> Answer:
+    """The Agents SDK's `OpenAIChatCompletionsModel`."""
+    return _agents("OpenAIChatCompletionsModel", served, options, use_strict)
+
+
+def agents_responses(served: Served, options: dict[str, Any], use_strict: bool) -> Answer:
+    """The Agents SDK's `OpenAIResponsesModel`."""
+    return _agents("OpenAIResponsesModel", served, options, use_strict)
+
+
+# litellm
+
+
+def litellm_chat(served: Served, options: dict[str, Any], use_strict: bool) -> Answer:
+    """litellm's `completion(model="openai/...", stream=True)`, chunks rebuilt. litellm
+    calls the `openai` SDK over `httpx` (v1); `client=` takes that SDK client, here over
+    `HTTPXReplayTransport`, guarded by `harness.strict`."""
+    import httpx
+    import litellm as lite
+    import openai
+
+    transport = HTTPXReplayTransport(Replayer(cassettes_from(list(served)), match_on=None))
+    lite.suppress_debug_info = True  # its "Give Feedback" lines on every error
+    client: Any = openai.OpenAI(
+        api_key="unused",
+        base_url=BASE_URL,
+        http_client=httpx.Client(transport=transport),  # type: ignore[arg-type]  # typed httpx2; reads either
+    )
+    response = lite.completion(
+        model=f"openai/{MODEL}",
+        messages=MESSAGES,
+        tools=CHAT_TOOLS,
+        stream=True,
+        timeout=options.get("timeout", 600),  # litellm's, which it hands the SDK per request
+        client=strict(client) if use_strict else client,
+    )
+    built: Any = lite.stream_chunk_builder(list(response))
+    message = built.choices[0].message
+    calls = tuple(
+        _call(call.id, call.function.name, call.function.arguments)
+        for call in message.tool_calls or []
+    )
+    return Answer(message.content or "", calls)
+
+
+Driver = Callable[[Served, dict[str, Any], bool], Answer]
+#: Each framework's drivers, by the API they speak.
+FRAMEWORKS: dict[str, dict[str, Driver]] = {
+    CHAT: {
+        "SDK chat.completions.create(stream=True)": sdk_chat_create_stream,
+        "SDK chat.completions.stream()": sdk_chat_stream,
+        "pydantic-ai OpenAIChatModel": pydantic_ai_chat,
+        "langchain-openai ChatOpenAI": langchain_chat,
+        "openai-agents OpenAIChatCompletionsModel": agents_chat,
+        "litellm completion(stream=True)": litellm_chat,
+    },
+    RESPONSES: {
+        "SDK responses.create(stream=True)": sdk_responses_create_stream,
+        "SDK responses.stream()": sdk_responses_stream,
+        "pydantic-ai OpenAIResponsesModel": pydantic_ai_responses,
+        "langchain-openai ChatOpenAI(use_responses_api=True)": langchain_responses,
+        "openai-agents OpenAIResponsesModel": agents_responses,
+    },
+}
+
+#: What each framework's drivers import beyond the harness's own (the `frameworks` extra).
+NEEDS: dict[str, tuple[str, ...]] = {
+    "pydantic-ai": ("pydantic_ai",),
+    "langchain-openai": ("langchain_openai",),
+    "openai-agents": ("agents",),
+    "litellm": ("litellm", "httpx"),
+}
+
+
+def needs(name: str) -> tuple[str, ...]:
+    """The modules a driver needs: the SDK, and its framework's."""
+    return ("openai", *NEEDS.get(name.split(" ")[0], ()))
+
+
+def framework_params(api: str) -> list[Any]:
+    """The drivers of `api` as pytest params, each skipped, saying why, where the packages
+    it imports are not installed."""
+    params = []
+    for name in FRAMEWORKS[api]:
+        reason = not_installed(*needs(name))
+        marks = [pytest.mark.skip(reason=reason)] if reason else []
+        params.append(pytest.param(name, marks=marks, id=name))
+    return params
+
+
+#: Why the frameworks cannot all run here (their table needs them all), or None.
+SOME_MISSING = not_installed(
+    "openai", *sorted({module for modules in NEEDS.values() for module in modules})
+)

@@ -1,0 +1,334 @@
+"""The frameworks people use with OpenAI, served every fault row of two cassettes of each
+API, without and with `harness.strict`: docs/strict.md's OpenAI frameworks table is this
+test's output. Every good library cassette (and imported OpenAI recording) reads in every
+framework as the harness's own replay reads it, strict or not. Nothing reaches for the
+network: a framework that tries (tracing, a price list, a tokenizer download) fails here.
+
+The long runs are `slow`; the inner loop keeps one good cassette and one broken row per
+framework.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import LIBRARY_FOLDERS, ROOT
+from openai_frameworks import (
+    CHAT,
+    FRAMEWORKS,
+    RESPONSES,
+    SOME_MISSING,
+    Answer,
+    framework_params,
+    harness_answer,
+)
+
+from harness import StreamProtocolError, import_recording, replay_outcome
+from harness._exceptions import CassetteImportError
+from harness._testing.fault_runs import FaultCase, run_fault
+from harness._testing.plugin_providers import cassette_provider, default_adapter
+from harness.faults import DONE, catalogue
+
+APIS = (CHAT, RESPONSES)
+#: The good cassettes each API's rows are derived from: a text answer, two tool calls.
+ROW_SOURCES = ("text", "parallel_tools")
+#: The rows the rules accept (expected outcome `done`), which the code must read right.
+REPEATED_IDENTITY = "repeat_call_identity"
+DOC = ROOT / "docs" / "strict.md"
+TABLE = re.compile(
+    r"<!-- openai-frameworks-table -->\n(.*?)<!-- /openai-frameworks-table -->", re.S
+)
+FINDINGS = re.compile(
+    r"<!-- openai-frameworks-wrong-data -->\n(.*?)<!-- /openai-frameworks-wrong-data -->", re.S
+)
+RECORDINGS = ROOT / "tests" / "data" / "recordings"
+#: What strict lets through, and why (docs/strict.md): a Responses `error` event is the
+#: API's own report, which the guard passes as it passes every API error, but which the
+#: openai SDK hands on as an event, raising nothing, and reads past; the SDK's readers
+#: then take the events after it as the answer.
+MID_STREAM_ERROR = ["text/server_error_mid_stream", "parallel_tools/server_error_mid_stream"]
+LET_THROUGH = {
+    "SDK responses.create(stream=True)": MID_STREAM_ERROR,
+    "SDK responses.stream()": MID_STREAM_ERROR,
+}
+LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Every outbound connection or name lookup beyond the loopback is refused and noted;
+    the test fails if any was tried."""
+    tried: list[str] = []
+    connect, connect_ex, getaddrinfo = (
+        socket.socket.connect,
+        socket.socket.connect_ex,
+        socket.getaddrinfo,
+    )
+
+    def allowed(address: Any) -> bool:
+        return not isinstance(address, tuple) or str(address[0]) in LOOPBACK
+
+    def guarded_connect(self: socket.socket, address: Any) -> None:
+        if not allowed(address):
+            tried.append(f"connect {address}")
+            raise OSError(f"no network in this test: connect {address}")
+        connect(self, address)
+
+    def guarded_connect_ex(self: socket.socket, address: Any) -> int:
+        if not allowed(address):
+            tried.append(f"connect {address}")
+            raise OSError(f"no network in this test: connect {address}")
+        return connect_ex(self, address)
+
+    def guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host is not None and str(host) not in LOOPBACK:
+            tried.append(f"getaddrinfo {host}")
+            raise OSError(f"no network in this test: getaddrinfo {host}")
+        return getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", guarded_connect_ex)
+    monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
+    yield tried
+    assert not tried, f"a framework reached for the network: {tried}"
+
+
+@pytest.fixture(autouse=True)
+def quiet_frameworks() -> Iterator[None]:
+    """The frameworks' own warnings (deprecations inside litellm, pydantic) are theirs."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _api_of(framework: str) -> str:
+    return next(api for api in APIS if framework in FRAMEWORKS[api])
+
+
+def _follow_up(api: str) -> Path:
+    """An answer for any later turn (a framework that runs the tools asks again)."""
+    return LIBRARY_FOLDERS[api] / "text.jsonl"
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """A fault row applied to a good cassette, and the answer the good cassette gives."""
+
+    case: FaultCase
+    good: Answer
+
+    @property
+    def name(self) -> str:
+        return f"{self.case.path.parent.name}/{self.case.fault.name}"
+
+    @property
+    def broken(self) -> bool:
+        return self.case.expected_code != DONE
+
+
+def _rows(api: str, folder: Path) -> list[Row]:
+    """Every catalogue row of `api` that applies to its two row sources."""
+    found = []
+    for source in ROW_SOURCES:
+        good = LIBRARY_FOLDERS[api] / f"{source}.jsonl"
+        into = folder / source
+        into.mkdir(parents=True)
+        for fault in catalogue(api):
+            case = run_fault(default_adapter(api), good, fault, into)
+            if case is not None:
+                found.append(Row(case, harness_answer(good)))
+    return found
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Row]]:
+    folder = tmp_path_factory.mktemp("rows")
+    return {api: _rows(api, folder / api) for api in APIS}
+
+
+def _run(framework: str, row: Row, strict: bool) -> Answer | BaseException:
+    """What the framework gave the code for the row's variant: its answer, or what it raised."""
+    served = [*row.case.served, _follow_up(_api_of(framework))]
+    try:
+        return FRAMEWORKS[_api_of(framework)][framework](served, row.case.client_options, strict)
+    except Exception as error:
+        return error
+
+
+def _protocol_error(error: BaseException) -> StreamProtocolError | None:
+    """The `StreamProtocolError` in the chain of what a framework raised, if there is one."""
+    seen: set[int] = set()
+    found: BaseException | None = error
+    while found is not None and id(found) not in seen:
+        if isinstance(found, StreamProtocolError):
+            return found
+        seen.add(id(found))
+        found = found.__cause__ or found.__context__
+    return None
+
+
+@dataclass(slots=True)
+class Verdicts:
+    """One framework's runs over the rows: which broken rows it returned from (silently),
+    which of those with wrong data, which strict let through, and the repeated identity."""
+
+    accepted: list[str]
+    wrong: list[str]
+    strict_accepted: list[str]
+    identity: str
+
+
+def _verdicts(framework: str, rows: list[Row]) -> Verdicts:
+    verdicts = Verdicts([], [], [], "")
+    for row in rows:
+        plain, guarded = _run(framework, row, False), _run(framework, row, True)
+        if row.broken:
+            if isinstance(plain, Answer):
+                verdicts.accepted.append(row.name)
+                if plain != row.good:
+                    verdicts.wrong.append(row.name)
+            if isinstance(guarded, Answer):
+                verdicts.strict_accepted.append(row.name)
+        elif row.case.fault.name == REPEATED_IDENTITY:
+            assert guarded == row.good, f"{framework}, strict, {row.name}: {guarded!r}"
+            if not isinstance(plain, Answer):
+                verdicts.identity = "raised"
+            else:
+                verdicts.identity = "right" if plain == row.good else "wrong data"
+        else:  # the SDK's retry recovers: strict or not, the code gets the answer
+            assert plain == guarded == row.good, f"{framework}, {row.name}: {plain!r} {guarded!r}"
+    return verdicts
+
+
+def _table(rows: dict[str, list[Row]]) -> tuple[str, str, dict[str, list[str]]]:
+    """The Markdown table, the rows each framework read as wrong data, and per framework
+    the rows strict still let through."""
+    lines = [
+        "| API | framework | broken rows accepted silently | with wrong data "
+        "| with `harness.strict` | a call's id and name repeated (good) |",
+        "|---|---|---|---|---|---|",
+    ]
+    findings = []
+    let_through: dict[str, list[str]] = {}
+    for api in APIS:
+        broken = sum(row.broken for row in rows[api])
+        repeated = any(row.case.fault.name == REPEATED_IDENTITY for row in rows[api])
+        for framework in FRAMEWORKS[api]:
+            verdicts = _verdicts(framework, rows[api])
+            let_through[framework] = verdicts.strict_accepted
+            identity = verdicts.identity if repeated else "n/a"
+            lines.append(
+                f"| {api} | {framework} | {len(verdicts.accepted)} of {broken} "
+                f"| {len(verdicts.wrong)} | {len(verdicts.strict_accepted)} | {identity} |"
+            )
+            wrong = ", ".join(f"`{name}`" for name in verdicts.wrong) or "none"
+            findings.append(f"- {framework}: {wrong}")
+    return "\n".join(lines) + "\n", "\n".join(findings) + "\n", let_through
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    SOME_MISSING is not None, reason=f"the table needs every framework: {SOME_MISSING}"
+)
+def test_strict_lets_no_broken_row_through_any_framework_and_the_doc_shows_it(
+    rows: dict[str, list[Row]],
+) -> None:
+    table, findings, let_through = _table(rows)
+    print(table, findings, sep="\n")
+    assert let_through == {
+        name: LET_THROUGH.get(name, []) for api in APIS for name in FRAMEWORKS[api]
+    }
+    text = DOC.read_text(encoding="utf-8")
+    shown, listed = TABLE.search(text), FINDINGS.search(text)
+    assert shown is not None and listed is not None, f"{DOC} has no OpenAI frameworks table"
+    assert shown.group(1) == table, f"docs/strict.md's OpenAI table is out of date; now:\n{table}"
+    assert listed.group(1) == findings, (
+        f"docs/strict.md's wrong-data list is out of date:\n{findings}"
+    )
+
+
+@cache
+def _imported(folder: Path) -> tuple[Path, ...]:
+    """The OpenAI cassettes imported from tests/data/recordings/ that replay to done."""
+    for recording in sorted(RECORDINGS.iterdir()):
+        if recording.suffix == ".md":
+            continue
+        try:
+            import_recording(str(recording), str(folder / recording.name))
+        except CassetteImportError:
+            continue
+    return tuple(
+        path
+        for path in sorted(folder.rglob("*.jsonl"))
+        if cassette_provider(path) != "anthropic" and replay_outcome(path).error is None
+    )
+
+
+def _good_cassettes(api: str, folder: Path) -> list[Path]:
+    """The library's good cassettes of `api`, a session's turns among them, and the
+    imported recordings of it."""
+    library = LIBRARY_FOLDERS[api]
+    good = [
+        path
+        for path in sorted([*library.glob("*.jsonl"), *library.glob("sessions/*/turn-*.jsonl")])
+        if replay_outcome(path).error is None
+    ]
+    return good + [path for path in _imported(folder) if cassette_provider(path) == api]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("framework", [*framework_params(CHAT), *framework_params(RESPONSES)])
+def test_every_good_cassette_reads_as_the_harness_reads_it_strict_or_not(
+    framework: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    api = _api_of(framework)
+    driver = FRAMEWORKS[api][framework]
+    cassettes = _good_cassettes(api, tmp_path_factory.getbasetemp() / "imported")
+    assert len(cassettes) >= 5
+    for path in cassettes:
+        expected = harness_answer(path)
+        served = [path, _follow_up(api), _follow_up(api)]
+        assert driver(served, {}, False) == expected, path.name
+        assert driver(served, {}, True) == expected, path.name
+
+
+#: The inner loop's row: a tool call's JSON cut short, which the SDK's readers hand on.
+FAST_ROW = "truncate_tool_json"
+
+
+def _fast_params() -> list[Any]:
+    """Every driver; those of a framework beyond the SDK are `slow`: importing one takes
+    3.5 s (pydantic-ai) to 10 s (litellm) on the 2-core machine, before any request."""
+    params = []
+    for param in [*framework_params(CHAT), *framework_params(RESPONSES)]:
+        (name,) = param.values
+        marks = [*param.marks, *([] if name.startswith("SDK ") else [pytest.mark.slow])]
+        params.append(pytest.param(name, marks=marks, id=param.id))
+    return params
+
+
+@pytest.mark.parametrize("framework", _fast_params())
+def test_a_good_answer_reads_right_and_a_broken_one_raises_under_strict(
+    framework: str, tmp_path: Path
+) -> None:
+    api = _api_of(framework)
+    good = LIBRARY_FOLDERS[api] / "parallel_tools.jsonl"
+    driver = FRAMEWORKS[api][framework]
+    served = [good, _follow_up(api)]
+    assert driver(served, {}, False) == driver(served, {}, True) == harness_answer(good)
+    (fault,) = [fault for fault in catalogue(api) if fault.name == FAST_ROW]
+    case = run_fault(default_adapter(api), good, fault, tmp_path)
+    assert case is not None
+    raised = _run(framework, Row(case, harness_answer(good)), True)
+    assert isinstance(raised, Exception), f"{framework} returned {raised!r} under strict"
+    found = _protocol_error(raised)
+    assert found is not None, f"{framework} raised {raised!r}, no StreamProtocolError in its chain"
+    assert found.code == "invalid_tool_json"
