@@ -50,15 +50,6 @@ FINDINGS = re.compile(
     r"<!-- openai-frameworks-wrong-data -->\n(.*?)<!-- /openai-frameworks-wrong-data -->", re.S
 )
 RECORDINGS = ROOT / "tests" / "data" / "recordings"
-#: What strict lets through, and why (docs/strict.md): a Responses `error` event is the
-#: API's own report, which the guard passes as it passes every API error, but which the
-#: openai SDK hands on as an event, raising nothing, and reads past; the SDK's readers
-#: then take the events after it as the answer.
-MID_STREAM_ERROR = ["text/server_error_mid_stream", "parallel_tools/server_error_mid_stream"]
-LET_THROUGH = {
-    "SDK responses.create(stream=True)": MID_STREAM_ERROR,
-    "SDK responses.stream()": MID_STREAM_ERROR,
-}
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 
 
@@ -243,9 +234,7 @@ def test_strict_lets_no_broken_row_through_any_framework_and_the_doc_shows_it(
 ) -> None:
     table, findings, let_through = _table(rows)
     print(table, findings, sep="\n")
-    assert let_through == {
-        name: LET_THROUGH.get(name, []) for api in APIS for name in FRAMEWORKS[api]
-    }
+    assert let_through == {name: [] for api in APIS for name in FRAMEWORKS[api]}
     text = DOC.read_text(encoding="utf-8")
     shown, listed = TABLE.search(text), FINDINGS.search(text)
     assert shown is not None and listed is not None, f"{DOC} has no OpenAI frameworks table"
