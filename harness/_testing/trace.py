@@ -23,7 +23,7 @@ Directives and the end row are named here, the same for every provider.
 
 A row costs the same however many tool blocks are open, so a trace is linear in its
 stream: it holds the open set in full up to `OPEN_LISTED` blocks, past that the first
-`OPEN_LISTED` opened and the count (`first_open_tool_blocks`, `open_tool_count`); the
+`OPEN_LISTED` opened and the count (its provider's `open_items`); the
 text form shows the set in `OPEN_WIDTH` characters at most, as its first few indexes and
 how many more (`{0,1,2,…+99997}`). Side by side (`harness diff --trace`), two traces are
 read a row of each at a time and each line is given as soon as its rows are read.
