@@ -35,7 +35,7 @@ def test_a_provider_is_a_subpackage_saying_what_lives_there(name: str) -> None:
     docstring = ast.get_docstring(ast.parse((folder / "__init__.py").read_text()))
     assert docstring
     modules = sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__")
-    assert {"adapter", "errors", "framing", "faults", "guard", "interop"} <= set(modules)
+    assert {"adapter", "errors", "framing", "faults", "guard", "interop", "tracing"} <= set(modules)
     assert (folder / "events.schema.json").is_file()
     assert [m for m in modules if f"`{m}`" not in docstring] == []
 
@@ -93,3 +93,17 @@ def test_validate_prints_the_whole_schema_or_asks_for_a_path() -> None:
     asked = CliRunner().invoke(cli, ["validate"])
     assert asked.exit_code == 2
     assert "give a cassette PATH to check, or --schema" in asked.output
+
+
+@pytest.mark.parametrize("name", sorted(PACKAGES))
+def test_every_provider_names_its_trace_rows_through_the_same_functions(name: str) -> None:
+    tracing = provider(name).module("tracing")
+    assert sorted(tracing.__all__) == [
+        "compared",
+        "describe",
+        "machine",
+        "open_items",
+        "shown_text",
+    ]
+    assert tracing.shown_text({}) == ""
+    assert tracing.open_items(tracing.machine(), 4) == ((), 0)

@@ -22,11 +22,16 @@ What a provider supplies, one module each, under these names (docs/providers.md)
   provider-neutral wire rows; `harness.faults` is their public face);
 - `guard`: what `harness.strict` reads of an answer, an `AnswerReader` (from `answers`);
 - `interop`: what import and export read and write of it, its `RECORDED` (a `Recorded`,
-  from `recorded`): which calls are its, an SSE body and a plain answer as lines.
-An OpenAI dialect adds `reading` (the SDK's readers, driven over a client), `tracing`
-(how a trace names its lines), `conversation` (the agent loop's request) and `conform`
-(what `harness conform` tells an adapter beside the lines); Anthropic's `message` and
-`construct` are its `Message` fold and the SDK's event objects.
+  from `recorded`): which calls are its, an SSE body and a plain answer as lines;
+- `tracing`: how `harness replay --trace` and `diff --trace` read it, the same functions
+  in each: `machine()` a new adapter to feed, `open_items(machine, limit)` its open tool
+  blocks (calls, items), `describe(data, nothing, short=...)` a line's event, index and
+  text-form head and excerpt, `compared(data, ids=...)` what else of a line two traces
+  must share, `shown_text(data)` the text a line carries (as a recording shows it).
+An OpenAI dialect adds `reading` (the SDK's readers, driven over a client),
+`conversation` (the agent loop's request) and `conform` (what `harness conform` tells an
+adapter beside the lines); Anthropic's `message` and `construct` are its `Message` fold
+and the SDK's event objects.
 
 Beside them, neutral: `sse`, the one SSE decoder, as the SDKs read a body (CR, LF or
 CRLF; no event without its blank line; an event the SDK would drop silently told

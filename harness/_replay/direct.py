@@ -37,7 +37,7 @@ from harness._directives import CUT, HTTP_ERROR, STALL
 from harness._events import ModelEvent, event_to_json
 from harness._exceptions import ANTHROPIC, APIErrorEvent, StreamProtocolError
 from harness._providers.anthropic.adapter import ato_model_events, to_model_events
-from harness._replay.openai import aprovider_events, provider_events
+from harness._replay.openai import SKIP, aprovider_events, item_reader, provider_events
 from harness._replay.plan import (
     DEFAULT_READ_TIMEOUT,
     AsyncPacer,
@@ -59,6 +59,7 @@ __all__ = [
     "event_views",
     "failure_code",
     "failure_to_json",
+    "feed_reader",
     "is_stream_failure",
     "line_reader",
     "replay",
@@ -138,7 +139,7 @@ def line_reader(
     read_timeout: float | None = DEFAULT_READ_TIMEOUT,
 ) -> Callable[[CassetteLine], Any | None]:
     """The one step from a cassette line to what the SDK's stream makes of it, shared by
-    `sdk_events` and the trace (`harness._testing.trace`).
+    `sdk_events` and the trace (`harness._testing.trace`, through `feed_reader`).
 
     The function returned gives a line's event object, or None for a line the stream
     yields nothing for (a `ping`, a directive passed over), and raises as a live client
@@ -173,6 +174,28 @@ def line_reader(
         return build(data)
 
     return event_of
+
+
+def feed_reader(
+    kind: str,
+    on_directive: DirectiveHandler = pass_over,
+    *,
+    sdk_objects: bool = True,
+    read_timeout: float | None = DEFAULT_READ_TIMEOUT,
+) -> Callable[[CassetteLine], Any]:
+    """The one step from a line of a `kind` (provider) cassette to what its adapter is
+    fed, `SKIP` for nothing, for a caller that feeds the adapter itself (the trace):
+    `line_reader`'s for an Anthropic cassette, `item_reader`'s for an OpenAI dialect's
+    (which reads dicts, whatever `sdk_objects` says)."""
+    if kind != ANTHROPIC:
+        return item_reader(kind, on_directive, read_timeout)
+    event_of = line_reader(on_directive, sdk_objects=sdk_objects, read_timeout=read_timeout)
+
+    def fed(line: CassetteLine) -> Any:
+        event = event_of(line)
+        return SKIP if event is None else event
+
+    return fed
 
 
 def sdk_events(

@@ -7,23 +7,26 @@ blocks `{1} {1,3} {1,3} {1,3} {3} {}`, under those the events emitted, `tool_cal
 itself: the row where a rule fires carries the error, and the trace stops there.
 
 The rows come from the one adapter, not a copy of its rules: each line goes through the
-step direct replay takes (`harness._replay.direct.line_reader`), the event it gives is fed
-to a `StreamAdapter`, and the row holds what `feed` returned and the adapter's
-open tool blocks after it; the end row holds what `finish` returned. Lines the SDK's
-stream yields nothing for (a `ping`, a directive) are rows too, with the state unchanged.
-So the emits of a trace, concatenated, are the internal events `harness replay` prints.
+step direct replay takes (`harness._replay.direct.feed_reader`), what it gives is fed
+to the adapter of the cassette's provider (its header's `provider`), and the row holds
+what `feed` returned and the adapter's open tool blocks after it (Anthropic's content
+blocks, Chat's calls by `index`, Responses' output items by `output_index`); the end row
+holds what `finish` returned. Lines the adapter is fed nothing for (a `ping`, a directive)
+are rows too, with the state unchanged. So the emits of a trace, concatenated, are the
+internal events `harness replay` prints.
+
+What differs by dialect is its provider's `tracing` module (`harness._providers.*.tracing`),
+asked the same way for every provider: `machine()` the adapter to feed, `open_items` its
+open set, `describe` a line's event, index and text-form head (`start(1) tool_use read`,
+`call(0) get_weather call_1`), `compared` what else of a line two traces must share.
+Directives and the end row are named here, the same for every provider.
 
 A row costs the same however many tool blocks are open, so a trace is linear in its
 stream: it holds the open set in full up to `OPEN_LISTED` blocks, past that the first
-`OPEN_LISTED` opened and the count (`first_open_tool_blocks`, `open_tool_count`); the
+`OPEN_LISTED` opened and the count (its provider's `open_items`); the
 text form shows the set in `OPEN_WIDTH` characters at most, as its first few indexes and
 how many more (`{0,1,2,…+99997}`). Side by side (`harness diff --trace`), two traces are
 read a row of each at a time and each line is given as soon as its rows are read.
-
-An OpenAI cassette (its header's `provider`) is traced the same way through its own
-adapter (its provider's `tracing` module): a row a chunk or event, the open tool calls
-(Chat, by `index`) or output items (Responses, by `output_index`) after it, what it
-emitted; each dialect says how its rows are named (`harness._providers.*.tracing`).
 
 `trace_hint(path)` is the command that prints a case's trace, for every failure report
 (the plugin's, `harness diff`'s, `harness conform`'s) to name.
@@ -36,11 +39,12 @@ import shlex
 import textwrap
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
 from itertools import zip_longest
-from typing import Any, Final, TypedDict
+from types import ModuleType
+from typing import Any, Final
 
 from harness._cassette.codec import (
-    Cassette,
     CassetteLine,
     CassetteSource,
     DirectiveHandler,
@@ -48,11 +52,9 @@ from harness._cassette.codec import (
     read_cassette,
 )
 from harness._events import ModelEvent, event_to_json
-from harness._exceptions import ANTHROPIC
 from harness._providers import provider
-from harness._providers.anthropic.adapter import StreamAdapter
-from harness._replay.direct import failure_code, failure_to_json, is_stream_failure, line_reader
-from harness._replay.openai import SKIP, item_reader
+from harness._replay.direct import failure_code, failure_to_json, feed_reader, is_stream_failure
+from harness._replay.openai import SKIP
 from harness._replay.plan import DEFAULT_READ_TIMEOUT
 from harness._terminal import json_text, printable
 
@@ -82,9 +84,6 @@ OPEN_WIDTH: Final = 16
 
 #: No excerpt: the event's head says it all.
 _NOTHING: Final = object()
-#: Delta kinds as the side-by-side form names them, to leave room for the excerpt (a text
-#: delta's emit says what it is).
-_SHORT_KINDS: Final = {"text_delta": "", "input_json_delta": "json"}
 #: The text form's width: a row's first line fits an 80-column terminal.
 WIDTH: Final = 80
 #: Columns before the event: the line number (4), the open tool blocks (6), spaces.
@@ -98,10 +97,12 @@ class TraceRow:
     """One row of a trace: a cassette line (or the end), the open tool blocks after it,
     the internal events it completed, and the error if a rule fired here (the last row).
 
-    `number` is the cassette line (None on the end row); `event` the line's event type,
-    `"directive"` or `"end"`; `open` the open tool blocks' indexes, sorted (past
-    `OPEN_LISTED` of them, the `OPEN_LISTED` opened first), `open_count` how many are
-    open; `data` the line's object (None on the end row).
+    `number` is the cassette line (None on the end row); `event` the line's event as its
+    provider names it, `"directive"` or `"end"`; `open` the open tool blocks' indexes,
+    sorted (past `OPEN_LISTED` of them, the `OPEN_LISTED` opened first), `open_count` how
+    many are open; `data` the line's object (None on the end row); `provider` the
+    cassette's, whose `tracing` module names the row; `fed` is False on the row of a
+    line the adapter was not fed (a `ping`, a directive that raised nothing).
     """
 
     number: int | None
@@ -109,11 +110,11 @@ class TraceRow:
     index: int | None
     open: tuple[int, ...]
     open_count: int
+    provider: str
     emits: tuple[ModelEvent, ...] = ()
     error: BaseException | None = None
     data: Mapping[str, Any] | None = None
-    #: the text form's event head and excerpt, when the line's dialect names it (OpenAI)
-    head: tuple[str, object] | None = None
+    fed: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The row as `harness replay --trace --format json` prints it (docs/replay.md)."""
@@ -134,6 +135,12 @@ class TraceRow:
         return row
 
 
+@cache
+def _tracing(name: str) -> ModuleType:
+    """The `tracing` module of the provider `name`: how its rows are named."""
+    return provider(name).module("tracing")
+
+
 def trace(
     source: CassetteSource,
     on_directive: DirectiveHandler = pass_over,
@@ -146,64 +153,34 @@ def trace(
     `sdk_objects=False`: without the SDK (`harness replay --trace`); a stall longer than
     `read_timeout` seconds ends the trace on its row (both as in `line_reader`)."""
     cassette = read_cassette(source)
-    if cassette.provider != ANTHROPIC:
-        yield from _provider_trace(cassette, on_directive, read_timeout)
-        return
-    adapter = StreamAdapter()
-    event_of = line_reader(on_directive, sdk_objects=sdk_objects, read_timeout=read_timeout)
-    for line in cassette.lines():
-        try:
-            event = event_of(line)
-            emits = adapter.feed(event) if event is not None else []
-        except Exception as error:
-            if not is_stream_failure(error):
-                raise
-            yield _line_row(line, adapter, error=error)
-            return
-        yield _line_row(line, adapter, emits)
-    try:
-        emits = adapter.finish()
-    except Exception as error:
-        if not is_stream_failure(error):
-            raise
-        yield TraceRow(number=None, event=END, index=None, **_open_state(adapter), error=error)
-        return
-    yield TraceRow(number=None, event=END, index=None, **_open_state(adapter), emits=tuple(emits))
-
-
-def _provider_trace(
-    cassette: Cassette, on_directive: DirectiveHandler, read_timeout: float | None
-) -> Iterator[TraceRow]:
-    """`trace` of an OpenAI cassette, through its dialect's adapter."""
-    tracing = provider(cassette.provider).module("tracing")
-    open_of, describe = tracing.open_items, tracing.describe
+    name = cassette.provider
+    tracing = _tracing(name)
     machine = tracing.machine()
-    item_of = item_reader(cassette.provider, on_directive, read_timeout)
+    item_of = feed_reader(name, on_directive, sdk_objects=sdk_objects, read_timeout=read_timeout)
 
     def row(
-        line: CassetteLine, emits: Iterable[ModelEvent], error: BaseException | None
+        line: CassetteLine,
+        emits: Iterable[ModelEvent] = (),
+        *,
+        fed: bool = True,
+        error: BaseException | None = None,
     ) -> TraceRow:
-        data, state = line.data, _listed(open_of(machine))
+        """The row of `line`, with the adapter's state after it."""
+        data = line.data
         if line.kind == "directive":
-            return TraceRow(
-                number=line.number,
-                event=DIRECTIVE,
-                index=None,
-                **state,
-                emits=tuple(emits),
-                error=error,
-                data=data,
-            )
-        event, index, head, excerpt = describe(data, _NOTHING)
+            event, index = DIRECTIVE, None
+        else:
+            event, index, _, _ = tracing.describe(data, _NOTHING)
         return TraceRow(
             number=line.number,
             event=event,
             index=index,
-            **state,
+            **_open_state(tracing, machine),
+            provider=name,
             emits=tuple(emits),
             error=error,
             data=data,
-            head=(head, excerpt),
+            fed=fed,
         )
 
     for line in cassette.lines():
@@ -213,61 +190,26 @@ def _provider_trace(
         except Exception as error:
             if not is_stream_failure(error):
                 raise
-            yield row(line, (), error)
+            yield row(line, error=error)
             return
-        yield row(line, emits, None)
+        yield row(line, emits, fed=item is not SKIP)
     try:
         emits = machine.finish()
     except Exception as error:
         if not is_stream_failure(error):
             raise
-        state = _listed(open_of(machine))
-        yield TraceRow(number=None, event=END, index=None, **state, error=error)
+        state = _open_state(tracing, machine)
+        yield TraceRow(number=None, event=END, index=None, **state, provider=name, error=error)
         return
-    yield TraceRow(
-        number=None, event=END, index=None, **_listed(open_of(machine)), emits=tuple(emits)
-    )
+    state = _open_state(tracing, machine)
+    yield TraceRow(number=None, event=END, index=None, **state, provider=name, emits=tuple(emits))
 
 
-def _listed(opened: tuple[int, ...]) -> _OpenState:
-    """The row's view of an OpenAI adapter's open calls (or items), in opening order."""
-    return {"open": tuple(sorted(opened[:OPEN_LISTED])), "open_count": len(opened)}
-
-
-class _OpenState(TypedDict):
-    """A row's `open` and `open_count` fields."""
-
-    open: tuple[int, ...]
-    open_count: int
-
-
-def _open_state(adapter: StreamAdapter) -> _OpenState:
-    """The row's view of the open tool blocks, at a cost bounded by `OPEN_LISTED`."""
-    return {
-        "open": tuple(sorted(adapter.first_open_tool_blocks(OPEN_LISTED))),
-        "open_count": adapter.open_tool_count,
-    }
-
-
-def _line_row(
-    line: CassetteLine,
-    adapter: StreamAdapter,
-    emits: Iterable[ModelEvent] = (),
-    *,
-    error: BaseException | None = None,
-) -> TraceRow:
-    """The row of `line`, with the adapter's state after it."""
-    data = line.data
-    index = data.get("index")
-    return TraceRow(
-        number=line.number,
-        event=DIRECTIVE if line.kind == "directive" else str(data["type"]),
-        index=index if isinstance(index, int) and line.kind == "event" else None,
-        **_open_state(adapter),
-        emits=tuple(emits),
-        error=error,
-        data=data,
-    )
+def _open_state(tracing: ModuleType, machine: object) -> dict[str, Any]:
+    """A row's `open` and `open_count`: the adapter's open set, at a cost bounded by
+    `OPEN_LISTED`."""
+    listed, count = tracing.open_items(machine, OPEN_LISTED)
+    return {"open": tuple(sorted(listed)), "open_count": count}
 
 
 def trace_hint(path: str | os.PathLike[str]) -> str:
@@ -300,47 +242,16 @@ def _cut(text: str, width: int) -> str:
 
 
 def _event_parts(row: TraceRow, *, short: bool = False) -> tuple[str, object]:
-    """The event's head (`start(1) tool_use read`) and the value of its excerpt, if any.
-
-    Block events are named as in the picture of docs/replay.md: `start(i)`, `delta(i)`,
-    `stop(i)`; `short` names the two common delta kinds `text` and `json`.
-    """
+    """The event's head (`start(1) tool_use read`) and the value of its excerpt, if any:
+    a line's as its provider names it (`short`: for the side-by-side form)."""
     data = row.data or {}
-    nothing: object = _NOTHING
-    if row.head is not None:
-        return row.head
     if row.event == END:
-        return "end of stream", nothing
+        return "end of stream", _NOTHING
     if row.event == DIRECTIVE:
         fields = {key: value for key, value in data.items() if key != "harness"}
-        return f"directive {printable(str(data.get('harness')))}", fields or nothing
-    index = "" if row.index is None else str(row.index)
-    if row.event == "content_block_start":
-        block = data.get("content_block") or {}
-        kind = printable(str(block.get("type")))
-        if kind == "text":
-            return f"start({index}) text", block.get("text", nothing)
-        if "name" in block:  # a tool block: its name and id, as its tool_call will show them
-            named = " ".join(printable(str(block[key])) for key in ("name", "id") if key in block)
-            return f"start({index}) {kind} {named}", block.get("input", nothing)
-        return f"start({index}) {kind}", nothing
-    if row.event == "content_block_delta":
-        delta = data.get("delta") or {}
-        kind = printable(str(delta.get("type")))
-        head = f"delta({index}) {_SHORT_KINDS.get(kind, kind) if short else kind}".rstrip()
-        for field in ("text", "partial_json", "thinking"):
-            if field in delta:
-                return head, delta[field]
-        return head, nothing
-    if row.event == "content_block_stop":
-        return f"stop({index})", nothing
-    if row.event == "message_delta":
-        reason = (data.get("delta") or {}).get("stop_reason")
-        return f"message_delta stop_reason={json_text(reason)}", nothing
-    if row.event == "error":
-        details = data.get("error") or {}
-        return f"error {printable(str(details.get('type')))}", nothing
-    return printable(row.event), nothing
+        return f"directive {printable(str(data.get('harness')))}", fields or _NOTHING
+    _, _, head, excerpt = _tracing(row.provider).describe(data, _NOTHING, short=short)
+    return head, excerpt
 
 
 def _event_text(row: TraceRow, width: int, *, short: bool = False) -> str:
@@ -444,8 +355,8 @@ def _cut_left(text: str, width: int) -> str:
 
 def _comparable(row: TraceRow, *, ids: bool) -> tuple[object, ...]:
     """What two rows must share to agree: the JSON row but the line number (a re-recording
-    numbers its lines its own way), and what the event carries that the adapter reads (a
-    delta, a block's start, a stop reason; not a message id); tool-call ids only if `ids`."""
+    numbers its lines its own way), and what else of the line the adapter reads, as its
+    provider's `compared` says (not a message id); tool-call ids only if `ids`."""
     shown = row.to_json()
     emits = shown["emits"]
     if not ids:
@@ -455,15 +366,10 @@ def _comparable(row: TraceRow, *, ids: bool) -> tuple[object, ...]:
         ]
     data = row.data or {}
     carried: object = None
-    if row.event == "content_block_start":
-        block = data.get("content_block") or {}
-        carried = block if ids else {key: value for key, value in block.items() if key != "id"}
-    elif row.event == "content_block_delta":
-        carried = data.get("delta")
-    elif row.event == "message_delta":
-        carried = (data.get("delta") or {}).get("stop_reason")
-    elif row.event == DIRECTIVE:
+    if row.event == DIRECTIVE:
         carried = data.get("harness")
+    else:
+        carried = _tracing(row.provider).compared(data, ids=ids)
     return (
         shown["event"],
         shown["index"],
@@ -474,7 +380,9 @@ def _comparable(row: TraceRow, *, ids: bool) -> tuple[object, ...]:
 
 
 def _reaches_adapter(row: TraceRow) -> bool:
-    return row.error is not None or row.event not in ("ping", DIRECTIVE)
+    """Whether the row is one an adapter saw: a line it was fed (a directive's only if it
+    raised), or an error."""
+    return row.error is not None or (row.fed and row.event != DIRECTIVE)
 
 
 class SideBySide:

@@ -6,7 +6,8 @@ provider's); `adapter` is the strict adapter (`StreamAdapter`) and its drivers;
 SDK's own event objects from a cassette's dicts for the direct replay path; `framing` is
 how an event goes over the wire; `guard` what `harness.strict` reads of an answer
 (`AnthropicReader`); `interop` what import and export read and write of it; `faults` is
-its fault catalogue (the rows `harness.faults.CATALOGUE` holds). May import the flat
+its fault catalogue (the rows `harness.faults.CATALOGUE` holds); `tracing` how a trace
+names its rows (`harness replay --trace`, `harness diff --trace`). May import the flat
 core and the provider-neutral modules of `harness._providers`; the SDK only inside
 `construct`, when an SDK object is asked for.
 """

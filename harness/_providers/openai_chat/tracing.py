@@ -16,7 +16,7 @@ from typing import Any
 from harness._providers.openai_chat.adapter import ChatAdapter
 from harness._terminal import printable
 
-__all__ = ["describe", "machine", "open_items", "shown_text"]
+__all__ = ["compared", "describe", "machine", "open_items", "shown_text"]
 
 
 def _object(value: object) -> dict[str, Any]:
@@ -31,8 +31,11 @@ def _piece(delta: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def describe(data: dict[str, Any], nothing: object) -> tuple[str, int | None, str, object]:
-    """The row's event, index, head and excerpt (`nothing`: none) of a chunk line."""
+def describe(
+    data: dict[str, Any], nothing: object, *, short: bool = False
+) -> tuple[str, int | None, str, object]:
+    """The row's event, index, head and excerpt (`nothing`: none) of a chunk line; the
+    head is as short as the side-by-side form (`short`) needs already."""
     if "error" in data and "choices" not in data:
         error = _object(data.get("error"))
         named = printable(str(error.get("type") or error.get("code")))
@@ -73,9 +76,17 @@ def machine() -> ChatAdapter:
     return ChatAdapter()
 
 
-def open_items(adapter: ChatAdapter) -> tuple[int, ...]:
-    """The tool calls the adapter holds open, as a trace row lists them."""
-    return tuple(adapter.open_tool_calls)
+def compared(data: dict[str, Any], *, ids: bool) -> object:
+    """What of a line two traces must share beyond its row: nothing, its row's index and
+    emits say what the adapter read of it."""
+    return None
+
+
+def open_items(adapter: ChatAdapter, limit: int) -> tuple[tuple[int, ...], int]:
+    """The first `limit` tool calls the adapter holds open, in opening order, and how many
+    are open."""
+    opened = adapter.open_tool_calls
+    return opened[:limit], len(opened)
 
 
 def shown_text(data: dict[str, Any]) -> str:

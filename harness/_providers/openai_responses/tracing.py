@@ -15,18 +15,21 @@ from typing import Any
 from harness._providers.openai_responses.adapter import ResponsesAdapter
 from harness._terminal import printable
 
-__all__ = ["describe", "machine", "open_items", "shown_text"]
+__all__ = ["compared", "describe", "machine", "open_items", "shown_text"]
 
 
-def describe(data: dict[str, Any], nothing: object) -> tuple[str, int | None, str, object]:
-    """The row's event, index, head and excerpt (`nothing`: none) of an event line."""
+def describe(
+    data: dict[str, Any], nothing: object, *, short: bool = False
+) -> tuple[str, int | None, str, object]:
+    """The row's event, index, head and excerpt (`nothing`: none) of an event line; the
+    head is as short as the side-by-side form (`short`) needs already."""
     kind = str(data.get("type"))
     index = data.get("output_index")
     index = index if isinstance(index, int) else None
     if "type" not in data and isinstance(data.get("error"), dict):
         return "error", None, f"error {printable(str(data['error'].get('code')))}", nothing
-    short = kind.removeprefix("response.")
-    head = printable(short if index is None else f"{short}({index})")
+    bare = kind.removeprefix("response.")
+    head = printable(bare if index is None else f"{bare}({index})")
     item = data.get("item") if isinstance(data.get("item"), dict) else None
     if item is not None:
         named = [item.get(key) for key in ("type", "name", "call_id") if item.get(key) is not None]
@@ -47,9 +50,17 @@ def machine() -> ResponsesAdapter:
     return ResponsesAdapter()
 
 
-def open_items(adapter: ResponsesAdapter) -> tuple[int, ...]:
-    """The output items the adapter holds open, as a trace row lists them."""
-    return tuple(adapter.open_output_items)
+def compared(data: dict[str, Any], *, ids: bool) -> object:
+    """What of a line two traces must share beyond its row: nothing, its row's index and
+    emits say what the adapter read of it."""
+    return None
+
+
+def open_items(adapter: ResponsesAdapter, limit: int) -> tuple[tuple[int, ...], int]:
+    """The first `limit` output items the adapter holds open, in opening order, and how many
+    are open."""
+    opened = adapter.open_output_items
+    return opened[:limit], len(opened)
 
 
 def shown_text(data: dict[str, Any]) -> str:
