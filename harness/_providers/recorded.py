@@ -1,7 +1,8 @@
 """What import and export ask of a provider, as one value each provider's `interop` gives.
 
 `Recorded` says which calls are the provider's (method and path, any host), the request
-a cassette keeps, an SSE body and a plain answer as the cassette's lines, the model they
+a cassette keeps, an SSE body (whole, or its events as they arrive) and a plain answer
+as the cassette's lines, the model they
 name, and the call and body an export writes. `harness._interop.dialects` finds an
 exchange's provider through these; the importer and the exporter spell no event type.
 """
@@ -40,3 +41,7 @@ class Recorded:
     sse_body: Callable[[list[Any]], bytes]
     #: the sentinel `data` a cassette's `done` line stands for (Chat's `[DONE]`), if any
     done: bytes = b""
+    #: the lines of SSE events already split into (name, data) (`sse.FieldsDecoder`), for
+    #: a body read as it arrives (the proxy, `harness record`); None: `sse.StreamingDecoder`
+    #: reads it (Anthropic's, whose events are named)
+    field_lines: Callable[[list[tuple[str | None, bytes]]], list[Any]] | None = None

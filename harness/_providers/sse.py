@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     import httpx2
 
 __all__ = [
+    "FieldsDecoder",
     "HiddenEvent",
     "SSEFormatError",
     "StreamingDecoder",
@@ -356,8 +357,10 @@ class StreamingDecoder:
         return None
 
 
-class _FieldsDecoder(StreamingDecoder):
-    """The same line reading, each event handed on unread: `{"name": ..., "data": ...}`."""
+class FieldsDecoder(StreamingDecoder):
+    """The same line reading, each event handed on unread: `{"name": ..., "data": ...}`
+    (the `data` as bytes), for a dialect whose SDK reads the data alone (`sse_fields`,
+    and the proxy's and record's reading of an OpenAI body as it arrives)."""
 
     def whole_event(self, piece: bytes) -> dict[str, Any] | None:
         return None  # every piece goes through `feed`, line by line
@@ -390,5 +393,5 @@ def sse_fields(body: bytes) -> list[tuple[str | None, bytes]]:
     joined `data`, unread: the lines read as above, events with no data passed over, a
     last event with no blank line after it refused (`SSEFormatError`). What a dialect
     whose SDK reads the data alone makes of them is the dialect's (`harness._providers`)."""
-    decoder = _FieldsDecoder()
+    decoder = FieldsDecoder()
     return [(event["name"], event["data"]) for event in [*decoder.feed(body), *decoder.finish()]]

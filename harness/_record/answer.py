@@ -1,8 +1,14 @@
-"""Answer to lines: how one whole live HTTP answer is kept as a cassette's lines.
+"""Answer to lines: how one live HTTP answer is kept as a cassette's lines, for any provider.
 
-The recording client (the cassette clients' record modes, `harness._record.live`) and the
-recording proxy (`harness proxy`) keep every answer through `lines_of_answer`; its header
-is built by the one `make_header` (`harness._cassette.codec`), as every cassette's is.
+The recording client (the cassette clients' record modes, `harness._record.live`),
+`harness record` and the recording proxy (`harness proxy`) keep every answer through
+this module: `lines_of_answer` for an answer read whole, `StreamLines` for a stream read
+as it arrives. Its header is built by the one `make_header` (`harness._cassette.codec`),
+as every cassette's is. What a provider's body means is its own `interop` module's (a
+`harness._providers.recorded.Recorded`, the same reading `harness import` makes): an
+OpenAI stream's `data` objects are its lines, Chat's `[DONE]` the `done` directive; a
+plain answer (a `chat.completion`, a `response`) the lines a stream of it carries. A
+`dialect` of None is Anthropic's Messages API, read as it always was.
 """
 
 from __future__ import annotations
@@ -11,22 +17,45 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-from harness._directives import HTTP_ERROR
+from harness._cassette.codec import EVENT_SCHEMAS, _schema_reason
+from harness._directives import DONE, HTTP_ERROR
+from harness._providers import PACKAGES, provider
 from harness._providers.anthropic.message import events_from_message
-from harness._providers.sse import events_from_body
+from harness._providers.recorded import Recorded
+from harness._providers.sse import FieldsDecoder, SSEFormatError, StreamingDecoder
 
-__all__ = ["RETRY_HEADERS", "lines_of_answer"]
+__all__ = ["RETRY_HEADERS", "StreamLines", "lines_of_answer", "recorded_dialect"]
 
 #: Headers of an HTTP error answer a cassette keeps: the ones a client's retries read.
 RETRY_HEADERS: Final = ("retry-after", "retry-after-ms", "x-should-retry")
+#: The provider every cassette names when its header names none.
+_ANTHROPIC: Final = "anthropic"
+
+
+def recorded_dialect(method: str, path: str) -> Recorded | None:
+    """The OpenAI dialect whose call a `POST` to `path` is, by how the path ends (its
+    `interop`'s `is_call`: `.../chat/completions`, `.../responses`, under any prefix: `/v1`,
+    none, Azure's deployments); None for any other request (the resume `GET` included)."""
+    if method.upper() != "POST":
+        return None
+    for name in PACKAGES:
+        if name == _ANTHROPIC:
+            continue
+        dialect: Recorded = provider(name).module("interop").RECORDED
+        if dialect.is_call("POST", path):
+            return dialect
+    return None
 
 
 def lines_of_answer(
-    status: int, headers: Mapping[str, str], body: bytes | bytearray
+    status: int,
+    headers: Mapping[str, str],
+    body: bytes | bytearray,
+    dialect: Recorded | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The cassette lines one whole HTTP answer becomes, and the header fields it adds.
 
-    An SSE stream keeps its events; a non-streaming `Message` becomes the events a stream
+    An SSE stream keeps its events; a non-streaming answer becomes the events a stream
     of it carries (`synthesized_from: "message"` in the header says so); an HTTP error
     becomes an `http_error` line with its status, its retry headers and the API's error
     JSON. Anything else raises `ValueError` saying what it is.
@@ -37,17 +66,73 @@ def lines_of_answer(
         retry = {name: kept[name] for name in RETRY_HEADERS if name in kept}
         line = {"harness": HTTP_ERROR, "status": status, "headers": retry}
         return [{**line, "body": error}], {}
+    what = "a Messages answer" if dialect is None else f"a {dialect.call} answer"
     if status != 200:
-        raise ValueError(f"status {status} is not a Messages answer")
+        raise ValueError(f"status {status} is not {what}")
     if "text/event-stream" in kept.get("content-type", ""):
-        events = events_from_body(bytes(body))
-        if not events:
+        reader = StreamLines(dialect)
+        events = [*reader.feed(bytes(body)), *reader.finish()]
+        if reader.events == 0:
             raise ValueError("the stream held no event")
         return events, {}
-    message = _json_object(body, "the answer")
-    if message.get("type") != "message":
+    answer = _json_object(body, "the answer")
+    if dialect is not None:
+        return _checked(dialect, dialect.answer_lines(answer)), {"synthesized_from": "message"}
+    if answer.get("type") != "message":
         raise ValueError("the answer is neither a stream nor a Message")
-    return events_from_message(message), {"synthesized_from": "message"}
+    return events_from_message(answer), {"synthesized_from": "message"}
+
+
+class StreamLines:
+    """An SSE answer fed in pieces as it arrives, out as the cassette's lines: each event,
+    and for Chat the `done` directive where the body sent `[DONE]`, as import reads a
+    whole body. `SSEFormatError` (or `ValueError`) says why a body cannot be a
+    cassette; a line or event past `max_line` bytes is refused as soon as it is held."""
+
+    def __init__(self, dialect: Recorded | None = None, *, max_line: int | None = None) -> None:
+        self._dialect = dialect
+        #: the events read so far (directives aside)
+        self.events = 0
+        if dialect is None or dialect.field_lines is None:
+            self._decoder: StreamingDecoder = StreamingDecoder(max_line=max_line)
+        else:
+            self._decoder = FieldsDecoder(max_line=max_line)
+
+    def feed(self, piece: bytes) -> list[dict[str, Any]]:
+        return self._lines(self._decoder.feed(piece))
+
+    def finish(self) -> list[dict[str, Any]]:
+        return self._lines(self._decoder.finish())
+
+    def _lines(self, read: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        dialect = self._dialect
+        if dialect is None or dialect.field_lines is None:
+            self.events += len(read)
+            return read
+        if not read:
+            return []
+        lines = dialect.field_lines([(event["name"], event["data"]) for event in read])
+        checked = _checked(dialect, lines, self.events)
+        self.events += sum(1 for line in checked if "harness" not in line)
+        return checked
+
+
+def _checked(dialect: Recorded, lines: list[Any], before: int = 0) -> list[dict[str, Any]]:
+    """`lines` as a cassette of `dialect` holds them (its sentinel the `done` directive);
+    `SSEFormatError` at an event its schema refuses (one with a `harness` key, say)."""
+    definition = EVENT_SCHEMAS[dialect.provider]
+    kept: list[dict[str, Any]] = []
+    number = before
+    for line in lines:
+        if isinstance(line, bytes):
+            kept.append({"harness": DONE})
+            continue
+        number += 1
+        reason = _schema_reason("event", line, definition)  # a `harness` key is refused
+        if reason is not None:
+            raise SSEFormatError(f"event {number}: {reason}")
+        kept.append(line)
+    return kept
 
 
 def _json_object(body: bytes | bytearray, what: str) -> dict[str, Any]:

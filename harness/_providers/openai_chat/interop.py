@@ -136,6 +136,7 @@ RECORDED: Final = Recorded(
     is_call=is_call,
     request_of=request_of,
     stream_lines=lambda body: stream_lines(sse_fields(body)),
+    field_lines=stream_lines,
     answer_lines=answer_lines,
     model_of=model_of,
     exported_call=exported_call,
