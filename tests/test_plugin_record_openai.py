@@ -13,6 +13,7 @@ import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import OPENAI_LIBRARY, not_installed
@@ -101,6 +102,11 @@ def _refusal(folder: Path) -> Path:
     return path
 
 
+def _header(cassette: Cassette) -> dict[str, Any]:
+    assert cassette.header is not None
+    return cassette.header
+
+
 @pytest.fixture
 def live(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """The "live API": library cassettes served in the inner tests' order, each provider's
@@ -140,12 +146,10 @@ def test_new_openai_cassettes_record_from_the_base_url_and_replay_to_the_same_ou
     folder = project.path / "cassettes"
     for name, (provider, synthesized) in RECORDED.items():
         cassette = Cassette(folder / f"{name}.jsonl")
-        assert (cassette.provider, cassette.header.get("synthesized_from")) == (
-            provider,
-            synthesized,
-        )
-        assert cassette.header["source"] == "recorded"
-        assert cassette.header["request"]["model"] in ("gpt-4.1-mini", "gpt-nope")
+        header = _header(cassette)
+        assert (cassette.provider, header.get("synthesized_from")) == (provider, synthesized)
+        assert header["source"] == "recorded"
+        assert header["request"]["model"] in ("gpt-4.1-mini", "gpt-nope")
     refused = (folder / "chat_refused.jsonl").read_text(encoding="utf-8").splitlines()
     assert json.loads(refused[1])["status"] == 400
     for path in folder.iterdir():  # no credential at any depth, in any file
@@ -256,3 +260,40 @@ def test_an_sdk_the_header_contradicts_or_none_known_fails_in_one_line(
         consecutive=False,
     )
     assert "Traceback" not in result.stdout.str()
+
+
+@pytest.mark.slow
+def test_an_openai_recording_client_writes_the_endpoints_provider_and_replays(
+    live: str, tmp_path: Path
+) -> None:
+    """`recording_client_of(openai_sync_kind(), ...)`: the key from `OPENAI_API_KEY`, the
+    base URL from `OPENAI_BASE_URL`, the cassette `openai-chat`'s, the same text replayed."""
+    from harness._replay.clients import cassette_client, openai_sync_kind, recording_client_of
+
+    path = tmp_path / "recorded.jsonl"
+    ask: Any = [{"role": "user", "content": "Capital of France?"}]
+    given: tuple[Any, ...] = ("Recorded here", None, None, {"max_retries": 0})
+    with recording_client_of(openai_sync_kind(), [path], None, None, None, *given) as client:
+        stream = client.chat.completions.create(model="gpt-4.1-mini", messages=ask, stream=True)
+        recorded = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert recorded == ANSWER
+    cassette = Cassette(path)
+    assert (cassette.provider, _header(cassette)["request"]["messages"]) == ("openai-chat", ask)
+    assert KEY not in path.read_text(encoding="utf-8")
+    with cassette_client(path, sdk="openai") as replaying:
+        again = replaying.chat.completions.create(model="gpt-4.1-mini", messages=ask, stream=True)
+        assert "".join(c.choices[0].delta.content or "" for c in again if c.choices) == ANSWER
+
+
+def test_an_openai_recording_client_without_the_key_says_which_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from harness._exceptions import InputError
+    from harness._replay.clients import openai_async_kind, recording_client_of
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-not-this-one")
+    given: tuple[Any, ...] = ([tmp_path / "x.jsonl"], None, None, None, "d", None, None, {})
+    with pytest.raises(InputError, match=r"^OPENAI_API_KEY is not set: recording calls the live"):
+        recording_client_of(openai_async_kind(), *given)
+    assert not (tmp_path / "x.jsonl").exists()
