@@ -26,7 +26,9 @@ order) and `harness_requests` what they were sent; an OpenAI cassette's (its hea
 `provider`) are `openai.OpenAI` / `AsyncOpenAI`, and `fault_variant` runs its provider's
 catalogue (what differs by provider: `harness._testing.plugin_providers`). Under
 `missing`/`all` they go live and record the answers instead
-(`harness._testing.client_session`; Anthropic's cassettes alone). Request matching is the
+(`harness._testing.client_session`), with the key of the cassettes' SDK (`ANTHROPIC_API_KEY`,
+`OPENAI_API_KEY`): a cassette not recorded yet names no provider, so the marker's
+`sdk="openai"` says an OpenAI client records it. Request matching is the
 `harness_match_on` fixture, then the marker's `match_on=` (None: off). Strict clients
 (`harness.strict`: the adapter's rules at the transport) are the ini option
 `harness_strict` (default false), then the marker's `strict=`, then `--harness-strict
@@ -74,7 +76,9 @@ MARKER_KEYWORDS: Final = (
     "fault_turn",
     "strict",
     "accept",
+    "sdk",
 )
+#: The key `harness_replay`'s recording from a marker's `request=` needs (Anthropic's).
 API_KEY_VARIABLE: Final = "ANTHROPIC_API_KEY"
 
 
@@ -97,8 +101,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="none (default): replay only; missing (alias once): record the cassettes that do "
         "not exist; "
-        f"all: re-record every cassette. Recording is live and needs {API_KEY_VARIABLE}; "
-        "without it such tests are skipped",
+        "all: re-record every cassette. Recording is live and needs the key of the "
+        "cassette's SDK (ANTHROPIC_API_KEY, OPENAI_API_KEY); without it such tests are skipped",
     )
     group.addoption(
         "--harness-strict",
@@ -268,6 +272,9 @@ class CassetteMark:
     strict: bool | None = None
     #: the fault rows the code accepts on purpose, and why: `{fault_name: reason}`
     accept: dict[str, str] = field(default_factory=dict)
+    #: which SDK's client the fixtures give (`anthropic`, `openai`): the one a cassette not
+    #: recorded yet is recorded with (None: the headers', else Anthropic's)
+    sdk: str | None = None
 
     @property
     def name(self) -> str:
@@ -336,6 +343,9 @@ def _read_mark(node: pytest.Item, fixture: str) -> CassetteMark:
     if strict is not None and not isinstance(strict, bool):
         _fail(f"{where}: @pytest.mark.cassette strict= takes True or False")
     folder = marker.kwargs.get("dir")
+    sdk = marker.kwargs.get("sdk")
+    if sdk not in (None, "anthropic", "openai"):
+        _fail(f"{where}: @pytest.mark.cassette sdk= takes 'anthropic' or 'openai'")
     return CassetteMark(
         accept=_accepted(marker.kwargs.get("accept"), where),
         names=tuple(os.fspath(arg) for arg in marker.args),
@@ -346,6 +356,7 @@ def _read_mark(node: pytest.Item, fixture: str) -> CassetteMark:
         match_on_given="match_on" in marker.kwargs,
         fault_turn=fault_turn,
         strict=strict,
+        sdk=sdk,
     )
 
 
@@ -465,25 +476,38 @@ def harness_cassette(
     mode = _chosen_mode(request, mark, harness_record_mode)
     gate = RecordGate([path], mode=mode, run_id=run_id(request.config))
     if gate.needs_recording():
-        _refuse_recording(path, request.node.nodeid, mode)
+        sdk = _checked_sdk(path, mark, request.node.nodeid)
         if mark.request is None and _records_by_client(request):
             request.node.stash[_DEFERRED] = True
             return path
+        _refuse_recording(path, request.node.nodeid, mode, sdk)
         _record(path, gate, mark, request.node.nodeid)
     elif not path.exists():
-        _fail(
-            f"cassette not found: {path} (record it with --harness-record=missing "
-            f"and {API_KEY_VARIABLE} set)"
-        )
+        from harness._testing.plugin_providers import key_variable
+
+        key = key_variable(_checked_sdk(path, mark, request.node.nodeid))
+        _fail(f"cassette not found: {path} (record it with --harness-record=missing and {key} set)")
     return path
 
 
-def _refuse_recording(path: Path, where: str, mode: RecordMode) -> None:
-    """Fail the test in one line when `path` is a cassette the plugin cannot record."""
+def _checked_sdk(path: Path, mark: CassetteMark, where: str) -> str:
+    """The SDK of `path` (its header's, else the marker's `sdk=`), or the test fails in one
+    line saying how they disagree."""
+    from harness._testing.plugin_providers import cassette_sdk
+
+    try:
+        return cassette_sdk([path], mark.sdk, where)
+    except InputError as error:
+        problem = str(error)
+    _fail(problem)
+
+
+def _refuse_recording(path: Path, where: str, mode: RecordMode, sdk: str) -> None:
+    """Fail the test in one line when `path` is a cassette the plugin cannot record so."""
     from harness._testing.plugin_providers import refuse_recording
 
     try:
-        refuse_recording([path], where, mode)
+        refuse_recording([path], where, mode, sdk)
     except InputError as error:
         refused = str(error)
     else:
@@ -835,6 +859,7 @@ def _open_session(
             where=request.node.nodeid,
             fault=fault,
             derive=request.node.stash.get(_DERIVE, None),
+            sdk=mark.sdk,
         )
         skip = session.open()
     except HarnessError as error:

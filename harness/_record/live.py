@@ -43,8 +43,9 @@ from harness._cassette.sessions import turn_path
 from harness._directives import AT
 from harness._exceptions import InputError, OutputError, RecordError
 from harness._files import atomic_write
+from harness._providers.recorded import Recorded
 from harness._providers.sse import SSEFormatError, events_from_response
-from harness._record.answer import lines_of_answer
+from harness._record.answer import lines_of_answer, recorded_dialect
 from harness._redact import is_secret_name, redact, redact_uri
 
 if TYPE_CHECKING:
@@ -361,6 +362,17 @@ def record(
 # -- recording what a client sends: the cassette clients' record modes ---------------------------
 
 
+def _sdk_version(request: httpx2.Request, dialect: Recorded | None) -> str | None:
+    """The version of the SDK that sent `request`: Anthropic's package, imported already
+    (its client sent it); for OpenAI's the `x-stainless-package-version` its client sends
+    (as import keeps it), so recording never imports an SDK of its own."""
+    if dialect is None:
+        import anthropic
+
+        return anthropic.__version__
+    return request.headers.get("x-stainless-package-version")
+
+
 class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
     """An httpx2 transport that forwards each request live and writes its answer to the next
     cassette path, then hands the same bytes to the client (read whole, as vcrpy does).
@@ -402,7 +414,8 @@ class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
 
     def _refusal(self, error: RecordError, request: httpx2.Request) -> httpx2.Response:
         """A 404 the SDK does not retry, carrying the error's line (an exception raised in a
-        transport would reach the code as a retried, anonymous `APIConnectionError`)."""
+        transport would reach the code as a retried, anonymous `APIConnectionError`); both
+        SDKs read its `error.message`."""
         self.errors.append(error)
         body = {
             "type": "error",
@@ -417,26 +430,33 @@ class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         response_body: bytes,
         response: httpx2.Response,
     ) -> None:
-        import anthropic
-
         captured = CapturedRequest.of(
             request.method, request.url.path, request.headers, json_body(body)
         )
         self.requests.append(captured)
         path = self._path(len(self.requests))
+        # The provider is the endpoint's (Chat's or Responses' path under any prefix);
+        # any other call is a Messages one, read as it always was.
+        dialect = recorded_dialect(request.method, request.url.path)
         try:
-            lines, metadata = lines_of_answer(response.status_code, response.headers, response_body)
+            lines, metadata = lines_of_answer(
+                response.status_code, response.headers, response_body, dialect
+            )
         except ValueError as error:
             content_type = response.headers.get("content-type", "")
             raise RecordError(
                 f"the API's answer ({response.status_code}, {content_type}) is not usable: {error}"
             ) from None
+        if dialect is not None:
+            metadata["provider"] = dialect.provider
+        version = _sdk_version(request, dialect)
+        if version:
+            metadata["sdk_version"] = version
         header = make_header(
             self.description,
             "recorded",
             request=captured.json,
             recorded_at=datetime.now(UTC),
-            sdk_version=anthropic.__version__,
             **metadata,
         )
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)

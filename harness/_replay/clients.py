@@ -57,8 +57,10 @@ if TYPE_CHECKING:
     AnyClient: TypeAlias = Anthropic | AsyncAnthropic | OpenAI | AsyncOpenAI
 
 __all__ = [
+    "BASE_URL_VARIABLES",
     "DEFAULT_MATCH_ON",
     "DUMMY_API_KEY",
+    "KEY_VARIABLES",
     "SDK",
     "Cassettes",
     "ClientKind",
@@ -68,6 +70,7 @@ __all__ = [
     "captured_requests",
     "cassette_client",
     "client_replayer",
+    "live_api_key",
     "recording_client",
     "recording_client_of",
     "replay_errors",
@@ -83,6 +86,16 @@ DUMMY_API_KEY: Final = "harness-replay-no-key"
 SDK: TypeAlias = Literal["anthropic", "openai"]
 #: The base URL an OpenAI cassette client has unless given one.
 OPENAI_BASE_URL: Final = "https://api.openai.com/v1"
+#: What a live (recording) client of each SDK reads from the environment: the key that opts
+#: in to the billed calls, and the base URL it is sent to when one is set.
+KEY_VARIABLES: Final[dict[str, str]] = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai": "OPENAI_API_KEY",
+}
+BASE_URL_VARIABLES: Final[dict[str, str]] = {
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "openai": "OPENAI_BASE_URL",
+}
 
 #: What answers each client made here: its `Replayer`, or a recording client's transport
 #: (both keep `requests` and `errors`).
@@ -246,6 +259,8 @@ class ClientKind:
     sdk: Callable[..., Any]
     http_client: Callable[..., Any]
     transport: Callable[[], httpx2.BaseTransport | httpx2.AsyncBaseTransport]
+    #: which SDK it is (its key and base URL variables: `KEY_VARIABLES`, `BASE_URL_VARIABLES`)
+    name: SDK = "anthropic"
 
 
 def sync_kind() -> ClientKind:
@@ -279,13 +294,13 @@ def openai_sdk() -> ModuleType:
 def openai_sync_kind() -> ClientKind:
     """`openai.OpenAI` over `httpx2.Client` (the SDK imported here, when one is made)."""
     openai = openai_sdk()
-    return ClientKind(openai.OpenAI, httpx2.Client, httpx2.HTTPTransport)
+    return ClientKind(openai.OpenAI, httpx2.Client, httpx2.HTTPTransport, "openai")
 
 
 def openai_async_kind() -> ClientKind:
     """`openai.AsyncOpenAI` over `httpx2.AsyncClient`."""
     openai = openai_sdk()
-    return ClientKind(openai.AsyncOpenAI, httpx2.AsyncClient, httpx2.AsyncHTTPTransport)
+    return ClientKind(openai.AsyncOpenAI, httpx2.AsyncClient, httpx2.AsyncHTTPTransport, "openai")
 
 
 def recording_client_of(
@@ -299,10 +314,14 @@ def recording_client_of(
     written: list[str] | None,
     options: dict[str, Any],
 ) -> Any:
-    """`recording_client` or `async_recording_client`, as `kind` says (all arguments given)."""
-    from harness._record.live import RecordingTransport, api_key_from_environment
+    """`recording_client` or `async_recording_client`, as `kind` says (all arguments given),
+    or an `openai.OpenAI` / `AsyncOpenAI` for `openai_sync_kind()` / `openai_async_kind()`:
+    the key from the kind's variable (`OPENAI_API_KEY`) unless given, the base URL from its
+    `OPENAI_BASE_URL` when set and none is given."""
+    from harness._record.live import RecordingTransport
 
-    key = api_key or api_key_from_environment()
+    key = api_key or live_api_key(kind.name)
+    base_url = base_url or os.environ.get(BASE_URL_VARIABLES[kind.name]) or None
     transport = RecordingTransport(
         kind.transport(),
         paths,
@@ -315,6 +334,18 @@ def recording_client_of(
     client = kind.sdk(api_key=key, base_url=base_url, http_client=http_client, **options)
     _SOURCES[client] = transport
     return client
+
+
+def live_api_key(sdk: SDK) -> str:
+    """The key a live client of `sdk` records with (`KEY_VARIABLES`): the opt-in to a
+    billed recording; `InputError` in one line naming the variable without it."""
+    variable = KEY_VARIABLES[sdk]
+    key = os.environ.get(variable)
+    if not key:
+        raise InputError(
+            f"{variable} is not set: recording calls the live API (and is billed); set it to opt in"
+        )
+    return key
 
 
 def recording_client(

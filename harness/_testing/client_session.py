@@ -4,7 +4,9 @@ The pytest plugin's `harness_client`, `harness_async_client` and `harness_reques
 fixtures share one `ClientSession`. It decides, from the record mode and what exists,
 whether the test replays (a `Replayer` every client of the test shares, so a sync and
 an async client answer from one order) or records (a live `recording_client` writing
-each answer to the next cassette; the key comes from `ANTHROPIC_API_KEY`). The decision
+each answer to the next cassette; the key comes from the variable of the cassettes' SDK,
+`ANTHROPIC_API_KEY` or `OPENAI_API_KEY`, the SDK from their headers, else the marker's
+`sdk=`: a cassette not recorded yet names none). The decision
 goes through the plugin's one `RecordGate` (`harness._testing.record_once`): a cassette
 shared by parallel tests is recorded once, and under `all` once per run.
 
@@ -26,7 +28,6 @@ import httpx2
 
 from harness._exceptions import InputError
 from harness._modes import RecordMode
-from harness._record.live import api_key_from_environment
 from harness._replay.cache import kept_cassettes
 from harness._replay.plan import PlannedResponse
 from harness._replay.replayer import Replayer
@@ -44,12 +45,12 @@ if TYPE_CHECKING:
 
 __all__ = ["ClientSession"]
 
-API_KEY_VARIABLE: Final = "ANTHROPIC_API_KEY"
-#: How to fix a request that differs from the recorded one, under the mismatch's diff.
+#: How to fix a request that differs from the recorded one, under the mismatch's diff
+#: (`{key}`: the variable of the cassette's SDK's key).
 MISMATCH_FIX: Final = (
     "to fix it: compare fewer fields (@pytest.mark.cassette(..., match_on=[...]), or "
     "match_on=None to compare none), or record the cassette again for the new request "
-    "(--harness-record=all, with ANTHROPIC_API_KEY set)"
+    "(--harness-record=all, with {key} set)"
 )
 #: The header the SDK numbers its retries with ("0": a first attempt).
 RETRY_HEADER: Final = "x-stainless-retry-count"
@@ -72,8 +73,14 @@ class ClientSession:
         where: str,
         fault: FaultCase | None = None,
         derive: Callable[[], bool] | None = None,
+        sdk: str | None = None,
     ) -> None:
+        from harness._testing.plugin_providers import cassette_sdk, key_variable
+
         self.paths = list(paths)
+        #: the SDK of the test's clients (the cassettes' headers', else the marker's `sdk=`)
+        self.sdk = cassette_sdk(self.paths, sdk, where)
+        self.key_variable = key_variable(self.sdk)
         self.mode = mode
         self.match_on = match_on
         self.where = where
@@ -107,14 +114,15 @@ class ClientSession:
         mode, or one the fault catalogue cannot derive from."""
         records = self.fault is None or self.fault.pending
         if records and self._gate.needs_recording():
-            from harness._testing.plugin_providers import refuse_recording
+            if self.fault is not None:
+                from harness._testing.plugin_providers import refuse_recording
 
-            refuse_recording(self.paths, self.where, self.mode)
-            if not os.environ.get(API_KEY_VARIABLE):
+                refuse_recording(self.paths, self.where, self.mode, self.sdk)
+            if not os.environ.get(self.key_variable):
                 names = ", ".join(str(path) for path in self.paths)
                 return (
                     f"record mode {self.mode}: recording {names} live needs "
-                    f"{API_KEY_VARIABLE}, which is not set"
+                    f"{self.key_variable}, which is not set"
                 )
             if self._gate.acquire():  # no other worker recorded it while this one waited
                 earlier = self._gate.earlier_failure()
@@ -129,7 +137,7 @@ class ClientSession:
             if not path.exists():
                 raise InputError(
                     f"cassette not found: {path} (record it with --harness-record=missing "
-                    f"and {API_KEY_VARIABLE} set)"
+                    f"and {self.key_variable} set)"
                 )
         if self.fault is None:
             # Each cassette read, checked and encoded once a session (`harness._replay.cache`).
@@ -165,12 +173,11 @@ class ClientSession:
         if self.fault is not None:
             return self._fault_recording_client(kind)
         files = [] if self._session_folder is not None else self.paths
-        key = api_key_from_environment()
         client = recording_client_of(
             kind,
             files,
             session=self._session_folder,
-            api_key=key,
+            api_key=None,  # the kind's variable's (`OPENAI_API_KEY`), its base URL's too
             base_url=None,
             description=self._description,
             requests=self._recorded,
@@ -181,12 +188,18 @@ class ClientSession:
         return client
 
     @property
+    def _sdk(self) -> Any:
+        """`sdk=` for a cassette client: checked against the cassettes it replays."""
+        return self.sdk
+
+    @property
     def _description(self) -> str:
         return f"Recorded by {self.where} (record mode {self.mode})"
 
     def _fault_recording_client(self, kind: ClientKind) -> Any:
         """A live client whose first answer is recorded, then replaced by the fault's variant."""
         from harness._record.live import RecordingTransport
+        from harness._replay.clients import live_api_key
 
         recording = RecordingTransport(
             kind.transport(), self.paths, description=self._description, written=self._written
@@ -194,7 +207,7 @@ class ClientSession:
         assert self.fault is not None
         timeout = self.fault.client_options.get("timeout")
         transport = _RecordThenServe(recording, self._serve_recorded_fault, timeout)
-        key = api_key_from_environment()
+        key = live_api_key(kind.name)
         client = kind.sdk(api_key=key, http_client=kind.http_client(transport=transport))
         self._clients.append(client)
         return client
@@ -216,29 +229,33 @@ class ClientSession:
         return ReplayTransport(self._serve_fault())
 
     def client(self) -> Anthropic:
-        """The test's `anthropic.Anthropic`."""
+        """The test's `anthropic.Anthropic` (an `openai.OpenAI` for OpenAI cassettes)."""
         if self.recording:
-            from harness._replay.clients import sync_kind
+            from harness._replay.clients import openai_sync_kind, sync_kind
 
-            recording: Anthropic = self._recording_client(sync_kind())
+            kind = openai_sync_kind() if self.sdk == "openai" else sync_kind()
+            recording: Anthropic = self._recording_client(kind)
             return recording
         from harness._replay.clients import cassette_client
 
-        built: Anthropic = cassette_client([], replayer=self._replayer, **self._options())
+        built: Anthropic = cassette_client(
+            [], sdk=self._sdk, replayer=self._replayer, **self._options()
+        )
         self._clients.append(built)
         return built
 
     def async_client(self) -> AsyncAnthropic:
-        """The test's `anthropic.AsyncAnthropic`."""
+        """The test's `anthropic.AsyncAnthropic` (an `openai.AsyncOpenAI` for OpenAI's)."""
         if self.recording:
-            from harness._replay.clients import async_kind
+            from harness._replay.clients import async_kind, openai_async_kind
 
-            recording: AsyncAnthropic = self._recording_client(async_kind())
+            kind = openai_async_kind() if self.sdk == "openai" else async_kind()
+            recording: AsyncAnthropic = self._recording_client(kind)
             return recording
         from harness._replay.clients import async_cassette_client
 
         built: AsyncAnthropic = async_cassette_client(
-            [], replayer=self._replayer, **self._options()
+            [], sdk=self._sdk, replayer=self._replayer, **self._options()
         )
         self._clients.append(built)
         return built
@@ -260,7 +277,7 @@ class ClientSession:
             return None
         first = errors[0]
         if isinstance(first, RequestMismatchError):
-            return f"{self.where}: {first}\n{MISMATCH_FIX}"
+            return f"{self.where}: {first}\n{MISMATCH_FIX.format(key=self.key_variable)}"
         return f"{self.where}: {first}"
 
     def close(self) -> str | None:

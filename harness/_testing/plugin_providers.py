@@ -5,9 +5,12 @@ provider a cassette's header names (`cassette_provider`) and ask here for what d
 never spelling an event type or an SDK call themselves: the default adapter (the
 provider's own driver), the stream one request of a cassette client yields (what a wire
 fault row's adapter reads; `harness._strict.report` asks the registry itself), the
-items of a cassette as its adapter reads them, and whether the plugin can record the
-provider's cassettes live (Anthropic's alone, so far). When the provider registry learns
-these facts, this folds into it.
+items of a cassette as its adapter reads them, which SDK a test's cassettes are
+recorded and replayed with (`cassette_sdk`: their headers', else the marker's `sdk=`) and
+the key that opts in to recording them (`key_variable`, from the one table of
+`harness._replay.clients`), and what the plugin does not record live (an OpenAI
+cassette from a marker's `request=`, or for a `fault_variant`: `refuse_recording`).
+When the provider registry learns these facts, this folds into it.
 """
 
 from __future__ import annotations
@@ -25,13 +28,15 @@ if TYPE_CHECKING:
 __all__ = [
     "adapter_items",
     "cassette_provider",
+    "cassette_sdk",
     "default_adapter",
+    "key_variable",
     "refuse_recording",
     "request_items",
 ]
 
-#: The providers whose cassettes the plugin records live (with their key's variable).
-RECORDS: Final = {ANTHROPIC: "ANTHROPIC_API_KEY"}
+#: Which SDK's client answers (and records) each provider's cassettes.
+_SDK_NAMES: Final = ("anthropic", "openai")
 
 
 def cassette_provider(path: str | os.PathLike[str]) -> str:
@@ -48,6 +53,38 @@ def cassette_provider(path: str | os.PathLike[str]) -> str:
     if not found.is_file():
         return ANTHROPIC
     return Cassette(found).provider
+
+
+def _sdk_of_provider(provider: str) -> str:
+    return "anthropic" if provider == ANTHROPIC else "openai"
+
+
+def cassette_sdk(paths: Iterable[Path], wanted: object, where: str) -> str:
+    """The SDK (`anthropic`, `openai`) of a test's cassettes: the one their headers name
+    (a cassette not written yet has none), else the marker's `sdk=`, else `anthropic`;
+    `InputError` in one line for an `sdk=` that is neither, or that the headers contradict."""
+    if wanted not in (None, *_SDK_NAMES):
+        raise InputError(f"{where}: @pytest.mark.cassette sdk= takes 'anthropic' or 'openai'")
+    found = {
+        _sdk_of_provider(cassette_provider(path))
+        for path in paths
+        if path.is_file() or (path.is_dir() and any(path.glob("turn-*.jsonl")))
+    }
+    if len(found) > 1:
+        raise InputError(f"{where}: the marked cassettes are Anthropic and OpenAI ones")
+    sdk = found.pop() if found else str(wanted or "anthropic")
+    if wanted not in (None, sdk):
+        raise InputError(
+            f"{where}: @pytest.mark.cassette sdk={wanted!r}, but the cassettes are {sdk} ones"
+        )
+    return sdk
+
+
+def key_variable(sdk: str) -> str:
+    """The variable holding the key that records cassettes of `sdk` (`OPENAI_API_KEY`)."""
+    from harness._replay.clients import KEY_VARIABLES
+
+    return KEY_VARIABLES[sdk]
 
 
 def default_adapter(provider: str) -> Adapter:
@@ -101,13 +138,16 @@ def request_items(client: Any, provider: str) -> Iterator[Any]:
         yield registered(provider).module("adapter").DONE
 
 
-def refuse_recording(paths: Iterable[Path], where: str, mode: object) -> None:
-    """`InputError` in one line when a cassette to record is of a provider the plugin
-    cannot record live (OpenAI's, so far: replay them with record mode none)."""
-    for path in paths:
-        name = cassette_provider(path)
-        if name not in RECORDS:
-            raise InputError(
-                f"{where}: record mode {mode}: {path} is an {name} cassette, and the plugin "
-                f"records {', '.join(RECORDS)} cassettes alone; replay it with record mode none"
-            )
+def refuse_recording(paths: Iterable[Path], where: str, mode: object, sdk: str) -> None:
+    """`InputError` in one line when cassettes of `sdk` are to be recorded in a way the
+    plugin cannot: an OpenAI cassette is recorded by the client fixtures alone, from the
+    code's own requests (not from a marker's `request=`, nor for a `fault_variant`, whose
+    rows are chosen at collection, before the cassette's provider is known)."""
+    if sdk == "anthropic":
+        return
+    names = ", ".join(str(path) for path in paths)
+    raise InputError(
+        f"{where}: record mode {mode}: {names} is an OpenAI cassette, which the plugin "
+        "records through harness_client or harness_async_client alone (no request=, no "
+        "fault_variant); record it so, or with harness record, then replay it"
+    )
