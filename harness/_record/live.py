@@ -43,6 +43,7 @@ from harness._cassette.sessions import turn_path
 from harness._directives import AT
 from harness._exceptions import InputError, OutputError, RecordError
 from harness._files import atomic_write
+from harness._providers.anthropic.tracing import shown_text
 from harness._providers.recorded import Recorded
 from harness._providers.sse import SSEFormatError, events_from_response
 from harness._record.answer import lines_of_answer, recorded_dialect
@@ -276,9 +277,9 @@ def _stream_lines(
             yield {"harness": AT, "ms": round((time.monotonic() - start) * 1000)}
             yield event
             seen[0] += 1
-            delta = event.get("delta")
-            if isinstance(delta, dict) and delta.get("type") == "text_delta":
-                show(str(delta.get("text", "")))
+            text = shown_text(event)
+            if text:
+                show(text)
 
 
 def record(

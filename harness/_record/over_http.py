@@ -182,7 +182,9 @@ def _stream_lines(
             for line in reader.feed(chunk):
                 if "harness" not in line:
                     yield {"harness": AT, "ms": round((time.monotonic() - start) * 1000)}
-                    show(text_of(line))
+                    text = text_of(line)
+                    if text:
+                        show(text)
                 yield line
         yield from reader.finish()
 
