@@ -19,7 +19,6 @@ from harness import Cassette, replay_outcome, write_cassette
 from harness._cassette.sessions import turn_files
 from harness._events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent
 from harness._exceptions import ANTHROPIC, ERROR_TABLES
-from harness._providers.openai_chat.profiles import DEVIATIONS
 from harness._replay.direct import acollect, areplay
 from harness._testing.coverage import DONE, measure_coverages, outcome_code
 from harness.builder import StreamBuilder
@@ -40,10 +39,7 @@ SESSIONS = {
 def expected_outcome(path: Path) -> str:
     """What a library cassette's path says it replays to: `errors/<code>` or
     `errors/<code>_<variant>` (the longest code of its table the name starts with; an API
-    error's name for `server_error`); `profiles/<profile>/<deviation>` what the default
-    makes of that deviation (docs/profiles.md); else done."""
-    if path.parent.parent.name == "profiles":
-        return DEVIATIONS[path.stem].default
+    error's name for `server_error`), else done."""
     if path.parent.name != "errors":
         return DONE
     if path.stem == "server_error":

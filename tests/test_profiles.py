@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import LIBRARY, OPENAI_LIBRARY
+from conftest import LIBRARY
 
 from harness import Cassette, StreamProtocolError, replay_outcome
 from harness._events import ToolCallEvent
@@ -26,7 +26,7 @@ from harness._replay.direct import collect, replay
 from harness._testing.coverage import outcome_code
 from harness_cli.main import cli
 
-PROFILES_FOLDER = OPENAI_LIBRARY / "chat" / "profiles"
+PROFILES_FOLDER = Path(__file__).parent / "data" / "profiles"
 CASES = [
     pytest.param(found, DEVIATIONS[name], id=f"{found.name}/{name}")
     for found in PROFILES.values()

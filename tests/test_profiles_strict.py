@@ -13,12 +13,16 @@ from conftest import not_installed
 openai = pytest.importorskip("openai", reason=not_installed("openai"))
 
 from test_profiles import CASES, cassette_of  # noqa: E402
-from test_strict_openai import ASK, _chunks, _client, _server  # noqa: E402
+from test_strict_openai import ASK, _client, _frame, _lines, _server  # noqa: E402
 
 from harness import Cassette, InputError, StreamProtocolError, StrictTransport  # noqa: E402
 from harness._events import TextEvent, ToolCallEvent  # noqa: E402
 from harness._providers.openai_chat.profiles import Deviation, Profile  # noqa: E402
 from harness._replay.direct import collect, replay  # noqa: E402
+
+
+def _chunks(path: Any) -> list[bytes]:
+    return [_frame(line, "chat") for line in _lines(path)]
 
 
 def _canonical(path: Any, name: str) -> tuple[str, list[tuple[str, str, Any]]]:

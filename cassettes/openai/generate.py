@@ -863,14 +863,27 @@ def reasoning_content() -> Lines:
     ]
 
 
-for _profile in PROFILES.values():
-    for _name in _profile.deviations:
-        _found = DEVIATIONS[_name]
-        cassette(
-            f"chat/profiles/{_profile.name}/{_name}.jsonl",
-            f"{_profile.server}: {_found.summary} (default: {_found.default}; "
-            f"profile {_profile.name}: {_found.profiled}).",
-        )(DEVIATION_RECIPES[_name])
+#: where the profile cassettes go: beside the tests, not in the library every walker reads
+#: (each replays to the default's error code there, by design)
+PROFILE_FOLDER = Path(__file__).resolve().parent.parent.parent / "tests" / "data" / "profiles"
+
+
+def generate_profiles(folder: Path) -> list[Path]:
+    """Write `<profile>/<deviation>.jsonl` under `folder`, for every profile's deviation."""
+    written = []
+    for found in PROFILES.values():
+        for name in found.deviations:
+            deviation_ = DEVIATIONS[name]
+            description = (
+                f"{found.server}: {deviation_.summary} (default: {deviation_.default}; "
+                f"profile {found.name}: {deviation_.profiled})."
+            )
+            path = folder / found.name / f"{name}.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            header = make_header(description, "synthetic", provider=CHAT, model=MODEL)
+            write_cassette(path, DEVIATION_RECIPES[name](), header=header)
+            written.append(path)
+    return written
 
 
 def generate(folder: Path) -> list[Path]:
@@ -891,6 +904,9 @@ def main(argv: list[str]) -> int:
     folder = Path(argv[0]) if argv else Path(__file__).resolve().parent
     for path in generate(folder):
         print(path)
+    if not argv:
+        for path in generate_profiles(PROFILE_FOLDER):
+            print(path)
     return 0
 
 
