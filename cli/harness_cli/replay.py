@@ -18,7 +18,7 @@ from harness._cassette.codec import (
     pass_over,
     schema,
 )
-from harness._exceptions import CassetteError
+from harness._exceptions import CassetteError, InputError
 from harness._replay.calls import Call, call_events, played
 from harness._terminal import json_text, printable
 from harness_cli.exit import Exit
@@ -283,6 +283,8 @@ def replay(
             _report_unusable(error)
             status = Exit.UNUSABLE
         except ValueError as error:  # a profile for a provider that has none
+            if profile is None or isinstance(error, InputError):
+                raise
             out.flush()
             click.echo(f"{printable(label)}: {error}", err=True)
             status = Exit.UNUSABLE
