@@ -134,6 +134,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "and tool_use, comma-separated (max_tokens,refusal); overrides the "
         "harness_allow_stop_reasons ini option",
     )
+    group.addoption(
+        "--harness-profile",
+        action="store",
+        dest="harness_profile",
+        default=None,
+        metavar="NAME",
+        help="the compatible server whose Chat Completions deviations the strict OpenAI "
+        "clients read into OpenAI's form (vllm, gemini, ...: docs/profiles.md); overrides "
+        "the harness_profile ini option",
+    )
+    parser.addini(
+        "harness_profile",
+        "the compatible server profile of the strict OpenAI clients (default: openai, "
+        "OpenAI's own API)",
+        default="",
+    )
     parser.addini(
         "harness_strict",
         "whether the client fixtures are harness.strict clients: true or false (default: false)",
@@ -166,6 +182,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_RUN_ID] = uuid.uuid4().hex
     config.stash[_STRICT_INI] = _ini_bool(config, "harness_strict")
     config.stash[_ALLOWED] = _allowed_stop_reasons(config)
+    config.stash[_PROFILE] = _profile(config)
     config.pluginmanager.register(FaultRows(), "stream-harness-fault-rows")
 
 
@@ -205,6 +222,26 @@ def _collected_provider(metafunc: pytest.Metafunc) -> str:
 _RUN_ID = pytest.StashKey[str]()
 _STRICT_INI = pytest.StashKey[bool]()
 _ALLOWED = pytest.StashKey[tuple[str, ...]]()
+_PROFILE = pytest.StashKey["str | None"]()
+
+
+def _profile(config: pytest.Config) -> str | None:
+    """The strict OpenAI clients' profile: `--harness-profile`, else the ini option; None
+    (the default) when unset; an unknown name is a usage error naming the known ones."""
+    option: str | None = config.getoption("harness_profile")
+    name = option if option is not None else str(config.getini("harness_profile")).strip()
+    if not name:
+        return None
+    from harness._providers import provider
+
+    where = "--harness-profile" if option is not None else "harness_profile"
+    try:
+        provider("openai-chat").adapter_options(name)
+    except ValueError as error:
+        raise pytest.UsageError(f"{where}: {error}") from None
+    return name
+
+
 #: The ini spellings of a bool, as pytest's own `type="bool"` reads them.
 _TRUE: Final = frozenset({"y", "yes", "t", "true", "on", "1"})
 _FALSE: Final = frozenset({"n", "no", "f", "false", "off", "0"})
@@ -918,6 +955,10 @@ def _as_chosen(request: pytest.FixtureRequest, client: Client) -> Client:
     from harness._strict.client import strict
 
     allowed: tuple[str, ...] = request.config.stash[_ALLOWED]
+    profile = request.config.stash[_PROFILE]
+    if profile is not None and type(client).__module__.partition(".")[0] == "openai":
+        # a profile is the Chat Completions servers': Anthropic clients keep the default
+        return strict(client, allow_stop_reasons=allowed, profile=profile)
     return strict(client, allow_stop_reasons=allowed)
 
 

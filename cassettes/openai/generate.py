@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import make_header, write_cassette
+from harness._providers.openai_chat.profiles import DEVIATIONS, PROFILES
 
 MODEL = "gpt-4.1-mini"
 CHAT = "openai-chat"
@@ -747,6 +748,151 @@ def responses_session_turn_2() -> Lines:
     return events.message(0, *ANSWER, ident="msg_01WeatherAnswer").completed()
 
 
+# Compatible servers' deviations (docs/profiles.md) ------------------------------------------
+
+#: deviation name -> its recipe: one cassette per profile that lists it,
+#: `chat/profiles/<profile>/<deviation>.jsonl`, the header saying what the default makes of it
+DEVIATION_RECIPES: dict[str, Recipe] = {}
+
+
+def deviation(name: str) -> Callable[[Recipe], Recipe]:
+    def register(recipe: Recipe) -> Recipe:
+        DEVIATION_RECIPES[name] = recipe
+        return recipe
+
+    return register
+
+
+def unindexed(arguments: str, ident: str | None = None, name: str | None = None) -> Any:
+    """A `tool_calls[]` piece without `index`, as Gemini's endpoint sends them."""
+    found = piece(0, arguments, ident, name)
+    del found["index"]
+    return found
+
+
+@deviation("filter_chunks")
+def azure_filter_chunks() -> Lines:
+    filtered = {"hate": {"filtered": False, "severity": "safe"}}
+    prompt = {
+        "id": "",
+        "object": "",
+        "created": 0,
+        "model": "",
+        "choices": [],
+        "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": filtered}],
+    }
+    text = chunk({"content": "Paris."})
+    text["choices"][0]["content_filter_results"] = filtered
+    return [prompt, role(), text, chunk(None, "stop"), DONE]
+
+
+@deviation("stop_with_tool_calls")
+def stop_with_tool_calls() -> Lines:
+    return [role(), *weather_call(arguments='{"city": "Paris"}'), chunk(None, "stop"), DONE]
+
+
+@deviation("missing_finish_reason")
+def missing_finish_reason() -> Lines:
+    return [role(), *chat_text("Paris is ", "the capital"), DONE]
+
+
+@deviation("one_chunk_call")
+def one_chunk_call() -> Lines:
+    whole = calls(piece(0, '{"city": "Paris"}', "call_01Weather", "get_weather"))
+    return [role(), whole, chunk(None, "tool_calls"), DONE]
+
+
+@deviation("merged_parallel_calls")
+def merged_parallel_calls() -> Lines:
+    return [
+        role(),
+        calls(piece(0, '{"city": "Paris"}', "call_01Paris", "get_weather")),
+        calls(piece(0, '{"city": "Rome"}', "call_02Rome", "get_weather")),
+        chunk(None, "tool_calls"),
+        DONE,
+    ]
+
+
+@deviation("repeated_id_and_name")
+def repeated_id_and_name() -> Lines:
+    return [
+        role(),
+        calls(piece(0, "", "call_01Weather", "get_weather")),
+        calls(piece(0, '{"city":', "call_01Weather", "get_weather")),
+        calls(piece(0, ' "Paris"}', "call_01Weather", "get_weather")),
+        chunk(None, "tool_calls"),
+        DONE,
+    ]
+
+
+@deviation("in_band_error")
+def in_band_error() -> Lines:
+    error = {"message": "Upstream provider failed.", "type": "server_error", "code": 502}
+    failed = {**chunk(None, "error"), "error": error}
+    return [role(), *chat_text("Paris "), failed]
+
+
+@deviation("second_finish_chunk")
+def second_finish_chunk() -> Lines:
+    return [
+        role(),
+        *chat_text("Paris."),
+        chunk(None, "stop"),
+        {**usage(), "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        DONE,
+    ]
+
+
+@deviation("missing_index")
+def missing_index() -> Lines:
+    return [
+        role(),
+        calls(unindexed("", "call_01Paris", "get_weather")),
+        calls(unindexed('{"city": "Paris"}')),
+        calls(unindexed('{"city": "Rome"}', "call_02Rome", "get_weather")),
+        chunk(None, "stop"),
+        DONE,
+    ]
+
+
+@deviation("reasoning_content")
+def reasoning_content() -> Lines:
+    thinking = [
+        chunk({"reasoning_content": text}, ident="chatcmpl-HarnessSynthetic")
+        for text in ("The user asks ", "for a capital.")
+    ]
+    return [
+        role(),
+        *thinking,
+        chunk({"content": "Paris.", "reasoning_content": None}),
+        chunk(None, "stop"),
+        DONE,
+    ]
+
+
+#: where the profile cassettes go: beside the tests, not in the library every walker reads
+#: (each replays to the default's error code there, by design)
+PROFILE_FOLDER = Path(__file__).resolve().parent.parent.parent / "tests" / "data" / "profiles"
+
+
+def generate_profiles(folder: Path) -> list[Path]:
+    """Write `<profile>/<deviation>.jsonl` under `folder`, for every profile's deviation."""
+    written = []
+    for found in PROFILES.values():
+        for name in found.deviations:
+            deviation_ = DEVIATIONS[name]
+            description = (
+                f"{found.server}: {deviation_.summary} (default: {deviation_.default}; "
+                f"profile {found.name}: {deviation_.profiled})."
+            )
+            path = folder / found.name / f"{name}.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            header = make_header(description, "synthetic", provider=CHAT, model=MODEL)
+            write_cassette(path, DEVIATION_RECIPES[name](), header=header)
+            written.append(path)
+    return written
+
+
 def generate(folder: Path) -> list[Path]:
     """Write every cassette under `folder`; return their paths, in order."""
     written = []
@@ -765,6 +911,9 @@ def main(argv: list[str]) -> int:
     folder = Path(argv[0]) if argv else Path(__file__).resolve().parent
     for path in generate(folder):
         print(path)
+    if not argv:
+        for path in generate_profiles(PROFILE_FOLDER):
+            print(path)
     return 0
 
 

@@ -18,7 +18,7 @@ from harness._cassette.codec import (
     pass_over,
     schema,
 )
-from harness._exceptions import CassetteError
+from harness._exceptions import CassetteError, InputError
 from harness._replay.calls import Call, call_events, played
 from harness._terminal import json_text, printable
 from harness_cli.exit import Exit
@@ -59,13 +59,15 @@ def _outcome_lines(cassette: Cassette | Call, wire: dict[str, Any]) -> Iterator[
         elif wire["via"] == "sdk":
             from harness._replay.sdk import replay_events
 
-            events = replay_events(cassette, **wire)
+            sdk_wire = {key: value for key, value in wire.items() if key != "profile"}
+            events = replay_events(cassette, **sdk_wire)
         else:
             events = replay(
                 cassette,
                 realtime=wire["realtime"],
                 sdk_objects=False,
                 read_timeout=wire["read_timeout"],
+                profile=wire["profile"],
             )
         for event in events:
             yield event_to_json(event)
@@ -208,6 +210,13 @@ error; 2 a cassette is unusable (PATH:LINE: reason on stderr)."""
     help="Print the adapter's timeline: a row a line, the open tool blocks after it, what "
     "it emitted, the error where a rule fired (direct replay only).",
 )
+@click.option(
+    "--profile",
+    metavar="NAME",
+    help="Read Chat Completions cassettes under a compatible server's profile (vllm, "
+    "ollama, gemini, ...: docs/profiles.md): the deviations it tolerates read into "
+    "OpenAI's form. Default: openai, OpenAI's own API. Direct replay only.",
+)
 def replay(
     paths: tuple[str, ...],
     output_format: str,
@@ -217,6 +226,7 @@ def replay(
     realtime: bool,
     timeout: float,
     show_trace: bool,
+    profile: str | None,
 ) -> None:
     """Replay cassettes (files, or folders of *.jsonl) through the adapter."""
     if via != "sdk" and (chunk_size is not None or chunk_seed is not None):
@@ -224,9 +234,19 @@ def replay(
         raise click.UsageError(f"{option} needs --via sdk (only the SDK path reads bytes)")
     if show_trace and via != "direct":
         raise click.UsageError("--trace replays directly: it does not combine with --via sdk")
+    if profile is not None:
+        if via != "direct" or show_trace:
+            raise click.UsageError("--profile replays directly: not with --via sdk or --trace")
+        from harness._providers import provider
+
+        try:
+            provider("openai-chat").adapter_options(profile)
+        except ValueError as error:
+            raise click.UsageError(str(error)) from None
     from harness._replay.plan import Chunking
 
     wire = {
+        "profile": profile,
         "via": via,
         "chunking": Chunking(chunk_size, chunk_seed),
         "realtime": realtime,
@@ -242,6 +262,8 @@ def replay(
         if several and output_format == "text":
             out.write(f"== {printable(label)}{_retried_note(path)}\n")
         try:
+            if isinstance(path, Call) and profile is not None:
+                raise ValueError("--profile replays single answers: not a retried call")
             if isinstance(path, Call):  # a session's turns the SDK retries through: one call
                 if show_trace:
                     failed = _write_call_trace(out, path, output_format, wire)
@@ -259,6 +281,12 @@ def replay(
         except CassetteError as error:
             out.flush()
             _report_unusable(error)
+            status = Exit.UNUSABLE
+        except ValueError as error:  # a profile for a provider that has none
+            if profile is None or isinstance(error, InputError):
+                raise
+            out.flush()
+            click.echo(f"{printable(label)}: {error}", err=True)
             status = Exit.UNUSABLE
     if not files:
         click.echo(f"{', '.join(paths)}: no *.jsonl cassettes found", err=True)

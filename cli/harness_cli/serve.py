@@ -187,6 +187,13 @@ cannot be bound."""
     help="With --strict: stop reasons that complete a message besides end_turn and "
     "tool_use, comma-separated (max_tokens,stop_sequence), for clients that handle them.",
 )
+@click.option(
+    "--profile",
+    metavar="NAME",
+    help="With --strict: read Chat Completions answers under a compatible server's "
+    "profile (vllm, ollama, gemini, ...: docs/profiles.md), each deviation it tolerates "
+    "handed on in OpenAI's form. Default: openai, OpenAI's own API.",
+)
 @host_option
 @port_option
 @click.option(
@@ -203,6 +210,7 @@ def proxy(
     out: str,
     strict: bool,
     allow_stop_reasons: str | None,
+    profile: str | None,
     host: str,
     port: int,
     upstream_timeout: float,
@@ -229,6 +237,19 @@ def proxy(
         except InputError as error:
             click.echo(f"harness proxy: --allow-stop-reasons: {printable(str(error))}", err=True)
             sys.exit(Exit.UNUSABLE)
+    if profile is not None:
+        from harness._providers import provider
+
+        if not strict:
+            click.echo(
+                "harness proxy: --profile needs --strict: without it no answer is checked", err=True
+            )
+            sys.exit(Exit.UNUSABLE)
+        try:
+            provider("openai-chat").adapter_options(profile)
+        except ValueError as error:
+            click.echo(f"harness proxy: --profile: {printable(str(error))}", err=True)
+            sys.exit(Exit.UNUSABLE)
     log = LineLog()
     recorder = RecordingProxy(
         upstream,
@@ -236,6 +257,7 @@ def proxy(
         log=log,
         strict=strict,
         allow_stop_reasons=allowed,
+        profile=profile,
         timeout=upstream_timeout,
     )
     _run("proxy", recorder.app(), host, port, log)

@@ -317,9 +317,12 @@ class RecordingProxy:
         timeout: float = DEFAULT_UPSTREAM_TIMEOUT,
         strict: bool = False,
         allow_stop_reasons: Collection[str] = (),
+        profile: str | None = None,
     ) -> None:
         self.upstream = upstream.rstrip("/")
         self.strict = strict
+        #: The compatible server whose Chat deviations `strict` reads (docs/profiles.md).
+        self.profile = profile
         #: What completes a message under `strict` (`allow_stop_reasons` adds to the default).
         self.stop_reasons = completing_stop_reasons(allow_stop_reasons)
         #: What `strict` accepts besides each provider's own (OpenAI's reasons too).
@@ -583,7 +586,15 @@ class RecordingProxy:
             return None
         from harness._strict.dialects import ANTHROPIC, answer_check
 
-        check = answer_check(request.method, request.path, request.query, body, 200, self.allowed)
+        check = answer_check(
+            request.method,
+            request.path,
+            request.query,
+            body,
+            200,
+            self.allowed,
+            profile=self.profile,
+        )
         if check is not None and check.provider == ANTHROPIC and request_json is None:
             return None
         return check

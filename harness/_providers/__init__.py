@@ -51,6 +51,7 @@ Adding a fourth provider is one new subpackage with those modules and one line h
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
@@ -107,6 +108,23 @@ class Provider:
 
         self.module("errors")
         return ERROR_TABLES[self.name]
+
+    def adapter_options(self, profile: str | None) -> dict[str, Any]:
+        """The adapter keywords of its compatible-server profile `profile` (its `profiles`
+        module, docs/profiles.md); none for None. `ValueError` (one line, naming the known
+        ones) for a name it does not know, or for a provider that has no profiles."""
+        if profile is None:
+            return {}
+        if importlib.util.find_spec(f"{__name__}.{self.package}.profiles") is None:
+            with_profiles = ", ".join(
+                name
+                for name, package in PACKAGES.items()
+                if importlib.util.find_spec(f"{__name__}.{package}.profiles") is not None
+            )
+            raise ValueError(
+                f"profile {profile!r}: profiles are for {with_profiles} streams, not {self.name}"
+            )
+        return {"profile": self.module("profiles").profile(profile)}
 
     @property
     def to_model_events(self) -> Callable[..., Iterator[ModelEvent]]:

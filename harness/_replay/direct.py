@@ -36,6 +36,7 @@ from harness._cassette.codec import (
 from harness._directives import CUT, HTTP_ERROR, STALL
 from harness._events import ModelEvent, event_to_json
 from harness._exceptions import ANTHROPIC, APIErrorEvent, StreamProtocolError
+from harness._providers import provider as registered
 from harness._providers.anthropic.adapter import ato_model_events, to_model_events
 from harness._replay.openai import SKIP, aprovider_events, item_reader, provider_events
 from harness._replay.plan import (
@@ -258,6 +259,7 @@ def replay(
     realtime: bool = False,
     sdk_objects: bool = True,
     read_timeout: float | None = DEFAULT_READ_TIMEOUT,
+    profile: str | None = None,
 ) -> Iterator[ModelEvent]:
     """Internal events of a cassette, lazily; raises as the live stream would. `realtime`
     sleeps until each `at` offset; every directive also goes to `on_directive`; a stall
@@ -271,7 +273,9 @@ def replay(
     cassette = read_cassette(source)
     handler = _paced(RealtimePacer(), on_directive) if realtime else on_directive
     if cassette.provider != ANTHROPIC:  # an OpenAI dialect: its adapter reads the dicts
-        return provider_events(cassette, handler, read_timeout)
+        return provider_events(cassette, handler, read_timeout, profile=profile)
+    if profile is not None:
+        registered(cassette.provider).adapter_options(profile)  # raises: none for it
     events = sdk_events if sdk_objects else event_views
     return to_model_events(events(cassette, handler, read_timeout=read_timeout))
 

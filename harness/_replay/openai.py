@@ -78,12 +78,17 @@ def provider_items(
 
 
 def provider_events(
-    cassette: Cassette, on_directive: DirectiveHandler, read_timeout: float | None
+    cassette: Cassette,
+    on_directive: DirectiveHandler,
+    read_timeout: float | None,
+    *,
+    profile: str | None = None,
 ) -> Iterator[ModelEvent]:
-    """Internal events of an OpenAI cassette, lazily, through its provider's adapter."""
-    return provider(cassette.provider).to_model_events(
-        provider_items(cassette, on_directive, read_timeout)
-    )
+    """Internal events of an OpenAI cassette, lazily, through its provider's adapter
+    (under the compatible-server `profile`, if given: `ValueError` if unknown)."""
+    found = provider(cassette.provider)
+    options = found.adapter_options(profile)
+    return found.to_model_events(provider_items(cassette, on_directive, read_timeout), **options)
 
 
 async def _items(

@@ -92,7 +92,9 @@ def _middleware(stop_reasons: Collection[str]) -> Any:
     return StrictAnswers()
 
 
-def strict(client: Client, *, allow_stop_reasons: Collection[str] = ()) -> Client:
+def strict(
+    client: Client, *, allow_stop_reasons: Collection[str] = (), profile: str | None = None
+) -> Client:
     """A copy of `client` (`anthropic.Anthropic` or `AsyncAnthropic`, `openai.OpenAI` or
     `AsyncOpenAI`) whose every answer the guard checks is checked by the provider's
     adapter before the SDK reads it; see docs/strict.md.
@@ -104,15 +106,32 @@ def strict(client: Client, *, allow_stop_reasons: Collection[str] = ()) -> Clien
     truncation), for Chat Completions the finish reasons `stop` and `tool_calls` (e.g.
     `{"length"}`), for Responses the `incomplete_details.reason`s of a
     `response.incomplete` (none by default, e.g. `{"max_output_tokens"}`).
+
+    `profile` names a compatible server (`"vllm"`, `"gemini"`, ...: docs/profiles.md)
+    whose Chat Completions deviations are read into OpenAI's form and handed on so; an
+    OpenAI client's Responses answers keep the default. `ValueError` (`InputError`) for
+    an unknown name or an Anthropic client.
     """
     if isinstance(allow_stop_reasons, str):
         raise InputError(
             f"allow_stop_reasons takes a collection of stop reasons, not {allow_stop_reasons!r}"
         )
+    if profile is not None:
+        from harness._providers import provider
+
+        try:
+            provider("openai-chat").adapter_options(profile)
+        except ValueError as error:
+            raise InputError(str(error)) from None
+        if not _is_openai(client):
+            raise InputError(
+                f"profile {profile!r}: profiles are for openai-chat streams: "
+                f"harness.strict takes one with an openai.OpenAI or AsyncOpenAI"
+            )
     if _is_openai(client):
         from harness._strict.http_client import strict_openai
 
-        copy = strict_openai(cast(Any, client), allow_stop_reasons)
+        copy = strict_openai(cast(Any, client), allow_stop_reasons, profile)
         share_source(cast(Any, client), copy)
         return cast(Client, copy)
     from anthropic import Anthropic, AsyncAnthropic

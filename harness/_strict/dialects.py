@@ -78,10 +78,12 @@ def answer_check(
     content: bytes,
     status: int,
     allowed: Collection[str],
+    *,
+    profile: str | None = None,
 ) -> AnswerCheck | None:
     """How to check the answer (of `status`) to a request, or None: see the module.
     `allowed` are the stop (finish, incomplete) reasons the caller accepts besides the
-    provider's own."""
+    provider's own; `profile` the compatible server a Chat answer is read under."""
     if not 200 <= status < 300:
         return None
     provider = provider_of(method, path)
@@ -91,7 +93,7 @@ def answer_check(
         return _anthropic(content, allowed)
     body = _body(content)
     if provider == OPENAI_CHAT:
-        return _chat(body, allowed)
+        return _chat(body, allowed, profile)
     return _responses(method, params, body, allowed)
 
 
@@ -118,15 +120,15 @@ def _anthropic(content: bytes, allowed: Collection[str]) -> AnswerCheck:
     )
 
 
-def _chat(body: dict[str, Any], allowed: Collection[str]) -> AnswerCheck:
+def _chat(body: dict[str, Any], allowed: Collection[str], profile: str | None) -> AnswerCheck:
     def reader() -> AnswerReader:
-        return chat.reader_for(body, allowed=allowed)
+        return chat.reader_for(body, allowed=allowed, profile=profile)
 
     def check(answer: bytes | bytearray, content_type: str) -> None:
         _check_openai(
             answer,
             content_type,
-            lambda value: chat.check_completion(value, body, allowed=allowed),
+            lambda value: chat.check_completion(value, body, allowed=allowed, profile=profile),
             reader,
         )
 

@@ -41,11 +41,12 @@ def _classes(module_name: str) -> tuple[type[Any], type[Any]]:
     class GuardedClient(module.Client):  # type: ignore[misc]
         """An HTTP client that sends through `inner` and guards each answer."""
 
-        def __init__(self, inner: Any, allowed: Collection[str]) -> None:
+        def __init__(self, inner: Any, allowed: Collection[str], profile: str | None) -> None:
             # Its own transport is never used: `inner` sends.
             super().__init__(transport=module.BaseTransport(), trust_env=False)
             self.inner = inner
             self.allowed = frozenset(allowed)
+            self.profile = profile
 
         def build_request(self, *args: Any, **kwargs: Any) -> Any:
             return self.inner.build_request(*args, **kwargs)
@@ -53,7 +54,7 @@ def _classes(module_name: str) -> tuple[type[Any], type[Any]]:
         def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
             response = self.inner.send(request, stream=True, **kwargs)
             try:
-                check = check_for(request, response, self.allowed)
+                check = check_for(request, response, self.allowed, self.profile)
                 if check is not None:
                     guard_response(response, check)
                 if not stream:
@@ -73,10 +74,11 @@ def _classes(module_name: str) -> tuple[type[Any], type[Any]]:
     class AsyncGuardedClient(module.AsyncClient):  # type: ignore[misc]
         """An async HTTP client that sends through `inner` and guards each answer."""
 
-        def __init__(self, inner: Any, allowed: Collection[str]) -> None:
+        def __init__(self, inner: Any, allowed: Collection[str], profile: str | None) -> None:
             super().__init__(transport=module.AsyncBaseTransport(), trust_env=False)
             self.inner = inner
             self.allowed = frozenset(allowed)
+            self.profile = profile
 
         def build_request(self, *args: Any, **kwargs: Any) -> Any:
             return self.inner.build_request(*args, **kwargs)
@@ -84,7 +86,7 @@ def _classes(module_name: str) -> tuple[type[Any], type[Any]]:
         async def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
             response = await self.inner.send(request, stream=True, **kwargs)
             try:
-                check = check_for(request, response, self.allowed)
+                check = check_for(request, response, self.allowed, self.profile)
                 if check is not None:
                     await aguard_response(response, check)
                 if not stream:
@@ -104,19 +106,23 @@ def _classes(module_name: str) -> tuple[type[Any], type[Any]]:
     return GuardedClient, AsyncGuardedClient
 
 
-def guarded_http_client(inner: Any, allowed: Collection[str] = ()) -> Any:
+def guarded_http_client(
+    inner: Any, allowed: Collection[str] = (), profile: str | None = None
+) -> Any:
     """An HTTP client like `inner` (an `httpx2` or `httpx` client, sync or async) that
-    sends through it and guards each answer."""
+    sends through it and guards each answer (Chat answers under `profile`, if given)."""
     name = type(inner).__module__.partition(".")[0]
     sync, async_ = _classes(name)
     return (
-        async_(inner, allowed)
+        async_(inner, allowed, profile)
         if isinstance(inner, sys.modules[name].AsyncClient)
-        else sync(inner, allowed)
+        else sync(inner, allowed, profile)
     )
 
 
-def strict_openai(client: OpenAIClient, allowed: Collection[str]) -> OpenAIClient:
+def strict_openai(
+    client: OpenAIClient, allowed: Collection[str], profile: str | None = None
+) -> OpenAIClient:
     """A copy of an `openai.OpenAI` or `AsyncOpenAI` whose answers pass the guard."""
     http = client._client  # undocumented: where the SDK holds its HTTP client (see module)
-    return client.with_options(http_client=guarded_http_client(http, allowed))
+    return client.with_options(http_client=guarded_http_client(http, allowed, profile))

@@ -76,7 +76,9 @@ def asks_for_stream(content: bytes) -> bool:
     return isinstance(body, dict) and body.get("stream") is True
 
 
-def check_for(request: Any, response: Any, allowed: Collection[str]) -> AnswerCheck | None:
+def check_for(
+    request: Any, response: Any, allowed: Collection[str], profile: str | None = None
+) -> AnswerCheck | None:
     """How the guard checks `response` to `request` (`answer_check`), or None."""
     path = request.url.path
     if provider_of(request.method, path) is None:
@@ -86,7 +88,13 @@ def check_for(request: Any, response: Any, allowed: Collection[str]) -> AnswerCh
     except Exception:  # a streamed request body, not read: no SDK sends one
         content = b""
     return answer_check(
-        request.method, path, request.url.params, content, response.status_code, allowed
+        request.method,
+        path,
+        request.url.params,
+        content,
+        response.status_code,
+        allowed,
+        profile=profile,
     )
 
 
@@ -225,16 +233,28 @@ class StrictTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
 
     `allow_stop_reasons` widens the stop reasons that complete a message (the default:
     `end_turn`, `tool_use`), e.g. `{"max_tokens"}` for code that handles truncation.
+    `profile` names the compatible server whose Chat Completions deviations are read
+    into OpenAI's form (docs/profiles.md); `ValueError` for an unknown one.
     """
 
-    def __init__(self, inner: Any, *, allow_stop_reasons: Collection[str] = ()) -> None:
+    def __init__(
+        self,
+        inner: Any,
+        *,
+        allow_stop_reasons: Collection[str] = (),
+        profile: str | None = None,
+    ) -> None:
+        from harness._providers import provider
+
+        provider("openai-chat").adapter_options(profile)  # an unknown name: ValueError now
         self.inner = inner
+        self.profile = profile
         self.allowed = frozenset(allow_stop_reasons)
         self.stop_reasons = completing_stop_reasons(allow_stop_reasons)
 
     def handle_request(self, request: Any) -> Any:
         response = self.inner.handle_request(request)
-        check = check_for(request, response, self.allowed)
+        check = check_for(request, response, self.allowed, self.profile)
         if check is None:
             return response
         if check.stream:
@@ -245,7 +265,7 @@ class StrictTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
 
     async def handle_async_request(self, request: Any) -> Any:
         response = await self.inner.handle_async_request(request)
-        check = check_for(request, response, self.allowed)
+        check = check_for(request, response, self.allowed, self.profile)
         if check is None:
             return response
         if check.stream:

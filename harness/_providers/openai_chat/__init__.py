@@ -12,6 +12,7 @@ conversation into a request (`harness.agent.OpenAIChatModelClient`); `guard` is 
 `harness.strict` reads of a Chat answer (`ChatReader`: the chunk carrying
 `finish_reason` completes it; a repeated call id or name handed on once; a
 non-streaming `chat.completion`); `conform` what `harness conform` tells an adapter
-beside the chunks (the request's `tool_choice`, the policy). May import the flat
-core and the provider-neutral modules of `harness._providers`; never the SDK.
+beside the chunks (the request's `tool_choice`, the policy); `profiles` the
+compatible servers' named sets of tolerated deviations, as data (docs/profiles.md).
+May import the flat core and the provider-neutral modules of `harness._providers`; never the SDK.
 """

@@ -34,7 +34,10 @@ and `content_filter` cut it, `function_call` is the deprecated API whose calls t
 adapter does not assemble); `refusal_is_answer=True` yields a refusal's text as text
 instead of raising `refusal`. The request's `tool_choice` is a constructor argument:
 when it named a function or was `required`, OpenAI finishes its forced calls with
-`stop`, which is then no `stop_with_tool_calls`.
+`stop`, which is then no `stop_with_tool_calls`. `profile` (`profiles`, default
+`OPENAI`, which loosens nothing) is a compatible server's knobs: `stop` finishing open
+calls read as `tool_calls` (`finish_reason` is the reason as read), pieces without an
+`index` read as the index they must have (`index_of`). Neither touches the fast path.
 
 Items are dispatched on dict keys, never on classes. Any violation raises
 `StreamProtocolError` (provider `"openai-chat"`); an `{"error": ...}` line raises the
@@ -59,6 +62,7 @@ from harness._events import (
 )
 from harness._exceptions import APIErrorEvent, StreamProtocolError
 from harness._providers.openai_chat.errors import PROVIDER
+from harness._providers.openai_chat.profiles import OPENAI, Profile
 from harness._providers.openai_shared import api_error, call_input, check_usable, shown, wire_dict
 
 __all__ = [
@@ -116,10 +120,17 @@ class ChatAdapter:
         refusal_is_answer: bool = False,
         tool_choice: object = None,
         text: bool = True,
+        profile: Profile = OPENAI,
     ) -> None:
         self._finish_reasons = finish_reasons
         self._refusal_is_answer = refusal_is_answer
         self._forced = forces_tool_call(tool_choice)
+        #: the profile's knobs (`profiles`): `stop` read as `tool_calls` when calls are
+        #: open; a piece without an integer `index` read as the index it must have
+        self._stop_finishes_calls = profile.stop_finishes_calls
+        self._unindexed = profile.unindexed_pieces
+        #: the finish reason as read: `tool_calls` where the profile read a `stop` so
+        self.finish_reason: object = None
         #: False: the same rules, but no `TextEvent` built (as `StreamAdapter(text=False)`)
         self._text = text
         self._id: object = _UNSET
@@ -288,6 +299,8 @@ class ChatAdapter:
                 function = {}
             ident = piece.get("id")
             name = function.get("name")
+            if index is None and self._unindexed:
+                index = self.index_of(ident)
             call = self._calls.get(index) if type(index) is int else None
             if call is None:
                 if type(index) is not int:
@@ -313,6 +326,19 @@ class ChatAdapter:
                 else:  # a number or an object where text belongs: not parsable
                     call.non_string = True
 
+    def index_of(self, ident: object) -> int | None:
+        """The `index` an unindexed piece carrying `ident` (None: no `id`) is read as,
+        under a profile that reads them: the open call of that id, else the next index
+        for a new id; the one open call for none; None (refused) when ambiguous."""
+        if isinstance(ident, str) and ident:
+            for index, call in self._calls.items():
+                if call.id == ident:
+                    return index
+            return max(self._calls, default=-1) + 1
+        if len(self._calls) == 1:
+            return next(iter(self._calls))
+        return None
+
     def _at_finish(self, reason: object) -> list[ModelEvent]:
         """Choice 0 finished: judge the reason, then the calls; yield the calls."""
         self._finish_reason = reason
@@ -321,8 +347,11 @@ class ChatAdapter:
             shown_reason = reason if isinstance(reason, str) and reason else shown(reason)
             raise _error("unsupported_finish_reason", finish_reason=shown_reason)
         count = len(self._calls)
+        self.finish_reason = reason
         if reason == "stop" and count and not self._forced:
-            raise _error("stop_with_tool_calls", count=count)
+            if not self._stop_finishes_calls:
+                raise _error("stop_with_tool_calls", count=count)
+            self.finish_reason = "tool_calls"
         if reason == "tool_calls" and not count:
             raise _error("tool_calls_without_tool_calls")
         events: list[ModelEvent] = []

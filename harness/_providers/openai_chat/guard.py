@@ -32,6 +32,7 @@ from harness._json import MAX_LINE_BYTES
 from harness._providers.answers import API_ERROR, COMPLETING, GO
 from harness._providers.openai_chat.adapter import COMPLETE_FINISH_REASONS, DONE, ChatAdapter
 from harness._providers.openai_chat.errors import PROVIDER
+from harness._providers.openai_chat.profiles import OPENAI, Profile, profile as named
 from harness._providers.openai_sse import OpenAIDecoder, is_done
 
 __all__ = ["ChatReader", "check_completion", "finish_reasons", "reader_for"]
@@ -57,10 +58,14 @@ class ChatReader:
         allowed: Collection[str] = (),
         tool_choice: object = None,
         max_line: int = MAX_LINE_BYTES,
+        profile: Profile = OPENAI,
     ) -> None:
         self.decoder = OpenAIDecoder(max_line=max_line)
         self._adapter = ChatAdapter(
-            finish_reasons=finish_reasons(allowed), tool_choice=tool_choice, text=False
+            finish_reasons=finish_reasons(allowed),
+            tool_choice=tool_choice,
+            text=False,
+            profile=profile,
         )
         #: the `tool_calls[].index`es opened so far
         self._opened: set[int] = set()
@@ -87,7 +92,13 @@ class ChatReader:
         delta = choice.get("delta")
         if type(delta) is dict and delta.get("tool_calls"):
             self._canonical(delta["tool_calls"])
-        return GO if choice.get("finish_reason") is None else COMPLETING
+        reason = choice.get("finish_reason")
+        if reason is None:
+            return GO
+        if reason != self._adapter.finish_reason and self._adapter.finish_reason is not None:
+            choice["finish_reason"] = self._adapter.finish_reason  # a profile's `stop`
+            self.rewritten = True
+        return COMPLETING
 
     def _canonical(self, pieces: Any) -> None:
         """Drop an `id` or `function.name` a later piece of an open call repeats (the
@@ -96,6 +107,9 @@ class ChatReader:
             if type(piece) is not dict:
                 continue
             index = piece.get("index")
+            if index is None:  # read by a profile (the adapter refuses it otherwise)
+                index = piece["index"] = self._adapter.index_of(piece.get("id"))
+                self.rewritten = True
             if index not in self._opened:
                 if type(index) is int:
                     self._opened.add(index)
@@ -134,21 +148,38 @@ def _named(function: dict[str, Any]) -> bool:
 
 
 def reader_for(
-    body: Mapping[str, Any], *, allowed: Collection[str] = (), max_line: int = MAX_LINE_BYTES
+    body: Mapping[str, Any],
+    *,
+    allowed: Collection[str] = (),
+    max_line: int = MAX_LINE_BYTES,
+    profile: str | None = None,
 ) -> ChatReader:
-    """The reader of the answer to a request whose JSON body is `body` (its `tool_choice`)."""
-    return ChatReader(allowed=allowed, tool_choice=body.get("tool_choice"), max_line=max_line)
+    """The reader of the answer to a request whose JSON body is `body` (its
+    `tool_choice`), under the compatible server's `profile` if given."""
+    return ChatReader(
+        allowed=allowed,
+        tool_choice=body.get("tool_choice"),
+        max_line=max_line,
+        profile=OPENAI if profile is None else named(profile),
+    )
 
 
 def check_completion(
-    value: object, body: Mapping[str, Any], *, allowed: Collection[str] = ()
+    value: object,
+    body: Mapping[str, Any],
+    *,
+    allowed: Collection[str] = (),
+    profile: str | None = None,
 ) -> None:
     """Raise `StreamProtocolError` if a non-streaming answer that is a `chat.completion`
     breaks the rules a stream of it would; any other value has nothing to check."""
     if type(value) is not dict or value.get("object") != "chat.completion":
         return
     adapter = ChatAdapter(
-        finish_reasons=finish_reasons(allowed), tool_choice=body.get("tool_choice"), text=False
+        finish_reasons=finish_reasons(allowed),
+        tool_choice=body.get("tool_choice"),
+        text=False,
+        profile=OPENAI if profile is None else named(profile),
     )
     choices = value.get("choices")
     for choice in choices if type(choices) is list else [None]:

@@ -1,0 +1,204 @@
+"""Compatible servers as named profiles: frozen sets of tolerated Chat Completions
+deviations, as data (docs/profiles.md is their table).
+
+A `Profile` is the adapter's policy knobs for one server family: each knob reads one
+deviation into the canonical form OpenAI's own API sends, never hands wrong data on.
+`OPENAI` (the default) is OpenAI's API and loosens nothing. A `Deviation` is one thing a
+server is publicly reported to send: what the default makes of it (`default`: an error
+code, or `done` where the default already reads it), what the profile makes of it
+(`profiled`), how it is read, and where it was reported. Where a deviation cannot be
+read without guessing (a dropped or merged call), the profile still refuses it:
+`profiled` is then the same error code. Every deviation has a cassette,
+`cassettes/openai/chat/profiles/<profile>/<deviation>.jsonl` (tests hold it).
+
+Pure data: imported by the adapter, so it imports nothing of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["DEVIATIONS", "OPENAI", "PROFILES", "Deviation", "Profile", "profile"]
+
+#: a deviation the machine reads to an answer: the outcome code of a good stream
+DONE: Final = "done"
+
+
+@dataclass(frozen=True, slots=True)
+class Deviation:
+    """One publicly reported way a server's stream differs from OpenAI's."""
+
+    name: str
+    summary: str
+    #: what the default profile makes of it: an outcome code (`done`, an error code)
+    default: str
+    #: what the profiles listing it make of it
+    profiled: str
+    #: how it is read into the canonical form (or why it cannot be)
+    reading: str
+    #: a public issue, pull request or documentation page showing it
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """A named, frozen set of tolerated deviations: the knobs `ChatAdapter` reads."""
+
+    name: str
+    server: str
+    #: the names of the `DEVIATIONS` this profile is documented to meet
+    deviations: tuple[str, ...] = ()
+    #: `stop` finishing an answer that opened calls is read as `tool_calls`
+    stop_finishes_calls: bool = False
+    #: a `tool_calls[]` piece without an integer `index` is read as the index it must
+    #: have: a new `id` opens the next call, no `id` continues the one open call
+    unindexed_pieces: bool = False
+
+
+_STOP_WITH_CALLS = (
+    "`stop` read as `tool_calls` (the calls are complete: their arguments must parse); "
+    "`length` and `content_filter` still cut the answer"
+)
+_UNINDEXED = (
+    "a piece with a new `id` opens the next index (0, 1, ...), a piece without `id` "
+    "continues the one open call; with two calls open and no `id`, refused "
+    "(`incomplete_tool_call_start`): which call it belongs to is a guess"
+)
+
+DEVIATIONS: Final[dict[str, Deviation]] = {
+    deviation.name: deviation
+    for deviation in (
+        Deviation(
+            "filter_chunks",
+            'content-filter chunks: `object: ""`, `choices: []` with '
+            "`prompt_filter_results`, and `content_filter_results` on choices",
+            DONE,
+            DONE,
+            "passed over by every profile, the default included: they hold nothing of the answer",
+            "https://learn.microsoft.com/en-us/azure/ai-services/openai/concepts/content-filter",
+        ),
+        Deviation(
+            "stop_with_tool_calls",
+            '`finish_reason: "stop"` on an answer that made tool calls (no forcing '
+            "`tool_choice` in the request)",
+            "stop_with_tool_calls",
+            DONE,
+            _STOP_WITH_CALLS,
+            "https://github.com/vllm-project/vllm/pull/25054",
+        ),
+        Deviation(
+            "missing_finish_reason",
+            "no `finish_reason` at all before `[DONE]`",
+            "missing_finish_reason",
+            "missing_finish_reason",
+            "refused by every profile: without a finish reason a cut answer and a whole "
+            "one look the same",
+            "https://github.com/vllm-project/vllm/issues/27572",
+        ),
+        Deviation(
+            "one_chunk_call",
+            "a whole call in one piece: `index`, `id`, name and all its `arguments`",
+            DONE,
+            DONE,
+            "read by the default: an opening piece may carry arguments",
+            "https://github.com/ollama/ollama/pull/7963",
+        ),
+        Deviation(
+            "merged_parallel_calls",
+            "parallel calls all sent at `index` 0, each with its own `id`: the SDK's "
+            "readers join them into one call with unparsable arguments",
+            "duplicate_tool_call",
+            "duplicate_tool_call",
+            "refused by every profile: which arguments belong to which call, or whether "
+            "a call was dropped, cannot be known",
+            "https://github.com/BerriAI/litellm/pull/37792",
+        ),
+        Deviation(
+            "repeated_id_and_name",
+            "a call's `id` and `function.name` repeated, unchanged, on every piece",
+            DONE,
+            DONE,
+            "read by the default as one call; the guard hands the chunk on with the "
+            "repeats dropped (docs/strict.md)",
+            "https://github.com/ggml-org/llama.cpp/pull/12379",
+        ),
+        Deviation(
+            "in_band_error",
+            'an `{"error": ...}` chunk mid-stream (OpenRouter adds `finish_reason: '
+            '"error"` on a choice)',
+            "api_error:server_error",
+            "api_error:server_error",
+            "an error under every profile: `api_error:<type>`",
+            "https://openrouter.ai/docs/api-reference/streaming",
+        ),
+        Deviation(
+            "second_finish_chunk",
+            "a second chunk repeating `finish_reason` with an empty delta (and `usage`)",
+            DONE,
+            DONE,
+            "read by the default: choice 0 may repeat its finish reason",
+            "https://openrouter.ai/docs/api-reference/streaming",
+        ),
+        Deviation(
+            "missing_index",
+            "`tool_calls[]` pieces without `index`",
+            "incomplete_tool_call_start",
+            DONE,
+            _UNINDEXED,
+            "https://github.com/THU-MAIC/OpenMAIC/issues/1556",
+        ),
+        Deviation(
+            "reasoning_content",
+            "`reasoning_content` deltas before the answer's `content`",
+            DONE,
+            DONE,
+            "passed over by every profile: the reasoning is not the answer",
+            "https://api-docs.deepseek.com/guides/reasoning_model",
+        ),
+    )
+}
+
+#: OpenAI's own API: the default, loosening nothing.
+OPENAI: Final = Profile("openai", "OpenAI's API (the default)")
+
+PROFILES: Final[dict[str, Profile]] = {
+    found.name: found
+    for found in (
+        OPENAI,
+        Profile("azure", "Azure OpenAI", ("filter_chunks",)),
+        Profile(
+            "vllm",
+            "vLLM",
+            ("stop_with_tool_calls", "missing_finish_reason"),
+            stop_finishes_calls=True,
+        ),
+        Profile(
+            "ollama",
+            "Ollama",
+            ("one_chunk_call", "stop_with_tool_calls", "merged_parallel_calls"),
+            stop_finishes_calls=True,
+        ),
+        Profile("llamacpp", "llama.cpp's llama-server", ("repeated_id_and_name",)),
+        Profile("fireworks", "Fireworks", ("repeated_id_and_name",)),
+        Profile("openrouter", "OpenRouter", ("in_band_error", "second_finish_chunk")),
+        Profile(
+            "gemini",
+            "Gemini's OpenAI-compatible endpoint",
+            ("missing_index", "stop_with_tool_calls"),
+            stop_finishes_calls=True,
+            unindexed_pieces=True,
+        ),
+        Profile("deepseek", "DeepSeek", ("reasoning_content",)),
+        Profile("groq", "Groq", ("in_band_error",)),
+    )
+}
+
+
+def profile(name: str) -> Profile:
+    """The profile called `name`; `ValueError` naming the known ones if none is."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        known = ", ".join(PROFILES)
+        raise ValueError(f"no profile {name!r} for openai-chat (known: {known})") from None
