@@ -404,3 +404,19 @@ def test_direct_replay_of_openai_cassettes_imports_no_sdk() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
     assert result.stdout == "[]\n"
+
+
+def test_direct_replay_reads_a_forced_call_from_the_headers_request(tmp_path: Path) -> None:
+    # `stop` with calls is refused, unless the request forced a call: OpenAI answers a
+    # named or `required` `tool_choice` that way, and the header keeps the request.
+    library = OPENAI_LIBRARY / "chat" / "errors" / "stop_with_tool_calls.jsonl"
+    header, *lines = library.read_text(encoding="utf-8").splitlines()
+    assert replay_outcome(library).error.code == "stop_with_tool_calls"  # type: ignore[union-attr]
+    data = json.loads(header)
+    for choice in ("required", {"type": "function", "function": {"name": "get_weather"}}):
+        data["request"] = {**data.get("request", {}), "tool_choice": choice}
+        forced = tmp_path / "forced.jsonl"
+        forced.write_text("\n".join([json.dumps(data), *lines]) + "\n", encoding="utf-8")
+        outcome = replay_outcome(forced)
+        assert outcome.error is None, outcome.error
+        assert [event.type for event in outcome.events][-1] == "done"

@@ -53,7 +53,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -125,6 +125,13 @@ class Provider:
                 f"profile {profile!r}: profiles are for {with_profiles} streams, not {self.name}"
             )
         return {"profile": self.module("profiles").profile(profile)}
+
+    def request_options(self, header: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The adapter keywords a cassette header's request implies (its adapter module's
+        `request_options`, where it has one: Chat's reads `tool_choice`); none without."""
+        request = (header or {}).get("request")
+        read = getattr(self.module("adapter"), "request_options", None)
+        return read(request) if read is not None and isinstance(request, dict) else {}
 
     @property
     def to_model_events(self) -> Callable[..., Iterator[ModelEvent]]:

@@ -84,10 +84,11 @@ def provider_events(
     *,
     profile: str | None = None,
 ) -> Iterator[ModelEvent]:
-    """Internal events of an OpenAI cassette, lazily, through its provider's adapter
-    (under the compatible-server `profile`, if given: `ValueError` if unknown)."""
+    """Internal events of an OpenAI cassette, lazily, through its provider's adapter, with
+    what the header's request implies (a forced `tool_choice`), under the compatible-server
+    `profile` if given (`ValueError` if unknown)."""
     found = provider(cassette.provider)
-    options = found.adapter_options(profile)
+    options = {**found.request_options(cassette.header), **found.adapter_options(profile)}
     return found.to_model_events(provider_items(cassette, on_directive, read_timeout), **options)
 
 

@@ -47,7 +47,7 @@ every later call raises a new error of the same kind, chained from the first.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -71,6 +71,7 @@ __all__ = [
     "ChatAdapter",
     "ato_model_events",
     "forces_tool_call",
+    "request_options",
     "to_model_events",
 ]
 
@@ -377,6 +378,13 @@ class ChatAdapter:
         else:
             return
         raise _error("chunk_after_finish", what=what)
+
+
+def request_options(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The adapter keywords the request an answer was asked with implies: its
+    `tool_choice` (a forced call finishes with `stop`), for replay from a cassette's header."""
+    choice = request.get("tool_choice")
+    return {} if choice is None else {"tool_choice": choice}
 
 
 def to_model_events(
