@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import LIBRARY
+from conftest import LIBRARY, ROOT
 
 from harness import Cassette, StreamProtocolError, replay_outcome
 from harness._events import ToolCallEvent
@@ -149,3 +149,19 @@ def test_replay_bad_profile_is_one_line_and_exit_2() -> None:
     assert code == 2 and err.count("\n") == 1 and "not anthropic" in err
     code, _, err = run("replay", "--profile", "vllm", "--via", "sdk", path)
     assert code == 2 and "--profile replays directly" in err
+
+
+def test_the_docs_table_shows_each_profiles_deviations_with_one_of_their_sources() -> None:
+    # docs/profiles.md: a row a profile and deviation, its source one of the deviation's.
+    rows = [
+        line.split(" | ")
+        for line in (ROOT / "docs" / "profiles.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `") and "`: " in line
+    ]
+    shown = {(row[0].split("`")[1], row[1].split("`")[1]): row[-1].strip(" |<>") for row in rows}
+    expected = {
+        (name, deviation) for name, found in PROFILES.items() for deviation in found.deviations
+    }
+    assert set(shown) == expected
+    for (name, deviation), source in shown.items():
+        assert source in DEVIATIONS[deviation].sources, (name, deviation, source)

@@ -37,8 +37,8 @@ class Deviation:
     profiled: str
     #: how it is read into the canonical form (or why it cannot be)
     reading: str
-    #: a public issue, pull request or documentation page showing it
-    source: str
+    #: public issues, pull requests or documentation pages showing it, one a server at least
+    sources: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +76,7 @@ DEVIATIONS: Final[dict[str, Deviation]] = {
             DONE,
             DONE,
             "passed over by every profile, the default included: they hold nothing of the answer",
-            "https://learn.microsoft.com/en-us/azure/ai-services/openai/concepts/content-filter",
+            ("https://learn.microsoft.com/en-us/azure/ai-services/openai/concepts/content-filter",),
         ),
         Deviation(
             "stop_with_tool_calls",
@@ -85,7 +85,11 @@ DEVIATIONS: Final[dict[str, Deviation]] = {
             "stop_with_tool_calls",
             DONE,
             _STOP_WITH_CALLS,
-            "https://github.com/vllm-project/vllm/pull/25054",
+            (
+                "https://github.com/vllm-project/vllm/pull/25054",
+                "https://github.com/ollama/ollama/pull/7963",
+                "https://github.com/googleapis/python-genai/issues/2868",
+            ),
         ),
         Deviation(
             "missing_finish_reason",
@@ -94,7 +98,7 @@ DEVIATIONS: Final[dict[str, Deviation]] = {
             "missing_finish_reason",
             "refused by every profile: without a finish reason a cut answer and a whole "
             "one look the same",
-            "https://github.com/vllm-project/vllm/issues/27572",
+            ("https://github.com/vllm-project/vllm/issues/27572",),
         ),
         Deviation(
             "one_chunk_call",
@@ -102,7 +106,7 @@ DEVIATIONS: Final[dict[str, Deviation]] = {
             DONE,
             DONE,
             "read by the default: an opening piece may carry arguments",
-            "https://github.com/ollama/ollama/pull/7963",
+            ("https://github.com/ollama/ollama/pull/7963",),
         ),
         Deviation(
             "merged_parallel_calls",
@@ -112,7 +116,7 @@ DEVIATIONS: Final[dict[str, Deviation]] = {
             "duplicate_tool_call",
             "refused by every profile: which arguments belong to which call, or whether "
             "a call was dropped, cannot be known",
-            "https://github.com/BerriAI/litellm/pull/37792",
+            ("https://github.com/BerriAI/litellm/pull/37792",),
         ),
         Deviation(
             "repeated_id_and_name",
@@ -121,7 +125,10 @@ DEVIATIONS: Final[dict[str, Deviation]] = {
             DONE,
             "read by the default as one call; the guard hands the chunk on with the "
             "repeats dropped (docs/strict.md)",
-            "https://github.com/ggml-org/llama.cpp/pull/12379",
+            (
+                "https://github.com/ggml-org/llama.cpp/pull/12379",
+                "https://github.com/BerriAI/litellm/issues/8990",
+            ),
         ),
         Deviation(
             "in_band_error",
@@ -130,7 +137,10 @@ DEVIATIONS: Final[dict[str, Deviation]] = {
             "api_error:server_error",
             "api_error:server_error",
             "an error under every profile: `api_error:<type>`",
-            "https://openrouter.ai/docs/api-reference/streaming",
+            (
+                "https://openrouter.ai/docs/api-reference/streaming",
+                "https://github.com/TanStack/ai/issues/1172",
+            ),
         ),
         Deviation(
             "second_finish_chunk",
@@ -138,7 +148,7 @@ DEVIATIONS: Final[dict[str, Deviation]] = {
             DONE,
             DONE,
             "read by the default: choice 0 may repeat its finish reason",
-            "https://openrouter.ai/docs/api-reference/streaming",
+            ("https://openrouter.ai/docs/api-reference/streaming",),
         ),
         Deviation(
             "missing_index",
@@ -146,7 +156,7 @@ DEVIATIONS: Final[dict[str, Deviation]] = {
             "incomplete_tool_call_start",
             DONE,
             _UNINDEXED,
-            "https://github.com/THU-MAIC/OpenMAIC/issues/1556",
+            ("https://github.com/THU-MAIC/OpenMAIC/issues/1556",),
         ),
         Deviation(
             "reasoning_content",
@@ -154,7 +164,7 @@ DEVIATIONS: Final[dict[str, Deviation]] = {
             DONE,
             DONE,
             "passed over by every profile: the reasoning is not the answer",
-            "https://api-docs.deepseek.com/guides/reasoning_model",
+            ("https://api-docs.deepseek.com/guides/reasoning_model",),
         ),
     )
 }
