@@ -796,6 +796,17 @@ def missing_finish_reason() -> Lines:
     return [role(), *chat_text("Paris is ", "the capital"), DONE]
 
 
+@deviation("missing_call_id")
+def missing_call_id() -> Lines:
+    return [
+        role(),
+        calls(piece(0, "", name="get_weather")),
+        calls(piece(0, '{"city": "Paris"}')),
+        chunk(None, "tool_calls"),
+        DONE,
+    ]
+
+
 @deviation("one_chunk_call")
 def one_chunk_call() -> Lines:
     whole = calls(piece(0, '{"city": "Paris"}', "call_01Weather", "get_weather"))

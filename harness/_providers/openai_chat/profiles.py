@@ -101,6 +101,15 @@ DEVIATIONS: Final[dict[str, Deviation]] = {
             ("https://github.com/vllm-project/vllm/issues/27572",),
         ),
         Deviation(
+            "missing_call_id",
+            "a call's first piece without an `id` (its `index` and name present)",
+            "incomplete_tool_call_start",
+            "incomplete_tool_call_start",
+            "refused by every profile: the tool's result names the call by its id, and an "
+            "id the server never sent would be the harness's invention",
+            ("https://github.com/vllm-project/vllm/issues/18412",),
+        ),
+        Deviation(
             "one_chunk_call",
             "a whole call in one piece: `index`, `id`, name and all its `arguments`",
             DONE,
@@ -180,7 +189,7 @@ PROFILES: Final[dict[str, Profile]] = {
         Profile(
             "vllm",
             "vLLM",
-            ("stop_with_tool_calls", "missing_finish_reason"),
+            ("stop_with_tool_calls", "missing_finish_reason", "missing_call_id"),
             stop_finishes_calls=True,
         ),
         Profile(
