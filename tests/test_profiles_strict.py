@@ -43,7 +43,7 @@ def test_the_guarded_sdk_gets_the_canonical_answer(found: Profile, deviation: De
     client = _client(_server(_chunks(path)), profile=found.name)
     if deviation.profiled != "done":
         with (
-            pytest.raises(Exception) as caught,  # noqa: PT011 (the SDK's own error, or ours)
+            pytest.raises(Exception) as caught,  # the SDK's own error, or ours
             client.chat.completions.stream(**ASK) as stream,
         ):
             stream.get_final_completion()
