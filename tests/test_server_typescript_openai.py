@@ -161,7 +161,8 @@ def test_a_cut_stream_and_an_http_error_are_errors_in_both_readers(
 
 
 def _documented() -> dict[tuple[str, str], str]:
-    """The table of docs/server.md: cassette -> what each reader does (raises, accepts)."""
+    """The table of docs/server.md: cassette -> what each reader does (raises, accepts, or
+    varies from run to run)."""
     section = DOC.read_text(encoding="utf-8").split("<!-- typescript-openai-table -->")[1]
     rows = re.findall(r"^\| `([^`]+)` \| (\w+) \| (\w+) \|$", section, flags=re.MULTILINE)
     return {
@@ -176,4 +177,8 @@ def test_what_each_reader_makes_of_each_broken_cassette_is_the_documented_table(
 ) -> None:
     got = _typescript(served, BROKEN, node_modules)
     seen = {key: "raises" if "error" in answer else "accepts" for key, answer in got.items()}
-    assert seen == _documented()
+    documented = _documented()
+    assert set(seen) == set(documented)
+    assert {key: said for key, said in seen.items() if documented[key] != "varies"} == {
+        key: said for key, said in documented.items() if said != "varies"
+    }
