@@ -37,7 +37,7 @@ imports that module, so the table is there to read.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -68,6 +68,7 @@ __all__ = [
     "SessionError",
     "StreamProtocolError",
     "ToolError",
+    "error_chain",
     "error_pattern",
     "register_error_table",
 ]
@@ -221,3 +222,14 @@ class AgentFailed(AgentError):
 
 class ToolError(AgentError):
     """A tool could not do what the call asked; the message goes back to the model."""
+
+
+def error_chain(error: BaseException) -> Iterator[BaseException]:
+    """`error`, then its causes and contexts, each once: where an SDK that wrapped an
+    error (`APIConnectionError` from `RemoteProtocolError`) keeps the one it wrapped."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__

@@ -1,9 +1,11 @@
 """Shared test configuration: the project's paths, and `pytester` for the plugin's tests."""
 
+import contextlib
 import importlib.util
 import json
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ from harness._cassette.codec import Cassette, expand_paths, of_provider
 from harness._exceptions import ANTHROPIC
 from harness._providers.openai_chat.errors import PROVIDER as OPENAI_CHAT
 from harness._providers.openai_responses.errors import PROVIDER as OPENAI_RESPONSES
+from harness._replay.direct import failure_code, transport_error
 
 pytest_plugins = ["pytester"]
 
@@ -139,3 +142,14 @@ def sdk_message(events: list[dict[str, Any]]) -> dict[str, Any]:
     assert snapshot is not None
     dumped: dict[str, Any] = snapshot.model_dump(mode="json")
     return dumped
+
+
+@contextlib.contextmanager
+def raises_connection_error(name: str, match: str = "") -> Iterator[None]:
+    """The block fails as a dropped or timed-out connection does, named by the transport
+    error in what it raised (`RemoteProtocolError`, `ReadTimeout`): whether the SDK release
+    wrapped it in its `APIConnectionError` or not does not matter (docs/replay.md)."""
+    with pytest.raises(Exception) as raised:
+        yield
+    assert failure_code(raised.value) == f"connection_error:{name}", repr(raised.value)
+    assert match in str(transport_error(raised.value))

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
-import httpx2
 import pytest
-from conftest import LIBRARY
+from conftest import LIBRARY, raises_connection_error
 from fake_api import FakeMessagesAPI
 
 from harness import (
@@ -133,7 +132,7 @@ def test_a_cut_mid_event_raises_what_a_dropped_connection_raises(tmp_path: Path)
     write_cassette(tmp_path / "cut.jsonl", variant or [])
     client = cassette_client(tmp_path / "cut.jsonl")
     with (
-        pytest.raises(httpx2.RemoteProtocolError, match="peer closed connection without"),
+        raises_connection_error("RemoteProtocolError", "peer closed connection without"),
         client.messages.stream(**ASK) as stream,
     ):
         stream.get_final_text()
@@ -143,7 +142,7 @@ def test_a_stall_longer_than_the_read_timeout_raises_read_timeout(tmp_path: Path
     variant = fault_named("stall").derive(list(Cassette(TEXT_ONLY).events()))
     write_cassette(tmp_path / "stall.jsonl", variant or [])
     client = cassette_client(tmp_path / "stall.jsonl", timeout=0.01)
-    with pytest.raises(httpx2.ReadTimeout), client.messages.stream(**ASK) as stream:
+    with raises_connection_error("ReadTimeout"), client.messages.stream(**ASK) as stream:
         stream.get_final_text()
 
 

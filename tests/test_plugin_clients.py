@@ -294,7 +294,8 @@ def test_expect_failure_names_the_function_and_what_it_returned(
             "E       AssertionError: forgiving_summarize returned '(no summary)' on cut_mid_event: "
             "the broken stream was accepted silently (the harness's adapter fails it with "
             "connection_error:RemoteProtocolError; harness.strict leaves it to the SDK, which "
-            "raises RemoteProtocolError; trace: harness replay --trace */cut_mid_event.jsonl)",
+            "fails with connection_error:RemoteProtocolError; "
+            "trace: harness replay --trace */cut_mid_event.jsonl)",
         ]
     )
     assert "test_forgiving[http_429_then_ok] PASSED" not in result.stdout.str()  # -rf only
@@ -349,7 +350,7 @@ def test_no_retries(fault_variant, harness_client):
     assert passed == {"http_529", "cut_mid_event", "stall"}  # raised: noticed
     result.stdout.fnmatch_lines(
         [
-            "E       AssertionError: classify raised RateLimitError: Error code: 429 - * on "
+            "E       AssertionError: classify raised RateLimitError: *429* on "
             "http_429_then_ok: the SDK's own retry recovers from it (the harness's adapter "
             "completes the stream)",
             "SKIPPED [[]1[]] test_inner.py:*: fault drop_message_stop breaks a stream, and the "

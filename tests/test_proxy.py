@@ -13,7 +13,7 @@ import anthropic
 import httpx2
 import pytest
 from aiohttp import web
-from conftest import LIBRARY
+from conftest import LIBRARY, raises_connection_error
 
 from harness._cassette.codec import Cassette
 from harness._cassette.sessions import turn_files
@@ -191,7 +191,7 @@ def test_an_upstream_drop_reaches_the_client_and_the_cassette_ends_in_a_cut(
 ) -> None:
     url, out = proxied
     with (
-        pytest.raises(httpx2.RemoteProtocolError),
+        raises_connection_error("RemoteProtocolError"),
         _client(url, "cut").messages.stream(**MESSAGE_REQUEST) as stream,
     ):
         stream.until_done()

@@ -13,7 +13,7 @@ from typing import Any
 import anthropic
 import httpx2
 import pytest
-from conftest import LIBRARY
+from conftest import LIBRARY, raises_connection_error
 
 from harness import (
     Replayer,
@@ -110,7 +110,7 @@ def test_a_cut_is_the_error_httpx_raises_when_a_server_drops_the_connection(
     write_cassette(cut, [*events[:3], {"harness": "cut", "after_bytes": 10}, *events[3:]])
     stream = _client(Replayer([cut])).messages.create(**REQUEST, stream=True)
     seen = []
-    with pytest.raises(httpx2.RemoteProtocolError, match="peer closed connection"):
+    with raises_connection_error("RemoteProtocolError", "peer closed connection"):
         for event in stream:
             seen.append(event.type)
     assert seen == ["message_start", "content_block_start", "content_block_delta"]

@@ -229,12 +229,14 @@ def test_strict_transport_guards_a_client_built_on_it() -> None:
     assert isinstance(error, StreamProtocolError) and error.code == "orphan_json_delta"
 
 
-def test_strict_transport_checks_a_message_and_the_sdk_wraps_what_it_raises() -> None:
-    client = _own_client(LIBRARY / "errors/tool_use_without_tool_calls.jsonl", max_retries=0)
-    with pytest.raises(anthropic.APIConnectionError) as raised:
+def test_strict_transport_checks_a_message_and_the_sdk_neither_wraps_nor_retries_it() -> None:
+    served = LIBRARY / "errors/tool_use_without_tool_calls.jsonl"
+    client = _own_client(served, max_retries=2)
+    with pytest.raises(StreamProtocolError) as raised:
         client.messages.create(**ASK)
-    cause = raised.value.__cause__
-    assert isinstance(cause, StreamProtocolError) and cause.code == "tool_use_without_tool_calls"
+    assert raised.value.code == "tool_use_without_tool_calls"
+    assert isinstance(raised.value, anthropic.APIError)
+    assert raised.value.__cause__ is None  # raised as itself, not as the cause of another
 
 
 @pytest.mark.parametrize("guarded", ["harness.strict", "StrictTransport"])
@@ -251,8 +253,9 @@ def test_a_message_is_read_as_the_sdk_reads_it_and_nan_is_refused(guarded: str) 
         client = anthropic.Anthropic(api_key="test", max_retries=0, http_client=http)
     with pytest.raises(Exception) as raised:
         client.messages.create(**ASK)
-    error = raised.value if guarded == "harness.strict" else raised.value.__cause__
+    error = raised.value
     assert isinstance(error, StreamProtocolError) and error.code == "invalid_tool_json"
+    assert isinstance(error, anthropic.APIError)
 
 
 def test_every_imported_recording_passes_strict_unchanged(tmp_path: Path) -> None:

@@ -792,6 +792,8 @@ def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         proxy = RecordingProxy(upstream, out, strict=True)
         with ServerThread(proxy.app()) as url:
             yield url
+            for client in _OPENED:  # their connections, before the servers stop
+                client.close()
     # OpenAI answers are guarded and recorded (docs/server.md), the key never written
     from harness._cassette.codec import Cassette
 
@@ -801,13 +803,20 @@ def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     assert not [path for path in out.iterdir() if "test-key" in path.read_text()]
 
 
+#: The clients `_through` made, closed with the proxy (a socket left to the garbage
+#: collector warns in whichever test it is collected).
+_OPENED: list[Any] = []
+
+
 def _through(url: str, name: str) -> Any:
-    return openai.OpenAI(
+    client = openai.OpenAI(
         api_key="test-key",
         base_url=f"{url}/v1",
         max_retries=0,
         default_headers={"x-cassette": name},
     )
+    _OPENED.append(client)
+    return client
 
 
 @pytest.mark.parametrize(

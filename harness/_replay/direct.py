@@ -35,7 +35,7 @@ from harness._cassette.codec import (
 )
 from harness._directives import CUT, HTTP_ERROR, STALL
 from harness._events import ModelEvent, event_to_json
-from harness._exceptions import ANTHROPIC, APIErrorEvent, StreamProtocolError
+from harness._exceptions import ANTHROPIC, APIErrorEvent, StreamProtocolError, error_chain
 from harness._providers import provider as registered
 from harness._providers.anthropic.adapter import ato_model_events, to_model_events
 from harness._replay.openai import SKIP, aprovider_events, item_reader, provider_events
@@ -332,10 +332,17 @@ def is_stream_failure(error: BaseException) -> bool:
 
 
 def _is_connection_failure(error: BaseException) -> bool:
-    httpx2 = sys.modules.get("httpx2")
-    return (httpx2 is not None and isinstance(error, httpx2.TransportError)) or any(
+    return _is_transport_error(error) or any(
         sdk is not None and isinstance(error, sdk.APIConnectionError)
         for sdk in (sys.modules.get("anthropic"), sys.modules.get("openai"))
+    )
+
+
+def _is_transport_error(error: BaseException) -> bool:
+    """Whether `error` is the HTTP library's own (`httpx2`'s or `httpx`'s) transport error."""
+    return any(
+        http is not None and isinstance(error, http.TransportError)
+        for http in (sys.modules.get("httpx2"), sys.modules.get("httpx"))
     )
 
 
@@ -344,14 +351,12 @@ def _openai_error(error: BaseException) -> bool:
     return openai is not None and isinstance(error, openai.APIError)
 
 
-def _transport_error(error: BaseException) -> BaseException:
-    """The error a connection failure is reported by: the `openai` SDK wraps the transport's
-    (`APIConnectionError` from `RemoteProtocolError`), named here as direct replay names it."""
-    cause = error.__cause__
-    httpx2 = sys.modules.get("httpx2")
-    if _openai_error(error) and httpx2 is not None and isinstance(cause, httpx2.TransportError):
-        return cause  # type: ignore[no-any-return]
-    return error
+def transport_error(error: BaseException) -> BaseException:
+    """The error a connection failure is named by: the HTTP library's transport error
+    (`RemoteProtocolError`, `ReadTimeout`) in its chain, whichever SDK and release
+    wrapped it (`APIConnectionError`, `APITimeoutError`, or none); `error` itself when
+    its chain holds none (an SDK's connection error of its own making)."""
+    return next((link for link in error_chain(error) if _is_transport_error(link)), error)
 
 
 def collect(events: Iterable[ModelEvent]) -> Outcome:
@@ -395,22 +400,32 @@ def replay_outcome(source: CassetteSource, *, sdk_objects: bool = True) -> Outco
 
 def failure_code(error: BaseException) -> str | None:
     """A stream failure's name: its error-table code, `api_error:<error.type>` or
-    `connection_error:<exception class>`; None for anything else."""
-    if isinstance(error, StreamProtocolError):
-        return error.code
+    `connection_error:<transport error class>`; None for anything else."""
+    protocol = protocol_error(error)
+    if protocol is not None:
+        return protocol.code
     if is_stream_failure(error):
         line = failure_to_json(error)
         return f"{line['type']}:{line['error_type']}"
     return None
 
 
+def protocol_error(error: BaseException) -> StreamProtocolError | None:
+    """The adapter's error that ended a stream: `error`, or the one in its chain when an
+    SDK release wrapped it (as a connection error) on its way to the caller."""
+    return next(
+        (link for link in error_chain(error) if isinstance(link, StreamProtocolError)), None
+    )
+
+
 def failure_to_json(error: BaseException) -> dict[str, Any]:
     """The `protocol_error`, `api_error` or `connection_error` line (docs/replay.md) of an
     error that ended a stream."""
-    if isinstance(error, StreamProtocolError):
-        return {"type": "protocol_error", "code": error.code, "message": str(error)}
+    protocol = protocol_error(error)
+    if protocol is not None:
+        return {"type": "protocol_error", "code": protocol.code, "message": str(protocol)}
     if _is_connection_failure(error):
-        reported = _transport_error(error)
+        reported = transport_error(error)
         return {
             "type": "connection_error",
             "error_type": type(reported).__name__,

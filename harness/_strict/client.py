@@ -4,8 +4,9 @@ The copy (`client.with_middleware(...)`) is the original with one SDK middleware
 which sees each attempt's answer before the SDK reads a byte of it: a Messages stream
 gets its body replaced by the same body read through a `StreamGuard` (the one
 `StrictTransport` uses), a non-streaming `Message` is checked whole. An error raised
-there, or from the body, reaches the caller as it is, where one raised inside a
-transport would be retried and wrapped. Everything else (the HTTP client, its
+there, or from the body, is a `StreamProtocolError` that is also the SDK's `APIError`
+(`harness._strict.sdk_errors`), which every release of the SDK hands the caller as it
+is, neither retried nor wrapped. Everything else (the HTTP client, its
 transport, proxies and hooks, retries, timeouts, headers, a cassette client's requests
 and errors) is the original's.
 """
@@ -22,6 +23,7 @@ from harness._exceptions import InputError
 from harness._replay.clients import share_source
 from harness._strict.guard import check_answer
 from harness._strict.policy import completing_stop_reasons
+from harness._strict.sdk_errors import raised_as_sdk_errors
 from harness._strict.transport import answer_kind, guarded_body, unencoded_headers
 
 if TYPE_CHECKING:
@@ -59,7 +61,8 @@ def _guard_stream(http: httpx2.Response, stop_reasons: Collection[str]) -> None:
 
 
 def _check(body: bytes, http: httpx2.Response, stop_reasons: Collection[str]) -> None:
-    check_answer(body, http.headers.get("content-type", ""), stop_reasons=stop_reasons)
+    with raised_as_sdk_errors(http.request):
+        check_answer(body, http.headers.get("content-type", ""), stop_reasons=stop_reasons)
 
 
 def _middleware(stop_reasons: Collection[str]) -> Any:

@@ -7,8 +7,9 @@ its HTTP client: a client of the same library and kind (sync, async) that hands
 `build_request` and `send` to the original HTTP client, so its transport, proxies,
 mounts, hooks, auth, headers and limits all stay, and puts the guard in front of each
 answer `send` returns (`transport.guard_response`) before the SDK reads a byte of it. A
-`StreamProtocolError` raised there, or from the body, reaches the SDK's caller as it
-is: the openai SDK wraps and retries only HTTP errors (as of the version pinned).
+`StreamProtocolError` raised there, or from the body, is also the SDK's `APIError`
+(`harness._strict.sdk_errors`), which the SDK hands its caller as it is, neither retried
+nor wrapped.
 
 The SDK documents no way to read the HTTP client it holds: it is read from the client's
 `_client` attribute, the one place it keeps it (openai 3.x); `tests/test_strict_openai.py`
@@ -22,6 +23,7 @@ from collections.abc import Collection
 from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from harness._exceptions import InputError
 from harness._strict.transport import aguard_response, check_for, guard_response
 
 if TYPE_CHECKING:
@@ -109,14 +111,28 @@ def _classes(module_name: str) -> tuple[type[Any], type[Any]]:
 def guarded_http_client(
     inner: Any, allowed: Collection[str] = (), profile: str | None = None
 ) -> Any:
-    """An HTTP client like `inner` (an `httpx2` or `httpx` client, sync or async) that
-    sends through it and guards each answer (Chat answers under `profile`, if given)."""
-    name = type(inner).__module__.partition(".")[0]
+    """An HTTP client like `inner` (an `httpx2` or `httpx` client, sync or async, the SDK's
+    own default one included) that sends through it and guards each answer (Chat answers
+    under `profile`, if given)."""
+    name = http_library(inner)
     sync, async_ = _classes(name)
     return (
         async_(inner, allowed, profile)
         if isinstance(inner, sys.modules[name].AsyncClient)
         else sync(inner, allowed, profile)
+    )
+
+
+def http_library(client: Any) -> str:
+    """ "httpx2" or "httpx": the library `client` is a client of, by its classes, not its
+    module (the openai SDK's default HTTP client is a subclass defined in the SDK)."""
+    for name in ("httpx2", "httpx"):
+        module = sys.modules.get(name)
+        if module is not None and isinstance(client, module.Client | module.AsyncClient):
+            return name
+    raise InputError(
+        f"harness.strict: the SDK client's HTTP client is a {type(client).__name__}, "
+        "not an httpx2 or httpx client"
     )
 
 

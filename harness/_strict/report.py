@@ -7,7 +7,7 @@ import os
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from harness._exceptions import StreamProtocolError
+from harness._replay.direct import failure_code, protocol_error
 
 __all__ = ["strict_verdict"]
 
@@ -42,10 +42,22 @@ def strict_verdict(
             stream = provider(name).module("reading").create_items(client)
         for _ in stream:
             pass
-    except StreamProtocolError as error:
-        return f"harness.strict would have raised StreamProtocolError: {error}"
     except Exception as error:
-        return f"harness.strict leaves it to the SDK, which raises {type(error).__name__}"
+        return _verdict(error)
     finally:
         client.close()
     return "harness.strict accepts it"
+
+
+def _verdict(error: Exception) -> str:
+    """What a strict client raised, read through its chain as replay names a failure:
+    the guard's error wherever an SDK release put it, any other stream failure by its
+    name (a connection failure by its transport error, `RemoteProtocolError`, whether a
+    release wrapped it in `APIConnectionError` or not)."""
+    protocol = protocol_error(error)
+    if protocol is not None:
+        return f"harness.strict would have raised StreamProtocolError: {protocol}"
+    code = failure_code(error)
+    if code is not None:
+        return f"harness.strict leaves it to the SDK, which fails with {code}"
+    return f"harness.strict leaves it to the SDK, which raises {type(error).__name__}"

@@ -36,6 +36,12 @@ from harness._providers.anthropic.adapter import COMPLETE_STOP_REASONS
 from harness._strict.dialects import AnswerCheck, answer_check, provider_of
 from harness._strict.guard import StreamGuard, aguarded, guarded
 from harness._strict.policy import completing_stop_reasons
+from harness._strict.sdk_errors import (
+    aiter_as_sdk_errors,
+    iter_as_sdk_errors,
+    raised_as_sdk_errors,
+    request_of,
+)
 
 __all__ = [
     "StrictTransport",
@@ -161,12 +167,16 @@ def _body_class(module_name: str) -> type[Any]:
             # Once: a reader that iterates again (the openai SDK drains an async body
             # after `[DONE]`) finds the rest of the same one, not the body read anew.
             if self._sync is None:
-                self._sync = guarded(_chunks(self._response), self._guard)  # a layer fewer
+                self._sync = iter_as_sdk_errors(
+                    guarded(_chunks(self._response), self._guard), request_of(self._response)
+                )
             return self._sync
 
         def __aiter__(self) -> AsyncIterator[bytes]:
             if self._async is None:
-                self._async = aguarded(_achunks(self._response), self._guard)
+                self._async = aiter_as_sdk_errors(
+                    aguarded(_achunks(self._response), self._guard), request_of(self._response)
+                )
             return self._async
 
         def close(self) -> None:
@@ -188,8 +198,13 @@ def guarded_body(
     new `StreamGuard` (with `reader`, another provider's reading; Messages' by default,
     completed by `stop_reasons`): a stream to hand on in its place, with
     `unencoded_headers`."""
-    body = _body_class(type(response).__module__.partition(".")[0])
+    body = _body_class(_response_library(response))
     return body(response, StreamGuard(stop_reasons=stop_reasons, reader=reader))
+
+
+def _response_library(response: Any) -> str:
+    """ "httpx2" or "httpx": the library `response` is a response of, by its class."""
+    return "httpx2" if isinstance(response, httpx2.Response) else "httpx"
 
 
 def guard_response(response: Any, check: AnswerCheck) -> None:
@@ -198,7 +213,7 @@ def guard_response(response: Any, check: AnswerCheck) -> None:
     place; any other read and checked whole."""
     if not check.stream:
         response.read()
-        check.check(response.content, _content_type(response))
+        _check_whole(check, response)
         return
     _swap_body(response, check)
 
@@ -207,9 +222,15 @@ async def aguard_response(response: Any, check: AnswerCheck) -> None:
     """`guard_response` for an async client's response."""
     if not check.stream:
         await response.aread()
-        check.check(response.content, _content_type(response))
+        _check_whole(check, response)
         return
     _swap_body(response, check)
+
+
+def _check_whole(check: AnswerCheck, response: Any) -> None:
+    """A non-streaming answer, read, checked whole; the guard's error as the SDK's own."""
+    with raised_as_sdk_errors(request_of(response)):
+        check.check(response.content, _content_type(response))
 
 
 def _swap_body(response: Any, check: AnswerCheck) -> None:
@@ -260,7 +281,7 @@ class StrictTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         if check.stream:
             return self._guarded(request, response, check)
         response.read()
-        check.check(response.content, _content_type(response))
+        _check_whole(check, response)
         return response
 
     async def handle_async_request(self, request: Any) -> Any:
@@ -271,7 +292,7 @@ class StrictTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         if check.stream:
             return self._guarded(request, response, check)
         await response.aread()
-        check.check(response.content, _content_type(response))
+        _check_whole(check, response)
         return response
 
     def close(self) -> None:

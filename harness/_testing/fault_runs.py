@@ -32,7 +32,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
-from harness._exceptions import ANTHROPIC
+from harness._exceptions import ANTHROPIC, error_chain
 
 if TYPE_CHECKING:
     from harness._events import ModelEvent
@@ -245,16 +245,6 @@ def _first_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
 
 
-def _chain(error: BaseException) -> Iterator[BaseException]:
-    """`error`, then its causes and contexts, each once."""
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__ or current.__context__
-
-
 #: The verdict of a row the good cassette, or the code's request, gives nothing to break.
 DOES_NOT_APPLY: Final = "does not apply"
 #: The verdicts the marker's `accept=` turns into a pass: the code took the row as it came.
@@ -362,7 +352,7 @@ class ExpectFailure:
         kinds = self.exception_types or (Exception,)
         return any(
             isinstance(link, kinds) and (self.match is None or re.search(self.match, str(link)))
-            for link in _chain(error)
+            for link in error_chain(error)
         )
 
     def _expectation(self) -> str:
