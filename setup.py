@@ -1,7 +1,8 @@
 """The one build step beyond pyproject.toml: the cassette library ships inside the wheel.
 
 `cassettes/` stays at the top of the checkout (its scripts write it there); the wheel gets
-a copy of its cassettes (the top level, `errors/`, the sessions' turns; data only) as
+a copy of its cassettes (the top level, `errors/`, the sessions' turns, and the same of
+each OpenAI dialect under `openai/`; data only) as
 `harness/_library/`, which `harness conform` runs by default
 (`harness._testing.conform.library_path`).
 """
@@ -12,8 +13,16 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 LIBRARY = Path("cassettes")
-#: harness._testing.conform.LIBRARY_GLOBS (this script runs before harness can be imported)
-SHIPPED = ("*.jsonl", "errors/*.jsonl", "sessions/*/turn-*.jsonl")
+#: harness._testing.conform.LIBRARY_GLOBS (this script runs before harness can be imported),
+#: and the OpenAI dialects' library, whose good cassettes `harness doctor` serves broken
+SHIPPED = (
+    "*.jsonl",
+    "errors/*.jsonl",
+    "sessions/*/turn-*.jsonl",
+    "openai/*/*.jsonl",
+    "openai/*/errors/*.jsonl",
+    "openai/*/sessions/*/turn-*.jsonl",
+)
 
 
 class BuildWithLibrary(build_py):

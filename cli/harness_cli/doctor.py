@@ -1,0 +1,67 @@
+"""`harness doctor`: the installed SDKs against what the harness documents of them."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import click
+
+from harness_cli.exit import Exit
+
+EXAMPLES = """\b
+Examples:
+  harness doctor
+  harness doctor --provider anthropic
+
+Run it after upgrading anthropic or openai. It prints the installed SDK and framework
+versions against the range the harness was tested with, then serves the fault
+catalogue's rows to the installed SDK readers (create(stream=True) and the stream
+helper) and reports each row that reads otherwise than docs/sdk-readers.md says.
+Exit status: 0 every row as documented; 1 a row differs (each is listed); 2 an SDK
+it needs is not installed."""
+
+
+@click.command(epilog=EXAMPLES)
+@click.option(
+    "--provider",
+    "providers",
+    multiple=True,
+    type=click.Choice(["anthropic", "openai-chat", "openai-responses"]),
+    help="Check this provider's SDK readers only (repeatable; default: all three).",
+)
+def doctor(providers: tuple[str, ...]) -> None:
+    """Compare the installed SDK releases with the documented behaviour."""
+    from harness._testing import sdk_behaviour as behaviour
+
+    chosen = providers or behaviour.PROVIDERS
+    for provider in chosen:
+        sdk = behaviour.sdk_of(provider)
+        if importlib.util.find_spec(sdk) is None:
+            click.echo(
+                f"harness doctor: the {sdk} SDK is not installed (pip install {sdk}); "
+                f"--provider names the providers to check without it",
+                err=True,
+            )
+            sys.exit(Exit.UNUSABLE)
+    documented = behaviour.documented()
+    lowest = behaviour.lower_bounds()
+    click.echo("installed releases, against the tested range (lowest allowed to locked):")
+    for package in behaviour.PACKAGES:
+        installed = behaviour.installed_version(package)
+        tested = documented["tested"].get(package)
+        status = behaviour.version_status(installed, tested, lowest.get(package))
+        click.echo(f"  {package:<20} {installed or '-':<10} {status}")
+    measured = ", ".join(f"{name} {v}" for name, v in documented["versions"].items())
+    click.echo(f"the SDK readers, served the fault rows (documented with {measured}):")
+    changes = []
+    for provider in chosen:
+        now = behaviour.measure(provider)
+        found = behaviour.changed_rows(provider, now, documented["rows"].get(provider, {}))
+        readers = len(behaviour.READERS[provider])
+        verdict = "as documented" if not found else f"{len(found)} differ"
+        click.echo(f"  {provider}: {len(now)} rows x {readers} readers, {verdict}")
+        for change in found:
+            click.echo(f"    {change}")
+        changes.extend(found)
+    sys.exit(Exit.FAILED if changes else Exit.OK)

@@ -1,0 +1,322 @@
+"""What the installed SDK releases do with each broken stream: measured, documented, compared.
+
+Each provider's SDK has two readers a user's code calls: the raw iteration of
+`create(stream=True)` and the SDK's stream helper read to its final object
+(`messages.stream()` / `get_final_message()`, `chat.completions.stream()` /
+`get_final_completion()`, `responses.stream()` / `get_final_response()`). `measure`
+serves each reader, through a cassette client, every row of the provider's fault
+catalogue that applies to two of the library's good cassettes (a text answer, an answer
+with tool calls), and words what the reader did: `returns` (it took the broken stream
+as an answer) or `raises <name>` (a stream failure by its name, as `failure_code` names
+it, so the SDK release that wrapped a connection error does not matter; anything else
+by its class).
+
+`make tables` writes what the installed releases do into `BEHAVIOUR_FILE` (shipped in
+the package, with the versions measured) and the table of docs/sdk-readers.md.
+`changed_rows` compares a new measurement with the file: `harness doctor` and
+`tests/test_sdk_behaviour.py` report each row that differs, by name.
+
+The SDKs are imported only when a reader runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Final
+
+from harness._exceptions import ANTHROPIC
+
+__all__ = [
+    "BEHAVIOUR_FILE",
+    "PROVIDERS",
+    "READERS",
+    "Change",
+    "changed_rows",
+    "documented",
+    "measure",
+    "sdk_of",
+]
+
+#: What the installed releases were measured to do (`make tables` writes it).
+BEHAVIOUR_FILE: Final = Path(__file__).resolve().parent.parent / "sdk_behaviour.json"
+
+#: provider -> the good library cassettes (under the library) whose variants are served
+SOURCES: Final[Mapping[str, tuple[str, ...]]] = {
+    ANTHROPIC: ("text_only.jsonl", "two_tools.jsonl"),
+    "openai-chat": ("openai/chat/text.jsonl", "openai/chat/parallel_tools.jsonl"),
+    "openai-responses": ("openai/responses/text.jsonl", "openai/responses/parallel_tools.jsonl"),
+}
+PROVIDERS: Final = tuple(SOURCES)
+#: Rows served at once (each waits on its own in-process client, mostly for back-off).
+_THREADS: Final = 8
+
+_MESSAGES: Final = {
+    "model": "harness-replay",
+    "max_tokens": 64,
+    "messages": [{"role": "user", "content": "replay"}],
+}
+_CHAT: Final = {"model": "harness-replay", "messages": [{"role": "user", "content": "replay"}]}
+_RESPONSES: Final = {"model": "harness-replay", "input": "replay"}
+
+
+def _drain(stream: Iterable[Any]) -> None:
+    for _ in stream:
+        pass
+
+
+def _final(manager: Any, method: str) -> None:
+    with manager as stream:
+        getattr(stream, method)()
+
+
+Reader = Callable[[Any], None]
+
+#: provider -> reader name -> how a user's code reads the stream with that client
+READERS: Final[Mapping[str, Mapping[str, Reader]]] = {
+    ANTHROPIC: {
+        "messages.create(stream=True)": lambda client: _drain(
+            client.messages.create(**_MESSAGES, stream=True)
+        ),
+        "messages.stream()": lambda client: _final(
+            client.messages.stream(**_MESSAGES), "get_final_message"
+        ),
+    },
+    "openai-chat": {
+        "chat.completions.create(stream=True)": lambda client: _drain(
+            client.chat.completions.create(**_CHAT, stream=True)
+        ),
+        "chat.completions.stream()": lambda client: _final(
+            client.chat.completions.stream(**_CHAT), "get_final_completion"
+        ),
+    },
+    "openai-responses": {
+        "responses.create(stream=True)": lambda client: _drain(
+            client.responses.create(**_RESPONSES, stream=True)
+        ),
+        "responses.stream()": lambda client: _final(
+            client.responses.stream(**_RESPONSES), "get_final_response"
+        ),
+    },
+}
+
+
+def sdk_of(provider: str) -> str:
+    """The package whose reader a provider's rows are served to."""
+    return "anthropic" if provider == ANTHROPIC else "openai"
+
+
+def _outcome(reader: Reader, served: list[Path], options: dict[str, Any]) -> str:
+    from harness._replay.clients import cassette_client
+    from harness._replay.direct import failure_code
+
+    client = cassette_client(served, match_on=None, **options)
+    try:
+        reader(client)
+    except Exception as error:
+        return f"raises {failure_code(error) or type(error).__name__}"
+    finally:
+        client.close()
+    return "returns"
+
+
+def _cases(provider: str, folder: Path) -> Iterator[tuple[str, Any]]:
+    """Each applicable row of `provider`'s catalogue, as `<good cassette>/<row>` and its case."""
+    from harness._testing.dialects import library_path
+    from harness._testing.fault_runs import run_fault
+    from harness.faults import catalogue
+
+    for source in SOURCES[provider]:
+        good = library_path() / source
+        stem = Path(source).stem
+        (folder / stem).mkdir()
+        for fault in catalogue(provider):
+            case = run_fault(_no_adapter, good, fault, folder / stem)
+            if case is not None:
+                yield f"{stem}/{fault.name}", case
+
+
+def _no_adapter(events: Iterable[Any]) -> Iterator[Any]:
+    return iter(())  # the rows are served to the SDK's readers, not to an adapter
+
+
+def measure(provider: str) -> dict[str, dict[str, str]]:
+    """Row -> reader -> what the installed SDK's reader does with that broken stream.
+
+    The rows run on a few threads: most of the time is the SDK's retry back-off on the
+    rows it retries (`http_429_then_ok`, `http_529`), spent waiting."""
+    readers = READERS[provider]
+    with tempfile.TemporaryDirectory(prefix="harness-doctor-") as folder:
+        cases = list(_cases(provider, Path(folder)))
+        runs = [(row, name, case) for row, case in cases for name in readers]
+        with ThreadPoolExecutor(max_workers=_THREADS) as pool:
+            outcomes = pool.map(
+                lambda run: _outcome(readers[run[1]], run[2].turn_served, run[2].client_options),
+                runs,
+            )
+            table: dict[str, dict[str, str]] = {row: {} for row, _ in cases}
+            for (row, name, _), outcome in zip(runs, outcomes, strict=True):
+                table[row][name] = outcome
+    return table
+
+
+def installed_version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def documented(path: Path | None = None) -> dict[str, Any]:
+    """The measurement `make tables` wrote (`BEHAVIOUR_FILE`): `versions` (the SDKs'),
+    `tested` (every package's, the locked set) and `rows` (provider -> row -> reader ->
+    outcome)."""
+    loaded: dict[str, Any] = json.loads((path or BEHAVIOUR_FILE).read_text(encoding="utf-8"))
+    return loaded
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One row whose reader does something else on the installed release."""
+
+    provider: str
+    row: str
+    reader: str
+    documented: str | None  # None: a row or reader the documentation has not
+    now: str | None  # None: a row the installed catalogue no longer derives
+
+    def __str__(self) -> str:
+        return (
+            f"{self.provider} {self.row} via {self.reader}: documented "
+            f"{self.documented or '(not measured)'}, now {self.now or '(not derived)'}"
+        )
+
+
+def changed_rows(
+    provider: str, now: Mapping[str, Mapping[str, str]], then: Mapping[str, Mapping[str, str]]
+) -> list[Change]:
+    """Every (row, reader) whose outcome differs between two measurements, by name."""
+    changes = []
+    for row in sorted(set(now) | set(then)):
+        readers = set(now.get(row, {})) | set(then.get(row, {}))
+        for reader in sorted(readers):
+            before, after = then.get(row, {}).get(reader), now.get(row, {}).get(reader)
+            if before != after:
+                changes.append(Change(provider, row, reader, before, after))
+    return changes
+
+
+#: The packages `harness doctor` reports: the SDKs the readers run, their HTTP client,
+#: and the frameworks the strict tests serve (docs/strict.md).
+PACKAGES: Final = (
+    "anthropic",
+    "openai",
+    "httpx2",
+    "httpx",
+    "pydantic-ai-slim",
+    "langchain-anthropic",
+    "langchain-openai",
+    "openai-agents",
+    "litellm",
+)
+#: The packages whose versions decide what the readers do (named with the measurement).
+MEASURED_WITH: Final = ("anthropic", "openai", "httpx2")
+#: Where docs/sdk-readers.md's table is written (in a checkout).
+DOC: Final = BEHAVIOUR_FILE.parent.parent / "docs" / "sdk-readers.md"
+_BLOCK: Final = ("<!-- sdk-readers-table -->\n", "<!-- /sdk-readers-table -->")
+
+
+def measure_all() -> dict[str, Any]:
+    """What `BEHAVIOUR_FILE` holds, measured now: the versions, and every provider's rows."""
+    return {
+        "versions": {package: installed_version(package) for package in MEASURED_WITH},
+        "tested": {package: installed_version(package) for package in PACKAGES},
+        "rows": {provider: measure(provider) for provider in PROVIDERS},
+    }
+
+
+def table(measured: Mapping[str, Any]) -> str:
+    """The Markdown of docs/sdk-readers.md's block: the versions, then a table a provider."""
+    versions = ", ".join(f"{name} {version}" for name, version in measured["versions"].items())
+    parts = [f"Measured with {versions} (`make tables`).\n"]
+    for provider, rows in measured["rows"].items():
+        readers = list(READERS[provider])
+        parts.append(f"\n**{provider}**\n\n| row | " + " | ".join(f"`{r}`" for r in readers))
+        parts.append(" |\n|---|" + "---|" * len(readers) + "\n")
+        for row, outcomes in rows.items():
+            parts.append(f"| {row} | " + " | ".join(outcomes[r] for r in readers) + " |\n")
+    return "".join(parts)
+
+
+def write(measured: Mapping[str, Any], data: Path = BEHAVIOUR_FILE, doc: Path = DOC) -> None:
+    """Write a measurement into the package's data file and the doc's marked block."""
+    text = doc.read_text(encoding="utf-8")
+    start, end = text.index(_BLOCK[0]) + len(_BLOCK[0]), text.index(_BLOCK[1])
+    _write_text(data, json.dumps(measured, indent=1) + "\n")
+    _write_text(doc, text[:start] + table(measured) + text[end:])
+
+
+def _write_text(path: Path, text: str) -> None:
+    from harness._files import atomic_write
+
+    with atomic_write(path) as handle:
+        handle.write(text.encode("utf-8"))
+
+
+def main() -> None:
+    """`python -m harness._testing.sdk_behaviour`: measure, then write both (`make tables`)."""
+    measured = measure_all()
+    write(measured)
+    counted = sum(len(rows) for rows in measured["rows"].values())
+    print(f"{counted} rows measured with the installed SDKs: {BEHAVIOUR_FILE.name}, {DOC.name}")
+
+
+if __name__ == "__main__":
+    main()
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """A version's release numbers (`2.17.0rc1` -> (2, 17, 0)), enough to order releases."""
+    numbers = []
+    for part in version.split("."):
+        digits = "".join(itertools.takewhile(str.isdigit, part))
+        if not digits:
+            break
+        numbers.append(int(digits))
+        if len(digits) < len(part):
+            break
+    return tuple(numbers)
+
+
+#: A requirement's name and its `>=` bound (`openai>=3.57; extra == "openai"`).
+_LOWER_BOUND: Final = re.compile(r"\s*([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?\s*>=\s*([0-9][^,;\s]*)")
+
+
+def lower_bounds() -> dict[str, str]:
+    """Each dependency's lowest release this package allows (its `>=` in pyproject.toml,
+    read from the installed package's metadata)."""
+    bounds = {}
+    for requirement in metadata.requires("stream-harness") or ():
+        found = _LOWER_BOUND.match(requirement)
+        if found:
+            bounds[found.group(1).lower()] = found.group(2)
+    return bounds
+
+
+def version_status(installed: str | None, tested: str | None, lowest: str | None) -> str:
+    """How `installed` stands against the tested range (`lowest` to `tested`)."""
+    if installed is None:
+        return "not installed"
+    if lowest is not None and _release(installed) < _release(lowest):
+        return f"older than the lowest release supported ({lowest})"
+    if tested is not None and _release(installed) > _release(tested):
+        return f"newer than tested ({tested}): the rows below say whether it behaves the same"
+    span = f"{lowest or 'any'} to {tested}" if tested else f"from {lowest}"
+    return f"tested ({span})"

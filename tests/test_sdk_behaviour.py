@@ -1,0 +1,121 @@
+"""What the installed SDK readers do with each broken stream, against what the docs say
+(docs/sdk-readers.md, `harness/sdk_behaviour.json`), and `harness doctor`."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import ROOT
+
+from harness._testing import sdk_behaviour as behaviour
+from harness_cli.main import cli
+
+
+def _changes(provider: str) -> list[behaviour.Change]:
+    documented = behaviour.documented()
+    return behaviour.changed_rows(
+        provider, behaviour.measure(provider), documented["rows"][provider]
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("provider", behaviour.PROVIDERS)
+def test_the_installed_sdk_readers_do_what_the_docs_say(provider: str) -> None:
+    changes = _changes(provider)
+    documented = behaviour.documented()["versions"]
+    installed = {name: behaviour.installed_version(name) for name in documented}
+    assert not changes, (
+        f"the installed release reads {len(changes)} row(s) otherwise than documented "
+        f"(documented with {documented}, installed {installed}); review, then `make tables`:\n"
+        + "\n".join(str(change) for change in changes)
+    )
+
+
+def test_the_page_shows_the_documented_measurement() -> None:
+    text = (ROOT / "docs" / "sdk-readers.md").read_text()
+    assert behaviour.table(behaviour.documented()) in text
+    documented = behaviour.documented()["rows"]
+    assert set(documented) == set(behaviour.PROVIDERS)
+    for provider, rows in documented.items():
+        assert len(rows) > 30 and all(
+            set(r) == set(behaviour.READERS[provider]) for r in rows.values()
+        )
+
+
+def test_changed_rows_names_each_row_and_reader_that_differs() -> None:
+    then = {"text/a": {"x()": "returns", "y()": "returns"}, "text/b": {"x()": "returns"}}
+    now = {"text/a": {"x()": "returns", "y()": "raises IndexError"}, "text/c": {"x()": "returns"}}
+    shown = [str(change) for change in behaviour.changed_rows("openai-chat", now, then)]
+    assert shown == [
+        "openai-chat text/a via y(): documented returns, now raises IndexError",
+        "openai-chat text/b via x(): documented returns, now (not derived)",
+        "openai-chat text/c via x(): documented (not measured), now returns",
+    ]
+
+
+def test_the_lower_bounds_are_pyproject_tomls() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = [*project["dependencies"], *project["optional-dependencies"]["test"]]
+    bounds = behaviour.lower_bounds()
+    for requirement in declared:
+        name, _, lowest = requirement.partition(">=")
+        assert bounds[name.partition("[")[0].lower()] == lowest
+
+
+@pytest.mark.parametrize(
+    ("installed", "status"),
+    [
+        (None, "not installed"),
+        ("2.9.3", "older than the lowest release supported (2.10)"),
+        ("2.10", "tested (2.10 to 2.17.0)"),
+        ("2.17.0", "tested (2.10 to 2.17.0)"),
+        ("2.17.1rc1", "newer than tested (2.17.0): the rows below say whether it behaves the same"),
+        ("2.100.0", "newer than tested (2.17.0): the rows below say whether it behaves the same"),
+    ],
+)
+def test_a_version_is_placed_against_the_tested_range(installed: str | None, status: str) -> None:
+    assert behaviour.version_status(installed, "2.17.0", "2.10") == status
+
+
+def _documented_otherwise(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A documentation that says one Chat row reads otherwise than it does; its row."""
+    documented = behaviour.documented()
+    row = "text/cut_connection"
+    reader = "chat.completions.stream()"
+    documented["rows"]["openai-chat"][row][reader] = "raises connection_error:Invented"
+    path = tmp_path / "sdk_behaviour.json"
+    path.write_text(json.dumps(documented))
+    monkeypatch.setattr(behaviour, "BEHAVIOUR_FILE", path)
+    return f"openai-chat {row} via {reader}: documented raises connection_error:Invented, now "
+
+
+@pytest.mark.slow
+def test_doctor_lists_the_rows_that_differ_and_exits_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = _documented_otherwise(tmp_path, monkeypatch)
+    result = CliRunner().invoke(cli, ["doctor", "--provider", "openai-chat"])
+    assert result.exit_code == 1, result.output
+    assert "openai-chat: 41 rows x 2 readers, 1 differ" in result.output
+    [line] = [line.strip() for line in result.output.splitlines() if "Invented" in line]
+    assert line.startswith(expected)
+    assert "anthropic            " in result.output  # every package's version is listed
+
+
+def test_doctor_says_in_one_line_that_an_sdk_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "openai" else real(name, *a)
+    )
+    result = CliRunner().invoke(cli, ["doctor"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        "harness doctor: the openai SDK is not installed (pip install openai); "
+        "--provider names the providers to check without it"
+    ]
