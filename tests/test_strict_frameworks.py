@@ -1,11 +1,11 @@
 """The frameworks people use, served every broken row of two cassettes, without and with
-`harness.strict`: the table of docs/strict.md is this test's output. And no false
-positive: every good library cassette and every imported recording reads the same,
-strict or not, in every framework."""
+`harness.strict`: the table of docs/strict.md is this test's output, compared with the
+installed releases row by row, or written with `HARNESS_WRITE_TABLES=1` (`make tables`;
+tests/doc_tables.py). And no false positive: every good library cassette and every
+imported recording reads the same, strict or not, in every framework."""
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import LIBRARY, ROOT
+from doc_tables import Block, check, require, version_line
 from frameworks import FRAMEWORKS, SOME_MISSING, framework_params
 
 from harness import import_recording, replay_outcome, to_model_events
@@ -26,7 +27,8 @@ ROW_SOURCES = ("text_only", "two_tools")
 #: An answer for any follow-up turn (a tool runner asks again once its tools have run).
 FOLLOW_UP = LIBRARY / "text_only.jsonl"
 DOC = ROOT / "docs" / "strict.md"
-TABLE = re.compile(r"<!-- frameworks-table -->\n(.*?)<!-- /frameworks-table -->", re.S)
+#: The releases the table depends on: the SDK, and each framework's distribution.
+RELEASES = ("anthropic", "pydantic-ai-slim", "langchain-anthropic", "litellm")
 RECORDINGS = ROOT / "tests" / "data" / "recordings"
 
 
@@ -82,18 +84,13 @@ def _table(rows: list[FaultCase]) -> tuple[str, dict[str, list[str]]]:
     return "\n".join(lines) + "\n", let_through
 
 
-@pytest.mark.skipif(
-    SOME_MISSING is not None, reason=f"the table needs every framework: {SOME_MISSING}"
-)
-def test_strict_lets_no_broken_row_through_any_framework_and_the_doc_shows_it(
+def test_strict_lets_no_broken_row_through_any_framework_and_the_doc_table_shows_it(
     rows: list[FaultCase],
 ) -> None:
+    require(SOME_MISSING and f"the table needs every framework: {SOME_MISSING}")
     table, let_through = _table(rows)
-    print(table)
     assert let_through == {framework: [] for framework in FRAMEWORKS}
-    shown = TABLE.search(DOC.read_text())
-    assert shown is not None, f"{DOC} has no frameworks table"
-    assert shown.group(1) == table, f"docs/strict.md's table is out of date; now:\n{table}"
+    check(DOC, Block("frameworks-table", version_line(RELEASES), table))
 
 
 @pytest.mark.parametrize("framework", framework_params())

@@ -1,8 +1,10 @@
 """The frameworks people use with OpenAI, served every fault row of two cassettes of each
 API, without and with `harness.strict`: docs/strict.md's OpenAI frameworks table is this
-test's output. Every good library cassette (and imported OpenAI recording) reads in every
-framework as the harness's own replay reads it, strict or not. Nothing reaches for the
-network: a framework that tries (tracing, a price list, a tokenizer download) fails here.
+test's output, compared with the installed releases row by row, or written with
+`HARNESS_WRITE_TABLES=1` (`make tables`; tests/doc_tables.py). Every good library
+cassette (and imported OpenAI recording) reads in every framework as the harness's own
+replay reads it, strict or not. Nothing reaches for the network: a framework that tries
+(tracing, a price list, a tokenizer download) fails here.
 
 The long runs are `slow`; the inner loop keeps one good cassette and one broken row per
 framework.
@@ -10,7 +12,6 @@ framework.
 
 from __future__ import annotations
 
-import re
 import socket
 import warnings
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from typing import Any
 
 import pytest
 from conftest import LIBRARY_FOLDERS, ROOT
+from doc_tables import Block, check, require, version_line
 from openai_frameworks import (
     CHAT,
     FRAMEWORKS,
@@ -43,12 +45,8 @@ ROW_SOURCES = ("text", "parallel_tools")
 #: The rows the rules accept (expected outcome `done`), which the code must read right.
 REPEATED_IDENTITY = "repeat_call_identity"
 DOC = ROOT / "docs" / "strict.md"
-TABLE = re.compile(
-    r"<!-- openai-frameworks-table -->\n(.*?)<!-- /openai-frameworks-table -->", re.S
-)
-FINDINGS = re.compile(
-    r"<!-- openai-frameworks-wrong-data -->\n(.*?)<!-- /openai-frameworks-wrong-data -->", re.S
-)
+#: The releases the tables depend on: the SDK, and each framework's distribution.
+RELEASES = ("openai", "pydantic-ai-slim", "langchain-openai", "openai-agents", "litellm")
 RECORDINGS = ROOT / "tests" / "data" / "recordings"
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 
@@ -226,21 +224,17 @@ def _table(rows: dict[str, list[Row]]) -> tuple[str, str, dict[str, list[str]]]:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    SOME_MISSING is not None, reason=f"the table needs every framework: {SOME_MISSING}"
-)
-def test_strict_lets_no_broken_row_through_any_framework_and_the_doc_shows_it(
+def test_strict_lets_no_broken_row_through_any_framework_and_the_doc_table_shows_it(
     rows: dict[str, list[Row]],
 ) -> None:
+    require(SOME_MISSING and f"the table needs every framework: {SOME_MISSING}")
     table, findings, let_through = _table(rows)
-    print(table, findings, sep="\n")
     assert let_through == {name: [] for api in APIS for name in FRAMEWORKS[api]}
-    text = DOC.read_text(encoding="utf-8")
-    shown, listed = TABLE.search(text), FINDINGS.search(text)
-    assert shown is not None and listed is not None, f"{DOC} has no OpenAI frameworks table"
-    assert shown.group(1) == table, f"docs/strict.md's OpenAI table is out of date; now:\n{table}"
-    assert listed.group(1) == findings, (
-        f"docs/strict.md's wrong-data list is out of date:\n{findings}"
+    versions = version_line(RELEASES)
+    check(
+        DOC,
+        Block("openai-frameworks-table", versions, table, key_cells=2),
+        Block("openai-frameworks-wrong-data", versions, findings),
     )
 
 
