@@ -14,12 +14,21 @@ class RecordMode(StrEnum):
     """When a cassette is recorded live (vcrpy's modes, by the same names).
 
     `none` replays only; `missing` records the cassettes that do not exist (`once` is
-    its vcrpy name, accepted as an alias); `all` re-records every cassette.
+    its vcrpy name, accepted as an alias); `all` re-records every cassette; `drift`
+    re-records every cassette that exists into a folder of its own, leaving the stored
+    ones as they are, and says which answer in another shape now (the plugin's drift
+    check, `harness._testing.drift`).
     """
 
     NONE = "none"
     MISSING = "missing"
     ALL = "all"
+    DRIFT = "drift"
+
+    @property
+    def rerecords(self) -> bool:
+        """Whether a cassette that exists is recorded again (once a run): `all`, `drift`."""
+        return self in (RecordMode.ALL, RecordMode.DRIFT)
 
     @classmethod
     def parse(cls, value: str | RecordMode) -> RecordMode:
@@ -29,7 +38,7 @@ class RecordMode(StrEnum):
             return cls(name)
         except ValueError:
             raise InputError(
-                f"record mode {value!r} is not one of none, missing (alias once), all"
+                f"record mode {value!r} is not one of none, missing (alias once), all, drift"
             ) from None
 
     @classmethod

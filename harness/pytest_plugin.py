@@ -28,7 +28,9 @@ catalogue (what differs by provider: `harness._testing.plugin_providers`). Under
 `missing`/`all` they go live and record the answers instead
 (`harness._testing.client_session`), with the key of the cassettes' SDK (`ANTHROPIC_API_KEY`,
 `OPENAI_API_KEY`): a cassette not recorded yet names no provider, so the marker's
-`sdk="openai"` says an OpenAI client records it. Request matching is the
+`sdk="openai"` says an OpenAI client records it. Under `drift` they record the cassettes
+that exist again into a folder of their own (`--harness-drift-dir`), and the end of the
+run says which answer in another shape now (`harness._testing.drift`). Request matching is the
 `harness_match_on` fixture, then the marker's `match_on=` (None: off). Strict clients
 (`harness.strict`: the adapter's rules at the transport) are the ini option
 `harness_strict` (default false), then the marker's `strict=`, then `--harness-strict
@@ -101,8 +103,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="none (default): replay only; missing (alias once): record the cassettes that do "
         "not exist; "
-        "all: re-record every cassette. Recording is live and needs the key of the "
+        "all: re-record every cassette; drift: re-record every cassette into "
+        "--harness-drift-dir, leaving the stored ones as they are, and report which answer in "
+        "another shape now. Recording is live and needs the key of the "
         "cassette's SDK (ANTHROPIC_API_KEY, OPENAI_API_KEY); without it such tests are skipped",
+    )
+    group.addoption(
+        "--harness-drift-dir",
+        action="store",
+        dest="harness_drift_dir",
+        default=None,
+        metavar="DIR",
+        help="folder where --harness-record=drift writes the cassettes it records again, at "
+        "their paths under the rootdir, and its report.txt (default: a new folder in the "
+        "temporary one)",
     )
     group.addoption(
         "--harness-strict",
@@ -184,6 +198,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_ALLOWED] = _allowed_stop_reasons(config)
     config.stash[_PROFILE] = _profile(config)
     config.pluginmanager.register(FaultRows(), "stream-harness-fault-rows")
+    from harness._testing.drift import DriftRows
+
+    worker = hasattr(config, "workerinput")
+    config.pluginmanager.register(DriftRows(worker=worker), "stream-harness-drift")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -509,11 +527,14 @@ def harness_cassette(
             f"{request.node.nodeid}: harness_replay and fault_variant take one cassette; "
             "several, or a session folder, answer harness_client's requests"
         )
-    path = cassette_path(mark.name, _cassette_folder(request, mark, harness_cassette_dir))
+    stored = cassette_path(mark.name, _cassette_folder(request, mark, harness_cassette_dir))
     mode = _chosen_mode(request, mark, harness_record_mode)
+    path = stored
+    if mode is RecordMode.DRIFT:
+        path = _drift_copies(request, [stored], _checked_sdk(stored, mark, request.node.nodeid))[0]
     gate = RecordGate([path], mode=mode, run_id=run_id(request.config))
     if gate.needs_recording():
-        sdk = _checked_sdk(path, mark, request.node.nodeid)
+        sdk = _checked_sdk(stored, mark, request.node.nodeid)
         if mark.request is None and _records_by_client(request):
             request.node.stash[_DEFERRED] = True
             return path
@@ -522,9 +543,43 @@ def harness_cassette(
     elif not path.exists():
         from harness._testing.plugin_providers import key_variable
 
-        key = key_variable(_checked_sdk(path, mark, request.node.nodeid))
+        key = key_variable(_checked_sdk(stored, mark, request.node.nodeid))
         _fail(f"cassette not found: {path} (record it with --harness-record=missing and {key} set)")
     return path
+
+
+#: Record mode `drift`: the test's (stored cassette, copy recorded again) pairs.
+_DRIFT_PAIRS = pytest.StashKey[list[tuple[Path, Path]]]()
+
+
+def _drift_copies(request: pytest.FixtureRequest, stored: Sequence[Path], sdk: str) -> list[Path]:
+    """Record mode `drift`: where the `stored` cassettes (of `sdk`) are recorded again, in
+    the run's drift folder (`harness._testing.drift`), each pair noted on the test for its
+    verdict; a stored cassette missing fails the test in one line."""
+    from harness._testing.drift import copy_path
+    from harness._testing.plugin_providers import key_variable
+
+    for path in stored:
+        if not path.exists():
+            _fail(
+                f"cassette not found: {path} (record mode drift records the cassettes kept "
+                f"again; record it first with --harness-record=missing and {key_variable(sdk)} "
+                "set)"
+            )
+    folder = _drift_folder(request.config)
+    pairs = request.node.stash.setdefault(_DRIFT_PAIRS, [])
+    copies = [copy_path(path, request.config.rootpath, folder) for path in stored]
+    pairs += [pair for pair in zip(stored, copies, strict=True) if pair not in pairs]
+    return copies
+
+
+def _drift_folder(config: pytest.Config) -> Path:
+    """`--harness-drift-dir` (relative to where pytest runs), else the run's own folder."""
+    from harness._testing.drift import drift_folder
+
+    chosen: str | None = config.getoption("harness_drift_dir")
+    given = None if chosen is None else config.invocation_params.dir / chosen
+    return drift_folder(given, run_id(config))
 
 
 def _checked_sdk(path: Path, mark: CassetteMark, where: str) -> str:
@@ -615,7 +670,7 @@ def _record(path: Path, gate: RecordGate, mark: CassetteMark, where: str) -> Non
             record(
                 dict(mark.request),
                 os.fspath(path),
-                force=mode is RecordMode.ALL,
+                force=mode.rerecords,
                 description=f"Recorded by {where} (record mode {mode})",
             )
             gate.recorded()
@@ -798,8 +853,21 @@ VERDICTS: Final = (
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """Label a fault row's report with its verdict (xdist carries it to the controller)."""
+    """Label a fault row's report with its verdict, and a drift run's teardown report with
+    its cassettes' (xdist carries them to the controller)."""
     report = yield
+    pairs = item.stash.get(_DRIFT_PAIRS, None)
+    if pairs and report.when == "teardown":
+        from harness._testing.drift import drift_rows
+
+        config = item.config
+        report.harness_drift_rows = drift_rows(  # type: ignore[attr-defined]
+            pairs,
+            test=item.nodeid,
+            here=config.invocation_params.dir,
+            folder=_drift_folder(config),
+            run_id=run_id(config),
+        )
     case = item.stash.get(_CASE, None)
     if case is None or not (report.when == "call" or report.skipped):
         return report
@@ -887,16 +955,24 @@ def _open_session(
     if "fault_variant" in request.fixturenames:
         fault = request.getfixturevalue("fault_variant")
     session: ClientSession | None = None
+    paths = [cassette_path(name, folder) for name in mark.names]
+    mode = _chosen_mode(request, mark, record_mode)
     try:
+        sdk = mark.sdk
+        if mode is RecordMode.DRIFT:
+            from harness._testing.plugin_providers import cassette_sdk
+
+            sdk = cassette_sdk(paths, mark.sdk, request.node.nodeid)  # the stored ones'
+            paths = _drift_copies(request, paths, sdk)
         session = ClientSession(
-            [cassette_path(name, folder) for name in mark.names],
-            mode=_chosen_mode(request, mark, record_mode),
+            paths,
+            mode=mode,
             match_on=mark.match_on if mark.match_on_given else match_on,
             run_id=run_id(request.config),
             where=request.node.nodeid,
             fault=fault,
             derive=request.node.stash.get(_DERIVE, None),
-            sdk=mark.sdk,
+            sdk=sdk,
         )
         skip = session.open()
     except HarnessError as error:

@@ -132,7 +132,7 @@ def test_misuse_fails_the_test_with_one_clear_line(project: pytest.Pytester) -> 
             "*test_two_names*harness_replay and fault_variant take one cassette; several, "
             "or a session folder, answer harness_client's requests",
             "*test_bad_record_mode*record mode 'sometimes' is not one of "
-            "none, missing (alias once), all",
+            "none, missing (alias once), all, drift",
             "*/cassettes/garbage.jsonl:1: not valid JSON: *",
             "*test_bad_fault_turn*fault_turn= takes a turn number (1 is the first)",
         ]

@@ -9,6 +9,7 @@ provider's part said in `dialects`, an OpenAI provider's `--serve` cases answere
 cassettes under the outcomes they reach; `diff` compares two replays; `trace` draws a
 replay row by row (the open tool blocks, what each line emitted); `client_session` is one
 test's cassette clients; `record_once` is the lock and run marker every record route of
-the plugin takes; `plugin_providers` is what the plugin's fixtures ask of each provider.
+the plugin takes; `plugin_providers` is what the plugin's fixtures ask of each provider;
+`drift` is the plugin's drift check (a run's cassettes recorded again, compared by shape).
 It may import every other subpackage.
 """

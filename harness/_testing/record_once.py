@@ -5,17 +5,18 @@ code (`harness_replay`, `fault_variant`) and the code's own requests through a r
 client (`harness_client`, `harness_async_client`); both decide through one `RecordGate`.
 
 A gate covers the cassettes of one test. `needs_recording()` says whether the record mode
-asks for them: `missing` when one does not exist, `all` when one was not re-recorded yet
-in this run. Parallel runs (`pytest -n 2`) record a shared cassette once: `acquire()`
-takes a `filelock.FileLock` per cassette (in one order everywhere, so no two tests wait on
-each other) and decides again, so a test that waited for another worker's recording finds
-it written and replays it; the recording test holds the locks to its end, then
-`recorded()` leaves the run marker, keyed by the run id (xdist's `testrunuid`, shared by
-every worker of one run), which tells the rest of the run, under `all`, not to record
-again. A recording that failed leaves a failure marker instead, holding its report
-(`failed()`): the rest of the run reports that first failure (`earlier_failure()`)
-without calling the API again. Locks and markers live in the temporary folder, keyed by
-the cassette's absolute path, so the cassette folder stays clean.
+asks for them: `missing` when one does not exist, `all` (and `drift`, whose paths are the
+copies it writes) when one was not re-recorded yet in this run. Parallel runs (`pytest
+-n 2`) record a shared cassette once: `acquire()` takes a `filelock.FileLock` per
+cassette (in one order everywhere, so no two tests wait on each other) and decides
+again, so a test that waited for another worker's recording finds it written and replays
+it; the recording test holds the locks to its end, then `recorded()` leaves the run
+marker, keyed by the run id (xdist's `testrunuid`, shared by every worker of one run),
+which tells the rest of the run, under `all`, not to record again. A recording that
+failed leaves a failure marker instead, holding its report (`failed()`): the rest of the
+run reports that first failure (`earlier_failure()`) without calling the API again.
+Locks and markers live in the temporary folder, keyed by the cassette's absolute path,
+so the cassette folder stays clean.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class RecordGate:
 
     def needs_recording(self) -> bool:
         """Whether the record mode asks for these cassettes now (no lock taken)."""
-        if self.mode is RecordMode.ALL:
+        if self.mode.rerecords:
             return not all((self._run_folder / _key(path)).exists() for path in self.paths)
         if self.mode is RecordMode.MISSING:
             return not all(path.exists() for path in self.paths)
