@@ -10,6 +10,7 @@ cassettes under the outcomes they reach; `diff` compares two replays; `trace` dr
 replay row by row (the open tool blocks, what each line emitted); `client_session` is one
 test's cassette clients; `record_once` is the lock and run marker every record route of
 the plugin takes; `plugin_providers` is what the plugin's fixtures ask of each provider;
-`drift` is the plugin's drift check (a run's cassettes recorded again, compared by shape).
+`drift` is the plugin's drift check (a run's cassettes recorded again, compared by shape);
+`sdk_behaviour` is what the installed SDK readers do with each fault row (`harness doctor`).
 It may import every other subpackage.
 """
