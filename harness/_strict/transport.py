@@ -9,10 +9,10 @@ every request on. The answer of a successful `POST .../v1/messages` comes back c
   where the client's reader gets it (the SDK raises it as it is, from the stream it
   iterates);
 - any other is read and checked whole, as the SDK reads it (`check_answer`), before it
-  is returned;
-  an error raised inside a transport reaches the SDK's caller as an
-  `APIConnectionError` from it, after the SDK's retries (`harness.strict`, which puts
-  the guard in an SDK middleware instead, raises it as it is).
+  is returned.
+
+Either way the error is also the `APIError` of each SDK loaded (`sdk_errors`), so the
+SDK hands it to its caller as it is, neither retried nor wrapped as a connection error.
 
 The body is handed on decoded (the guard reads what the client would), so the answer
 loses its `content-encoding` and `content-length`; its bytes are the same. Any other
