@@ -4,18 +4,65 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test quick lint unit coverage wheel-check conform-ts bench node clean
+# uv (docs/dependencies.md) installs the locked set, uv.lock, into .venv, and the latest and
+# oldest lanes into venvs of their own. Pinned here; bootstrapped with pip into a small venv of
+# its own (a fresh machine has only python3), again when the pin changes.
+UV_VERSION := 0.13.9
+TOOLS := .venv-tools
+UV := $(TOOLS)/bin/uv
+UV_STAMP := $(TOOLS)/.uv-$(UV_VERSION)
+LATEST := .venv-latest
+OLDEST := .venv-oldest
+EXTRAS := test,pytest,openai,frameworks
+EXTRAS_BUT_FRAMEWORKS := test,pytest,openai
+# The SDKs and frameworks whose versions a lane prints before its run.
+TRACKED := anthropic|openai|httpx2|httpx|pydantic-ai-slim|langchain-anthropic|langchain-openai|openai-agents|litellm
+
+.PHONY: demo test quick lint unit coverage wheel-check conform-ts bench node clean lock test-latest test-oldest
 
 # The official TypeScript SDKs, for the TypeScript client checks (tests/test_server_typescript.py,
 # tests/test_server_typescript_openai.py).
 NODE_SDK := .node/node_modules/@anthropic-ai/sdk/package.json
 NODE_OPENAI := .node/node_modules/openai/package.json
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,frameworks]'
+$(UV_STAMP):
+	rm -rf $(TOOLS)
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install --quiet uv==$(UV_VERSION)
+	touch $@
+
+# The locked set, every extra, exactly (what uv.lock does not list is removed), and the project
+# itself editable. --locked: a uv.lock that no longer matches pyproject.toml is an error.
+$(STAMP): pyproject.toml uv.lock $(UV_STAMP)
+	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --quiet --locked --all-extras --python $(PYTHON) \
+	|| { echo "if uv.lock no longer matches pyproject.toml: $(UV) lock (what the change needs)" \
+	"or make lock (everything to its newest), then review its diff"; exit 1; }
 	touch $(STAMP)
+
+# Refreshes uv.lock to the newest releases pyproject.toml allows; review its diff like code.
+# (`$(UV) lock` alone adds what a change to pyproject.toml needs and moves nothing else.)
+lock: $(UV_STAMP)
+	$(UV) lock --upgrade --python $(PYTHON)
+
+# A lane: a fresh venv $(1), the project editable with the extras $(3) resolved by uv with the
+# options $(2), no lock; it prints the versions it got, then runs the non-slow suite.
+define lane
+	$(UV) venv --quiet --clear --python $(PYTHON) $(1)
+	$(UV) pip install --quiet --python $(1)/bin/python $(2) -e '.[$(3)]'
+	@$(UV) pip freeze --python $(1)/bin/python | grep -iE '^($(TRACKED))=='
+	$(1)/bin/pytest -m "not slow" -n 2
+endef
+
+# The newest release of every dependency, direct or not.
+test-latest: $(UV_STAMP)
+	$(call lane,$(LATEST),,$(EXTRAS))
+
+# The lowest versions pyproject.toml allows (its direct dependencies at their lower bounds), in
+# two runs: without the frameworks first, since their own requirements lift some runtime bounds
+# (litellm needs a newer aiohttp than the harness does), then with every extra.
+test-oldest: $(UV_STAMP)
+	$(call lane,$(OLDEST),--resolution lowest-direct,$(EXTRAS_BUT_FRAMEWORKS))
+	$(call lane,$(OLDEST),--resolution lowest-direct,$(EXTRAS))
 
 demo: $(STAMP)
 	$(BIN)/harness replay cassettes/interleaved.jsonl
@@ -88,5 +135,5 @@ wheel-check: $(STAMP)
 test: lint coverage wheel-check conform-ts unit
 
 clean:
-	rm -rf $(VENV) .node build dist *.egg-info .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(TOOLS) $(LATEST) $(OLDEST) .node build dist *.egg-info .mypy_cache .pytest_cache .ruff_cache
 	rm -rf $(TS_EXAMPLE)/node_modules $(TS_EXAMPLE)/dist
