@@ -18,10 +18,13 @@ EXTRAS_BUT_FRAMEWORKS := test,pytest,openai
 # The SDKs and frameworks whose versions a lane prints before its run.
 TRACKED := anthropic|openai|httpx2|httpx|pydantic-ai-slim|langchain-anthropic|langchain-openai|openai-agents|litellm
 
-.PHONY: demo test quick lint unit coverage wheel-check conform-ts bench node clean lock test-latest test-oldest
+.PHONY: demo test quick lint unit coverage wheel-check conform-ts bench node clean lock test-latest test-oldest tables
 
 # The official TypeScript SDKs, for the TypeScript client checks (tests/test_server_typescript.py,
 # tests/test_server_typescript_openai.py).
+# Pinned, as uv.lock pins the Python side: a new release is taken on purpose (then `make tables`).
+TS_ANTHROPIC := 1.17.0
+TS_OPENAI_SDK := 6.49.0
 NODE_SDK := .node/node_modules/@anthropic-ai/sdk/package.json
 NODE_OPENAI := .node/node_modules/openai/package.json
 
@@ -90,16 +93,25 @@ bench: $(STAMP)
 
 # Installed once into an ignored folder; without node the TypeScript check is skipped.
 $(NODE_SDK):
-	@if command -v npm >/dev/null; then npm install --silent --prefix .node @anthropic-ai/sdk \
+	@if command -v npm >/dev/null; then npm install --silent --prefix .node @anthropic-ai/sdk@$(TS_ANTHROPIC) \
 	|| echo "npm install failed: tests/test_server_typescript.py will try again and report"; \
 	else echo "npm not found: the TypeScript client check will be skipped"; fi
 
 $(NODE_OPENAI):
-	@if command -v npm >/dev/null; then npm install --silent --prefix .node openai \
+	@if command -v npm >/dev/null; then npm install --silent --prefix .node openai@$(TS_OPENAI_SDK) \
 	|| echo "npm install failed: tests/test_server_typescript_openai.py will try again and report"; \
 	else echo "npm not found: the TypeScript openai check will be skipped"; fi
 
 node: $(NODE_SDK) $(NODE_OPENAI)
+
+# What each SDK reader and framework does with each fault row, measured on the installed
+# releases and written into the docs (docs/sdk-readers.md, harness/sdk_behaviour.json,
+# docs/strict.md's and docs/server.md's tables): run after `make lock`, review the diff.
+tables: $(STAMP) node
+	$(BIN)/python -m harness._testing.sdk_behaviour
+	HARNESS_WRITE_TABLES=1 $(BIN)/pytest -p no:cacheprovider -k doc_table \
+		tests/test_strict_frameworks.py tests/test_strict_openai_frameworks.py \
+		tests/test_server_typescript_openai.py
 
 # toModelEvents in TypeScript to the original design (examples/typescript), judged by
 # `harness conform` on every default case, one node process a job (--persistent), for

@@ -75,7 +75,7 @@ def not_installed(*modules: str) -> str | None:
         return None
     return (
         f"{', '.join(missing)} not installed: the frameworks extra "
-        "(pip install -e '.[test,frameworks]', as make test does)"
+        "(make test installs it: uv sync --all-extras from uv.lock)"
     )
 
 

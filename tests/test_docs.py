@@ -414,7 +414,8 @@ def test_no_file_cites_a_design_document_the_repository_does_not_hold() -> None:
     for folder, folders, files in os.walk(ROOT):
         folders[:] = [
             name for name in folders
-            if name not in skipped and not name.endswith(("_cache", ".egg-info"))
+            if name not in skipped and not name.startswith(".venv")
+            and not name.endswith(("_cache", ".egg-info"))
         ]  # fmt: skip
         for path in (Path(folder) / name for name in files):
             if path.suffix in suffixes and path.stat().st_size < 2_000_000:

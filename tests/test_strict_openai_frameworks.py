@@ -21,7 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LIBRARY_FOLDERS, ROOT
+from conftest import LIBRARY_FOLDERS, ROOT, not_installed
+
+# tests/openai_frameworks.py serves litellm through `HTTPXReplayTransport`, which needs
+# `httpx` (the frameworks extra): without it, the module skips as a whole.
+pytest.importorskip("httpx", reason=not_installed("httpx"))
 from doc_tables import Block, check, require, version_line
 from openai_frameworks import (
     CHAT,

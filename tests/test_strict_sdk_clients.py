@@ -23,7 +23,7 @@ from harness._http.server import CASSETTE_HEADER, CassetteServer
 
 KEY = "sk-harness-test"
 MESSAGES = {
-    "model": "claude-sonnet-4-5",
+    "model": "harness-replay",  # a name no SDK release lists as deprecated
     "max_tokens": 64,
     "messages": [{"role": "user", "content": "weather?"}],
 }

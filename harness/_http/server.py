@@ -153,6 +153,13 @@ def _dumps(value: Any) -> str:
         return json.dumps(value)
 
 
+def _too_deep(error: orjson.JSONDecodeError) -> bool:
+    """Whether orjson refused a body for its nesting, as each release words it ("depth
+    limit" today, "recursion depth exceeded" before 3.12)."""
+    message = str(error)
+    return "depth limit" in message or "recursion depth" in message
+
+
 class CassetteServer:
     """The serve app's state: the cassettes, their names, and the replayer answering in order."""
 
@@ -311,7 +318,7 @@ class CassetteServer:
         try:
             parsed = orjson.loads(body)
         except orjson.JSONDecodeError as error:
-            if "depth limit" in str(error):  # past orjson's reader: past ours too
+            if _too_deep(error):  # past orjson's reader: past ours too
                 self.log(f"{where} -> 400 (the body nests deeper than {MAX_NESTING} levels)")
                 return _refused(provider, 400, f"harness serve: {TOO_DEEP}")
             self.log(f"{where} -> 400 (the body is not JSON)")
