@@ -182,5 +182,8 @@ def test_the_strict_copy_keeps_the_clients_timeout_retries_and_headers(dialect: 
     assert (copy.timeout, copy.max_retries) == (3.5, 4)
     assert copy.default_headers["x-team"] == "checkout"
     assert copy.api_key == KEY and str(copy.base_url) == str(client.base_url)
+    # it sends through the client's own HTTP client: its proxies, mounts and limits
+    sends = copy._client if dialect.name == "anthropic" else copy._client.inner
+    assert sends is client._client
     copy.close()
     client.close()
