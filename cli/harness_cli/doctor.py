@@ -52,7 +52,7 @@ def doctor(providers: tuple[str, ...]) -> None:
         tested = documented["tested"].get(package)
         status = behaviour.version_status(installed, tested, lowest.get(package))
         click.echo(f"  {package:<20} {installed or '-':<10} {status}")
-    measured = ", ".join(f"{name} {v}" for name, v in documented["versions"].items())
+    measured = behaviour.measured_with(documented)
     click.echo(f"the SDK readers, served the fault rows (documented with {measured}):")
     changes = []
     for provider in chosen:

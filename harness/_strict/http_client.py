@@ -23,8 +23,7 @@ from collections.abc import Collection
 from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from harness._exceptions import InputError
-from harness._strict.transport import aguard_response, check_for, guard_response
+from harness._strict.transport import aguard_response, check_for, guard_response, http_library
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, OpenAI
@@ -120,19 +119,6 @@ def guarded_http_client(
         async_(inner, allowed, profile)
         if isinstance(inner, sys.modules[name].AsyncClient)
         else sync(inner, allowed, profile)
-    )
-
-
-def http_library(client: Any) -> str:
-    """ "httpx2" or "httpx": the library `client` is a client of, by its classes, not its
-    module (the openai SDK's default HTTP client is a subclass defined in the SDK)."""
-    for name in ("httpx2", "httpx"):
-        module = sys.modules.get(name)
-        if module is not None and isinstance(client, module.Client | module.AsyncClient):
-            return name
-    raise InputError(
-        f"harness.strict: the SDK client's HTTP client is a {type(client).__name__}, "
-        "not an httpx2 or httpx client"
     )
 
 

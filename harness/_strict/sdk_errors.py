@@ -85,25 +85,6 @@ def _without_credentials(request: Any) -> Any:
     return safe
 
 
-def iter_as_sdk_errors(chunks: Iterator[bytes], request: Any) -> Iterator[bytes]:
-    """`chunks`, a guarded body, with the guard's error raised as the SDK's own."""
-    try:
-        yield from chunks
-    except _GUARD_ERRORS as error:
-        as_sdk_error(error, request)
-        raise
-
-
-async def aiter_as_sdk_errors(chunks: AsyncIterator[bytes], request: Any) -> AsyncIterator[bytes]:
-    """`iter_as_sdk_errors` for an async body."""
-    try:
-        async for chunk in chunks:
-            yield chunk
-    except _GUARD_ERRORS as error:
-        as_sdk_error(error, request)
-        raise
-
-
 @contextmanager
 def raised_as_sdk_errors(request: Any) -> Iterator[None]:
     """The guard's error raised inside the block, raised as the SDK's own."""
@@ -112,6 +93,19 @@ def raised_as_sdk_errors(request: Any) -> Iterator[None]:
     except _GUARD_ERRORS as error:
         as_sdk_error(error, request)
         raise
+
+
+def iter_as_sdk_errors(chunks: Iterator[bytes], request: Any) -> Iterator[bytes]:
+    """`chunks`, a guarded body, with the guard's error raised as the SDK's own."""
+    with raised_as_sdk_errors(request):
+        yield from chunks
+
+
+async def aiter_as_sdk_errors(chunks: AsyncIterator[bytes], request: Any) -> AsyncIterator[bytes]:
+    """`iter_as_sdk_errors` for an async body."""
+    with raised_as_sdk_errors(request):
+        async for chunk in chunks:
+            yield chunk
 
 
 def request_of(response: Any) -> Any:

@@ -30,6 +30,7 @@ from typing import Any, Final
 import httpx2
 import orjson
 
+from harness._exceptions import InputError
 from harness._inflate import Inflater, normal_coding
 from harness._providers.answers import AnswerReader
 from harness._providers.anthropic.adapter import COMPLETE_STOP_REASONS
@@ -51,6 +52,7 @@ __all__ = [
     "check_for",
     "guard_response",
     "guarded_body",
+    "http_library",
     "unencoded_headers",
 ]
 
@@ -198,13 +200,20 @@ def guarded_body(
     new `StreamGuard` (with `reader`, another provider's reading; Messages' by default,
     completed by `stop_reasons`): a stream to hand on in its place, with
     `unencoded_headers`."""
-    body = _body_class(_response_library(response))
+    body = _body_class(http_library(response))
     return body(response, StreamGuard(stop_reasons=stop_reasons, reader=reader))
 
 
-def _response_library(response: Any) -> str:
-    """ "httpx2" or "httpx": the library `response` is a response of, by its class."""
-    return "httpx2" if isinstance(response, httpx2.Response) else "httpx"
+def http_library(value: Any) -> str:
+    """ "httpx2" or "httpx": the library `value` (a client or a response) belongs to, told
+    by its classes, not its module (the openai SDK's default HTTP client is a subclass
+    defined in the SDK); `InputError` for neither."""
+    for name in ("httpx2", "httpx"):
+        module = sys.modules.get(name)
+        kinds = () if module is None else (module.Client, module.AsyncClient, module.Response)
+        if isinstance(value, kinds):
+            return name
+    raise InputError(f"not an httpx2 or httpx client or response: a {type(value).__name__}")
 
 
 def guard_response(response: Any, check: AnswerCheck) -> None:

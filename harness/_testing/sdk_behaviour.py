@@ -42,6 +42,7 @@ __all__ = [
     "changed_rows",
     "documented",
     "measure",
+    "measured_with",
     "sdk_of",
 ]
 
@@ -175,9 +176,9 @@ def installed_version(package: str) -> str | None:
 
 
 def documented(path: Path | None = None) -> dict[str, Any]:
-    """The measurement `make tables` wrote (`BEHAVIOUR_FILE`): `versions` (the SDKs'),
-    `tested` (every package's, the locked set) and `rows` (provider -> row -> reader ->
-    outcome)."""
+    """The measurement `make tables` wrote (`BEHAVIOUR_FILE`): `tested` (every package's
+    version, the locked set; `measured_with` names the SDKs' among them) and `rows`
+    (provider -> row -> reader -> outcome)."""
     loaded: dict[str, Any] = json.loads((path or BEHAVIOUR_FILE).read_text(encoding="utf-8"))
     return loaded
 
@@ -236,16 +237,19 @@ _BLOCK: Final = ("<!-- sdk-readers-table -->\n", "<!-- /sdk-readers-table -->")
 def measure_all() -> dict[str, Any]:
     """What `BEHAVIOUR_FILE` holds, measured now: the versions, and every provider's rows."""
     return {
-        "versions": {package: installed_version(package) for package in MEASURED_WITH},
         "tested": {package: installed_version(package) for package in PACKAGES},
         "rows": {provider: measure(provider) for provider in PROVIDERS},
     }
 
 
+def measured_with(measured: Mapping[str, Any]) -> str:
+    """The releases a measurement's readers ran on, in words (`anthropic 2.17.0, ...`)."""
+    return ", ".join(f"{name} {measured['tested'][name]}" for name in MEASURED_WITH)
+
+
 def table(measured: Mapping[str, Any]) -> str:
     """The Markdown of docs/sdk-readers.md's block: the versions, then a table a provider."""
-    versions = ", ".join(f"{name} {version}" for name, version in measured["versions"].items())
-    parts = [f"Measured with {versions} (`make tables`).\n"]
+    parts = [f"Measured with {measured_with(measured)} (`make tables`).\n"]
     for provider, rows in measured["rows"].items():
         readers = list(READERS[provider])
         parts.append(f"\n**{provider}**\n\n| row | " + " | ".join(f"`{r}`" for r in readers))
