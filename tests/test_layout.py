@@ -37,6 +37,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_http": {"_cassette", "_providers", "_replay", "_record", "_strict"},
     "_testing": {"*"},  # everything: what the commands and the plugin run
     "agent": {"_cassette", "_providers", "_replay", "builder"},
+    "builder": {"_cassette"},
 }
 CORE = {path.stem for path in HARNESS.glob("_*.py") if path.stem != "__init__"}
 SUBPACKAGES = sorted(path.parent.name for path in HARNESS.glob("*/__init__.py"))
