@@ -661,7 +661,8 @@ def reasoning_content() -> Lines:
 
 
 #: where the profile cassettes go: beside the tests, not in the library every walker reads
-#: (each replays to the default's error code there, by design)
+#: (each replays to the default's error code there, by design); the wheel ships them as
+#: the Chat library's `profiles/` (setup.py)
 PROFILE_FOLDER = Path(__file__).resolve().parent.parent.parent / "tests" / "data" / "profiles"
 
 
@@ -677,7 +678,10 @@ def generate_profiles(folder: Path) -> list[Path]:
             )
             path = folder / found.name / f"{name}.jsonl"
             path.parent.mkdir(parents=True, exist_ok=True)
-            header = make_header(description, "synthetic", provider=CHAT, model=MODEL)
+            # `expect`: what replay without --profile makes of it (harness validate reads it)
+            header = make_header(
+                description, "synthetic", provider=CHAT, model=MODEL, expect=deviation_.default
+            )
             write_cassette(path, DEVIATION_RECIPES[name](), header=header)
             written.append(path)
     return written
