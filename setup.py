@@ -4,7 +4,9 @@
 a copy of its cassettes (the top level, `errors/`, the sessions' turns, and the same of
 each OpenAI dialect under `openai/`; data only) as
 `harness/_library/`, which `harness conform` runs by default
-(`harness._testing.conform.library_path`).
+(`harness._testing.conform.library_path`), and the compatible servers' cassettes
+(docs/profiles.md), which `cassettes/openai/generate.py` writes beside the tests, as its
+`openai/chat/profiles/`: examples to copy for a user without the repository.
 """
 
 from pathlib import Path
@@ -24,6 +26,9 @@ SHIPPED = (
     "openai/*/sessions/*/turn-*.jsonl",
 )
 
+#: (folder of the checkout, its cassettes, where under `harness/_library/` they go)
+PROFILES = ("tests/data/profiles", "*/*.jsonl", "openai/chat/profiles")
+
 
 class BuildWithLibrary(build_py):
     """`build_py`, then the library's cassettes copied into the built `harness/_library/`."""
@@ -31,11 +36,19 @@ class BuildWithLibrary(build_py):
     def run(self) -> None:
         super().run()
         target = Path(self.build_lib, "harness", "_library")
-        for pattern in SHIPPED:
-            for source in sorted(LIBRARY.glob(pattern)):
-                destination = target / source.relative_to(LIBRARY)
-                self.mkpath(str(destination.parent))
-                self.copy_file(str(source), str(destination))
+        copies = [
+            (source, target / source.relative_to(LIBRARY))
+            for pattern in SHIPPED
+            for source in sorted(LIBRARY.glob(pattern))
+        ]
+        folder, pattern, under = PROFILES
+        copies += [
+            (source, target / under / source.relative_to(folder))
+            for source in sorted(Path(folder).glob(pattern))
+        ]
+        for source, destination in copies:
+            self.mkpath(str(destination.parent))
+            self.copy_file(str(source), str(destination))
 
 
 setup(cmdclass={"build_py": BuildWithLibrary})

@@ -132,3 +132,8 @@ from ._testing.fault_runs import (
 from ._version import (
     __version__ as __version__,
 )
+from .builder import (
+    ChatStreamBuilder as ChatStreamBuilder,
+    ResponsesStreamBuilder as ResponsesStreamBuilder,
+    StreamBuilder as StreamBuilder,
+)

@@ -15,6 +15,7 @@ import importlib
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import not_installed
@@ -37,6 +38,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_http": {"_cassette", "_providers", "_replay", "_record", "_strict"},
     "_testing": {"*"},  # everything: what the commands and the plugin run
     "agent": {"_cassette", "_providers", "_replay", "builder"},
+    "builder": {"_cassette"},
 }
 CORE = {path.stem for path in HARNESS.glob("_*.py") if path.stem != "__init__"}
 SUBPACKAGES = sorted(path.parent.name for path in HARNESS.glob("*/__init__.py"))
@@ -248,3 +250,35 @@ def test_the_wheel_packages_every_subpackage() -> None:
     ]
     expected = ["harness", *(f"harness.{name}" for name in SUBPACKAGES), *nested, "harness_cli"]
     assert sorted(packages) == sorted(expected)
+
+
+def _setup_constant(name: str) -> Any:
+    """A constant of setup.py, read without running it (it calls `setup()`)."""
+    tree = ast.parse((ROOT / "setup.py").read_text(encoding="utf-8"))
+    (value,) = [
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        and node.value is not None
+        and any(
+            isinstance(target, ast.Name) and target.id == name
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        )
+    ]
+    return ast.literal_eval(value)
+
+
+def test_the_wheel_ships_every_openai_cassette_and_every_profile_cassette() -> None:
+    """What a user without the repository copies (docs/openai.md): setup.py's globs take
+    every cassette of the OpenAI library and every compatible server's cassette, to the
+    paths `harness/_library/` gives them (.ci/wheel-check replays them from the wheel)."""
+    library = ROOT / "cassettes"
+    shipped = {path for pattern in _setup_constant("SHIPPED") for path in library.glob(pattern)}
+    assert sorted(set((library / "openai").rglob("*.jsonl")) - shipped) == []
+    folder, pattern, under = _setup_constant("PROFILES")
+    profiles = sorted((ROOT / folder).glob(pattern))
+    assert profiles == sorted((ROOT / folder).rglob("*.jsonl"))
+    from harness._providers.openai_chat.profiles import PROFILES
+
+    assert len(profiles) == sum(len(found.deviations) for found in PROFILES.values())
+    assert under == "openai/chat/profiles"

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness import make_header, write_cassette
+from harness import ChatStreamBuilder, ResponsesStreamBuilder, make_header, write_cassette
 from harness._providers.openai_chat.profiles import DEVIATIONS, PROFILES
 
 MODEL = "gpt-4.1-mini"
@@ -29,8 +29,10 @@ CHAT = "openai-chat"
 RESPONSES = "openai-responses"
 COMPLETION_ID = "chatcmpl-HarnessSynthetic"
 RESPONSE_ID = "resp_HarnessSynthetic"
-#: Chat's `data: [DONE]`, as a cassette holds it
-DONE: dict[str, Any] = {"harness": "done"}
+#: the message items' ids: an answer's, a refusal's, and what a refusal says
+ANSWER_ID = "msg_01Answer"
+REFUSAL_ID = "msg_01Refusal"
+REFUSAL = "I can't help with that."
 
 Lines = list[dict[str, Any]]
 Recipe = Callable[[], Lines]
@@ -56,67 +58,16 @@ def cassette(
 # Chat Completions ------------------------------------------------------------------------
 
 
-def chunk(
-    delta: dict[str, Any] | None = None,
-    finish: str | None = None,
-    *,
-    ident: str = COMPLETION_ID,
-    index: int = 0,
-) -> dict[str, Any]:
-    """One `chat.completion.chunk` of choice `index`."""
-    choice = {"index": index, "delta": delta or {}, "finish_reason": finish}
-    return {
-        "id": ident,
-        "object": "chat.completion.chunk",
-        "created": 1767225600,
-        "model": MODEL,
-        "choices": [choice],
-    }
-
-
-def role(ident: str = COMPLETION_ID) -> dict[str, Any]:
-    return chunk({"role": "assistant", "content": ""}, ident=ident)
-
-
-def usage(ident: str = COMPLETION_ID) -> dict[str, Any]:
-    """The last chunk of `stream_options.include_usage`: no choices."""
-    totals = {"prompt_tokens": 25, "completion_tokens": 9, "total_tokens": 34}
-    return {**chunk(ident=ident), "choices": [], "usage": totals}
-
-
-def piece(index: int, arguments: str, ident: str | None = None, name: str | None = None) -> Any:
-    """A `tool_calls[]` piece; the first of a call carries its `id` and `function.name`."""
-    function: dict[str, Any] = {"arguments": arguments}
-    if name is not None:
-        function["name"] = name
-    found: dict[str, Any] = {"index": index, "function": function}
-    if ident is not None:
-        found.update(id=ident, type="function")
-    return found
-
-
-def calls(*pieces: Any) -> dict[str, Any]:
-    return chunk({"tool_calls": list(pieces)})
-
-
-def chat_text(*parts: str, ident: str = COMPLETION_ID) -> Lines:
-    return [chunk({"content": text}, ident=ident) for text in parts]
+def chat(ident: str = COMPLETION_ID, *, start: bool = True) -> ChatStreamBuilder:
+    """A Chat answer being written, its role chunk first unless `start=False`."""
+    return ChatStreamBuilder(model=MODEL, completion_id=ident, start=start)
 
 
 def weather_call(
-    index: int = 0,
-    ident: str = "call_01Weather",
-    arguments: str = "",
-    *,
-    completion: str = COMPLETION_ID,
-) -> Lines:
+    builder: ChatStreamBuilder, arguments: str, index: int = 0, ident: str = "call_01Weather"
+) -> ChatStreamBuilder:
     """A get_weather call at `index`: its opening piece, then its arguments in two pieces."""
-    half = len(arguments) // 2
-    return [
-        chunk({"tool_calls": [piece(index, "", ident, "get_weather")]}, ident=completion),
-        chunk({"tool_calls": [piece(index, arguments[:half])]}, ident=completion),
-        chunk({"tool_calls": [piece(index, arguments[half:])]}, ident=completion),
-    ]
+    return builder.tool(index, WEATHER_TOOL, arguments, id=ident, pieces=[len(arguments) // 2])
 
 
 @cassette(
@@ -124,13 +75,7 @@ def weather_call(
     "A plain answer in three content pieces, finish_reason stop, the usage chunk, [DONE].",
 )
 def chat_text_only() -> Lines:
-    return [
-        role(),
-        *chat_text("Paris is ", "the capital ", "of France."),
-        chunk(None, "stop"),
-        usage(),
-        DONE,
-    ]
+    return chat().text("Paris is ", "the capital ", "of France.").stop(usage=True).events()
 
 
 @cassette(
@@ -138,7 +83,7 @@ def chat_text_only() -> Lines:
     "One tool call (get_weather), its arguments in two pieces, finish_reason tool_calls.",
 )
 def chat_one_tool() -> Lines:
-    return [role(), *weather_call(arguments='{"city": "Paris"}'), chunk(None, "tool_calls"), DONE]
+    return weather_call(chat(), '{"city": "Paris"}').stop().events()
 
 
 @cassette(
@@ -146,26 +91,21 @@ def chat_one_tool() -> Lines:
     "Two tool calls whose pieces interleave (index 0, 1, 0, 1); yielded in opening order.",
 )
 def chat_parallel_tools() -> Lines:
-    return [
-        role(),
-        calls(piece(0, "", "call_01Paris", "get_weather")),
-        calls(piece(1, "", "call_02Rome", "get_weather")),
-        calls(piece(0, '{"city": "Paris"}')),
-        calls(piece(1, '{"city": "Rome"}')),
-        chunk(None, "tool_calls"),
-        DONE,
-    ]
+    paris = chat(start=False).tool(
+        0, WEATHER_TOOL, '{"city": "Paris"}', id="call_01Paris", pieces=1
+    )
+    rome = chat(start=False).tool(1, WEATHER_TOOL, '{"city": "Rome"}', id="call_02Rome", pieces=1)
+    return chat().interleave([paris, rome], order=[0, 1, 0, 1]).stop().events()
 
 
 @cassette("chat/zero_argument_tool.jsonl", "A tool call with empty arguments: its input is {}.")
 def chat_zero_argument_tool() -> Lines:
-    return [role(), calls(piece(0, "", "call_01Time", "get_time")), chunk(None, "tool_calls"), DONE]
+    return chat().tool(0, "get_time", "", id="call_01Time").stop().events()
 
 
 @cassette("chat/reasoning.jsonl", "reasoning_content deltas (passed over), then the answer's text.")
 def chat_reasoning() -> Lines:
-    thinking = [chunk({"reasoning_content": text}) for text in ("The user asks ", "for a capital.")]
-    return [role(), *thinking, *chat_text("Paris."), chunk(None, "stop"), DONE]
+    return chat().reasoning("The user asks ", "for a capital.").text("Paris.").stop().events()
 
 
 @cassette(
@@ -173,21 +113,14 @@ def chat_reasoning() -> Lines:
     "The model refuses (delta.refusal): refusal, as the strict adapter's default.",
 )
 def chat_refusal() -> Lines:
-    pieces = [chunk({"refusal": text}) for text in ("I can't ", "help with that.")]
-    return [role(), *pieces, chunk(None, "stop"), DONE]
+    return chat().refusal("I can't ", "help with that.").stop().events()
 
 
 @cassette(
     "chat/errors/server_error.jsonl", 'An {"error": ...} line mid-stream: api_error:server_error.'
 )
 def chat_server_error() -> Lines:
-    error = {
-        "message": "The server had an error.",
-        "type": "server_error",
-        "param": None,
-        "code": None,
-    }
-    return [role(), *chat_text("Paris "), {"error": error}]
+    return chat().text("Paris ").error("The server had an error.", "server_error").events()
 
 
 @cassette(
@@ -195,18 +128,13 @@ def chat_server_error() -> Lines:
     "An arguments piece at index 0, which no piece opened.",
 )
 def chat_orphan_arguments_delta() -> Lines:
-    return [role(), calls(piece(0, '{"city": "Paris"}')), chunk(None, "tool_calls"), DONE]
+    return chat().arguments(0, '{"city": "Paris"}').stop("tool_calls").events()
 
 
 @cassette("chat/errors/duplicate_tool_call.jsonl", "Index 0 opened again with another id.")
 def chat_duplicate_tool_call() -> Lines:
-    return [
-        role(),
-        calls(piece(0, "", "call_01Weather", "get_weather")),
-        calls(piece(0, "", "call_02Other", "get_weather")),
-        chunk(None, "tool_calls"),
-        DONE,
-    ]
+    builder = chat().call_start(0, WEATHER_TOOL, id="call_01Weather")
+    return builder.call_start(0, WEATHER_TOOL, id="call_02Other").stop().events()
 
 
 @cassette(
@@ -214,49 +142,45 @@ def chat_duplicate_tool_call() -> Lines:
     "A call's first piece has an id and no function name.",
 )
 def chat_incomplete_tool_call_start() -> Lines:
-    return [
-        role(),
-        calls({"index": 0, "id": "call_01", "type": "function", "function": {"arguments": ""}}),
-        DONE,
-    ]
+    return chat().call_start(0, None, id="call_01").done().events()
 
 
 @cassette("chat/errors/invalid_tool_json.jsonl", "A call's joined arguments are cut JSON.")
 def chat_invalid_tool_json() -> Lines:
-    return [role(), *weather_call(arguments='{"city": "Par'), chunk(None, "tool_calls"), DONE]
+    return weather_call(chat(), '{"city": "Par').stop().events()
 
 
 @cassette(
     "chat/errors/non_object_tool_input.jsonl", "A call's arguments are a JSON list, not an object."
 )
 def chat_non_object_tool_input() -> Lines:
-    return [role(), *weather_call(arguments='["Paris"]'), chunk(None, "tool_calls"), DONE]
+    return weather_call(chat(), '["Paris"]').stop().events()
 
 
 @cassette(
     "chat/errors/unfinished_tool_calls.jsonl", "[DONE] with a tool call open and no finish_reason."
 )
 def chat_unfinished_tool_calls() -> Lines:
-    return [role(), *weather_call(arguments='{"city": "Paris"}'), DONE]
+    return weather_call(chat(), '{"city": "Paris"}').done().events()
 
 
 @cassette(
     "chat/errors/missing_done.jsonl", "finish_reason stop, then the body ends without [DONE]."
 )
 def chat_missing_done() -> Lines:
-    return [role(), *chat_text("Paris."), chunk(None, "stop")]
+    return chat().text("Paris.").finish("stop").events()
 
 
 @cassette("chat/errors/missing_finish_reason.jsonl", "[DONE] before choice 0 gave a finish_reason.")
 def chat_missing_finish_reason() -> Lines:
-    return [role(), *chat_text("Paris."), DONE]
+    return chat().text("Paris.").done().events()
 
 
 @cassette(
     "chat/errors/unsupported_finish_reason.jsonl", "finish_reason length: the answer was cut."
 )
 def chat_unsupported_finish_reason() -> Lines:
-    return [role(), *chat_text("Paris is"), chunk(None, "length"), DONE]
+    return chat().text("Paris is").stop("length").events()
 
 
 @cassette(
@@ -264,45 +188,39 @@ def chat_unsupported_finish_reason() -> Lines:
     "finish_reason stop with a tool call (no forcing tool_choice).",
 )
 def chat_stop_with_tool_calls() -> Lines:
-    return [role(), *weather_call(arguments='{"city": "Paris"}'), chunk(None, "stop"), DONE]
+    return weather_call(chat(), '{"city": "Paris"}').stop("stop").events()
 
 
 @cassette(
     "chat/errors/tool_calls_without_tool_calls.jsonl", "finish_reason tool_calls after text alone."
 )
 def chat_tool_calls_without_tool_calls() -> Lines:
-    return [role(), *chat_text("Paris."), chunk(None, "tool_calls"), DONE]
+    return chat().text("Paris.").stop("tool_calls").events()
 
 
 @cassette("chat/errors/inconsistent_chunk.jsonl", "A chunk of another completion id mid-answer.")
 def chat_inconsistent_chunk() -> Lines:
-    return [role(), chunk({"content": "Paris."}, ident="chatcmpl-Other"), chunk(None, "stop"), DONE]
+    return chat().chunk({"content": "Paris."}, completion_id="chatcmpl-Other").stop().events()
 
 
 @cassette("chat/errors/chunk_after_finish.jsonl", "Content for choice 0 after its finish_reason.")
 def chat_chunk_after_finish() -> Lines:
-    return [role(), *chat_text("Paris."), chunk(None, "stop"), *chat_text(" Also Lyon."), DONE]
+    return chat().text("Paris.").finish("stop").text(" Also Lyon.").done().events()
 
 
 @cassette("chat/errors/chunk_after_done.jsonl", "A chunk after [DONE].")
 def chat_chunk_after_done() -> Lines:
-    return [role(), *chat_text("Paris."), chunk(None, "stop"), DONE, usage()]
+    return chat().text("Paris.").stop().usage().events()
 
 
 @cassette("chat/errors/multiple_choices.jsonl", "A chunk of choice 1 (n=2): only choice 0 is read.")
 def chat_multiple_choices() -> Lines:
-    return [role(), chunk({"content": "Rome."}, index=1), chunk(None, "stop"), DONE]
+    return chat().chunk({"content": "Rome."}, index=1).stop().events()
 
 
 @cassette("chat/errors/refusal_after_text.jsonl", "Text, then a refusal piece: refusal.")
 def chat_refusal_after_text() -> Lines:
-    return [
-        role(),
-        *chat_text("Well, "),
-        chunk({"refusal": "I can't help with that."}),
-        chunk(None, "stop"),
-        DONE,
-    ]
+    return chat().text("Well, ").refusal("I can't help with that.").stop().events()
 
 
 # A session each: the user asks, the model calls get_weather, the tool answers, the model
@@ -363,14 +281,7 @@ def chat_request(messages: Lines) -> dict[str, Any]:
     chat_request(CHAT_ASKED),
 )
 def chat_session_turn_1() -> Lines:
-    ident = "chatcmpl-HarnessWeatherTurn1"
-    return [
-        role(ident),
-        *weather_call(arguments=ARGUMENTS, completion=ident),
-        chunk(None, "tool_calls", ident=ident),
-        usage(ident),
-        DONE,
-    ]
+    return weather_call(chat("chatcmpl-HarnessWeatherTurn1"), ARGUMENTS).stop(usage=True).events()
 
 
 @cassette(
@@ -379,106 +290,39 @@ def chat_session_turn_1() -> Lines:
     chat_request(CHAT_ANSWERED),
 )
 def chat_session_turn_2() -> Lines:
-    ident = "chatcmpl-HarnessWeatherTurn2"
-    return [
-        role(ident),
-        *chat_text(*ANSWER, ident=ident),
-        chunk(None, "stop", ident=ident),
-        usage(ident),
-        DONE,
-    ]
+    return chat("chatcmpl-HarnessWeatherTurn2").text(*ANSWER).stop(usage=True).events()
 
 
 # Responses ------------------------------------------------------------------------------
 
 
-class Events:
-    """A Responses stream being written: each event numbered in turn (`sequence_number`)."""
+def responses(ident: str = RESPONSE_ID) -> ResponsesStreamBuilder:
+    """A Responses answer being written, from response.created and in_progress."""
+    return ResponsesStreamBuilder(model=MODEL, response_id=ident)
 
-    def __init__(self, response_id: str = RESPONSE_ID) -> None:
-        self.lines: Lines = []
-        self.response_id = response_id
-        #: the items done so far, which a response past `in_progress` carries as its output
-        self.output: Lines = []
 
-    def add(self, kind: str, **fields: Any) -> Events:
-        self.lines.append({"type": kind, "sequence_number": len(self.lines), **fields})
-        if kind == "response.output_item.done":
-            self.output.append(fields["item"])
-        return self
+def weather_item(
+    builder: ResponsesStreamBuilder,
+    index: int,
+    arguments: str,
+    *,
+    name: str = WEATHER_TOOL,
+    call_id: str = "call_01Weather",
+    final: str | None = None,
+) -> ResponsesStreamBuilder:
+    """A function_call item at `index`, its arguments in two deltas (`final`: the done
+    item's arguments, when they differ)."""
+    cut = [len(arguments) // 2]
+    return builder.call(index, name, arguments, call_id=call_id, pieces=cut, final=final)
 
-    def response(self, status: str, **fields: Any) -> dict[str, Any]:
-        """The response object an event carries; its `output` the items done so far, as the
-        API's terminal events carry them (readers such as pydantic-ai's take them there)."""
-        return {
-            "id": self.response_id,
-            "object": "response",
-            "model": MODEL,
-            "status": status,
-            "output": list(self.output),
-            **fields,
-        }
 
-    def created(self) -> Events:
-        self.add("response.created", response=self.response("in_progress", output=[]))
-        return self.add("response.in_progress", response=self.response("in_progress", output=[]))
-
-    def message(self, index: int, *parts: str, ident: str = "msg_01Answer") -> Events:
-        """A message item at `index`: one output_text part, its text in `parts`."""
-        item = {
-            "type": "message",
-            "id": ident,
-            "role": "assistant",
-            "status": "in_progress",
-            "content": [],
-        }
-        at = {"item_id": ident, "output_index": index}
-        text = "".join(parts)
-        self.add("response.output_item.added", output_index=index, item=item)
-        empty = {"type": "output_text", "text": "", "annotations": []}
-        self.add("response.content_part.added", **at, content_index=0, part=empty)
-        for part in parts:
-            self.add("response.output_text.delta", **at, content_index=0, delta=part)
-        self.add("response.output_text.done", **at, content_index=0, text=text)
-        full = {**empty, "text": text}
-        self.add("response.content_part.done", **at, content_index=0, part=full)
-        done = {**item, "status": "completed", "content": [full]}
-        return self.add("response.output_item.done", output_index=index, item=done)
-
-    def call(
-        self,
-        index: int,
-        arguments: str,
-        *,
-        name: str = "get_weather",
-        call_id: str = "call_01Weather",
-        final: str | None = None,
-    ) -> Events:
-        """A function_call item at `index`, its arguments in two deltas (`final`: the done
-        item's arguments, when they differ)."""
-        ident = f"fc_{call_id.removeprefix('call_')}"
-        item = {
-            "type": "function_call",
-            "id": ident,
-            "call_id": call_id,
-            "name": name,
-            "arguments": "",
-            "status": "in_progress",
-        }
-        at = {"item_id": ident, "output_index": index}
-        self.add("response.output_item.added", output_index=index, item=item)
-        half = len(arguments) // 2
-        for delta in (arguments[:half], arguments[half:]):
-            if delta:
-                self.add("response.function_call_arguments.delta", **at, delta=delta)
-        ended = arguments if final is None else final
-        self.add("response.function_call_arguments.done", **at, arguments=arguments)
-        done = {**item, "arguments": ended, "status": "completed"}
-        return self.add("response.output_item.done", output_index=index, item=done)
-
-    def completed(self) -> Lines:
-        self.add("response.completed", response=self.response("completed"))
-        return self.lines
+#: a message item as output_item.added carries it, for the streams that break one
+OPEN_MESSAGE: dict[str, Any] = {
+    "type": "message",
+    "id": "msg_01",
+    "role": "assistant",
+    "content": [],
+}
 
 
 @cassette(
@@ -486,7 +330,8 @@ class Events:
     "A plain answer: one message item, its text in three deltas, response.completed.",
 )
 def responses_text() -> Lines:
-    return Events().created().message(0, "Paris is ", "the capital ", "of France.").completed()
+    answer = ("Paris is ", "the capital ", "of France.")
+    return responses().message(0, *answer, id=ANSWER_ID).completed().events()
 
 
 @cassette(
@@ -494,71 +339,46 @@ def responses_text() -> Lines:
     "One function_call item (get_weather), yielded at its output_item.done.",
 )
 def responses_one_tool() -> Lines:
-    return Events().created().call(0, '{"city": "Paris"}').completed()
+    return weather_item(responses(), 0, '{"city": "Paris"}').completed().events()
 
 
 @cassette("responses/parallel_tools.jsonl", "Two function_call items, at output indexes 0 and 1.")
 def responses_parallel_tools() -> Lines:
-    events = Events().created().call(0, '{"city": "Paris"}', call_id="call_01Paris")
-    return events.call(1, '{"city": "Rome"}', call_id="call_02Rome").completed()
+    builder = weather_item(responses(), 0, '{"city": "Paris"}', call_id="call_01Paris")
+    return weather_item(builder, 1, '{"city": "Rome"}', call_id="call_02Rome").completed().events()
 
 
 @cassette(
     "responses/zero_argument_tool.jsonl", "A function_call with empty arguments: its input is {}."
 )
 def responses_zero_argument_tool() -> Lines:
-    return Events().created().call(0, "", name="get_time", call_id="call_01Time").completed()
+    builder = weather_item(responses(), 0, "", name="get_time", call_id="call_01Time")
+    return builder.completed().events()
 
 
 @cassette(
     "responses/reasoning.jsonl",
-    "A reasoning item and its summary deltas (passed over), then the answer.",
+    "A reasoning item and its summary events (passed over), then the answer.",
 )
 def responses_reasoning() -> Lines:
-    events = Events().created()
-    item = {"type": "reasoning", "id": "rs_01Think", "summary": []}
-    events.add("response.output_item.added", output_index=0, item=item)
-    at = {"item_id": "rs_01Think", "output_index": 0, "summary_index": 0}
-    events.add(
-        "response.reasoning_summary_part.added", **at, part={"type": "summary_text", "text": ""}
-    )
-    events.add("response.reasoning_summary_text.delta", **at, delta="A capital.")
-    events.add("response.reasoning_summary_text.done", **at, text="A capital.")
-    events.add("response.output_item.done", output_index=0, item=item)
-    return events.message(1, "Paris.").completed()
-
-
-def refusal(events: Events, index: int) -> Events:
-    """A message item at `index` whose one part is a refusal."""
-    item = {
-        "type": "message",
-        "id": "msg_01Refusal",
-        "role": "assistant",
-        "status": "in_progress",
-        "content": [],
-    }
-    at = {"item_id": "msg_01Refusal", "output_index": index, "content_index": 0}
-    events.add("response.output_item.added", output_index=index, item=item)
-    events.add("response.content_part.added", **at, part={"type": "refusal", "refusal": ""})
-    return events.add("response.refusal.delta", **at, delta="I can't help with that.")
+    builder = responses().reasoning(0, "A capital.", id="rs_01Think")
+    return builder.message(1, "Paris.", id=ANSWER_ID).completed().events()
 
 
 @cassette(
     "responses/errors/refusal.jsonl",
-    "The model refuses (response.refusal.delta): refusal, as the strict adapter's default.",
+    "The model refuses (a refusal part, response.refusal.delta): refusal, as the strict "
+    "adapter's default.",
 )
 def responses_refusal() -> Lines:
-    return refusal(Events().created(), 0).lines
+    return responses().refusal(0, REFUSAL, id=REFUSAL_ID).completed().events()
 
 
 @cassette(
     "responses/errors/server_error.jsonl", "An error event mid-stream: api_error:server_error."
 )
 def responses_server_error() -> Lines:
-    events = Events().created()
-    return events.add(
-        "error", code="server_error", message="The server had an error.", param=None
-    ).lines
+    return responses().error("server_error", "The server had an error.").events()
 
 
 @cassette(
@@ -566,47 +386,40 @@ def responses_server_error() -> Lines:
     "The stream begins with response.in_progress.",
 )
 def responses_missing_response_created() -> Lines:
-    events = Events().created()
-    return events.lines[1:]
+    return responses().events()[1:]
 
 
 @cassette(
     "responses/errors/orphan_delta.jsonl", "A text delta at output index 3, which was never added."
 )
 def responses_orphan_delta() -> Lines:
-    events = Events().created()
-    events.add(
-        "response.output_text.delta", item_id="msg_x", output_index=3, content_index=0, delta="Hi"
-    )
-    return events.completed()
+    return responses().text_delta(3, "msg_x", "Hi").completed().events()
 
 
 @cassette("responses/errors/duplicate_output_item.jsonl", "Output index 0 added twice.")
 def responses_duplicate_output_item() -> Lines:
-    events = Events().created()
-    item = {"type": "message", "id": "msg_01", "role": "assistant", "content": []}
-    events.add("response.output_item.added", output_index=0, item=item)
-    events.add("response.output_item.added", output_index=0, item=item)
-    return events.completed()
+    builder = responses().item_added(0, OPEN_MESSAGE).item_added(0, OPEN_MESSAGE)
+    return builder.completed().events()
 
 
 @cassette("responses/errors/invalid_tool_json.jsonl", "A function_call's arguments are cut JSON.")
 def responses_invalid_tool_json() -> Lines:
-    return Events().created().call(0, '{"city": "Par').completed()
+    return weather_item(responses(), 0, '{"city": "Par').completed().events()
 
 
 @cassette(
     "responses/errors/non_object_tool_input.jsonl", "A function_call's arguments are a JSON list."
 )
 def responses_non_object_tool_input() -> Lines:
-    return Events().created().call(0, '["Paris"]').completed()
+    return weather_item(responses(), 0, '["Paris"]').completed().events()
 
 
 @cassette(
     "responses/errors/arguments_mismatch.jsonl", "The done item's arguments differ from the deltas."
 )
 def responses_arguments_mismatch() -> Lines:
-    return Events().created().call(0, '{"city": "Paris"}', final='{"city": "Rome"}').completed()
+    builder = weather_item(responses(), 0, '{"city": "Paris"}', final='{"city": "Rome"}')
+    return builder.completed().events()
 
 
 @cassette(
@@ -614,10 +427,7 @@ def responses_arguments_mismatch() -> Lines:
     "response.completed with a message item still open.",
 )
 def responses_unfinished_output_items() -> Lines:
-    events = Events().created()
-    item = {"type": "message", "id": "msg_01", "role": "assistant", "content": []}
-    events.add("response.output_item.added", output_index=0, item=item)
-    return events.completed()
+    return responses().item_added(0, OPEN_MESSAGE).completed().events()
 
 
 @cassette(
@@ -625,7 +435,7 @@ def responses_unfinished_output_items() -> Lines:
     "The body ends after the message, with no terminal event.",
 )
 def responses_missing_response_completed() -> Lines:
-    return Events().created().message(0, "Paris.").lines
+    return responses().message(0, "Paris.", id=ANSWER_ID).events()
 
 
 @cassette(
@@ -633,32 +443,26 @@ def responses_missing_response_completed() -> Lines:
     "response.incomplete (max_output_tokens): the answer was cut.",
 )
 def responses_response_incomplete() -> Lines:
-    events = Events().created().message(0, "Paris is")
-    details = {"reason": "max_output_tokens"}
-    return events.add(
-        "response.incomplete", response=events.response("incomplete", incomplete_details=details)
-    ).lines
+    builder = responses().message(0, "Paris is", id=ANSWER_ID)
+    return builder.incomplete("max_output_tokens").events()
 
 
 @cassette("responses/errors/response_failed.jsonl", "response.failed with the response's error.")
 def responses_response_failed() -> Lines:
-    events = Events().created()
-    error = {"code": "server_error", "message": "The model failed to answer."}
-    return events.add("response.failed", response=events.response("failed", error=error)).lines
+    return responses().failed("server_error", "The model failed to answer.").events()
 
 
 @cassette(
     "responses/errors/event_after_response_completed.jsonl", "An event after response.completed."
 )
 def responses_event_after_response_completed() -> Lines:
-    events = Events().created().message(0, "Paris.")
-    events.completed()
-    return events.add("response.in_progress", response=events.response("in_progress")).lines
+    builder = responses().message(0, "Paris.", id=ANSWER_ID).completed()
+    return builder.lifecycle("response.in_progress", "in_progress").events()
 
 
 @cassette("responses/errors/sequence_gap.jsonl", "A sequence_number skipped.")
 def responses_sequence_gap() -> Lines:
-    lines = Events().created().message(0, "Paris.").completed()
+    lines = responses().message(0, "Paris.", id=ANSWER_ID).completed().events()
     return [
         *lines[:3],
         *({**line, "sequence_number": line["sequence_number"] + 1} for line in lines[3:]),
@@ -669,9 +473,9 @@ def responses_sequence_gap() -> Lines:
     "responses/errors/inconsistent_response.jsonl", "response.completed of another response id."
 )
 def responses_inconsistent_response() -> Lines:
-    events = Events().created().message(0, "Paris.")
-    events.response_id = "resp_Other"
-    return events.completed()
+    builder = responses().message(0, "Paris.", id=ANSWER_ID)
+    builder.response_id = "resp_Other"
+    return builder.completed().events()
 
 
 @cassette(
@@ -679,7 +483,8 @@ def responses_inconsistent_response() -> Lines:
     "Text in one item, then a refusal in the next: refusal.",
 )
 def responses_refusal_after_text() -> Lines:
-    return refusal(Events().created().message(0, "Well."), 1).lines
+    builder = responses().message(0, "Well.", id=ANSWER_ID)
+    return builder.refusal(1, REFUSAL, id=REFUSAL_ID).completed().events()
 
 
 @cassette(
@@ -687,7 +492,6 @@ def responses_refusal_after_text() -> Lines:
     "A custom_tool_call item, whose free-text input no ToolCallEvent says.",
 )
 def responses_unsupported_output_item() -> Lines:
-    events = Events().created()
     item = {
         "type": "custom_tool_call",
         "id": "ctc_01",
@@ -695,8 +499,7 @@ def responses_unsupported_output_item() -> Lines:
         "name": "grammar",
         "input": "",
     }
-    events.add("response.output_item.added", output_index=0, item=item)
-    return events.completed()
+    return responses().item_added(0, item).completed().events()
 
 
 RESPONSES_SESSION = "responses/sessions/weather"
@@ -734,8 +537,7 @@ def responses_request(items: Lines) -> dict[str, Any]:
     responses_request(RESPONSES_ASKED),
 )
 def responses_session_turn_1() -> Lines:
-    events = Events("resp_HarnessWeatherTurn1").created()
-    return events.call(0, ARGUMENTS).completed()
+    return weather_item(responses("resp_HarnessWeatherTurn1"), 0, ARGUMENTS).completed().events()
 
 
 @cassette(
@@ -744,8 +546,8 @@ def responses_session_turn_1() -> Lines:
     responses_request(RESPONSES_ANSWERED),
 )
 def responses_session_turn_2() -> Lines:
-    events = Events("resp_HarnessWeatherTurn2").created()
-    return events.message(0, *ANSWER, ident="msg_01WeatherAnswer").completed()
+    builder = responses("resp_HarnessWeatherTurn2")
+    return builder.message(0, *ANSWER, id="msg_01WeatherAnswer").completed().events()
 
 
 # Compatible servers' deviations (docs/profiles.md) ------------------------------------------
@@ -763,11 +565,17 @@ def deviation(name: str) -> Callable[[Recipe], Recipe]:
     return register
 
 
-def unindexed(arguments: str, ident: str | None = None, name: str | None = None) -> Any:
-    """A `tool_calls[]` piece without `index`, as Gemini's endpoint sends them."""
-    found = piece(0, arguments, ident, name)
-    del found["index"]
-    return found
+def unindexed(ident: str | None, arguments: str) -> dict[str, Any]:
+    """A chunk of one `tool_calls[]` piece without `index`, as Gemini's endpoint sends them
+    (the first of a call with its id and name)."""
+    found: dict[str, Any] = {"function": {"arguments": arguments}}
+    if ident is not None:
+        found = {
+            "id": ident,
+            "type": "function",
+            "function": {"name": WEATHER_TOOL, **found["function"]},
+        }
+    return {"tool_calls": [found]}
 
 
 @deviation("filter_chunks")
@@ -781,108 +589,80 @@ def azure_filter_chunks() -> Lines:
         "choices": [],
         "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": filtered}],
     }
-    text = chunk({"content": "Paris."})
+    (text,) = chat(start=False).content("Paris.").events()
     text["choices"][0]["content_filter_results"] = filtered
-    return [prompt, role(), text, chunk(None, "stop"), DONE]
+    return chat(start=False).raw(prompt).role().raw(text).stop().events()
 
 
 @deviation("stop_with_tool_calls")
 def stop_with_tool_calls() -> Lines:
-    return [role(), *weather_call(arguments='{"city": "Paris"}'), chunk(None, "stop"), DONE]
+    return weather_call(chat(), '{"city": "Paris"}').stop("stop").events()
 
 
 @deviation("missing_finish_reason")
 def missing_finish_reason() -> Lines:
-    return [role(), *chat_text("Paris is ", "the capital"), DONE]
+    return chat().text("Paris is ", "the capital").done().events()
 
 
 @deviation("missing_call_id")
 def missing_call_id() -> Lines:
-    return [
-        role(),
-        calls(piece(0, "", name="get_weather")),
-        calls(piece(0, '{"city": "Paris"}')),
-        chunk(None, "tool_calls"),
-        DONE,
-    ]
+    opening = {"index": 0, "function": {"name": WEATHER_TOOL, "arguments": ""}}
+    builder = chat().chunk({"tool_calls": [opening]}).arguments(0, '{"city": "Paris"}')
+    return builder.stop("tool_calls").events()
 
 
 @deviation("one_chunk_call")
 def one_chunk_call() -> Lines:
-    whole = calls(piece(0, '{"city": "Paris"}', "call_01Weather", "get_weather"))
-    return [role(), whole, chunk(None, "tool_calls"), DONE]
+    builder = chat().call_start(0, WEATHER_TOOL, id="call_01Weather", arguments='{"city": "Paris"}')
+    return builder.stop().events()
 
 
 @deviation("merged_parallel_calls")
 def merged_parallel_calls() -> Lines:
-    return [
-        role(),
-        calls(piece(0, '{"city": "Paris"}', "call_01Paris", "get_weather")),
-        calls(piece(0, '{"city": "Rome"}', "call_02Rome", "get_weather")),
-        chunk(None, "tool_calls"),
-        DONE,
-    ]
+    builder = chat().call_start(0, WEATHER_TOOL, id="call_01Paris", arguments='{"city": "Paris"}')
+    builder.call_start(0, WEATHER_TOOL, id="call_02Rome", arguments='{"city": "Rome"}')
+    return builder.stop().events()
 
 
 @deviation("repeated_id_and_name")
 def repeated_id_and_name() -> Lines:
-    return [
-        role(),
-        calls(piece(0, "", "call_01Weather", "get_weather")),
-        calls(piece(0, '{"city":', "call_01Weather", "get_weather")),
-        calls(piece(0, ' "Paris"}', "call_01Weather", "get_weather")),
-        chunk(None, "tool_calls"),
-        DONE,
-    ]
+    builder = chat()
+    for part in ("", '{"city":', ' "Paris"}'):
+        builder.call_start(0, WEATHER_TOOL, id="call_01Weather", arguments=part)
+    return builder.stop().events()
 
 
 @deviation("in_band_error")
 def in_band_error() -> Lines:
     error = {"message": "Upstream provider failed.", "type": "server_error", "code": 502}
-    failed = {**chunk(None, "error"), "error": error}
-    return [role(), *chat_text("Paris "), failed]
+    (failed,) = chat(start=False).finish("error").events()
+    return chat().text("Paris ").raw({**failed, "error": error}).events()
 
 
 @deviation("second_finish_chunk")
 def second_finish_chunk() -> Lines:
-    return [
-        role(),
-        *chat_text("Paris."),
-        chunk(None, "stop"),
-        {**usage(), "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
-        DONE,
-    ]
+    (again,) = chat(start=False).usage().events()
+    again["choices"] = [{"index": 0, "delta": {}, "finish_reason": "stop"}]
+    return chat().text("Paris.").finish("stop").raw(again).done().events()
 
 
 @deviation("missing_index")
 def missing_index() -> Lines:
-    return [
-        role(),
-        calls(unindexed("", "call_01Paris", "get_weather")),
-        calls(unindexed('{"city": "Paris"}')),
-        calls(unindexed('{"city": "Rome"}', "call_02Rome", "get_weather")),
-        chunk(None, "stop"),
-        DONE,
-    ]
+    builder = chat().chunk(unindexed("call_01Paris", ""))
+    builder.chunk(unindexed(None, '{"city": "Paris"}'))
+    builder.chunk(unindexed("call_02Rome", '{"city": "Rome"}'))
+    return builder.stop("stop").events()
 
 
 @deviation("reasoning_content")
 def reasoning_content() -> Lines:
-    thinking = [
-        chunk({"reasoning_content": text}, ident="chatcmpl-HarnessSynthetic")
-        for text in ("The user asks ", "for a capital.")
-    ]
-    return [
-        role(),
-        *thinking,
-        chunk({"content": "Paris.", "reasoning_content": None}),
-        chunk(None, "stop"),
-        DONE,
-    ]
+    builder = chat().reasoning("The user asks ", "for a capital.")
+    return builder.chunk({"content": "Paris.", "reasoning_content": None}).stop().events()
 
 
 #: where the profile cassettes go: beside the tests, not in the library every walker reads
-#: (each replays to the default's error code there, by design)
+#: (each replays to the default's error code there, by design); the wheel ships them as
+#: the Chat library's `profiles/` (setup.py)
 PROFILE_FOLDER = Path(__file__).resolve().parent.parent.parent / "tests" / "data" / "profiles"
 
 
@@ -898,7 +678,10 @@ def generate_profiles(folder: Path) -> list[Path]:
             )
             path = folder / found.name / f"{name}.jsonl"
             path.parent.mkdir(parents=True, exist_ok=True)
-            header = make_header(description, "synthetic", provider=CHAT, model=MODEL)
+            # `expect`: what replay without --profile makes of it (harness validate reads it)
+            header = make_header(
+                description, "synthetic", provider=CHAT, model=MODEL, expect=deviation_.default
+            )
             write_cassette(path, DEVIATION_RECIPES[name](), header=header)
             written.append(path)
     return written

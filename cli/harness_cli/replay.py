@@ -21,6 +21,7 @@ from harness._cassette.codec import (
 from harness._exceptions import CassetteError, InputError
 from harness._replay.calls import Call, call_events, played
 from harness._terminal import json_text, printable
+from harness._testing.rules import RuleCheck
 from harness_cli.exit import Exit
 
 #: `--timeout`: the replayed client's read timeout, seconds. Far shorter than the SDK's
@@ -346,8 +347,13 @@ def validate(paths: tuple[str, ...], print_schema: bool) -> None:
     for path in files:
         try:
             cassette = Cassette(path)
-            counted = _Counted(cassette.lines())  # one pass: standard input reads once
+            # one pass: standard input reads once; the rules see every line the count does
+            check = RuleCheck(cassette, cassette.lines())
+            counted = _Counted(iter(check))
             warnings = list(live_api_warnings(counted, cassette.provider))
+            refused = check.warning()
+            if refused is not None:
+                warnings = sorted([*warnings, refused], key=lambda warning: warning[0])
         except CassetteError as error:
             _report_unusable(error)
             status = Exit.UNUSABLE

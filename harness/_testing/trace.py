@@ -155,7 +155,7 @@ def trace(
     cassette = read_cassette(source)
     name = cassette.provider
     tracing = _tracing(name)
-    machine = tracing.machine()
+    machine = tracing.machine(**provider(name).request_options(cassette.header))
     item_of = feed_reader(name, on_directive, sdk_objects=sdk_objects, read_timeout=read_timeout)
 
     def row(

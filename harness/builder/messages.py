@@ -1,4 +1,4 @@
-"""A small API to write a raw Anthropic stream in a few lines.
+"""`StreamBuilder`: a raw Anthropic Messages stream in a few lines.
 
     stream = (
         StreamBuilder()
@@ -23,37 +23,18 @@ deliberately broken streams. `message_start` is added first unless `start=False`
 
 from __future__ import annotations
 
-import itertools
 import json
-import os
-from collections import deque
 from collections.abc import Sequence
 from typing import Any, Self
 
-from harness._cassette.codec import make_header, write_cassette
-from harness._exceptions import InputError
+from harness.builder.base import Builder, split_json
 
-__all__ = ["StreamBuilder", "split_json"]
+__all__ = ["StreamBuilder"]
 
 DEFAULT_MODEL = "claude-sonnet-4-5-20250929"
 
 
-def split_json(text: str, pieces: int | Sequence[int]) -> list[str]:
-    """Cut `text` into `pieces` near-equal parts, or at the given character offsets."""
-    if isinstance(pieces, int):
-        count = max(1, min(pieces, len(text))) if text else 1
-        size, extra = divmod(len(text), count)
-        cuts, at = [], 0
-        for part in range(count - 1):
-            at += size + (1 if part < extra else 0)
-            cuts.append(at)
-    else:
-        cuts = sorted(pieces)
-    bounds = [0, *cuts, len(text)]
-    return [text[start:end] for start, end in itertools.pairwise(bounds)]
-
-
-class StreamBuilder:
+class StreamBuilder(Builder):
     """Accumulates raw stream events; every method returns the builder for chaining."""
 
     def __init__(
@@ -64,19 +45,13 @@ class StreamBuilder:
         input_tokens: int = 25,
         start: bool = True,
     ) -> None:
-        self.model = model
-        self._events: list[dict[str, Any]] = []
+        super().__init__(model=model)
         self._output_tokens = 1
         self._tools_opened = 0
         if start:
             self.message_start(message_id=message_id, input_tokens=input_tokens)
 
     # -- low level: one event each ------------------------------------------------------
-
-    def raw(self, event: dict[str, Any]) -> Self:
-        """Append any event (or directive) dict as it is."""
-        self._events.append(event)
-        return self
 
     def message_start(
         self, *, message_id: str = "msg_01HarnessSyntheticStream", input_tokens: int = 25
@@ -147,10 +122,6 @@ class StreamBuilder:
         """A mid-stream API `error` event (the SDK raises `APIStatusError` for it)."""
         return self.raw({"type": "error", "error": {"type": error_type, "message": message}})
 
-    def directive(self, name: str, **fields: Any) -> Self:
-        """A replay directive line (`{"harness": name, ...}`)."""
-        return self.raw({"harness": name, **fields})
-
     # -- high level: a whole block or ending ----------------------------------------------
 
     def text(self, index: int, *pieces: str) -> Self:
@@ -183,50 +154,9 @@ class StreamBuilder:
             self.json_delta(index, part)
         return self.block_stop(index)
 
-    def interleave(self, blocks: Sequence[StreamBuilder], order: Sequence[int]) -> Self:
-        """Merge blocks built apart (`StreamBuilder(start=False)`), one event at a time.
-
-        `order[k]` is the position in `blocks` of the block whose next event comes k-th, and
-        each block keeps its own order. `order` names every event once: a block named as
-        many times as it has events. Any other order (shorter, longer, a position that is no
-        block's) raises `InputError` saying which block it miscounts, before anything is added.
-        """
-        queues = [deque(block.events()) for block in blocks]
-        wanted = [len(queue) for queue in queues]
-        named = [0] * len(queues)
-        for which in order:
-            if not 0 <= which < len(queues):
-                raise InputError(
-                    f"interleave: order names block {which}, "
-                    f"not a position of the {len(queues)} blocks"
-                )
-            named[which] += 1
-        if named != wanted:
-            wrong = ", ".join(
-                f"block {which} has {events} and is named {times}"
-                for which, (events, times) in enumerate(zip(wanted, named, strict=True))
-                if events != times
-            )
-            raise InputError(
-                f"interleave: order ({len(order)} positions for {sum(wanted)} events) "
-                f"must name each block once for each of its events: {wrong}"
-            )
+    def _merged(self, blocks: Sequence[StreamBuilder]) -> None:
         self._output_tokens += sum(block._output_tokens - 1 for block in blocks)
-        for which in order:
-            self.raw(queues[which].popleft())
-        return self
 
     def stop(self, stop_reason: str | None = "end_turn") -> Self:
         """End the message: `message_delta` with the stop reason, then `message_stop`."""
         return self.message_delta(stop_reason).message_stop()
-
-    # -- output ----------------------------------------------------------------------------
-
-    def events(self) -> list[dict[str, Any]]:
-        """A copy of the raw events (and directives) so far."""
-        return list(self._events)
-
-    def write(self, path: str | os.PathLike[str], description: str) -> None:
-        """Write a synthetic cassette, header first, atomically."""
-        header = make_header(description, "synthetic", model=self.model)
-        write_cassette(path, self._events, header=header)
