@@ -305,6 +305,58 @@ def chat_refusal_after_text() -> Lines:
     ]
 
 
+@cassette(
+    "chat/empty_name_on_later_pieces.jsonl",
+    'A call whose later pieces carry function.name "" (LM Studio): no name, not a second one.',
+)
+def chat_empty_name_on_later_pieces() -> Lines:
+    later = [{**piece(0, text), "function": {"name": "", "arguments": text}} for text in ARG_HALVES]
+    return [
+        role(),
+        calls(piece(0, "", "call_01Weather", "get_weather")),
+        *(calls(found) for found in later),
+        chunk(None, "tool_calls"),
+        DONE,
+    ]
+
+
+#: a get_weather call's arguments, in the two pieces a server streams them in
+ARG_HALVES = ('{"city": ', '"Paris"}')
+MISTRAL_ID = "3a9c4f0e8b2d4c6f9e1a7b5d2c8f0e4a"
+
+
+def thinking_part(text: str) -> dict[str, Any]:
+    """A Mistral `thinking` part: its text in a list of `text` parts."""
+    return {"type": "thinking", "thinking": [{"type": "text", "text": text}]}
+
+
+def mistral_content() -> Lines:
+    """A Magistral answer as Mistral streams it: `delta.content` a list of parts, the
+    reasoning's `thinking` parts first, then the answer's `text` parts."""
+    parts: list[list[dict[str, Any]]] = [
+        [thinking_part("The user asks ")],
+        [thinking_part("for a capital.")],
+        [{"type": "text", "text": "Paris is "}],
+        [{"type": "text", "text": "the capital of France."}],
+    ]
+    return [
+        role(MISTRAL_ID),
+        *(chunk({"content": found}, ident=MISTRAL_ID) for found in parts),
+        chunk(None, "stop", ident=MISTRAL_ID),
+        usage(MISTRAL_ID),
+        DONE,
+    ]
+
+
+@cassette(
+    "chat/errors/non_string_content.jsonl",
+    "A Magistral answer whose delta.content is a list of thinking and text parts (Mistral): "
+    "non_string_content, not done with its text dropped (`--profile mistral` reads it).",
+)
+def chat_non_string_content() -> Lines:
+    return mistral_content()
+
+
 # A session each: the user asks, the model calls get_weather, the tool answers, the model
 # answers in text. Turn N's request is the conversation before its response, in the API's
 # own request shape; turn N+1's adds turn N's answer and the tool's result.
@@ -453,9 +505,10 @@ class Events:
         name: str = "get_weather",
         call_id: str = "call_01Weather",
         final: str | None = None,
+        whole: bool = False,
     ) -> Events:
         """A function_call item at `index`, its arguments in two deltas (`final`: the done
-        item's arguments, when they differ)."""
+        item's arguments, when they differ; `whole`: no delta, as LM Studio sends a call)."""
         ident = f"fc_{call_id.removeprefix('call_')}"
         item = {
             "type": "function_call",
@@ -469,7 +522,7 @@ class Events:
         self.add("response.output_item.added", output_index=index, item=item)
         half = len(arguments) // 2
         for delta in (arguments[:half], arguments[half:]):
-            if delta:
+            if delta and not whole:
                 self.add("response.function_call_arguments.delta", **at, delta=delta)
         ended = arguments if final is None else final
         self.add("response.function_call_arguments.done", **at, arguments=arguments)
@@ -508,6 +561,41 @@ def responses_parallel_tools() -> Lines:
 )
 def responses_zero_argument_tool() -> Lines:
     return Events().created().call(0, "", name="get_time", call_id="call_01Time").completed()
+
+
+@cassette(
+    "responses/one_piece_call.jsonl",
+    "A function_call whose arguments come whole in arguments.done and the done item, no "
+    "delta (LM Studio): one call, as Chat reads a call sent in one piece.",
+)
+def responses_one_piece_call() -> Lines:
+    return Events().created().call(0, '{"city": "Paris"}', whole=True).completed()
+
+
+def unnumbered(lines: Lines) -> Lines:
+    """The events without `sequence_number`, as the API sent them before mid-2025."""
+    return [
+        {key: value for key, value in line.items() if key != "sequence_number"} for line in lines
+    ]
+
+
+@cassette(
+    "responses/unnumbered.jsonl",
+    "A plain answer whose events carry no sequence_number (the API before mid-2025, some "
+    "compatible servers): read as unnumbered.",
+)
+def responses_unnumbered() -> Lines:
+    return unnumbered(responses_text())
+
+
+@cassette(
+    "responses/errors/sequence_gap_partly_numbered.jsonl",
+    "An unnumbered stream one of whose events carries a sequence_number: sequence_gap.",
+)
+def responses_sequence_gap_partly_numbered() -> Lines:
+    lines = unnumbered(responses_text())
+    lines[4]["sequence_number"] = 4
+    return lines
 
 
 @cassette(
@@ -750,14 +838,15 @@ def responses_session_turn_2() -> Lines:
 
 # Compatible servers' deviations (docs/profiles.md) ------------------------------------------
 
-#: deviation name -> its recipe: one cassette per profile that lists it,
-#: `chat/profiles/<profile>/<deviation>.jsonl`, the header saying what the default makes of it
-DEVIATION_RECIPES: dict[str, Recipe] = {}
+#: deviation name (or (profile, deviation name), for a server that sends it its own way)
+#: -> its recipe: one cassette per profile that lists it, `<profile>/<deviation>.jsonl`,
+#: the header saying what the default makes of it
+DEVIATION_RECIPES: dict[str | tuple[str, str], Recipe] = {}
 
 
-def deviation(name: str) -> Callable[[Recipe], Recipe]:
+def deviation(name: str, profile: str | None = None) -> Callable[[Recipe], Recipe]:
     def register(recipe: Recipe) -> Recipe:
-        DEVIATION_RECIPES[name] = recipe
+        DEVIATION_RECIPES[name if profile is None else (profile, name)] = recipe
         return recipe
 
     return register
@@ -866,6 +955,64 @@ def missing_index() -> Lines:
     ]
 
 
+@deviation("missing_index", "mistral")
+def mistral_missing_index() -> Lines:
+    both = [
+        unindexed('{"city": "Paris"}', "call_01Paris", "get_weather"),
+        unindexed('{"city": "Rome"}', "call_02Rome", "get_weather"),
+    ]
+    return [
+        role(MISTRAL_ID),
+        chunk({"tool_calls": both}, ident=MISTRAL_ID),
+        chunk(None, "tool_calls", ident=MISTRAL_ID),
+        DONE,
+    ]
+
+
+@deviation("content_parts")
+def content_parts() -> Lines:
+    return mistral_content()
+
+
+@deviation("varying_chunk_ids")
+def varying_chunk_ids() -> Lines:
+    idents = [f"chatcmpl-{number:08x}-compound" for number in (0x1A2B3C4D, 0x2B3C4D5E, 0x3C4D5E6F)]
+    stub = {**chunk(None, "stop", ident="stub"), "x_groq": {"id": "req_01Compound"}}
+    return [
+        role(idents[0]),
+        chunk({"content": "Paris is "}, ident=idents[1]),
+        chunk({"content": "the capital of France."}, ident=idents[2]),
+        stub,
+        DONE,
+    ]
+
+
+def citation(url: str, title: str, start: int, end: int) -> dict[str, Any]:
+    """An OpenRouter `url_citation` annotation, without `index`."""
+    cited = {"url": url, "title": title, "content": "", "start_index": start, "end_index": end}
+    return {"type": "url_citation", "url_citation": cited}
+
+
+ANNOTATED = ("Paris is the capital of France [1].", " It lies on the Seine [2].")
+
+
+def with_annotations(*annotations: dict[str, Any], text: str) -> dict[str, Any]:
+    return chunk({"content": text, "annotations": list(annotations)})
+
+
+@deviation("annotations_without_index")
+def annotations_without_index() -> Lines:
+    paris = citation("https://en.wikipedia.org/wiki/Paris", "Paris", 30, 33)
+    seine = citation("https://en.wikipedia.org/wiki/Seine", "Seine", 58, 61)
+    return [
+        role(),
+        with_annotations(paris, text=ANNOTATED[0]),
+        with_annotations(paris, seine, text=ANNOTATED[1]),
+        chunk(None, "stop"),
+        DONE,
+    ]
+
+
 @deviation("reasoning_content")
 def reasoning_content() -> Lines:
     thinking = [
@@ -899,7 +1046,8 @@ def generate_profiles(folder: Path) -> list[Path]:
             path = folder / found.name / f"{name}.jsonl"
             path.parent.mkdir(parents=True, exist_ok=True)
             header = make_header(description, "synthetic", provider=CHAT, model=MODEL)
-            write_cassette(path, DEVIATION_RECIPES[name](), header=header)
+            recipe = DEVIATION_RECIPES.get((found.name, name)) or DEVIATION_RECIPES[name]
+            write_cassette(path, recipe(), header=header)
             written.append(path)
     return written
 
