@@ -347,6 +347,43 @@ def test_duplicate_tool_call(second: dict[str, Any], part: str) -> None:
     )
 
 
+def test_an_empty_id_or_name_on_a_later_piece_is_none() -> None:
+    """LM Studio sends `function.name: ""` (and may send `id: ""`) on a call's later
+    pieces: no name, not a second one."""
+    later = [
+        chunk({"tool_calls": [{"index": 0, "id": "", "function": {"name": "", "arguments": a}}]})
+        for a in ('{"path": ', '"a.md"}')
+    ]
+    stream = [opening(0, "call_1", "read"), *later, chunk(finish="tool_calls"), DONE]
+    assert adapt(stream) == [call("call_1", "read", path="a.md"), DoneEvent()]
+
+
+@pytest.mark.parametrize(
+    ("content", "shape"),
+    [
+        ([{"type": "text", "text": "Paris."}], "a list"),
+        ([], "a list"),
+        ({"type": "text", "text": "Paris."}, "an object"),
+        (7, "a number"),
+        (False, "a boolean"),
+    ],
+    ids=["parts", "empty-list", "object", "number", "boolean"],
+)
+def test_non_string_content(content: object, shape: str) -> None:
+    """Mistral's parts: refused, never passed over (replay said done, the text dropped)."""
+    events, error = failure([*text("Well, "), chunk({"content": content}), chunk(finish="stop")])
+    assert events == [TextEvent("Well, ")]
+    assert (error.code, error.detail) == (
+        "non_string_content",
+        f"choice 0's delta.content is {shape}, not text",
+    )
+
+
+def test_null_content_is_no_content() -> None:
+    stream = [chunk({"content": None}), *text("a"), chunk(finish="stop"), DONE]
+    assert adapt(stream) == [TextEvent("a"), DoneEvent()]
+
+
 @pytest.mark.parametrize(
     ("piece", "detail"),
     [
@@ -557,6 +594,7 @@ def test_every_row_of_the_table_is_tested_here_and_matches_its_pattern() -> None
         "chunk_after_done": [DONE, DONE],
         "multiple_choices": [chunk(choices=[{"index": 2, "delta": {}}])],
         "refusal": [chunk({"refusal": "no"})],
+        "non_string_content": [chunk({"content": [{"type": "text", "text": "x"}]})],
     }
     assert sorted(raised) == sorted(ERROR_TABLE)
     for code, stream in raised.items():

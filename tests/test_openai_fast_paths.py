@@ -34,7 +34,7 @@ class Line:
     def __init__(self, data: Any) -> None:
         self.data = data
 
-    def to_dict(self) -> Any:
+    def to_dict(self, **options: Any) -> Any:  # the SDK's takes `warnings=False`
         return self.data
 
 

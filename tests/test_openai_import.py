@@ -507,7 +507,7 @@ def _sdk_items(path: Path, provider: str) -> tuple[list[dict[str, Any]], bool]:
                 )
             else:
                 stream = client.responses.create(model="gpt-4.1-mini", input="hi", stream=True)
-            items.extend(item.to_dict() for item in stream)
+            items.extend(item.to_dict(warnings=False) for item in stream)
         except APIError:
             return items, True
     return items, False

@@ -20,6 +20,6 @@ def test_the_first_openai_test_passes_on_the_answer_and_every_broken_variant() -
     )
     assert ran.returncode == 0, ran.stdout + ran.stderr
     summary = ran.stdout.strip().splitlines()[-1]
-    assert summary.startswith("26 passed"), summary
+    assert summary.startswith("27 passed"), summary
     page = (ROOT / "docs" / "openai.md").read_text(encoding="utf-8")
-    assert "pytest examples/python/test_openai_first.py    # 26 passed" in page
+    assert "pytest examples/python/test_openai_first.py    # 27 passed" in page

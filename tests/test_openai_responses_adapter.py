@@ -470,6 +470,71 @@ def test_arguments_done_other_than_the_final_arguments_is_a_mismatch_too() -> No
     assert failure(stream(events))[1].code == "arguments_mismatch"
 
 
+def _whole(events: list[dict[str, Any]], *, arguments_done: bool) -> list[dict[str, Any]]:
+    """A call's events without its deltas (and without its `arguments.done`, if so)."""
+    dropped = {"response.function_call_arguments.delta"}
+    if not arguments_done:
+        dropped.add("response.function_call_arguments.done")
+    return [event for event in events if event["type"] not in dropped]
+
+
+@pytest.mark.parametrize("arguments_done", [True, False], ids=["with-done", "item-only"])
+def test_a_call_without_deltas_is_a_call_sent_whole(arguments_done: bool) -> None:
+    """LM Studio: the arguments only in `arguments.done` and the done item, as Chat reads
+    a call in one piece; not `arguments_mismatch`."""
+    events = _whole(function_call(0, "read", ['{"path": ', '"a.md"}']), arguments_done=True)
+    events = _whole(events, arguments_done=arguments_done)
+    assert adapt(stream(events)) == [call("call_1", "read", path="a.md"), DoneEvent()]
+
+
+def test_a_call_sent_whole_still_checks_its_arguments_done_and_its_json() -> None:
+    events = _whole(function_call(0, "read", ["{}"]), arguments_done=True)
+    events[1] = {**events[1], "arguments": '{"x": 1}'}
+    assert failure(stream(events))[1].code == "arguments_mismatch"
+    cut = _whole(function_call(0, "read", ['{"path": '], final='{"path": '), arguments_done=False)
+    assert failure(stream(cut))[1].code == "invalid_tool_json"
+
+
+def test_an_empty_delta_is_a_delta_the_final_arguments_must_equal() -> None:
+    """A delta that came, even empty, says the call was streamed: no whole-call reading."""
+    events = function_call(0, "read", [""], final='{"path": "a.md"}')
+    events = [event for event in events if event["type"] != "response.function_call_arguments.done"]
+    assert failure(stream(events))[1].code == "arguments_mismatch"
+
+
+def unnumbered(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The events without `sequence_number`, as the API sent them before mid-2025."""
+    return [{k: v for k, v in event.items() if k != "sequence_number"} for event in events]
+
+
+@pytest.mark.parametrize(
+    "good", [TEXT_STREAM, ONE_TOOL_STREAM, PARALLEL_TOOLS_STREAM, REASONING_STREAM]
+)
+def test_a_stream_without_sequence_numbers_reads_as_the_numbered_one(
+    good: list[dict[str, Any]],
+) -> None:
+    assert adapt(unnumbered(good)) == adapt(good)
+
+
+def test_a_null_sequence_number_throughout_is_unnumbered_too() -> None:
+    nulls = [{**event, "sequence_number": None} for event in TEXT_STREAM]
+    assert adapt(nulls) == adapt(TEXT_STREAM)
+
+
+@pytest.mark.parametrize("at", [1, 4, -1])
+def test_a_stream_numbering_some_events_and_not_others_is_a_sequence_gap(at: int) -> None:
+    partly = unnumbered(TEXT_STREAM)
+    partly[at] = {**partly[at], "sequence_number": at % len(partly)}
+    _, error = failure(partly)
+    assert (error.code, error.fields["expected"]) == ("sequence_gap", "none")
+
+
+def test_a_resumed_stream_must_be_numbered() -> None:
+    """Its cursor is a sequence number: an event without one is a gap."""
+    _, error = failure(unnumbered(TEXT_STREAM[4:]), starting_after=3)
+    assert error.detail == "response.output_text.delta has sequence_number null, expected 4"
+
+
 @pytest.mark.parametrize(
     "end",
     [
@@ -570,8 +635,11 @@ def test_event_after_response_completed(late: dict[str, Any]) -> None:
             "response.created has sequence_number 1, expected 0",
         ),
         (
-            lambda events: [{k: v for k, v in events[0].items() if k != "sequence_number"}],
-            "response.created has sequence_number null, expected 0",
+            lambda events: [
+                events[0],
+                {k: v for k, v in events[1].items() if k != "sequence_number"},
+            ],
+            "response.in_progress has sequence_number null, expected 1",
         ),
     ],
     ids=["skipped", "repeated", "fresh-not-from-0", "missing"],

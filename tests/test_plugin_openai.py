@@ -56,7 +56,14 @@ CHAT_ACCEPTED = [
     "changed_completion_id",
     "refusal",
 ]
-CHAT_CAUGHT = ["server_error_mid_stream", "http_500", "http_429_then_ok", "cut_mid_event", "stall"]
+CHAT_CAUGHT = [
+    "server_error_mid_stream",
+    "content_parts",
+    "http_500",
+    "http_429_then_ok",
+    "cut_mid_event",
+    "stall",
+]
 
 
 @pytest.fixture
@@ -173,7 +180,7 @@ def test_strict_clients_catch_every_chat_row(project: pytest.Pytester) -> None:
     result = project.runpytest()
     result.assert_outcomes(passed=len(CHAT_CAUGHT) + len(CHAT_ACCEPTED), skipped=10)
     off = project.runpytest("--harness-strict", "off", "-k", "drop_done")
-    off.assert_outcomes(failed=1, deselected=25)
+    off.assert_outcomes(failed=1, deselected=26)
 
 
 def test_fault_variant_runs_the_responses_catalogue(project: pytest.Pytester) -> None:
@@ -292,11 +299,11 @@ def test_a_session_folder_keeps_its_turns_and_snapshot_outcome_stores_the_answer
         """
     )
     written = project.runpytest("--snapshot-update", "-k", "test_session")
-    written.assert_outcomes(passed=1, deselected=26)
+    written.assert_outcomes(passed=1, deselected=27)
     result = project.runpytest("-k", "test_session or drop_done or tool_calls_without")
     # the first turn's finish_reason is read, so a tool_calls finish without a call is not
     # noticed; its [DONE] is not looked at either
-    result.assert_outcomes(passed=1, failed=2, deselected=24)
+    result.assert_outcomes(passed=1, failed=2, deselected=25)
     assert {
         line.split(" on ")[1].split(":")[0]
         for line in result.outlines

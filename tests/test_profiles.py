@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from conftest import LIBRARY, ROOT
 
 from harness import Cassette, StreamProtocolError, replay_outcome
-from harness._events import ToolCallEvent
+from harness._events import TextEvent, ToolCallEvent
 from harness._providers import provider
 from harness._providers.openai_chat.adapter import DONE, ChatAdapter
 from harness._providers.openai_chat.profiles import (
@@ -62,6 +62,8 @@ def test_every_profile_cassette_is_a_profile_deviation() -> None:
 def test_the_default_loosens_nothing() -> None:
     assert PROFILES["openai"] is OPENAI
     assert not OPENAI.stop_finishes_calls and not OPENAI.unindexed_pieces
+    assert not OPENAI.content_parts and not OPENAI.varying_chunk_ids
+    assert not OPENAI.indexed_annotations
     assert OPENAI.deviations == ()
 
 
@@ -101,6 +103,45 @@ def test_an_unindexed_piece_with_two_calls_open_is_refused() -> None:
     with pytest.raises(StreamProtocolError) as caught:
         adapter.feed(_chunk({"tool_calls": [{"function": {"arguments": "{}"}}]}))
     assert caught.value.code == "incomplete_tool_call_start"
+
+
+def test_mistral_reads_text_parts_and_passes_thinking_and_references_over() -> None:
+    adapter = ChatAdapter(profile=profile("mistral"))
+    parts = [
+        {"type": "thinking", "thinking": [{"type": "text", "text": "Hm."}]},
+        {"type": "text", "text": "Paris"},
+        {"type": "reference", "reference_ids": [1]},
+        {"type": "text", "text": ""},
+        {"type": "text", "text": "."},
+    ]
+    assert adapter.feed(_chunk({"content": parts})) == [TextEvent("Paris"), TextEvent(".")]
+
+
+@pytest.mark.parametrize(
+    ("part", "shape"),
+    [
+        ({"type": "image_url", "image_url": "x"}, "a list with a part of type 'image_url'"),
+        ("Paris", "a list with a part of type null"),
+    ],
+    ids=["unknown-type", "not-an-object"],
+)
+def test_mistral_refuses_a_part_it_cannot_read(part: object, shape: str) -> None:
+    """Passing it over could drop the answer: still `non_string_content`."""
+    with pytest.raises(StreamProtocolError) as caught:
+        ChatAdapter(profile=profile("mistral")).feed(_chunk({"content": [part]}))
+    assert (caught.value.code, caught.value.fields["shape"]) == ("non_string_content", shape)
+    with pytest.raises(StreamProtocolError, match="is an object"):
+        ChatAdapter(profile=profile("mistral")).feed(_chunk({"content": {"type": "text"}}))
+
+
+def test_varying_chunk_ids_still_read_one_answer() -> None:
+    """Under `groq`, the ids are not compared; everything else is (a second choice)."""
+    adapter = ChatAdapter(profile=profile("groq"))
+    assert adapter.feed({**_chunk({"content": "a"}), "id": "one"}) == [TextEvent("a")]
+    assert adapter.feed({**_chunk({"content": "b"}), "id": "two"}) == [TextEvent("b")]
+    with pytest.raises(StreamProtocolError) as caught:
+        adapter.feed({"id": "stub", "choices": [{"index": 1, "delta": {}}]})
+    assert caught.value.code == "multiple_choices"
 
 
 def test_stop_read_as_tool_calls_still_checks_the_calls() -> None:

@@ -82,6 +82,45 @@ def test_without_the_profile_the_guard_refuses_what_the_default_refuses(
     assert caught.value.code == deviation.default
 
 
+def test_openrouters_annotations_crash_the_sdk_helper_unless_the_profile_indexes_them() -> None:
+    """`delta.annotations` without `index` on two chunks: the SDK's accumulator raises
+    (the default guard hands them on as they are); under `openrouter` each is numbered
+    and the repeat dropped, so the helper gathers the two citations once each."""
+    chunks = _chunks(cassette_of("openrouter", "annotations_without_index"))
+    with (
+        pytest.raises(RuntimeError, match="`index` key"),
+        _client(_server(chunks)).chat.completions.stream(**ASK) as stream,
+    ):
+        stream.get_final_completion()
+    client = _client(_server(chunks), profile="openrouter")
+    with client.chat.completions.stream(**ASK) as stream:
+        message = stream.get_final_completion().choices[0].message
+    assert [found.url_citation.url for found in message.annotations or []] == [
+        "https://en.wikipedia.org/wiki/Paris",
+        "https://en.wikipedia.org/wiki/Seine",
+    ]
+
+
+def test_mistrals_parts_are_handed_on_as_text_and_reasoning() -> None:
+    client = _client(_server(_chunks(cassette_of("mistral", "content_parts"))), profile="mistral")
+    deltas = [
+        chunk.choices[0].delta
+        for chunk in client.chat.completions.create(**ASK, stream=True)
+        if chunk.choices
+    ]
+    assert all(delta.content is None or type(delta.content) is str for delta in deltas)
+    assert "".join(delta.content or "" for delta in deltas) == "Paris is the capital of France."
+    thinking = [(delta.model_extra or {}).get("reasoning_content") for delta in deltas]
+    assert "".join(filter(None, thinking)) == "The user asks for a capital."
+
+
+def test_groqs_chunks_are_handed_on_with_the_first_ones_id() -> None:
+    path = cassette_of("groq", "varying_chunk_ids")
+    client = _client(_server(_chunks(path)), profile="groq")
+    idents = {chunk.id for chunk in client.chat.completions.create(**ASK, stream=True)}
+    assert idents == {_lines(path)[0]["id"]}
+
+
 def test_an_unknown_profile_is_refused_at_the_api() -> None:
     with pytest.raises(InputError, match="known: openai, azure"):
         _client(_server([]), profile="nope")

@@ -223,6 +223,51 @@ def chat_refusal_after_text() -> Lines:
     return chat().text("Well, ").refusal("I can't help with that.").stop().events()
 
 
+@cassette(
+    "chat/empty_name_on_later_pieces.jsonl",
+    'A call whose later pieces carry function.name "" (LM Studio): no name, not a second one.',
+)
+def chat_empty_name_on_later_pieces() -> Lines:
+    builder = chat().call_start(0, WEATHER_TOOL, id="call_01Weather")
+    for text in ARG_HALVES:
+        builder.chunk({"tool_calls": [{"index": 0, "function": {"name": "", "arguments": text}}]})
+    return builder.stop("tool_calls").events()
+
+
+#: a get_weather call's arguments, in the two pieces a server streams them in
+ARG_HALVES = ('{"city": ', '"Paris"}')
+MISTRAL_ID = "3a9c4f0e8b2d4c6f9e1a7b5d2c8f0e4a"
+
+
+def thinking_part(text: str) -> dict[str, Any]:
+    """A Mistral `thinking` part: its text in a list of `text` parts."""
+    return {"type": "thinking", "thinking": [{"type": "text", "text": text}]}
+
+
+def mistral_content() -> Lines:
+    """A Magistral answer as Mistral streams it: `delta.content` a list of parts, the
+    reasoning's `thinking` parts first, then the answer's `text` parts."""
+    parts: list[list[dict[str, Any]]] = [
+        [thinking_part("The user asks ")],
+        [thinking_part("for a capital.")],
+        [{"type": "text", "text": "Paris is "}],
+        [{"type": "text", "text": "the capital of France."}],
+    ]
+    builder = chat(MISTRAL_ID)
+    for found in parts:
+        builder.chunk({"content": found})
+    return builder.stop("stop", usage=True).events()
+
+
+@cassette(
+    "chat/errors/non_string_content.jsonl",
+    "A Magistral answer whose delta.content is a list of thinking and text parts (Mistral): "
+    "non_string_content, not done with its text dropped (`--profile mistral` reads it).",
+)
+def chat_non_string_content() -> Lines:
+    return mistral_content()
+
+
 # A session each: the user asks, the model calls get_weather, the tool answers, the model
 # answers in text. Turn N's request is the conversation before its response, in the API's
 # own request shape; turn N+1's adds turn N's answer and the tool's result.
@@ -354,6 +399,43 @@ def responses_parallel_tools() -> Lines:
 def responses_zero_argument_tool() -> Lines:
     builder = weather_item(responses(), 0, "", name="get_time", call_id="call_01Time")
     return builder.completed().events()
+
+
+@cassette(
+    "responses/one_piece_call.jsonl",
+    "A function_call whose arguments come whole in arguments.done and the done item, no "
+    "delta (LM Studio): one call, as Chat reads a call sent in one piece.",
+)
+def responses_one_piece_call() -> Lines:
+    lines = weather_item(responses(), 0, '{"city": "Paris"}').completed().events()
+    kept = [line for line in lines if line["type"] != "response.function_call_arguments.delta"]
+    return [{**line, "sequence_number": number} for number, line in enumerate(kept)]
+
+
+def unnumbered(lines: Lines) -> Lines:
+    """The events without `sequence_number`, as the API sent them before mid-2025."""
+    return [
+        {key: value for key, value in line.items() if key != "sequence_number"} for line in lines
+    ]
+
+
+@cassette(
+    "responses/unnumbered.jsonl",
+    "A plain answer whose events carry no sequence_number (the API before mid-2025, some "
+    "compatible servers): read as unnumbered.",
+)
+def responses_unnumbered() -> Lines:
+    return unnumbered(responses_text())
+
+
+@cassette(
+    "responses/errors/sequence_gap_partly_numbered.jsonl",
+    "An unnumbered stream one of whose events carries a sequence_number: sequence_gap.",
+)
+def responses_sequence_gap_partly_numbered() -> Lines:
+    lines = unnumbered(responses_text())
+    lines[4]["sequence_number"] = 4
+    return lines
 
 
 @cassette(
@@ -552,14 +634,15 @@ def responses_session_turn_2() -> Lines:
 
 # Compatible servers' deviations (docs/profiles.md) ------------------------------------------
 
-#: deviation name -> its recipe: one cassette per profile that lists it,
-#: `chat/profiles/<profile>/<deviation>.jsonl`, the header saying what the default makes of it
-DEVIATION_RECIPES: dict[str, Recipe] = {}
+#: deviation name (or (profile, deviation name), for a server that sends it its own way)
+#: -> its recipe: one cassette per profile that lists it, `<profile>/<deviation>.jsonl`,
+#: the header saying what the default makes of it
+DEVIATION_RECIPES: dict[str | tuple[str, str], Recipe] = {}
 
 
-def deviation(name: str) -> Callable[[Recipe], Recipe]:
+def deviation(name: str, profile: str | None = None) -> Callable[[Recipe], Recipe]:
     def register(recipe: Recipe) -> Recipe:
-        DEVIATION_RECIPES[name] = recipe
+        DEVIATION_RECIPES[name if profile is None else (profile, name)] = recipe
         return recipe
 
     return register
@@ -654,6 +737,47 @@ def missing_index() -> Lines:
     return builder.stop("stop").events()
 
 
+@deviation("missing_index", "mistral")
+def mistral_missing_index() -> Lines:
+    both = [
+        *unindexed("call_01Paris", '{"city": "Paris"}')["tool_calls"],
+        *unindexed("call_02Rome", '{"city": "Rome"}')["tool_calls"],
+    ]
+    return chat(MISTRAL_ID).chunk({"tool_calls": both}).stop("tool_calls").events()
+
+
+@deviation("content_parts")
+def content_parts() -> Lines:
+    return mistral_content()
+
+
+@deviation("varying_chunk_ids")
+def varying_chunk_ids() -> Lines:
+    idents = [f"chatcmpl-{number:08x}-compound" for number in (0x1A2B3C4D, 0x2B3C4D5E, 0x3C4D5E6F)]
+    (stub,) = chat(start=False).chunk(None, "stop", completion_id="stub").events()
+    builder = chat(idents[0]).chunk({"content": "Paris is "}, completion_id=idents[1])
+    builder.chunk({"content": "the capital of France."}, completion_id=idents[2])
+    return builder.raw({**stub, "x_groq": {"id": "req_01Compound"}}).done().events()
+
+
+def citation(url: str, title: str, start: int, end: int) -> dict[str, Any]:
+    """An OpenRouter `url_citation` annotation, without `index`."""
+    cited = {"url": url, "title": title, "content": "", "start_index": start, "end_index": end}
+    return {"type": "url_citation", "url_citation": cited}
+
+
+ANNOTATED = ("Paris is the capital of France [1].", " It lies on the Seine [2].")
+
+
+@deviation("annotations_without_index")
+def annotations_without_index() -> Lines:
+    paris = citation("https://en.wikipedia.org/wiki/Paris", "Paris", 30, 33)
+    seine = citation("https://en.wikipedia.org/wiki/Seine", "Seine", 58, 61)
+    builder = chat().chunk({"content": ANNOTATED[0], "annotations": [paris]})
+    builder.chunk({"content": ANNOTATED[1], "annotations": [paris, seine]})
+    return builder.stop("stop").events()
+
+
 @deviation("reasoning_content")
 def reasoning_content() -> Lines:
     builder = chat().reasoning("The user asks ", "for a capital.")
@@ -682,7 +806,8 @@ def generate_profiles(folder: Path) -> list[Path]:
             header = make_header(
                 description, "synthetic", provider=CHAT, model=MODEL, expect=deviation_.default
             )
-            write_cassette(path, DEVIATION_RECIPES[name](), header=header)
+            recipe = DEVIATION_RECIPES.get((found.name, name)) or DEVIATION_RECIPES[name]
+            write_cassette(path, recipe(), header=header)
             written.append(path)
     return written
 

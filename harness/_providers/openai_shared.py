@@ -112,11 +112,13 @@ def shown(value: object) -> str:
 def wire_dict(item: Any) -> Any:
     """A line's object as the adapters read it: a dict as it is, an SDK object (pydantic,
     read by duck typing, never by class) as the dict its line held (`to_dict()` keeps the
-    fields the line set, under their API names); anything else as it is."""
+    fields the line set, under their API names; a value of another type than the SDK
+    declares, a list `content`, kept without pydantic's warning: the adapter judges it);
+    anything else as it is."""
     if type(item) is dict:
         return item
     to_dict = getattr(item, "to_dict", None)
-    return to_dict() if callable(to_dict) else item
+    return to_dict(warnings=False) if callable(to_dict) else item
 
 
 def check_usable(

@@ -23,6 +23,13 @@ function fail(message: string): OpenAIStreamProtocolError {
   return new OpenAIStreamProtocolError(message);
 }
 
+// What a `content` that is not text is, as the message names it.
+function shape(content: unknown): string {
+  if (Array.isArray(content)) return "a list";
+  if (typeof content === "object") return "an object";
+  return typeof content === "boolean" ? "a boolean" : "a number";
+}
+
 export function forcesToolCall(toolChoice: unknown): boolean {
   return toolChoice === "required"
     || (isObject(toolChoice) && (toolChoice.type === "function" || toolChoice.type === "custom"));
@@ -79,8 +86,12 @@ export class ChatAdapter implements Machine<unknown> {
         this.afterFinish(delta, reason);
         continue;
       }
-      const content = delta.content;
-      if (truthy(content) && typeof content === "string") events.push({ type: "text", text: content });
+      const content = delta.content ?? null;
+      if (typeof content === "string") {
+        if (content) events.push({ type: "text", text: content });
+      } else if (content !== null) {  // a list of parts, an object: its text would be lost
+        throw fail(`choice 0's delta.content is ${shape(content)}, not text`);
+      }
       const refusal = delta.refusal;
       if (truthy(refusal)) {
         if (!this.refusalIsAnswer) throw fail("choice 0 refused to answer (delta.refusal)");
@@ -112,8 +123,9 @@ export class ChatAdapter implements Machine<unknown> {
         call = { id: ident, name, pieces: [], nonString: false };
         this.calls.set(index, call);
       } else {
-        if (ident !== null && ident !== call.id) throw fail(`tool call ${index} was opened again with another id`);
-        if (name !== null && name !== call.name) {
+        // an empty id or name on a later piece is none (LM Studio sends "")
+        if (truthy(ident) && ident !== call.id) throw fail(`tool call ${index} was opened again with another id`);
+        if (truthy(name) && name !== call.name) {
           throw fail(`tool call ${index} was opened again with another function name`);
         }
       }

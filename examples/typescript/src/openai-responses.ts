@@ -52,7 +52,7 @@ export class ResponsesAdapter implements Machine<unknown> {
   private readonly incompleteReasons: Set<string>;
   private readonly refusalIsAnswer: boolean;
   private readonly resumed: boolean;
-  private next: number;
+  private next: number | null;  // null: a stream whose first event had no number
   private started: boolean;
   private responseId: unknown = null;
   private terminal: string | null = null;
@@ -77,15 +77,21 @@ export class ResponsesAdapter implements Machine<unknown> {
       throw apiError(details, details.code || details.type);
     }
     if (kind === "error") throw apiError(event, event.code);
-    if (!this.started) {
+    const first = !this.started;
+    if (first) {
       if (kind !== "response.created") throw fail(`stream began with ${kind} instead of response.created`);
       this.started = true;
     }
-    const number = event.sequence_number;
-    if (number !== this.next || !isInt(number)) {
+    const number = event.sequence_number ?? null;
+    if (this.next === null || (first && number === null)) {
+      // unnumbered (the API before mid-2025): the first event decides, a number after it is a gap
+      if (number !== null) throw fail(`${kind} has sequence_number ${shown(number)}, expected none`);
+      this.next = null;
+    } else if (isInt(number) && number === this.next) {
+      this.next += 1;
+    } else {
       throw fail(`${kind} has sequence_number ${shown(number)}, expected ${this.next}`);
     }
-    this.next += 1;
     if (kind === "response.output_text.delta") {
       this.part(event, kind);
       return this.text(event.delta);
@@ -179,7 +185,8 @@ export class ResponsesAdapter implements Machine<unknown> {
     const args = final.arguments;
     const notJson = `function_call item ${index} had arguments that are not JSON`;
     if (open.nonString || typeof args !== "string") throw fail(notJson);
-    if ((!open.resumed && open.pieces.join("") !== args) || (open.doneArguments !== null && open.doneArguments !== args)) {
+    const streamed = !open.resumed && open.pieces.length > 0;  // none: sent whole (LM Studio)
+    if ((streamed && open.pieces.join("") !== args) || (open.doneArguments !== null && open.doneArguments !== args)) {
       throw fail(`function_call item ${index} has final arguments other than its deltas`);
     }
     const callId = final.call_id;

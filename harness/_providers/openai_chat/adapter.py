@@ -15,7 +15,7 @@ State:
 - the open tool calls, keyed by their `tool_calls[].index`, in opening order: a call is
   opened by a piece with an integer `index`, an `id` and a `function.name`; later pieces
   of that index add `arguments` text (repeating the same `id` or name is tolerated and
-  kept once);
+  kept once; an empty one, `""`, is none);
 - choice 0's `finish_reason`. It completes the answer: at it the finish reason is
   judged, then the calls; each call's joined `arguments` are parsed once, and every call
   is yielded, in opening order. After it, choice 0 may only repeat it with an empty delta.
@@ -25,8 +25,10 @@ a lone piece of an open call's `arguments`, on a fast path of its own, which tak
 nothing the full rules (`_feed`) would refuse or read otherwise and leaves them the rest.
 
 Passed over: Azure's filter chunks (`object: ""`) and the usage chunk (`choices: []`),
-`reasoning_content` / `reasoning` deltas, `role`, `logprobs`, `audio` and any field the
-adapter does not know. SSE comments never reach it: they are not `data`.
+`reasoning_content` / `reasoning` deltas, `annotations`, `role`, `logprobs`, `audio` and
+any field the adapter does not know. SSE comments never reach it: they are not `data`. A
+`content` that is not a string (a list of parts, an object) is refused
+(`non_string_content`), never passed over: the answer's text would be lost.
 
 Policy, as `StreamAdapter(stop_reasons=...)` is for Anthropic: `finish_reasons` are the
 finish reasons that complete an answer (by default `stop` and `tool_calls`: `length`
@@ -37,7 +39,9 @@ when it named a function or was `required`, OpenAI finishes its forced calls wit
 `stop`, which is then no `stop_with_tool_calls`. `profile` (`profiles`, default
 `OPENAI`, which loosens nothing) is a compatible server's knobs: `stop` finishing open
 calls read as `tool_calls` (`finish_reason` is the reason as read), pieces without an
-`index` read as the index they must have (`index_of`). Neither touches the fast path.
+`index` read as the index they must have (`index_of`), a list `content` read by its
+`text` parts (`PASSED_OVER_PARTS` yield nothing), chunks each with another `id`. None
+touches the fast path.
 
 Items are dispatched on dict keys, never on classes. Any violation raises
 `StreamProtocolError` (provider `"openai-chat"`); an `{"error": ...}` line raises the
@@ -68,6 +72,7 @@ from harness._providers.openai_shared import api_error, call_input, check_usable
 __all__ = [
     "COMPLETE_FINISH_REASONS",
     "DONE",
+    "PASSED_OVER_PARTS",
     "ChatAdapter",
     "ato_model_events",
     "forces_tool_call",
@@ -88,6 +93,20 @@ _CHOICE_0: Final = 0
 
 #: no chunk read yet (a chunk's id may itself be None)
 _UNSET: Final = object()
+
+
+#: the parts of a list `content` a profile that reads them passes over: the model's
+#: reasoning (`thinking`) and its sources (`reference`, `tool_reference`), as Mistral sends them
+PASSED_OVER_PARTS: Final = frozenset({"thinking", "reference", "tool_reference"})
+
+
+def _shape(content: object) -> str:
+    """What a `content` that is not text is, as `non_string_content` names it."""
+    if type(content) is list:
+        return "a list"
+    if type(content) is dict:
+        return "an object"
+    return "a boolean" if type(content) is bool else "a number"
 
 
 def forces_tool_call(tool_choice: object) -> bool:
@@ -130,6 +149,9 @@ class ChatAdapter:
         #: open; a piece without an integer `index` read as the index it must have
         self._stop_finishes_calls = profile.stop_finishes_calls
         self._unindexed = profile.unindexed_pieces
+        #: a list `content` read by its parts; chunks' ids not compared with the first's
+        self._content_parts = profile.content_parts
+        self._varying_ids = profile.varying_chunk_ids
         #: the finish reason as read: `tool_calls` where the profile read a `stop` so
         self.finish_reason: object = None
         #: False: the same rules, but no `TextEvent` built (as `StreamAdapter(text=False)`)
@@ -257,9 +279,10 @@ class ChatAdapter:
             return []  # the usage chunk, Azure's filter chunks: nothing of the answer
         ident = chunk.get("id")
         if ident != self._id:
-            if self._id is not _UNSET:
+            if self._id is _UNSET:
+                self._id = ident
+            elif not self._varying_ids:
                 raise _error("inconsistent_chunk", got=ident, expected=self._id)
-            self._id = ident
         events: list[ModelEvent] = []
         for choice in choices if type(choices) is list else [None]:
             if type(choice) is not dict:
@@ -275,8 +298,11 @@ class ChatAdapter:
                 self._after_finish(delta, reason)
                 continue
             content = delta.get("content")
-            if content and type(content) is str and self._text:
-                events.append(TextEvent(content))
+            if type(content) is str:
+                if content and self._text:
+                    events.append(TextEvent(content))
+            elif content is not None:
+                events += self._parts(content)
             refusal = delta.get("refusal")
             if refusal:
                 if not self._refusal_is_answer:
@@ -288,6 +314,24 @@ class ChatAdapter:
                 self._pieces(pieces)
             if reason is not None:
                 events += self._at_finish(reason)
+        return events
+
+    def _parts(self, content: object) -> list[ModelEvent]:
+        """A `content` that is not text: refused, unless the profile reads a list of parts
+        (`content_parts`): its `text` parts are the answer's text, in order."""
+        if not self._content_parts or type(content) is not list:
+            raise _error("non_string_content", shape=_shape(content))
+        events: list[ModelEvent] = []
+        for part in content:
+            kind = part.get("type") if type(part) is dict else None
+            text = part.get("text") if kind == "text" else None
+            if type(text) is str:
+                if text and self._text:
+                    events.append(TextEvent(text))
+            elif kind not in PASSED_OVER_PARTS:
+                raise _error(
+                    "non_string_content", shape=f"a list with a part of type {shown(kind)}"
+                )
         return events
 
     def _pieces(self, pieces: Any) -> None:
@@ -315,10 +359,10 @@ class ChatAdapter:
                 if not name or type(name) is not str:
                     raise _error("incomplete_tool_call_start", at=index, part="function name")
                 call = self._calls[index] = _Call(ident, name)
-            else:
-                if ident is not None and ident != call.id:
+            else:  # an empty `id` or name on a later piece is none (LM Studio sends `""`)
+                if ident and ident != call.id:
                     raise _error("duplicate_tool_call", index=index, part="id")
-                if name is not None and name != call.name:
+                if name and name != call.name:
                     raise _error("duplicate_tool_call", index=index, part="function name")
             arguments = function.get("arguments")
             if arguments is not None:

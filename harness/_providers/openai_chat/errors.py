@@ -36,6 +36,7 @@ ERROR_TABLE: Final[dict[str, str]] = {
     "chunk_after_done": "a chunk arrived after data: [DONE]",
     "multiple_choices": "a chunk carried choice {choice}; only choice 0 is read (n=1)",
     "refusal": "choice 0 refused to answer (delta.refusal)",
+    "non_string_content": "choice 0's delta.content is {shape}, not text",
 }
 
 #: field of a template -> what it holds, as a regular expression (as `ERROR_FIELDS` of
@@ -51,6 +52,7 @@ ERROR_FIELDS: Final[dict[str, str]] = {
     "expected": r".*",
     "what": r"(content|a refusal|a tool call piece|a function_call|finish_reason .+)",
     "choice": r".+",
+    "shape": r"(a list|an object|a number|a boolean|a list with a part of type .+)",
 }
 
 

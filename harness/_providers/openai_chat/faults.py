@@ -340,6 +340,15 @@ def refusal(events: Events) -> Events | None:
     return _inserted(events, answer[0] + 1, _chunk(events, {"refusal": "I can't help with that."}))
 
 
+def content_parts(events: Events) -> Events | None:
+    """A content chunk whose text is a list of parts, as Mistral's reasoning models send it."""
+    answer = _answer(events)
+    if not answer:
+        return None
+    parts = [{"type": "text", "text": "Paris."}]
+    return _inserted(events, answer[0] + 1, _chunk(events, {"content": parts}))
+
+
 def repeat_call_identity(events: Events) -> Events | None:
     """Every later piece of each call repeats its id, type and name (tolerated)."""
     calls = [call for call in _calls(events) if call.later]
@@ -487,6 +496,13 @@ CATALOGUE: tuple[Fault, ...] = (
         "refusal",
         "a delta.refusal piece after the first chunk",
         refusal,
+    ),
+    Fault(
+        "content_parts",
+        "non_string_content",
+        'a content chunk whose delta.content is a list of parts ([{"type": "text", ...}]) '
+        "after the first chunk",
+        content_parts,
     ),
     Fault(
         "repeat_call_identity",

@@ -10,8 +10,13 @@ checks out (`ChatAdapter.check_end` at it) and the body ends; an `{"error": ...}
 is the API's own report. The request's `tool_choice` is read (`reader_for`): a named
 function or `required` lets `stop` finish forced calls.
 
-The tolerated deviation: a call's `id` or `function.name` repeated, unchanged, on its
-later pieces. The adapter reads it as one call; the SDK's readers join strings
+A profile's deviations are handed on in the form OpenAI sends (docs/profiles.md): a
+piece without `index` gets the index it was read as, a `stop` that finished calls is
+`tool_calls`, a list `content` is its text (its thinking as `reasoning_content`), every
+chunk carries the first one's `id`, and annotations without `index` are numbered.
+
+The deviation tolerated under every profile: a call's `id` or `function.name` repeated,
+unchanged, on its later pieces. The adapter reads it as one call; the SDK's readers join strings
 (`call_acall_a`, `get_weatherget_weather`). The reader hands such a chunk on rewritten
 in the canonical form, the repeated `id` and `name` dropped from the later pieces
 (`rewritten`, then `encode`): the code gets the call the adapter read. A chunk that
@@ -67,8 +72,13 @@ class ChatReader:
             text=False,
             profile=profile,
         )
+        self._profile = profile
         #: the `tool_calls[].index`es opened so far
         self._opened: set[int] = set()
+        #: the first answer chunk's `id`, which a profile's varying ids are handed on as
+        self._id: object = None
+        #: the annotations handed on so far, as the server sent them (without `index`)
+        self._annotations: list[object] = []
         self.rewritten = False
 
     def text_delta(self, chunk: bytes) -> bool:
@@ -84,14 +94,22 @@ class ChatReader:
         except APIErrorEvent:
             return API_ERROR
         choices = event.get("choices")
+        if self._profile.varying_chunk_ids:
+            self._same_id(event, bool(choices))
         if type(choices) is not list or not choices:
             return GO
         choice = choices[0]
         if type(choice) is not dict:
             return GO
         delta = choice.get("delta")
-        if type(delta) is dict and delta.get("tool_calls"):
-            self._canonical(delta["tool_calls"])
+        if type(delta) is dict:
+            if delta.get("tool_calls"):
+                self._canonical(delta["tool_calls"])
+            if type(delta.get("content")) is list:  # read by a profile (refused otherwise)
+                _content_as_text(delta)
+                self.rewritten = True
+            if self._profile.indexed_annotations and type(delta.get("annotations")) is list:
+                self._indexed(delta)
         reason = choice.get("finish_reason")
         if reason is None:
             return GO
@@ -122,6 +140,31 @@ class ChatReader:
                 del function["name"]
                 self.rewritten = True
 
+    def _same_id(self, event: dict[str, Any], answer: bool) -> None:
+        """A profile's chunk ids, each another: every chunk handed on with the first
+        answer chunk's (what the frameworks gather one message by)."""
+        if self._id is None:
+            if answer:
+                self._id = event.get("id")
+        elif "id" in event and event["id"] != self._id:
+            event["id"] = self._id
+            self.rewritten = True
+
+    def _indexed(self, delta: dict[str, Any]) -> None:
+        """A profile's `annotations` without `index`: each numbered by its place in the
+        message's list, an exact repeat of one handed on dropped (the SDK's helper merges
+        list entries by `index`, and raises for one without)."""
+        kept = []
+        for entry in delta["annotations"]:
+            if type(entry) is not dict or "index" in entry:
+                kept.append(entry)
+            elif entry not in self._annotations:
+                kept.append({**entry, "index": len(self._annotations)})
+                self._annotations.append(entry)
+        if kept != delta["annotations"]:
+            delta["annotations"] = kept
+            self.rewritten = True
+
     def check_end(self) -> None:
         self._adapter.check_end()
 
@@ -140,6 +183,25 @@ class ChatReader:
             + b"\n\n"
             for event in events
         )
+
+
+def _content_as_text(delta: dict[str, Any]) -> None:
+    """A list `content` (a profile's `content_parts`) as OpenAI sends it: its `text`
+    parts joined as `content`, its `thinking` parts' text as `reasoning_content`."""
+    text, thinking = [], []
+    for part in delta["content"]:
+        kind = part.get("type") if type(part) is dict else None
+        if kind == "text" and type(part.get("text")) is str:
+            text.append(part["text"])
+        elif kind == "thinking" and type(part.get("thinking")) is list:
+            thinking += [
+                inner["text"]
+                for inner in part["thinking"]
+                if type(inner) is dict and type(inner.get("text")) is str
+            ]
+    delta["content"] = "".join(text) if text else None
+    if thinking:
+        delta["reasoning_content"] = "".join(thinking)
 
 
 def _named(function: dict[str, Any]) -> bool:

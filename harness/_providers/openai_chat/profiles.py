@@ -8,8 +8,9 @@ server is publicly reported to send: what the default makes of it (`default`: an
 code, or `done` where the default already reads it), what the profile makes of it
 (`profiled`), how it is read, and where it was reported. Where a deviation cannot be
 read without guessing (a dropped or merged call), the profile still refuses it:
-`profiled` is then the same error code. Every deviation has a cassette,
-`cassettes/openai/chat/profiles/<profile>/<deviation>.jsonl` (tests hold it).
+`profiled` is then the same error code. Every deviation has a cassette for each profile
+listing it, `tests/data/profiles/<profile>/<deviation>.jsonl`, in that server's shape
+where servers send it differently (tests hold it).
 
 Pure data: imported by the adapter, so it imports nothing of it.
 """
@@ -54,6 +55,14 @@ class Profile:
     #: a `tool_calls[]` piece without an integer `index` is read as the index it must
     #: have: a new `id` opens the next call, no `id` continues the one open call
     unindexed_pieces: bool = False
+    #: a `delta.content` that is a list of parts is read by its parts: `text` parts as
+    #: the answer's text, `thinking`, `reference` and `tool_reference` parts passed over
+    content_parts: bool = False
+    #: the chunks of one answer may each carry another `id`: the first chunk's names it
+    varying_chunk_ids: bool = False
+    #: the guard hands `delta.annotations` on with each entry's `index` (its place in the
+    #: message's list), an exact repeat of one handed on dropped
+    indexed_annotations: bool = False
 
 
 _STOP_WITH_CALLS = (
@@ -64,6 +73,14 @@ _UNINDEXED = (
     "a piece with a new `id` opens the next index (0, 1, ...), a piece without `id` "
     "continues the one open call; with two calls open and no `id`, refused "
     "(`incomplete_tool_call_start`): which call it belongs to is a guess"
+)
+
+_CONTENT_PARTS = (
+    "`text` parts read as the answer's text, in order; `thinking` parts (the model's "
+    "reasoning), `reference` and `tool_reference` parts passed over, as "
+    "`reasoning_content` is; a part of "
+    "any other type refused (`non_string_content`); the guard hands `content` on as the "
+    "text joined, the thinking as `reasoning_content`"
 )
 
 DEVIATIONS: Final[dict[str, Deviation]] = {
@@ -161,11 +178,55 @@ DEVIATIONS: Final[dict[str, Deviation]] = {
         ),
         Deviation(
             "missing_index",
-            "`tool_calls[]` pieces without `index`",
+            "`tool_calls[]` pieces without `index` (Gemini: a call in pieces; Mistral: "
+            "whole calls side by side in one chunk)",
             "incomplete_tool_call_start",
             DONE,
             _UNINDEXED,
-            ("https://github.com/THU-MAIC/OpenMAIC/issues/1556",),
+            (
+                "https://github.com/THU-MAIC/OpenMAIC/issues/1556",
+                "https://github.com/comet-ml/opik/pull/8363",
+            ),
+        ),
+        Deviation(
+            "content_parts",
+            "`delta.content` as a list of parts: `thinking` parts (their text in a list of "
+            "`text` parts), then `text` parts carrying the answer",
+            "non_string_content",
+            DONE,
+            _CONTENT_PARTS,
+            (
+                "https://github.com/comet-ml/opik/pull/8376",
+                "https://github.com/Arize-ai/openinference/pull/3761",
+            ),
+        ),
+        Deviation(
+            "varying_chunk_ids",
+            "every chunk of one answer carries a new `id` (compound models; the last "
+            "chunk's is `stub`)",
+            "inconsistent_chunk",
+            DONE,
+            "the first chunk's `id` names the answer, the others' are not compared; the "
+            "guard hands every chunk on with the first one's `id`",
+            (
+                "https://console.groq.com/docs/compound",
+                "https://github.com/BerriAI/litellm/issues/1571",
+            ),
+        ),
+        Deviation(
+            "annotations_without_index",
+            "`delta.annotations` (`url_citation`s) without `index`, on more than one "
+            "chunk: `chat.completions.stream()` raises `RuntimeError: Expected list delta "
+            "entry to have an `index` key`",
+            DONE,
+            DONE,
+            "passed over by every profile (citations are not the answer's text); under the "
+            "profile the guard hands each annotation on with its `index`, an exact repeat "
+            "dropped, so that the SDK's helper gathers them",
+            (
+                "https://github.com/openai/openai-agents-js/pull/1617",
+                "https://openrouter.ai/docs/features/web-search",
+            ),
         ),
         Deviation(
             "reasoning_content",
@@ -200,7 +261,12 @@ PROFILES: Final[dict[str, Profile]] = {
         ),
         Profile("llamacpp", "llama.cpp's llama-server", ("repeated_id_and_name",)),
         Profile("fireworks", "Fireworks", ("repeated_id_and_name",)),
-        Profile("openrouter", "OpenRouter", ("in_band_error", "second_finish_chunk")),
+        Profile(
+            "openrouter",
+            "OpenRouter",
+            ("in_band_error", "second_finish_chunk", "annotations_without_index"),
+            indexed_annotations=True,
+        ),
         Profile(
             "gemini",
             "Gemini's OpenAI-compatible endpoint",
@@ -209,7 +275,14 @@ PROFILES: Final[dict[str, Profile]] = {
             unindexed_pieces=True,
         ),
         Profile("deepseek", "DeepSeek", ("reasoning_content",)),
-        Profile("groq", "Groq", ("in_band_error",)),
+        Profile("groq", "Groq", ("in_band_error", "varying_chunk_ids"), varying_chunk_ids=True),
+        Profile(
+            "mistral",
+            "Mistral's API",
+            ("content_parts", "missing_index"),
+            unindexed_pieces=True,
+            content_parts=True,
+        ),
     )
 }
 

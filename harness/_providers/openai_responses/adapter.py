@@ -10,8 +10,10 @@ raises. SDK event objects are read as the dicts their lines held (`wire_dict`).
 
 State:
 - the next `sequence_number` (0 for a fresh stream, N+1 for a resumed one: every event
-  must carry exactly it), the response id of `response.created` (every lifecycle event
-  must carry it), and the terminal event once seen (nothing may follow it);
+  must carry exactly it; a fresh stream whose `response.created` has none, as the API's
+  before mid-2025, is unnumbered, and every event must then have none), the response
+  id of `response.created` (every lifecycle event must carry it), and the terminal event
+  once seen (nothing may follow it);
 - the output items added and not yet done, keyed by `output_index`, each with its type,
   its open content parts (`content_index`) and, for a `function_call`, its `arguments`
   deltas; and the indexes already done (a delta there is an orphan, as at one never added);
@@ -21,8 +23,9 @@ State:
   item's pieces. Any other event, an error and the finish clear them.
 
 A `function_call` is yielded at its `output_item.done`, `call_id` as its id: the done
-item's `arguments` must equal the joined deltas (and the `arguments.done` event's), and
-parse as a JSON object (`{}` when empty). Text is yielded at each `output_text.delta`.
+item's `arguments` must equal the joined deltas, if any came (a call with none was sent
+whole, as LM Studio sends it), and the `arguments.done` event's, and parse as a JSON
+object (`{}` when empty). Text is yielded at each `output_text.delta`.
 Reasoning items, hosted-tool items (web and file search, MCP calls and tool lists, code
 interpreter, image generation, tool search, compaction) and their events, annotations
 and event types the adapter does not know yield nothing, as thinking does for Anthropic.
@@ -149,7 +152,8 @@ class ResponsesAdapter:
         self._resumed = starting_after is not None
         #: False: the same rules, but no `TextEvent` built (as `StreamAdapter(text=False)`)
         self._text = text
-        self._next = 0 if starting_after is None else starting_after + 1
+        #: the next `sequence_number`; None in a stream whose first event had none
+        self._next: int | None = 0 if starting_after is None else starting_after + 1
         self._started = self._resumed
         self._response_id: Any = None
         self._terminal: str | None = None
@@ -249,14 +253,22 @@ class ResponsesAdapter:
         if kind == "error":
             details = {key: event.get(key) for key in ("code", "message", "param")}
             raise api_error(details, event.get("code"), event)
-        if not self._started:
+        first = not self._started
+        if first:
             if kind != "response.created":
                 raise _error("missing_response_created", event_type=kind)
             self._started = True
         number = event.get("sequence_number")
-        if number != self._next or type(number) is not int:
+        if self._next is None or (first and number is None):
+            # unnumbered (the API before mid-2025, some servers): the first event decides,
+            # and a number after it is as broken as a number missing in a numbered stream
+            if number is not None:
+                raise _error("sequence_gap", event_type=kind, got=shown(number), expected="none")
+            self._next = None
+        elif type(number) is int and number == self._next:
+            self._next = number + 1
+        else:
             raise _error("sequence_gap", event_type=kind, got=shown(number), expected=self._next)
-        self._next += 1
         if kind == _TEXT_DELTA:  # almost every event: first, in the fewest steps
             self._part(event, kind)
             self._text_output = event["output_index"]
@@ -357,8 +369,9 @@ class ResponsesAdapter:
         arguments = final.get("arguments")
         if item.non_string or type(arguments) is not str:
             raise _error("invalid_tool_json", index=index)
-        joined = "".join(item.pieces)
-        if (not item.resumed and joined != arguments) or (
+        # No delta at all is a call sent whole (LM Studio): its done item's arguments are it.
+        streamed = not item.resumed and bool(item.pieces)
+        if (streamed and "".join(item.pieces) != arguments) or (
             item.done_arguments is not None and item.done_arguments != arguments
         ):
             raise _error("arguments_mismatch", index=index)

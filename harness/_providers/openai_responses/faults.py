@@ -50,12 +50,21 @@ def _first(events: Events, kind: str) -> int | None:
 
 def _renumbered(broken: Events, good: Events) -> Events:
     """`broken` (a copy of `good`, changed) with its sequence numbers counted again from
-    the first number of `good`."""
-    start = next((line["sequence_number"] for line in good if "sequence_number" in line), 0)
+    the first number of `good`; none at all if `good` is unnumbered (as the API's streams
+    before mid-2025)."""
     numbered = [line for line in broken if "type" in line and "harness" not in line]
+    if not _is_numbered(good):
+        for line in numbered:
+            line.pop("sequence_number", None)
+        return broken
+    start = next((line["sequence_number"] for line in good if "sequence_number" in line), 0)
     for offset, line in enumerate(numbered):
         line["sequence_number"] = start + offset
     return broken
+
+
+def _is_numbered(events: Events) -> bool:
+    return any(line.get("sequence_number") is not None for line in events)
 
 
 def _inserted(events: Events, at: int, *lines: dict[str, Any]) -> Events:
@@ -298,12 +307,17 @@ def cut_connection_in_tool(events: Events) -> Events | None:
 
 
 def sequence_gap(events: Events) -> Events | None:
-    """The middle event's sequence_number one too high, and every later one's with it."""
+    """The middle event's sequence_number one too high, and every later one's with it;
+    in an unnumbered stream, the middle event numbered (the others are not)."""
     ends = _span(events)
     if ends is None or ends[1] - ends[0] < 2:
         return None
     broken = copy.deepcopy(events)
-    for event in broken[(ends[0] + 1 + ends[1]) // 2 :]:
+    middle = (ends[0] + 1 + ends[1]) // 2
+    if not _is_numbered(events):
+        broken[middle]["sequence_number"] = middle
+        return broken
+    for event in broken[middle:]:
         if isinstance(event.get("sequence_number"), int):
             event["sequence_number"] += 1
     return broken
