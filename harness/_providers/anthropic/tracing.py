@@ -76,9 +76,10 @@ def compared(data: Mapping[str, Any], *, ids: bool) -> object:
     return None
 
 
-def machine() -> StreamAdapter:
-    """A new adapter for the trace to feed, line by line."""
-    return StreamAdapter()
+def machine(**options: Any) -> StreamAdapter:
+    """A new adapter for the trace to feed, line by line, with the keywords the
+    cassette header's request implies (`Provider.request_options`)."""
+    return StreamAdapter(**options)
 
 
 def open_items(adapter: StreamAdapter, limit: int) -> tuple[tuple[int, ...], int]:

@@ -71,9 +71,10 @@ def describe(
     return "chunk", None, "chunk", nothing
 
 
-def machine() -> ChatAdapter:
-    """A new adapter for the trace to feed, line by line."""
-    return ChatAdapter()
+def machine(**options: Any) -> ChatAdapter:
+    """A new adapter for the trace to feed, line by line, with the keywords the
+    cassette header's request implies (`Provider.request_options`)."""
+    return ChatAdapter(**options)
 
 
 def compared(data: dict[str, Any], *, ids: bool) -> object:

@@ -45,9 +45,10 @@ def describe(
     return kind, index, head, nothing
 
 
-def machine() -> ResponsesAdapter:
-    """A new adapter for the trace to feed, line by line."""
-    return ResponsesAdapter()
+def machine(**options: Any) -> ResponsesAdapter:
+    """A new adapter for the trace to feed, line by line, with the keywords the
+    cassette header's request implies (`Provider.request_options`)."""
+    return ResponsesAdapter(**options)
 
 
 def compared(data: dict[str, Any], *, ids: bool) -> object:
