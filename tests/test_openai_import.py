@@ -386,7 +386,7 @@ def test_the_resume_get_keeps_its_cursor_and_exports_back_to_it(tmp_path: Path) 
     [
         ("data: {not json}\n\n", "unreadable stream: event 1 is not JSON"),
         ("data: [1, 2]\n\n", "unreadable stream: event 1 is not a JSON object"),
-        ('data: {"id": "x", "choices": []}', "the body ends before the blank line"),
+        ('data: {"id": "x", "choices": []}', "the body ends 32 bytes into its first event"),
         ('data: {"choices": "none"}\n\n', "event 1: event line does not match the cassette schema"),
         (
             'data: {"id": "x", "choices": [], "harness": "cut"}\n\n',

@@ -80,6 +80,9 @@ LineKind = Literal["event", "directive"]
 #: The schema definition of the event lines of the one provider whose stream may end in
 #: a `done` line (`DONE`, its `data: [DONE]`): Chat Completions'.
 _DONE_EVENTS: Final = "openai-chat-event"
+#: The directives that are an answer without any event: an HTTP error, and a done line
+#: (a Chat body of `data: [DONE]` alone, which replays to `missing_finish_reason`).
+_STREAM_DIRECTIVES: Final = frozenset({HTTP_ERROR, DONE})
 
 #: The directive a recording writes before each event: `{"harness": "at", "ms": N}`
 #: (`harness._directives` defines them all).
@@ -286,8 +289,10 @@ class Cassette:
                     problem = f"a done line is data: [DONE], which only {owner} sends"
                 if problem is not None:
                     raise CassetteError(self.path, number, problem)
-            # An HTTP error answer stands for the whole response: no event is needed.
-            seen_event = seen_event or kind == "event" or data["harness"] == HTTP_ERROR
+            # An HTTP error answer stands for the whole response, and a done line is a line
+            # of the stream (what a server that failed upstream may answer with alone):
+            # no event is needed.
+            seen_event = seen_event or kind == "event" or data["harness"] in _STREAM_DIRECTIVES
             yield CassetteLine(number, "event" if kind == "event" else "directive", data)
         if not seen_event:
             raise CassetteError(self.path, max(number, 1), "cassette holds no stream events")

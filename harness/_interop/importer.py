@@ -40,7 +40,7 @@ from typing import Any, Final
 import orjson
 
 from harness._cassette.codec import EVENT_SCHEMAS, _schema_reason, make_header, write_cassette
-from harness._directives import DONE, HTTP_ERROR
+from harness._directives import CUT, DONE, HTTP_ERROR
 from harness._exceptions import ANTHROPIC, CassetteImportError, OutputError
 from harness._files import AtomicBatch
 from harness._interop.dialects import NOT_A_CALL, Dialect, Line, for_call
@@ -55,6 +55,7 @@ from harness._interop.reading import (
     recording_stem,
 )
 from harness._interop.vcr import exchanges_from_vcr, is_vcr_document
+from harness._providers.sse import unfinished_event
 from harness._redact import redact_answer, redact_request, redact_uri
 
 __all__ = [
@@ -108,29 +109,39 @@ def _answer_lines(dialect: Dialect, answer: Any) -> list[Line]:
         raise _Skip(str(error)) from None
 
 
-def _body_lines(exchange: Exchange, dialect: Dialect) -> tuple[list[Line], bool]:
-    """The lines of a 200 answer, and whether they were synthesised from a plain answer.
+def _stream_lines(dialect: Dialect, body: bytes) -> tuple[list[Line], int]:
+    """An SSE body's lines, and how many bytes of an event no blank line ended it ends in
+    (0: none). A body cut mid-event is read up to that event: the rest is its cut."""
+    cut = unfinished_event(body)
+    if cut and cut == len(body):
+        raise _Skip(f"the body ends {cut} bytes into its first event, before any event ended")
+    try:
+        return dialect.stream_lines(body[: len(body) - cut]), cut
+    except ValueError as error:  # SSEFormatError, or the dialect's reason
+        raise _Skip(f"unreadable stream: {error}") from None
+
+
+def _body_lines(exchange: Exchange, dialect: Dialect) -> tuple[list[Line], bool, int]:
+    """The lines of a 200 answer, whether they were synthesised from a plain answer, and
+    how many bytes into an unfinished event a streamed body was cut (0: it was not).
 
     A body that is a JSON object is a plain answer; any other is SSE (it starts with a
     field or a comment).
     """
     if exchange.response_json is not None:
-        return _answer_lines(dialect, exchange.response_json), True
+        return _answer_lines(dialect, exchange.response_json), True, 0
     body = _decoded_body(exchange)
     if body.lstrip().startswith(b"{"):
         try:
             answer = orjson.loads(body)
         except orjson.JSONDecodeError:
             raise _Skip("the JSON body is not valid JSON") from None
-        return _answer_lines(dialect, answer), True
-    try:
-        lines = dialect.stream_lines(body)
-    except ValueError as error:  # SSEFormatError, or the dialect's reason
-        raise _Skip(f"unreadable stream: {error}") from None
+        return _answer_lines(dialect, answer), True, 0
+    lines, cut = _stream_lines(dialect, body)
     if not lines:
         content_type = exchange.response_headers.get("content-type", "")
         raise _Skip(f"not a stream nor {dialect.answer} (content-type {content_type or 'missing'})")
-    return lines, False
+    return lines, False, cut
 
 
 #: Response headers an `http_error` line keeps: what a client's retry reads, nothing else.
@@ -166,7 +177,7 @@ def _lines(exchange: Exchange, dialect: Dialect) -> tuple[list[dict[str, Any]], 
         if not dialect.http_errors:
             raise _Skip(f"status {exchange.status}")
         return [_http_error(exchange)], "error"
-    read, synthesized = _body_lines(exchange, dialect)
+    read, synthesized, cut = _body_lines(exchange, dialect)
     definition = EVENT_SCHEMAS[dialect.provider]
     lines: list[dict[str, Any]] = []
     for number, line in enumerate(read, 1):
@@ -177,6 +188,8 @@ def _lines(exchange: Exchange, dialect: Dialect) -> tuple[list[dict[str, Any]], 
         if reason is not None:
             raise _Skip(f"event {number}: {reason}")
         lines.append(line)
+    if cut:  # the connection dropped `cut` bytes into the next event, as a fault cuts one
+        lines.append({"harness": CUT, "after_bytes": cut})
     return lines, "plain" if synthesized else "streamed"
 
 

@@ -24,7 +24,7 @@ What a provider supplies, one module each, under these names (docs/providers.md)
 - `interop`: what import and export read and write of it, its `RECORDED` (a `Recorded`,
   from `recorded`): which calls are its, an SSE body and a plain answer as lines;
 - `tracing`: how `harness replay --trace` and `diff --trace` read it, the same functions
-  in each: `machine()` a new adapter to feed, `open_items(machine, limit)` its open tool
+  in each: `machine(**options)` a new adapter to feed, `open_items(machine, limit)` its open tool
   blocks (calls, items), `describe(data, nothing, short=...)` a line's event, index and
   text-form head and excerpt, `compared(data, ids=...)` what else of a line two traces
   must share, `shown_text(data)` the text a line carries (as a recording shows it).
@@ -128,7 +128,9 @@ class Provider:
 
     def request_options(self, header: Mapping[str, Any] | None) -> dict[str, Any]:
         """The adapter keywords a cassette header's request implies (its adapter module's
-        `request_options`, where it has one: Chat's reads `tool_choice`); none without."""
+        `request_options`, where it has one: Chat's reads `tool_choice`, Responses' a
+        resume's `starting_after`); none without. Every replay path asks here (direct,
+        async, `--via sdk`, the trace), so that they read one cassette alike."""
         request = (header or {}).get("request")
         read = getattr(self.module("adapter"), "request_options", None)
         return read(request) if read is not None and isinstance(request, dict) else {}

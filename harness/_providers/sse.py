@@ -13,7 +13,9 @@ exactly what the SDK hands the code:
 - an event named `ping`, or with no name, is skipped; one named `error` is the API's
   error (the SDK raises it, whatever its data); one with empty data is skipped; any
   other is its data, read as JSON, whose `type` (not the name) says what it is;
-- an event the body ends before its blank line never reaches the code.
+- an event the body ends before its blank line never reaches the code
+  (`unfinished_event` says how many bytes of one a whole body ends in: `harness import`
+  keeps them as the cut they were).
 
 Where that reading drops a stream event silently (a `message_delta` with no `event:`
 line, a `{"type": "error"}` named `ping` or anything but `error`, a last event with no
@@ -53,6 +55,7 @@ __all__ = [
     "events_from_chunks",
     "events_from_response",
     "sse_fields",
+    "unfinished_event",
 ]
 
 
@@ -395,3 +398,22 @@ def sse_fields(body: bytes) -> list[tuple[str | None, bytes]]:
     whose SDK reads the data alone makes of them is the dialect's (`harness._providers`)."""
     decoder = FieldsDecoder()
     return [(event["name"], event["data"]) for event in [*decoder.feed(body), *decoder.finish()]]
+
+
+def unfinished_event(body: bytes) -> int:
+    """How many bytes at the end of a whole SSE body belong to an event that no blank line
+    ended (a body cut mid-event: what `sse_fields` and `StreamingDecoder.finish` refuse),
+    0 when none does, or when the body is unreadable before it (its reader says why)."""
+    if not body or body.endswith((b"\n\n", b"\r\r", b"\r\n\r\n")):
+        return 0  # it ends with a blank line: every event it holds is ended (no pass)
+    decoder = FieldsDecoder()
+    try:
+        decoder.feed(body)
+    except SSEFormatError:
+        return 0
+    rest = decoder.rest_at
+    try:
+        decoder.finish()
+    except SSEFormatError:
+        return len(body) - max(rest, 0)
+    return 0

@@ -85,7 +85,8 @@ def provider_events(
     profile: str | None = None,
 ) -> Iterator[ModelEvent]:
     """Internal events of an OpenAI cassette, lazily, through its provider's adapter, with
-    what the header's request implies (a forced `tool_choice`), under the compatible-server
+    what the header's request implies (Chat's forced `tool_choice`, a Responses resume's
+    `starting_after`: `Provider.request_options`), under the compatible-server
     `profile` if given (`ValueError` if unknown)."""
     found = provider(cassette.provider)
     options = {**found.request_options(cassette.header), **found.adapter_options(profile)}
@@ -130,7 +131,9 @@ def aprovider_events(
     realtime: bool = False,
 ) -> AsyncIterator[ModelEvent]:
     """The async driver over the same items (with `realtime`, each awaited to its `at`
-    offset without blocking the event loop)."""
-    return provider(cassette.provider).ato_model_events(
-        _items(cassette, on_directive, read_timeout, realtime)
+    offset without blocking the event loop), with what the header's request implies."""
+    found = provider(cassette.provider)
+    return found.ato_model_events(
+        _items(cassette, on_directive, read_timeout, realtime),
+        **found.request_options(cassette.header),
     )

@@ -3,7 +3,9 @@
 The cassette's events go out as its dialect's SSE bytes (its provider's `framing`),
 cut as a `Chunking` says, through the in-process `ReplayTransport` to an `openai.OpenAI`
 or `AsyncOpenAI` (no socket, a dummy key, no retries), whose own SSE decoder, JSON
-parsing and stream reader run; the adapter reads the SDK objects it hands on. Each
+parsing and stream reader run; the adapter reads the SDK objects it hands on, told what
+the cassette header's request implies, as direct replay tells it (a forced
+`tool_choice`, a resume's `starting_after`: `Provider.request_options`). Each
 dialect has two readers (`READERS`): `create`, the iteration of `create(stream=True)`,
 and `stream`, the SDK's helper (`chat.completions.stream()`, `responses.stream()`),
 which accumulates the answer itself and so may raise first (docs/replay.md).
@@ -57,6 +59,14 @@ def _reader(provider: str, reader: str, *, asynchronous: bool) -> Callable[[Any]
         raise InputError(f"reader must be one of {', '.join(READERS)}, not {reader!r}")
     module = _reading(provider)
     return getattr(module, f"{'a' if asynchronous else ''}{reader}_items")  # type: ignore[no-any-return]
+
+
+def _driver_options(cassette: Cassette) -> dict[str, Any]:
+    """What the adapter is told for a cassette read through the SDK: what its header's
+    request implies, as direct replay is told (a forced `tool_choice`, a resume's
+    `starting_after`), and what the reader asks (Chat's `[DONE]`, consumed by the SDK)."""
+    name = cassette.provider
+    return {**provider_of(name).request_options(cassette.header), **_reading(name).DRIVER_OPTIONS}
 
 
 def _replayer(
@@ -166,7 +176,7 @@ def replay_openai_via_sdk(
     _reader(cassette.provider, reader, asynchronous=False)  # a bad reader fails here, at once
     drive = provider_of(cassette.provider).to_model_events
     items = _items(cassette, chunking, on_directive, realtime, read_timeout, reader)
-    return drive(items, **_reading(cassette.provider).DRIVER_OPTIONS)
+    return drive(items, **_driver_options(cassette))
 
 
 def areplay_openai_via_sdk(
@@ -182,4 +192,4 @@ def areplay_openai_via_sdk(
     _reader(cassette.provider, reader, asynchronous=True)
     drive = provider_of(cassette.provider).ato_model_events
     items = _aitems(cassette, chunking, on_directive, realtime, read_timeout, reader)
-    return drive(items, **_reading(cassette.provider).DRIVER_OPTIONS)
+    return drive(items, **_driver_options(cassette))

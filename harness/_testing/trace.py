@@ -16,7 +16,7 @@ are rows too, with the state unchanged. So the emits of a trace, concatenated, a
 internal events `harness replay` prints.
 
 What differs by dialect is its provider's `tracing` module (`harness._providers.*.tracing`),
-asked the same way for every provider: `machine()` the adapter to feed, `open_items` its
+asked the same way for every provider: `machine(**options)` the adapter to feed, `open_items` its
 open set, `describe` a line's event, index and text-form head (`start(1) tool_use read`,
 `call(0) get_weather call_1`), `compared` what else of a line two traces must share.
 Directives and the end row are named here, the same for every provider.

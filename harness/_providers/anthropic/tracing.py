@@ -77,8 +77,8 @@ def compared(data: Mapping[str, Any], *, ids: bool) -> object:
 
 
 def machine(**options: Any) -> StreamAdapter:
-    """A new adapter for the trace to feed, line by line (`options`: its keywords, such as
-    what a cassette header's request implies)."""
+    """A new adapter for the trace to feed, line by line, with the keywords the
+    cassette header's request implies (`Provider.request_options`)."""
     return StreamAdapter(**options)
 
 

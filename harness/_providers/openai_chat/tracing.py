@@ -72,8 +72,8 @@ def describe(
 
 
 def machine(**options: Any) -> ChatAdapter:
-    """A new adapter for the trace to feed, line by line (`options`: its keywords, such as
-    what a cassette header's request implies)."""
+    """A new adapter for the trace to feed, line by line, with the keywords the
+    cassette header's request implies (`Provider.request_options`)."""
     return ChatAdapter(**options)
 
 

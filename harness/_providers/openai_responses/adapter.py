@@ -52,7 +52,7 @@ stays failed: every later call raises a new error of the same kind, chained from
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -74,6 +74,7 @@ __all__ = [
     "PASSED_OVER_ITEMS",
     "ResponsesAdapter",
     "ato_model_events",
+    "request_options",
     "to_model_events",
 ]
 
@@ -420,6 +421,18 @@ class ResponsesAdapter:
             raise _error("unfinished_output_items", event_type=kind, indexes=indexes)
         self._terminal = kind
         return []
+
+
+def request_options(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The adapter keywords the request an answer was asked with implies: a resume's
+    `starting_after` (the stream starts at sequence N+1, without `response.created`), for
+    replay from a cassette's header (`harness import` keeps the resume `GET` as
+    `{"response_id": ..., "starting_after": N}`); a cursor that is no sequence number
+    starts the stream afresh, as the guard reads one."""
+    after = request.get("starting_after")
+    if isinstance(after, int) and not isinstance(after, bool) and after >= 0:
+        return {"starting_after": after}
+    return {}
 
 
 def to_model_events(events: Iterable[Any], **options: Any) -> Iterator[ModelEvent]:
