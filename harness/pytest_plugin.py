@@ -35,7 +35,10 @@ run says which answer in another shape now (`harness._testing.drift`). Request m
 (`harness.strict`: the adapter's rules at the transport) are the ini option
 `harness_strict` (default false), then the marker's `strict=`, then `--harness-strict
 on|off`; their stop-reason policy is `harness_allow_stop_reasons`, then
-`--harness-allow-stop-reasons`. `fault_variant` keeps its broken variants in pytest's
+`--harness-allow-stop-reasons`. A compatible server's profile (`harness_profile`, then
+`--harness-profile`: docs/profiles.md) reads its Chat cassettes everywhere: in the strict
+clients, `harness_replay`'s default adapter and `fault_variant`, whose rows are judged
+under it. `fault_variant` keeps its broken variants in pytest's
 cache folder (or `--harness-variants-dir`), takes the marker's `accept=` for rows the
 code accepts on purpose, and the end of the run sums up each test's rows (`FaultRows`).
 """

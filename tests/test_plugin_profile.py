@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_profile_faults import SHAPED, TOLERATED, _applicable
+from test_profile_faults import SHAPED, STOP_READERS, TOLERATED, _applicable
 
 from harness.faults import catalogue
 
@@ -117,7 +117,7 @@ def test_without_its_profile_every_row_says_which_profile_the_stream_fits(
         [
             "*the fault catalogue derives variants from a good stream, but *vllm.jsonl ends in "
             "an error: OpenAI stream protocol error: finish_reason stop arrived with 2 tool "
-            "call(s) (it replays to done under profile vllm, ollama, gemini: "
+            f"call(s) (it replays to done under profile {', '.join(STOP_READERS)}: "
             "--harness-profile NAME, docs/profiles.md)",
         ]
     )
