@@ -25,12 +25,17 @@ drops the connection half-way through an event's bytes, which the SDK raises as
 `httpx2.RemoteProtocolError`; `stall` sends no byte for longer than a client's read
 timeout, so `httpx2.ReadTimeout` fires. Their codes: `api_error:<error.type>`, `done`,
 and `connection_error:<exception name>`.
+
+A good stream from a compatible server is good under its profile (docs/profiles.md):
+`derive_variants(..., profile="vllm")` judges each row's stream as the harness's adapter
+reads it under that profile (`expected_under`), and leaves out a row the profile reads
+as a good stream, since that is what the server sends, not a fault.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
 from harness._cassette.codec import CassetteSource, read_cassette
 from harness._directives import DONE as DONE_LINE
@@ -49,6 +54,7 @@ __all__ = [
     "Variant",
     "catalogue",
     "derive_variants",
+    "expected_under",
     "fault_named",
     "stream_lines",
 ]
@@ -101,15 +107,65 @@ def fault_named(name: str, *, provider: str = ANTHROPIC) -> Fault:
     raise KeyError(name)
 
 
-def derive_variants(events: Events, *, provider: str = ANTHROPIC) -> list[Variant]:
+def expected_under(
+    fault: Fault,
+    broken: Events,
+    *,
+    provider: str = ANTHROPIC,
+    profile: str | None = None,
+    header: Mapping[str, Any] | None = None,
+) -> str | None:
+    """The outcome `fault`'s variant `broken` must come to when the stream is read under
+    the compatible server `profile`; None when the profile reads it as a good stream (the
+    row does not apply: that is what the server sends, not a fault).
+
+    With no profile, and for a wire row (a profile reads a server's chunks, never its
+    transport), it is the row's own `expect`. Otherwise it is what the harness's own
+    adapter makes of `broken` under the profile, with what the good cassette's `header`
+    request implies (a forced `tool_choice`), as `harness replay --profile` reads it.
+    `ValueError` for an unknown profile, or a provider that has none.
+    """
+    if profile is None or fault.wire:
+        return fault.expect
+    from harness._cassette.codec import CassetteLine, pass_over
+    from harness._providers import provider as registered
+    from harness._replay.direct import collect, failure_code
+    from harness._replay.openai import SKIP, item_reader
+
+    found = registered(provider)
+    options = {**found.request_options(header), **found.adapter_options(profile)}
+    item_of = item_reader(provider, pass_over, None)
+    lines = (
+        CassetteLine(number, "directive" if "harness" in data else "event", data)
+        for number, data in enumerate(broken, start=2)
+    )
+    items = (item for item in map(item_of, lines) if item is not SKIP)
+    error = collect(found.to_model_events(items, **options)).error
+    if error is None:
+        return None if fault.expect != DONE else DONE
+    return failure_code(error)
+
+
+def derive_variants(
+    events: Events,
+    *,
+    provider: str = ANTHROPIC,
+    profile: str | None = None,
+    header: Mapping[str, Any] | None = None,
+) -> list[Variant]:
     """Every applicable fault's variant of a good stream, in catalogue order.
 
     The input is not modified. The expectations hold for a stream that replays to `done`:
-    a cassette's `stream_lines` (an OpenAI Chat stream's include its `[DONE]` line).
+    a cassette's `stream_lines` (an OpenAI Chat stream's include its `[DONE]` line). A
+    stream from a compatible server is judged under its `profile` (`expected_under`,
+    given the good cassette's `header`): a row the profile reads as good is left out.
     """
     variants = []
     for fault in catalogue(provider):
         broken = fault.derive(events)
-        if broken is not None:
-            variants.append(Variant(fault, fault.expect, broken))
+        if broken is None:
+            continue
+        expected = expected_under(fault, broken, provider=provider, profile=profile, header=header)
+        if expected is not None:
+            variants.append(Variant(fault, expected, broken))
     return variants

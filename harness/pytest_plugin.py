@@ -35,7 +35,10 @@ run says which answer in another shape now (`harness._testing.drift`). Request m
 (`harness.strict`: the adapter's rules at the transport) are the ini option
 `harness_strict` (default false), then the marker's `strict=`, then `--harness-strict
 on|off`; their stop-reason policy is `harness_allow_stop_reasons`, then
-`--harness-allow-stop-reasons`. `fault_variant` keeps its broken variants in pytest's
+`--harness-allow-stop-reasons`. A compatible server's profile (`harness_profile`, then
+`--harness-profile`: docs/profiles.md) reads its Chat cassettes everywhere: in the strict
+clients, `harness_replay`'s default adapter and `fault_variant`, whose rows are judged
+under it. `fault_variant` keeps its broken variants in pytest's
 cache folder (or `--harness-variants-dir`), takes the marker's `accept=` for rows the
 code accepts on purpose, and the end of the run sums up each test's rows (`FaultRows`).
 """
@@ -684,31 +687,37 @@ def _record(path: Path, gate: RecordGate, mark: CassetteMark, where: str) -> Non
 
 
 @pytest.fixture
-def harness_replay(harness_cassette: Path, harness_adapter: Adapter) -> Outcome:
+def harness_replay(
+    request: pytest.FixtureRequest, harness_cassette: Path, harness_adapter: Adapter
+) -> Outcome:
     """The marked cassette replayed through `harness_adapter`: `.events` and `.error`.
 
     `.error` is the `StreamProtocolError`, or the SDK's `APIStatusError` for a cassette's
     `error` event, or None; an unusable cassette fails the test with `PATH:LINE: reason`.
+    The harness's own Chat Completions adapter reads under the run's profile
+    (`--harness-profile`).
     """
     from harness._exceptions import CassetteError
 
     try:
-        adapter = _provider_adapter(harness_adapter, harness_cassette)
+        adapter = _provider_adapter(harness_adapter, harness_cassette, request.config)
         return adapter_outcome(adapter, harness_cassette)
     except CassetteError as error:
         unusable = str(error)
     _fail(unusable)
 
 
-def _provider_adapter(adapter: Adapter, cassette: Path) -> Adapter:
-    """`adapter`, unless it is the default (Anthropic's) and the cassette is of another
-    provider: then that provider's own (`harness_adapter` cannot know the cassette)."""
+def _provider_adapter(adapter: Adapter, cassette: Path, config: pytest.Config) -> Adapter:
+    """`adapter`, unless it is the default (Anthropic's): then the cassette's provider's
+    own (`harness_adapter` cannot know the cassette), under the run's profile where the
+    provider has profiles."""
     from harness._providers.anthropic.adapter import to_model_events
-    from harness._testing.plugin_providers import cassette_provider, default_adapter
+    from harness._testing.plugin_providers import cassette_provider, default_adapter, profile_for
 
     if adapter is not to_model_events:
         return adapter
-    return default_adapter(cassette_provider(cassette))
+    provider = cassette_provider(cassette)
+    return default_adapter(provider, profile_for(provider, config.stash[_PROFILE]))
 
 
 @pytest.fixture
@@ -748,7 +757,7 @@ def fault_variant(
     """
     from harness._exceptions import HarnessError
     from harness._testing.fault_runs import derive_into, pending_fault
-    from harness._testing.plugin_providers import cassette_provider
+    from harness._testing.plugin_providers import cassette_provider, profile_for
     from harness.faults import fault_named
 
     try:
@@ -763,13 +772,14 @@ def fault_variant(
             "before the harness_cassette_dir fixture was known; name the cassette's folder "
             "with the marker's dir= or --harness-cassette-dir"
         )
-    harness_adapter = _provider_adapter(harness_adapter, harness_cassette)
+    harness_adapter = _provider_adapter(harness_adapter, harness_cassette, request.config)
     mark = cassette_mark(request.node, "fault_variant")
     turn = harness_fault_turn if mark.fault_turn is None else mark.fault_turn
     folder = _variants_folder(request, tmp_path)
     case = pending_fault(fault, folder)
     case.accepted_because = mark.accept.get(fault.name)
     case.allow_stop_reasons = request.config.stash[_ALLOWED]
+    case.profile = profile_for(provider, request.config.stash[_PROFILE])
     request.node.stash[_CASE] = case
 
     def derive() -> bool:
@@ -790,8 +800,7 @@ def fault_variant(
         problem = str(error)
     else:
         if not applies:
-            case.verdict = DOES_NOT_APPLY
-            pytest.skip(f"fault {fault.name} does not apply to {harness_cassette.name}")
+            pytest.skip(case.not_applying(harness_cassette.name))
         return case
     _fail(problem)
 

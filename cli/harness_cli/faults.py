@@ -35,6 +35,7 @@ Examples:
   harness faults cassettes/interleaved.jsonl --out /tmp/broken
   harness replay /tmp/broken/          # each ends in the code its header expects
   harness faults cassettes/sessions/read-notes --turn 1 --out /tmp/broken-sessions
+  harness faults vllm-answer.jsonl --profile vllm --out /tmp/broken-vllm
 
 Each variant is written as DIR/<good stem>.<fault>.jsonl; its header names the fault
 ("fault") and the outcome it must replay to ("expect"); a session row (http_429_then_ok)
@@ -47,6 +48,12 @@ cassette's {"harness": "done"}, its data: [DONE], which is part of its stream).
 
 An OpenAI cassette gets its provider's catalogue (the provider its header names; --list
 --provider NAME prints it), and its variants' headers name the same provider.
+
+--profile NAME reads a Chat Completions cassette recorded from a compatible server
+(vllm, ollama, ...: docs/profiles.md) under that server's profile: GOOD must replay to
+done under it, each row's expected outcome is judged under it (replay the variants with
+--profile NAME; their headers name it), and a row whose variant the profile reads as a
+good stream is not written (stop_despite_tool_calls under vllm: what vLLM sends).
 
 GOOD may be a session folder (turn-NN.jsonl, and session.json): every variant is then
 a session folder DIR/<folder name>.<fault>/, the session with turn N (--turn, default
@@ -66,6 +73,13 @@ def _list_catalogue(provider: str) -> None:
     width, expect_width = max(len(fault.name) for fault in rows), _expect_width(rows)
     for fault in rows:
         click.echo(f"{fault.name:<{width}}  {fault.expect:<{expect_width}}  {fault.description}")
+
+
+def _profile_hint(profiles: list[str]) -> str:
+    """The clause naming the profiles GOOD replays to done under, if any."""
+    if not profiles:
+        return ""
+    return f" (it does under --profile {', '.join(profiles)}: docs/profiles.md)"
 
 
 def _fail(message: str) -> NoReturn:
@@ -110,32 +124,55 @@ def _broken_turn(good: str, turn: int | None) -> tuple[str, int | None]:
     type=click.Choice(PROVIDERS),
     help="With --list: the provider whose catalogue to print (default: anthropic).",
 )
+@click.option(
+    "--profile",
+    metavar="NAME",
+    help="Read GOOD (a Chat Completions cassette) and judge each row under a compatible "
+    "server's profile (vllm, ollama, ...: docs/profiles.md). Default: openai.",
+)
 def faults(
-    good: str | None, out_dir: str | None, turn: int | None, list_only: bool, provider: str | None
+    good: str | None,
+    out_dir: str | None,
+    turn: int | None,
+    list_only: bool,
+    provider: str | None,
+    profile: str | None,
 ) -> None:
     """Write one broken variant of a good cassette (or session turn) per applicable fault."""
     if list_only:
+        if profile is not None:
+            _fail("--profile reads GOOD's stream: it does not combine with --list")
         _list_catalogue(provider or ANTHROPIC)
         return
     if good is None or out_dir is None:
         _fail("harness faults: give GOOD.jsonl (or a session folder) and --out DIR, or --list")
+    from harness._providers import provider as registered
     from harness._replay.direct import replay_outcome
     from harness._testing.coverage import DONE, outcome_code
+    from harness._testing.fault_runs import profiles_reading_good
 
     broken_turn, number = _broken_turn(good, turn)
     try:
         cassette = Cassette(broken_turn)
-        code = outcome_code(replay_outcome(cassette, sdk_objects=False))
+        registered(cassette.provider).adapter_options(profile)
+        code = outcome_code(replay_outcome(cassette, sdk_objects=False, profile=profile))
         events = stream_lines(cassette)
     except CassetteError as error:
         _fail(str(error))
+    except ValueError as error:  # the profile: unknown, or for another provider's streams
+        _fail(f"--profile: {error}")
     if provider is not None and provider != cassette.provider:
         _fail(
             f"--provider {provider}: {broken_turn} is an {cassette.provider} cassette "
             "(its header names the provider; --provider is for --list)"
         )
     if code != DONE:
-        _fail(f"{broken_turn}: does not complete (it ends in {code}); faults need a good stream")
+        under = "" if profile is None else f" under profile {profile}"
+        hint = "" if profile is not None else _profile_hint(profiles_reading_good(cassette))
+        _fail(
+            f"{broken_turn}: does not complete{under} (it ends in {code}); faults need a "
+            f"good stream{hint}"
+        )
     try:
         os.makedirs(out_dir, exist_ok=True)
     except OSError as error:
@@ -143,8 +180,12 @@ def faults(
     stem = "stdin" if good == "-" else Path(good).stem if number is None else Path(good).name
     model = (cassette.header or {}).get("model")
     named = {} if cassette.provider == ANTHROPIC else {"provider": cassette.provider}
+    judged = {} if profile is None else {"profile": profile}
     expect_width = _expect_width(catalogue(cassette.provider))
-    for variant in derive_variants(events, provider=cassette.provider):
+    variants = derive_variants(
+        events, provider=cassette.provider, profile=profile, header=cassette.header
+    )
+    for variant in variants:
         fault = variant.fault
         header = make_header(
             f"{fault.description} (fault {fault.name}, derived from {cassette.path})",
@@ -152,6 +193,7 @@ def faults(
             **named,
             fault=fault.name,
             expect=variant.expected_code,
+            **judged,
             derived_from=cassette.path,
             **({"model": model} if isinstance(model, str) else {}),
         )

@@ -109,18 +109,19 @@ class Provider:
         self.module("errors")
         return ERROR_TABLES[self.name]
 
+    @property
+    def has_profiles(self) -> bool:
+        """Whether its streams have compatible-server profiles (a `profiles` module)."""
+        return importlib.util.find_spec(f"{__name__}.{self.package}.profiles") is not None
+
     def adapter_options(self, profile: str | None) -> dict[str, Any]:
         """The adapter keywords of its compatible-server profile `profile` (its `profiles`
         module, docs/profiles.md); none for None. `ValueError` (one line, naming the known
         ones) for a name it does not know, or for a provider that has no profiles."""
         if profile is None:
             return {}
-        if importlib.util.find_spec(f"{__name__}.{self.package}.profiles") is None:
-            with_profiles = ", ".join(
-                name
-                for name, package in PACKAGES.items()
-                if importlib.util.find_spec(f"{__name__}.{package}.profiles") is not None
-            )
+        if not self.has_profiles:
+            with_profiles = ", ".join(name for name in PACKAGES if provider(name).has_profiles)
             raise ValueError(
                 f"profile {profile!r}: profiles are for {with_profiles} streams, not {self.name}"
             )

@@ -385,14 +385,18 @@ async def acollect(events: AsyncIterable[ModelEvent]) -> Outcome:
     return outcome
 
 
-def replay_outcome(source: CassetteSource, *, sdk_objects: bool = True) -> Outcome:
+def replay_outcome(
+    source: CassetteSource, *, sdk_objects: bool = True, profile: str | None = None
+) -> Outcome:
     """Replay to the end and collect the outcome; a `CassetteError` still raises.
 
     `sdk_objects=False`: without the SDK (`replay`), for callers that read the outcome's
-    JSON lines or code only.
+    JSON lines or code only. `profile`: a Chat Completions cassette read under a
+    compatible server's profile (docs/profiles.md; `ValueError` for an unknown one, or a
+    cassette of a provider that has none).
     """
     cassette = read_cassette(source)
-    outcome = collect(replay(cassette, sdk_objects=sdk_objects))
+    outcome = collect(replay(cassette, sdk_objects=sdk_objects, profile=profile))
     if cassette.path != STDIN_NAME:
         outcome.source = cassette.path
     return outcome

@@ -16,20 +16,23 @@ def strict_verdict(
     served: Sequence[str | os.PathLike[str]],
     options: dict[str, Any],
     allow_stop_reasons: Collection[str] = (),
+    profile: str | None = None,
 ) -> str:
     """One clause: what a strict cassette client serving `served` (accepting the extra
-    `allow_stop_reasons`) raises to the code."""
+    `allow_stop_reasons`, reading a Chat answer under the compatible server `profile`)
+    raises to the code."""
     from harness._cassette.codec import Cassette
     from harness._exceptions import ANTHROPIC
     from harness._providers import provider
     from harness._replay.clients import cassette_client
     from harness._strict.client import strict
 
+    name = Cassette(served[-1]).provider
     client = strict(
         cassette_client(list(served), match_on=None, **options),
         allow_stop_reasons=allow_stop_reasons,
+        profile=profile if provider(name).has_profiles else None,
     )
-    name = Cassette(served[-1]).provider
     try:
         if name == ANTHROPIC:
             stream = client.messages.create(

@@ -144,8 +144,7 @@ class ClientSession:
             self._replayer = Replayer(kept_cassettes(self.paths), match_on=self.match_on)
             return None
         if self.fault.pending and not self._derived():
-            self.fault.verdict = DOES_NOT_APPLY
-            return f"fault {self.fault.fault.name} does not apply to {self.paths[0].name}"
+            return self.fault.not_applying(self.paths[0].name)
         self._serve_fault()
         return None
 
@@ -220,11 +219,9 @@ class ClientSession:
 
         assert self.fault is not None
         if not self._derived():
-            self.fault.verdict = DOES_NOT_APPLY
             # A BaseException: it passes through the SDK and the code's `except Exception`.
             raise pytest.skip.Exception(
-                f"fault {self.fault.fault.name} does not apply to {self.paths[0].name}",
-                _use_item_location=True,
+                self.fault.not_applying(self.paths[0].name), _use_item_location=True
             )
         return ReplayTransport(self._serve_fault())
 

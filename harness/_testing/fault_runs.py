@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Final
 from harness._exceptions import ANTHROPIC, error_chain
 
 if TYPE_CHECKING:
+    from harness._cassette.codec import CassetteSource
     from harness._events import ModelEvent
     from harness.faults import Fault
 
@@ -76,6 +77,11 @@ class FaultCase:
     #: the stop reasons the strict clients accept besides end_turn and tool_use (the
     #: plugin's `harness_allow_stop_reasons`), for the report's strict verdict
     allow_stop_reasons: tuple[str, ...] = ()
+    #: the compatible server whose profile the good stream, the row's expected outcome and
+    #: the report's strict verdict are read under (docs/profiles.md), or None: the default
+    profile: str | None = None
+    #: set when the profile reads the row's variant as a good stream (it does not apply)
+    tolerated: bool = False
     #: why the test accepts this row on purpose (the marker's `accept=`), or None
     accepted_because: str | None = None
     #: how the row was judged, for the session's summary: "caught", "accepted silently",
@@ -134,6 +140,17 @@ class FaultCase:
     def client_options(self) -> dict[str, Any]:
         """Options for a client serving this row: a short read timeout for `stall`."""
         return {"timeout": STALL_TIMEOUT_S} if self.fault.name == "stall" else {}
+
+    def not_applying(self, good: str) -> str:
+        """Judge the row as not applying to the good cassette named `good`; the line saying
+        why, which the test is skipped with."""
+        self.verdict = DOES_NOT_APPLY
+        if self.tolerated:
+            return (
+                f"fault {self.fault.name} does not apply to {good} under profile "
+                f"{self.profile}: the profile reads its variant as a good stream"
+            )
+        return f"fault {self.fault.name} does not apply to {good}"
 
     def expect_failure(
         self, *exception_types: type[BaseException], match: str | re.Pattern[str] | None = None
@@ -389,7 +406,9 @@ class ExpectFailure:
                 if self.called is not None
                 else f"{where} raised nothing"
             )
-            verdict = strict_verdict(case.turn_served, case.client_options, case.allow_stop_reasons)
+            verdict = strict_verdict(
+                case.turn_served, case.client_options, case.allow_stop_reasons, case.profile
+            )
             return (
                 f"{did} on {name}: the broken stream was "
                 f"accepted silently (the harness's adapter fails it with {case.expected_code}; "
@@ -401,22 +420,26 @@ class ExpectFailure:
 
 def _write_responses(
     variant_responses: list[list[dict[str, Any]]],
-    fault: Fault,
+    case: FaultCase,
     good: str,
     folder: Path,
     provider: str = ANTHROPIC,
 ) -> list[Path]:
     """The variant's files: `<fault>.jsonl`, or a session folder `<fault>/turn-NN.jsonl`;
-    their header names `provider` unless it is Anthropic (a header's default)."""
+    their header names `provider` unless it is Anthropic (a header's default), and the
+    profile the expected outcome holds under, if any."""
     from harness._cassette.codec import make_header, write_cassette
     from harness._cassette.sessions import write_turns
 
+    fault = case.fault
     named = {} if provider == ANTHROPIC else {"provider": provider}
+    judged = {} if case.profile is None else {"profile": case.profile}
     header = make_header(
         f"{fault.name}: {fault.description} (from {good})",
         fault=fault.name,
-        expect=fault.expect,
+        expect=case.expected_code,
         **named,
+        **judged,
     )
     if len(variant_responses) > 1:
         return write_turns(folder / fault.name, variant_responses, header=header)
@@ -468,12 +491,14 @@ def derive_into(
     turn: int | None = None,
 ) -> bool:
     """Derive `case.fault`'s variant of the good cassette into `case`, write it in `folder`,
-    replay it through `adapter`; False when the fault does not apply (no tool block).
+    replay it through `adapter`; False when the fault does not apply (no tool block, or a
+    variant `case.profile` reads as a good stream: `case.tolerated`).
 
     A session folder keeps its turns: the fault breaks turn `turn` (None: the last), the
     turns before it are answered as recorded, then the variant (and the row's own earlier
-    responses, a 429), then the turns after it. The broken turn must replay to `done`, or
-    `InputError` says it does not.
+    responses, a 429), then the turns after it. The broken turn must replay to `done`
+    (under `case.profile`), or `InputError` says it does not; the row's expected outcome
+    is judged under the profile too (`harness.faults.expected_under`).
     """
     from harness._cassette.codec import Cassette
     from harness._exceptions import InputError
@@ -482,20 +507,36 @@ def derive_into(
 
     turns = _turns(Path(good))
     broken_turn = faulted_turn(good, turn)
-    reference = replay_outcome(broken_turn).error
+    reference = replay_outcome(broken_turn, profile=case.profile).error
     if reference is not None:
+        under = "" if case.profile is None else f" under profile {case.profile}"
+        good_under = [] if case.profile is not None else profiles_reading_good(broken_turn)
+        hint = ""
+        if good_under:
+            hint = (
+                f" (it replays to done under profile {', '.join(good_under)}: "
+                "--harness-profile NAME, docs/profiles.md)"
+            )
         raise InputError(
             f"the fault catalogue derives variants from a good stream, but {broken_turn} "
-            f"ends in an error: {reference}"
+            f"ends in an error{under}: {reference}{hint}"
         )
-    from harness.faults import stream_lines
+    from harness.faults import expected_under, stream_lines
 
     fault = case.fault
-    provider = Cassette(broken_turn).provider
-    broken = fault.derive(stream_lines(broken_turn))
+    cassette = Cassette(broken_turn)
+    provider = cassette.provider
+    broken = fault.derive(stream_lines(cassette))
     if broken is None:
         return False
-    written = _write_responses([*fault.before, broken], fault, os.fspath(good), folder, provider)
+    expected = expected_under(
+        fault, broken, provider=provider, profile=case.profile, header=cassette.header
+    )
+    if expected is None:
+        case.tolerated = True
+        return False
+    case.expected_code = expected
+    written = _write_responses([*fault.before, broken], case, os.fspath(good), folder, provider)
     at = turns.index(broken_turn)
     case.path = written[-1]
     case.responses = [*turns[:at], *written, *turns[at + 1 :]]
@@ -510,6 +551,25 @@ def derive_into(
     return True
 
 
+def profiles_reading_good(source: CassetteSource) -> list[str]:
+    """The compatible-server profiles (docs/profiles.md) under which a cassette that does
+    not replay to `done` by default does: what a good stream's refusal suggests. None for
+    a provider without profiles."""
+    from harness._cassette.codec import read_cassette
+    from harness._providers import provider
+    from harness._replay.direct import replay_outcome
+
+    cassette = read_cassette(source)
+    if not provider(cassette.provider).has_profiles:
+        return []
+    names = provider(cassette.provider).module("profiles").PROFILES
+    return [
+        name
+        for name in names
+        if replay_outcome(cassette, sdk_objects=False, profile=name).error is None
+    ]
+
+
 def pending_fault(fault: Fault, folder: Path) -> FaultCase:
     """A case whose good cassette is still to be recorded: `derive_into` fills it in."""
     return FaultCase(fault, fault.expect, folder / f"{fault.name}.jsonl")
@@ -521,11 +581,16 @@ def run_fault(
     fault: Fault,
     folder: Path,
     turn: int | None = None,
+    *,
+    profile: str | None = None,
 ) -> FaultCase | None:
     """Derive `fault`'s variant of the good cassette (or of a session folder's turn `turn`,
-    None: the last), write it in `folder`, replay it through `adapter`.
+    None: the last), write it in `folder`, replay it through `adapter`; the good stream
+    and the row's expected outcome read under the compatible server `profile`, if given.
 
-    None when the fault does not apply to this cassette (no tool block: no tool faults).
+    None when the fault does not apply to this cassette (no tool block: no tool faults; a
+    variant the profile reads as a good stream).
     """
     case = pending_fault(fault, folder)
+    case.profile = profile
     return case if derive_into(case, adapter, good, folder, turn) else None

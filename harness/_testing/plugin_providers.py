@@ -3,7 +3,8 @@
 The plugin's fixtures and the fault runs behind them are provider-neutral: they read the
 provider a cassette's header names (`cassette_provider`) and ask here for what differs,
 never spelling an event type or an SDK call themselves: the default adapter (the
-provider's own driver), the stream one request of a cassette client yields (what a wire
+provider's own driver, under the run's compatible-server profile where the provider has
+profiles: `profile_for`), the stream one request of a cassette client yields (what a wire
 fault row's adapter reads; `harness._strict.report` asks the registry itself), the
 items of a cassette as its adapter reads them, which SDK a test's cassettes are
 recorded and replayed with (`cassette_sdk`: their headers', else the marker's `sdk=`) and
@@ -15,6 +16,7 @@ When the provider registry learns these facts, this folds into it.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -31,6 +33,7 @@ __all__ = [
     "cassette_sdk",
     "default_adapter",
     "key_variable",
+    "profile_for",
     "refuse_recording",
     "request_items",
 ]
@@ -87,16 +90,29 @@ def key_variable(sdk: str) -> str:
     return KEY_VARIABLES[sdk]
 
 
-def default_adapter(provider: str) -> Adapter:
-    """The harness's own adapter of `provider`'s dialect (its `to_model_events` driver)."""
-    if provider == ANTHROPIC:
+def default_adapter(provider: str, profile: str | None = None) -> Adapter:
+    """The harness's own adapter of `provider`'s dialect (its `to_model_events` driver),
+    reading its streams under the compatible server `profile` if given (`ValueError` for
+    an unknown one, or a provider that has none)."""
+    if provider == ANTHROPIC and profile is None:
         from harness._providers.anthropic.adapter import to_model_events
 
         return to_model_events
     from harness._providers import provider as registered
 
-    driver: Adapter = registered(provider).to_model_events
-    return driver
+    found = registered(provider)
+    options = found.adapter_options(profile)
+    driver: Adapter = found.to_model_events
+    return functools.partial(driver, **options) if options else driver
+
+
+def profile_for(provider: str, profile: str | None) -> str | None:
+    """The run's compatible-server `profile` for a cassette of `provider`: the profile for
+    a provider that has them (Chat Completions), None (the default) for the others: the
+    plugin's profile is suite-wide, as it is for the strict clients."""
+    from harness._providers import provider as registered
+
+    return profile if profile is not None and registered(provider).has_profiles else None
 
 
 def adapter_items(cassette: Any) -> Iterator[Any]:

@@ -100,12 +100,19 @@ def _calls(events: Events) -> list[_Call]:
     return list(calls.values())
 
 
+def _made_calls(events: Events) -> bool:
+    """Whether the answer made calls: any `tool_calls` piece, with an `index` or without
+    (a server whose profile reads unindexed pieces, docs/profiles.md)."""
+    return any(_pieces(line) for line in events)
+
+
 def _open_call_counts(events: Events) -> Iterator[int]:
-    """After each line, how many calls are open (opened, and no finish_reason yet)."""
-    opened: set[int] = set()
+    """After each line, how many calls are open (opened, and no finish_reason yet); a
+    piece without `index` counts by its `id` (one without either: the call it continues)."""
+    opened: set[object] = set()
     finished = False
     for line in events:
-        opened.update(piece["index"] for piece in _pieces(line) if "index" in piece)
+        opened.update(piece.get("index", piece.get("id")) for piece in _pieces(line))
         choice = _choice(line)
         finished = finished or (choice is not None and choice.get("finish_reason") is not None)
         yield 0 if finished else len(opened)
@@ -250,11 +257,11 @@ def tool_input_list(events: Events) -> Events | None:
 
 
 def drop_tool_finish(events: Events) -> Events | None:
-    return _with_finish(events, None) if _calls(events) else None
+    return _with_finish(events, None) if _made_calls(events) else None
 
 
 def drop_finish_reason(events: Events) -> Events | None:
-    return None if _calls(events) else _with_finish(events, None)
+    return None if _made_calls(events) else _with_finish(events, None)
 
 
 def finish_length(events: Events) -> Events | None:
@@ -262,7 +269,7 @@ def finish_length(events: Events) -> Events | None:
 
 
 def stop_despite_tool_calls(events: Events) -> Events | None:
-    return _with_finish(events, "stop") if _calls(events) else None
+    return _with_finish(events, "stop") if _made_calls(events) else None
 
 
 def tool_calls_without_tool_calls(events: Events) -> Events | None:
