@@ -32,6 +32,7 @@ none is logged or kept.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 from collections.abc import Awaitable, Callable, Sequence
@@ -378,13 +379,16 @@ class CassetteServer:
                     _drop(request)
                     return response
         except ConnectionResetError:
-            self.log(f"{where}: the client left mid-answer")
+            self.log(f"{where}: the client left before the answer ended")
             return response
         except HarnessError as error:  # a cassette line found bad mid-stream
             self.log(f"{where}: cut: {error}")
             _drop(request)
             return response
-        await response.write_eof()
+        # A client may close as soon as it has read the last event (the openai SDK does
+        # at `[DONE]`): its answer was whole.
+        with contextlib.suppress(ConnectionResetError):
+            await response.write_eof()
         return response
 
     async def requests(self, request: web.Request) -> web.Response:
