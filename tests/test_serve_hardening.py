@@ -21,7 +21,14 @@ from aiohttp import web
 from conftest import LIBRARY, read_then_close
 from test_serve_cli import BODY, HARNESS, KEY, TEXT_ONLY, _whole_stream, running
 
-from harness._http.hosting import MAX_HEADERS, TOO_DEEP, LineLog, ServerThread, harness_app
+from harness._http.hosting import (
+    MAX_HEADERS,
+    TOO_DEEP,
+    LineLog,
+    ServerThread,
+    base_url_line,
+    harness_app,
+)
 from harness._http.proxy import RecordingProxy
 from harness._http.server import CassetteServer
 from harness._json import MAX_NESTING
@@ -89,7 +96,9 @@ def test_serve_keeps_answering_while_nobody_reads_its_output() -> None:
     )
     try:
         first = _read_until(read_end, b"\n").decode()
-        url = first.removeprefix("ANTHROPIC_BASE_URL=").strip()
+        url = first.split(" ")[0].removeprefix("ANTHROPIC_BASE_URL=")
+        # the library holds both SDKs' cassettes: each one's base URL, on the first line
+        assert first == f"ANTHROPIC_BASE_URL={url} OPENAI_BASE_URL={url}/v1\n"
         _fill(write_end)  # as a fixture that read the URL and never reads again
         headers = {"x-api-key": KEY, "x-harness-cassette": "text_only"}
         with httpx2.Client(timeout=30) as client:
@@ -392,3 +401,26 @@ def test_a_failure_after_the_answer_began_is_told_with_the_status_sent_not_as_a_
         assert answer.status_code == 201
         answer.read()
     assert logged == ["POST /v1/messages -> 201, then an internal error (RuntimeError: a bug): cut"]
+
+
+@pytest.mark.parametrize(
+    ("paths", "line"),
+    [
+        ([LIBRARY / "text_only.jsonl"], "ANTHROPIC_BASE_URL=http://h:1"),
+        ([LIBRARY / "openai" / "responses"], "OPENAI_BASE_URL=http://h:1/v1"),
+        ([LIBRARY], "ANTHROPIC_BASE_URL=http://h:1 OPENAI_BASE_URL=http://h:1/v1"),
+    ],
+    ids=["anthropic", "openai-both-dialects-once", "both"],
+)
+def test_serve_announces_the_base_url_of_each_sdk_its_cassettes_answer(
+    paths: list[Path], line: str
+) -> None:
+    served = CassetteServer([str(path) for path in paths]).providers
+    assert base_url_line("http://h:1", served) == line
+
+
+def test_the_proxy_announces_every_sdks_base_url(tmp_path: Path) -> None:
+    providers = RecordingProxy("http://upstream", tmp_path).providers
+    assert base_url_line("http://h:1", providers) == (
+        "ANTHROPIC_BASE_URL=http://h:1 OPENAI_BASE_URL=http://h:1/v1"
+    )

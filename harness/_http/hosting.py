@@ -3,9 +3,10 @@
 Both commands are aiohttp applications (docs/server.md says why aiohttp). This module
 holds what they share: the API's own error JSON (`{"type": "error", "error": {...}}`)
 for anything the app does not answer itself, so a client's SDK raises its usual typed
-error and never sees a traceback; binding to 127.0.0.1 by default; the base URL line;
-a clean stop on SIGINT/SIGTERM (in-flight responses are cancelled, so their
-connections close unfinished and nothing half-done is written); `LineLog`, the
+error and never sees a traceback; binding to 127.0.0.1 by default; the base URL line
+(one variable an SDK served: `base_url_line`); a clean stop on SIGINT/SIGTERM
+(in-flight responses are cancelled, so their connections close unfinished and nothing
+half-done is written); `LineLog`, the
 request log that never holds up the event loop; and `ServerThread`, the same server in
 a background thread for tests and benchmarks. No access log is kept: a request's
 headers, and so its API key, are never logged.
@@ -25,7 +26,7 @@ import select
 import signal
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from types import TracebackType
 from typing import IO, Any, Final
 from urllib.parse import urlsplit
@@ -53,6 +54,7 @@ __all__ = [
     "ServerThread",
     "api_error",
     "api_errors",
+    "base_url_line",
     "control_refusal",
     "harness_app",
     "run_until_signal",
@@ -455,6 +457,19 @@ async def _start(app: web.Application, host: str, port: int) -> tuple[web.AppRun
             raise InputError(f"port {port} on {host} is in use") from None
         raise InputError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
     return runner, _base_url(site)
+
+
+def base_url_line(server: str, providers: Collection[str]) -> str:
+    """The line `serve` and `proxy` start with: `VARIABLE=URL` for each SDK whose client
+    reaches one of `providers` at `server` (each provider's `framing.client_env`), once an
+    SDK, in the registry's order, separated by spaces: `export $(head -n 1 LOG)` sets
+    them all (`ANTHROPIC_BASE_URL=http://HOST:PORT OPENAI_BASE_URL=http://HOST:PORT/v1`)."""
+    from harness._providers import PACKAGES, provider
+
+    served = dict.fromkeys(
+        provider(name).framing.client_env for name in PACKAGES if name in providers
+    )
+    return " ".join(env.assignment(server) for env in served)
 
 
 async def run_until_signal(

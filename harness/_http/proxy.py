@@ -336,6 +336,13 @@ class RecordingProxy:
         self._turn = last_turn(self.out)
         self._session: aiohttp.ClientSession | None = None
 
+    @property
+    def providers(self) -> tuple[str, ...]:
+        """The providers whose clients it forwards for: every one registered."""
+        from harness._providers import PACKAGES
+
+        return tuple(PACKAGES)
+
     def app(self) -> web.Application:
         app = harness_app(self.log, max_body=self.max_body)
         app.router.add_route("*", "/{tail:.*}", self.forward)

@@ -203,6 +203,11 @@ class CassetteServer:
         self._recent: dict[int, None] = {}
         self._count = 0
 
+    @property
+    def providers(self) -> tuple[str, ...]:
+        """The providers whose cassettes it serves: whose clients it answers."""
+        return tuple(self._of)
+
     def app(self) -> web.Application:
         app = harness_app(
             self.log, max_body=self.max_body, host=self.host, error_answer=self._error_answer
