@@ -173,8 +173,9 @@ With --strict, a streamed answer that breaks the protocol ends, at the event
 that breaks it, in an SSE error event naming the code; a broken non-streaming
 answer, or one that cannot be checked (a compressed stream, an answer over
 64 MiB), becomes a 502 with x-should-retry: false, so SDKs raise without retrying
-(docs/strict.md); only end_turn and tool_use complete a message, unless
---allow-stop-reasons names more (--strict --allow-stop-reasons max_tokens).
+(docs/strict.md); only end_turn and tool_use complete a message (Chat: stop and
+tool_calls), unless --allow-stop-reasons names more (--strict --allow-stop-reasons
+max_tokens,length for a cut answer, either API's).
 Otherwise an answer over 64 MiB decompressed, or holding a line over 8 MiB,
 still reaches the client whole, but is not recorded (one line says why).
 
@@ -195,8 +196,9 @@ cannot be bound."""
 @click.option(
     "--allow-stop-reasons",
     metavar="REASON,...",
-    help="With --strict: stop reasons that complete a message besides end_turn and "
-    "tool_use, comma-separated (max_tokens,stop_sequence), for clients that handle them.",
+    help="With --strict: stop reasons (OpenAI: finish reasons) that complete an answer "
+    "besides end_turn and tool_use (Chat: stop and tool_calls), comma-separated "
+    "(max_tokens,length for a cut answer), for clients that handle them.",
 )
 @click.option(
     "--profile",
