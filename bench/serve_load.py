@@ -43,15 +43,16 @@ REQUEST: Final[dict[str, Any]] = {
 
 @contextlib.contextmanager
 def serving(argv: Sequence[str]) -> Iterator[tuple[str, int]]:
-    """A server in a process of its own that announces `ANTHROPIC_BASE_URL=...` on its
-    first line: (its base URL, its pid). The rest of its stdout is drained."""
+    """A server in a process of its own that announces `ANTHROPIC_BASE_URL=...` first on
+    its first line (each SDK's base URL): (its base URL, its pid). The rest of its stdout
+    is drained."""
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert process.stdout is not None
     # Its line a request must be read, or a full pipe would block it.
     drain = threading.Thread(target=process.stdout.read, daemon=True)
     try:
         ready, _, _ = select.select([process.stdout], [], [], 60)
-        first = process.stdout.readline().strip() if ready else ""
+        first = process.stdout.readline().split(" ")[0].strip() if ready else ""
         if not first.startswith("ANTHROPIC_BASE_URL="):
             raise SystemExit(f"{' '.join(argv)} did not start: {first!r}")
         drain.start()

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
 
 import pytest
 
-from harness._exceptions import InputError
+from harness._exceptions import ANTHROPIC, InputError
 from harness._modes import RecordMode
 from harness._testing.fault_runs import DOES_NOT_APPLY, Adapter, FaultCase
 
@@ -147,8 +147,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="harness_allow_stop_reasons",
         default=None,
         metavar="LIST",
-        help="stop reasons the strict clients accept as completing a message besides end_turn "
-        "and tool_use, comma-separated (max_tokens,refusal); overrides the "
+        help="stop reasons (OpenAI: finish reasons) the strict clients accept as completing "
+        "an answer besides end_turn and tool_use (Chat: stop and tool_calls), comma-separated "
+        "(max_tokens,length for a cut answer, either API's); overrides the "
         "harness_allow_stop_reasons ini option",
     )
     group.addoption(
@@ -174,7 +175,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini(
         "harness_allow_stop_reasons",
-        "stop reasons the strict clients accept besides end_turn and tool_use, comma-separated "
+        "stop reasons (OpenAI: finish reasons) the strict clients accept besides end_turn and "
+        "tool_use (Chat: stop and tool_calls), comma-separated, as max_tokens,length "
         "(default: none)",
         default="",
     )
@@ -208,36 +210,90 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """A test that asks for `fault_variant` runs once per row of the fault catalogue."""
+    """A test that asks for `fault_variant` runs once per row of the fault catalogue; one
+    whose marker's `accept=` is wrong is one item (`[accept]`) failing with that, once."""
     if "fault_variant" not in metafunc.fixturenames:
         return
-    from harness.faults import catalogue
+    from harness.faults import PROVIDERS, catalogue
 
-    names = [fault.name for fault in catalogue(_collected_provider(metafunc))]
+    provider = _collected_provider(metafunc)
+    marker = metafunc.definition.get_closest_marker("cassette")
+    # a cassette not found yet (a conftest's folder) is checked against every catalogue
+    # here, and against its own when the fixture reads it
+    problem = (
+        None
+        if marker is None
+        else _accept_problem(
+            marker.kwargs.get("accept"),
+            metafunc.definition.nodeid,
+            PROVIDERS if provider is None else (provider,),
+        )
+    )
+    if problem is not None:
+        metafunc.parametrize(
+            "fault_variant", [_WrongAccept(problem)], ids=["accept"], indirect=True
+        )
+        return
+    names = [fault.name for fault in catalogue(provider or ANTHROPIC)]
     metafunc.parametrize("fault_variant", names, ids=names, indirect=True)
 
 
-def _collected_provider(metafunc: pytest.Metafunc) -> str:
+@dataclass(frozen=True, slots=True)
+class _WrongAccept:
+    """The one parameter of a `fault_variant` test whose `accept=` is wrong: why."""
+
+    problem: str
+
+
+def _accept_problem(accept: object, where: str, providers: Sequence[str]) -> str | None:
+    """What is wrong with a marker's `accept=` (None: nothing): not `{fault_name: 'why'}`,
+    or a name no row of the `providers`' catalogues has (the hint lists them)."""
+    if accept is None:
+        return None
+    usage = f"{where}: @pytest.mark.cassette accept= takes {{fault_name: 'why'}}"
+    if not isinstance(accept, dict) or not all(
+        isinstance(name, str) and isinstance(why, str) and why.strip()
+        for name, why in accept.items()
+    ):
+        return f"{usage}, each with its reason"
+    from harness.faults import catalogue
+
+    known = {fault.name for provider in providers for fault in catalogue(provider)}
+    unknown = sorted(set(accept) - known)
+    if not unknown:
+        return None
+    if len(providers) > 1:
+        where_not, listed = "any catalogue", "harness faults --list [--provider NAME]"
+    else:
+        where_not = f"the {providers[0]} catalogue, the cassette's"
+        listed = f"harness faults --list --provider {providers[0]}"
+    return f"{usage}: {', '.join(unknown)}: no such row in {where_not} ({listed} names them)"
+
+
+def _collected_provider(metafunc: pytest.Metafunc) -> str | None:
     """The provider of the cassette a `fault_variant` test marks, as far as collection can
     find it (`--harness-cassette-dir`, the marker's `dir=`, else `cassettes/` beside the
     test module: a conftest's `harness_cassette_dir` is not known yet), whose catalogue's
-    rows the test runs; `anthropic` for one not found or unreadable."""
-    from harness._exceptions import ANTHROPIC, HarnessError
+    rows the test runs; None for one not found or unreadable (Anthropic's rows run)."""
+    from harness._exceptions import HarnessError
     from harness._testing.plugin_providers import cassette_provider
 
     marker = metafunc.definition.get_closest_marker("cassette")
     if marker is None or len(marker.args) != 1 or not isinstance(marker.args[0], str):
-        return ANTHROPIC
+        return None
     option_dir: str | None = metafunc.config.getoption("harness_cassette_dir")
     folder = metafunc.definition.path.parent / "cassettes"
     if option_dir is not None:
         folder = metafunc.config.invocation_params.dir / option_dir
     elif isinstance(marker.kwargs.get("dir"), str | os.PathLike):
         folder = metafunc.definition.path.parent / marker.kwargs["dir"]
+    path = cassette_path(marker.args[0], folder)
+    if not path.exists():
+        return None
     try:
-        return cassette_provider(cassette_path(marker.args[0], folder))
+        return cassette_provider(path)
     except HarnessError:
-        return ANTHROPIC  # the fixture reports the cassette's problem, with the test
+        return None  # the fixture reports the cassette's problem, with the test
 
 
 _RUN_ID = pytest.StashKey[str]()
@@ -405,7 +461,9 @@ def _read_mark(node: pytest.Item, fixture: str) -> CassetteMark:
     if sdk not in (None, "anthropic", "openai"):
         _fail(f"{where}: @pytest.mark.cassette sdk= takes 'anthropic' or 'openai'")
     return CassetteMark(
-        accept=_accepted(marker.kwargs.get("accept"), where),
+        accept=_accepted(
+            marker.kwargs.get("accept"), where, "fault_variant" in getattr(node, "fixturenames", ())
+        ),
         names=tuple(os.fspath(arg) for arg in marker.args),
         dir=None if folder is None else os.fspath(folder),
         record=record,
@@ -418,23 +476,16 @@ def _read_mark(node: pytest.Item, fixture: str) -> CassetteMark:
     )
 
 
-def _accepted(accept: object, where: str) -> dict[str, str]:
-    """The marker's `accept=`: fault names of the catalogue, each with its reason."""
-    if accept is None:
-        return {}
-    usage = f"{where}: @pytest.mark.cassette accept= takes {{fault_name: 'why'}}"
-    if not isinstance(accept, dict) or not all(
-        isinstance(name, str) and isinstance(why, str) and why.strip()
-        for name, why in accept.items()
-    ):
-        _fail(f"{usage}, each with its reason")
-    from harness.faults import PROVIDERS, catalogue
+def _accepted(accept: object, where: str, faults: bool) -> dict[str, str]:
+    """The marker's `accept=`: fault names of a catalogue, each with its reason. A
+    `fault_variant` test's was checked when it was collected, and is against its
+    cassette's catalogue (`_check_accept_once`): told once there, not here for each row."""
+    from harness.faults import PROVIDERS
 
-    known = {fault.name for name in PROVIDERS for fault in catalogue(name)}
-    unknown = sorted(set(accept) - known)
-    if unknown:
-        _fail(f"{usage}: no fault named {', '.join(unknown)} (harness faults --list names them)")
-    return dict(accept)
+    problem = None if faults else _accept_problem(accept, where, PROVIDERS)
+    if problem is not None:
+        _fail(problem)
+    return dict(accept) if isinstance(accept, dict) and problem is None else {}
 
 
 def cassette_path(name: str, folder: Path) -> Path:
@@ -760,6 +811,8 @@ def fault_variant(
     from harness._testing.plugin_providers import cassette_provider, profile_for
     from harness.faults import fault_named
 
+    if isinstance(request.param, _WrongAccept):
+        _fail(request.param.problem)
     try:
         provider = cassette_provider(harness_cassette)
         fault = fault_named(request.param, provider=provider)
@@ -774,6 +827,7 @@ def fault_variant(
         )
     harness_adapter = _provider_adapter(harness_adapter, harness_cassette, request.config)
     mark = cassette_mark(request.node, "fault_variant")
+    _check_accept_once(request, mark, provider)
     turn = harness_fault_turn if mark.fault_turn is None else mark.fault_turn
     folder = _variants_folder(request, tmp_path)
     case = pending_fault(fault, folder)
@@ -802,6 +856,26 @@ def fault_variant(
         if not applies:
             pytest.skip(case.not_applying(harness_cassette.name))
         return case
+    _fail(problem)
+
+
+#: The test functions whose `accept=` named a row their cassette's catalogue lacks, told
+#: by the first of their rows run (the others are skipped, pointing at it).
+_WRONG_ACCEPT_TOLD = pytest.StashKey[dict[str, str]]()
+
+
+def _check_accept_once(request: pytest.FixtureRequest, mark: CassetteMark, provider: str) -> None:
+    """Fail the first row run of a test whose `accept=` names a row the cassette's own
+    catalogue (`provider`'s) lacks; skip its other rows, naming the one that failed. (Found
+    here only when collection could not read the cassette: then every row was collected.)"""
+    function = request.node.nodeid.partition("[")[0]
+    problem = _accept_problem(mark.accept or None, function, (provider,))
+    if problem is None:
+        return
+    told = request.config.stash.setdefault(_WRONG_ACCEPT_TOLD, {})
+    if function in told:
+        pytest.skip(f"accept= names a row {provider} cassettes lack: told on {told[function]}")
+    told[function] = request.node.nodeid
     _fail(problem)
 
 
@@ -1033,6 +1107,16 @@ def _close_session(node: pytest.Item) -> None:
 Client = TypeVar("Client", "Anthropic", "AsyncAnthropic")
 
 
+def _made(request: pytest.FixtureRequest, make: Callable[[], Client]) -> Client:
+    """The client `make` makes; the SDK of the cassettes not installed (the `openai`
+    extra) is the test's error in one line, naming the extra (docs/pytest-plugin.md)."""
+    try:
+        return make()
+    except InputError as error:
+        problem = f"{request.node.nodeid}: {error}"
+    _fail(problem)
+
+
 def _as_chosen(request: pytest.FixtureRequest, client: Client) -> Client:
     """`client`, or `harness.strict(client)` when the `strict` option says so."""
     if not _strict_chosen(request):
@@ -1062,7 +1146,7 @@ def harness_client(
     (`harness.strict`) when the `strict` option says so.
     """
     session = _client_session(request, harness_cassette_dir, harness_record_mode, harness_match_on)
-    return _as_chosen(request, session.client())
+    return _as_chosen(request, _made(request, session.client))
 
 
 @pytest.fixture
@@ -1075,7 +1159,7 @@ def harness_async_client(
     """An `anthropic.AsyncAnthropic` answered from the marked cassettes (the same order as
     `harness_client`'s, when a test uses both); strict as `harness_client` is."""
     session = _client_session(request, harness_cassette_dir, harness_record_mode, harness_match_on)
-    return _as_chosen(request, session.async_client())
+    return _as_chosen(request, _made(request, session.async_client))
 
 
 @pytest.fixture

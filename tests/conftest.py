@@ -153,3 +153,27 @@ def raises_connection_error(name: str, match: str = "") -> Iterator[None]:
         yield
     assert failure_code(raised.value) == f"connection_error:{name}", repr(raised.value)
     assert match in str(transport_error(raised.value))
+
+
+def read_then_close(url: str, path: str, body: dict[str, Any], headers: dict[str, str]) -> bytes:
+    """POST `body` over a bare socket, read until the last event (Chat's `data: [DONE]`)
+    and close at once, before the chunked body's end: as the openai SDK does."""
+    import socket
+    from urllib.parse import urlsplit
+
+    where = urlsplit(url)
+    sent = json.dumps(body).encode()
+    head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    request = (
+        f"POST {path} HTTP/1.1\r\nHost: {where.netloc}\r\n{head}"
+        f"Content-Type: application/json\r\nContent-Length: {len(sent)}\r\n\r\n"
+    ).encode() + sent
+    got = b""
+    with socket.create_connection((where.hostname, where.port), timeout=30) as connection:
+        connection.sendall(request)
+        while b"data: [DONE]\n\n" not in got:
+            piece = connection.recv(65536)
+            if not piece:
+                break
+            got += piece
+    return got

@@ -290,3 +290,13 @@ def test_validate_is_silent_about_the_realistic_library_cassettes() -> None:
     paths = [str(LIBRARY / name) for name in ("two_tools.jsonl", "parallel_tools.jsonl")]
     result = run("validate", *paths)
     assert (result.exit_code, result.stderr) == (0, "")
+
+
+def test_harness_help_says_what_the_tool_is_for_every_provider() -> None:
+    """The first words an OpenAI user reads name their APIs too, not one SDK's."""
+    result = CliRunner().invoke(cli, ["--help"], catch_exceptions=False)
+    about = " ".join(result.output.split("Options:")[0].split("\n", 2)[2].split())
+    assert about == (
+        "Record/replay testing harness for LLM streaming code: Anthropic Messages, "
+        "OpenAI Chat Completions and Responses streams."
+    )

@@ -342,3 +342,157 @@ def test_rows_chosen_before_a_conftest_names_the_folder_fail_in_one_line(
         )
         for line in result.outlines
     )
+
+
+def test_accept_checks_the_cassettes_own_catalogue_once(project: pytest.Pytester) -> None:
+    """An Anthropic row on an OpenAI cassette is a mistake: one item fails, naming the
+    command that lists the cassette's rows, instead of every row failing alike."""
+    project.makepyfile(
+        test_inner="""
+        import pytest
+
+        @pytest.mark.cassette("chat_text", accept={"stop_reason_max_tokens": "cut is fine"})
+        def test_chat(fault_variant):
+            fault_variant.assert_caught()
+        """
+    )
+    result = project.runpytest()
+    result.assert_outcomes(errors=1)
+    assert (
+        "test_inner.py::test_chat: @pytest.mark.cassette accept= takes {fault_name: 'why'}: "
+        "stop_reason_max_tokens: no such row in the openai-chat catalogue, the cassette's "
+        "(harness faults --list --provider openai-chat names them)"
+    ) in result.outlines
+
+
+def test_accept_is_checked_once_when_only_the_fixture_finds_the_cassette(
+    project: pytest.Pytester,
+) -> None:
+    """A conftest's cassette folder is unknown while tests are collected (each name is
+    checked against every catalogue then): a Chat row on an Anthropic cassette found by
+    the fixture is told by the first row run, the other rows skipped saying where."""
+    elsewhere = project.path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copy(LIBRARY / "text_only.jsonl", elsewhere)
+    project.makeconftest(
+        """
+        import pytest
+
+        @pytest.fixture(scope="module")
+        def harness_cassette_dir(request):
+            return request.path.parent / "elsewhere"
+        """
+    )
+    project.makepyfile(
+        test_inner="""
+        import pytest
+
+        @pytest.mark.cassette("text_only", accept={"finish_length": "cut is fine"})
+        def test_text(fault_variant):
+            fault_variant.assert_caught()
+        """
+    )
+    result = project.runpytest("-rs")
+    rows = result.parseoutcomes()
+    assert (rows["errors"], rows["skipped"]) == (1, 20), rows
+    told = [line for line in result.outlines if "no such row in the anthropic" in line]
+    assert told == [
+        "test_inner.py::test_text: @pytest.mark.cassette accept= takes {fault_name: 'why'}: "
+        "finish_length: no such row in the anthropic catalogue, the cassette's "
+        "(harness faults --list --provider anthropic names them)"
+    ]
+    assert (
+        "SKIPPED [20] test_inner.py:3: accept= names a row anthropic cassettes lack: told on "
+        "test_inner.py::test_text[drop_message_start]"
+    ) in result.outlines
+
+
+CRASHES_ON_REPEATED_IDS = """
+def weather_call(client):
+    stream = client.chat.completions.create(
+        model="gpt-4.1-mini", messages=[{"role": "user", "content": "Weather?"}], stream=True
+    )
+    named = set()
+    for chunk in stream:
+        for choice in chunk.choices:
+            for call in choice.delta.tool_calls or []:
+                if call.id is not None and call.index in named:
+                    raise KeyError(f"call {call.index} named twice")
+                if call.id is not None:
+                    named.add(call.index)
+    return named
+"""
+
+
+def test_a_good_row_that_crashes_the_code_is_reported_as_a_crash(
+    project: pytest.Pytester,
+) -> None:
+    """Chat's `repeat_call_identity` completes under the adapter: code raising on it
+    crashed; the SDK's retry has nothing to do with it (that is `http_429_then_ok`'s)."""
+    project.makepyfile(tool_app=CRASHES_ON_REPEATED_IDS)
+    project.makepyfile(
+        test_inner="""
+        import pytest
+        from tool_app import weather_call
+
+        @pytest.mark.cassette("chat_one_tool", match_on=None)
+        def test_calls(harness_client, fault_variant):
+            with fault_variant.expect_failure():
+                weather_call(harness_client)
+
+        @pytest.mark.cassette(
+            "chat_one_tool", match_on=None, accept={"repeat_call_identity": "ids are unique"}
+        )
+        def test_accepted(harness_client, fault_variant):
+            with fault_variant.expect_failure():
+                weather_call(harness_client)
+        """
+    )
+    result = project.runpytest("-k", "repeat_call_identity or http_429_then_ok")
+    result.assert_outcomes(passed=3, failed=1, deselected=2 * 24)
+    [crash] = [line for line in result.outlines if line.startswith("E       AssertionError")]
+    assert crash == (
+        "E       AssertionError: weather_call crashed with KeyError: 'call 0 named twice' on "
+        "repeat_call_identity, a stream the harness's adapter completes (every later piece "
+        "of a call repeats its id and name (tolerated: still done))"
+    )
+    assert "retry" not in result.stdout.str()
+    assert _summary(result) == [
+        "test_inner.py::test_calls",
+        "  caught (1): http_429_then_ok",
+        "  crashed (1): repeat_call_identity",
+        "test_inner.py::test_accepted",
+        "  caught (1): http_429_then_ok",
+        "  accepted on purpose (1): repeat_call_identity (ids are unique)",
+    ]
+
+
+def test_a_missing_openai_extra_is_one_line(project: pytest.Pytester) -> None:
+    """The `openai` SDK not importable (simulated: None in `sys.modules`): the test using
+    an OpenAI client errs in one line naming the extra, with no traceback."""
+    project.makeconftest("import sys\n\nsys.modules['openai'] = None\n")
+    project.makepyfile(
+        test_inner="""
+        import pytest
+
+        @pytest.mark.cassette("chat_text")
+        def test_chat(harness_client):
+            pass
+
+        @pytest.mark.cassette("chat_text")
+        def test_replay(harness_replay):
+            assert harness_replay.error is None
+        """
+    )
+    result = project.runpytest()
+    result.assert_outcomes(passed=1, errors=1)
+    errors = result.outlines[
+        result.outlines.index(next(line for line in result.outlines if "ERRORS" in line)) :
+    ]
+    assert "ERROR at setup of test_chat" in errors[1]
+    assert errors[2] == (
+        "test_inner.py::test_chat: openai: the SDK is not installed; "
+        'pip install "stream-harness[openai]"'
+    )
+    assert errors[3].startswith("=====")  # the one line is all
+    assert "Traceback" not in result.stdout.str()

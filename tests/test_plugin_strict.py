@@ -211,7 +211,7 @@ def test_a_malformed_stop_reason_list_is_a_usage_error(project: pytest.Pytester)
     result.stderr.fnmatch_lines(
         [
             "ERROR: --harness-allow-stop-reasons 'max tokens': 'max tokens' is not a stop "
-            "reason: one is lower-case letters and underscores, as max_tokens"
+            "reason: one is lower-case letters and underscores, as max_tokens or length"
         ]
     )
 

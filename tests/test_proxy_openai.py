@@ -24,7 +24,7 @@ import openai
 import pytest
 from aiohttp import web
 from click.testing import CliRunner
-from conftest import OPENAI_LIBRARY
+from conftest import OPENAI_LIBRARY, read_then_close
 
 from harness._cassette.codec import Cassette, expand_paths
 from harness._http.hosting import ServerThread
@@ -378,7 +378,35 @@ def test_the_first_chunk_arrives_before_upstream_ends_and_a_client_leaving_write
                 time.sleep(0.01)
     if leaves:
         assert list(tmp_path.iterdir()) == []
-        assert any("the client left: not recorded" in line for line in logged), logged
+        assert any(
+            "the client left before the answer ended: not recorded" in line for line in logged
+        ), logged
     else:
         [written] = tmp_path.iterdir()
         assert list(Cassette(written).events()) == [line.data for line in upstream.chunks]
+
+
+def test_a_client_closing_after_the_last_event_is_logged_as_answered_never_as_a_500(
+    tmp_path: Path,
+) -> None:
+    """The openai SDK closes at `[DONE]`, before the chunked body's end: the proxy logs
+    the answer it recorded, once, and no 500 nobody received."""
+    logged: list[str] = []
+    serve = CassetteServer([str(OPENAI_LIBRARY / "chat" / "text.jsonl")], match_on=None)
+    proxy = RecordingProxy("http://placeholder", tmp_path, log=logged.append)
+    times = 20
+    named = {"x-harness-cassette": "text"}
+    with ServerThread(serve.app()) as serve_url:
+        proxy.upstream = serve_url
+        with ServerThread(proxy.app()) as url:
+            for _ in range(times):
+                got = read_then_close(url, "/v1/chat/completions", {**CHAT, "stream": True}, named)
+                assert got.startswith(b"HTTP/1.1 200")
+            # one more, read to its end: every earlier answer's handler has ended by then
+            assert _raw(url, "/v1/chat/completions", "text", {**CHAT, "stream": True})
+            deadline = time.monotonic() + 30
+            while len(proxy.written) < times + 1 and time.monotonic() < deadline:
+                time.sleep(0.01)
+    assert len(proxy.written) == times + 1
+    assert all(" -> 200, " in line and ": wrote " in line for line in logged), logged
+    assert len(logged) == times + 1

@@ -34,7 +34,7 @@ def _proxy(monkeypatch: pytest.MonkeyPatch, out: Path, *options: str) -> Iterato
         command = ["proxy", "--upstream", upstream, "--out", str(out), *options]
         result = CliRunner().invoke(cli, command)
         assert result.exit_code == 0, result.output
-        [(_, app, _, _, log)] = made
+        [(_, app, _, _, log, _)] = made
         try:
             with ServerThread(app) as url:
                 yield url
@@ -96,7 +96,7 @@ def test_the_allowed_stop_reasons_complete_a_stream_and_a_message(
     [
         (
             ("--strict", "--allow-stop-reasons", ""),
-            "no stop reason given: name them separated by commas, as max_tokens",
+            "no stop reason given: name them separated by commas, as max_tokens or length",
         ),
         (
             ("--strict", "--allow-stop-reasons", "max_tokens,"),
@@ -111,12 +111,12 @@ def test_the_allowed_stop_reasons_complete_a_stream_and_a_message(
         (
             ("--strict", "--allow-stop-reasons", "max_tokens;refusal"),
             "'max_tokens;refusal' is not a stop reason: one is lower-case letters and "
-            "underscores, as max_tokens",
+            "underscores, as max_tokens or length",
         ),
         (
             ("--strict", "--allow-stop-reasons", "Max-Tokens"),
             "'Max-Tokens' is not a stop reason: one is lower-case letters and underscores, "
-            "as max_tokens",
+            "as max_tokens or length",
         ),
     ],
     ids=["empty", "trailing-comma", "empty-item", "semicolon", "not-a-name"],

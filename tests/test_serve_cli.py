@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import select
 import shutil
 import signal
@@ -44,9 +45,11 @@ class Running:
         return self.process.stdout.readline().rstrip("\n")
 
     def base_url(self) -> str:
+        """The Anthropic SDK's base URL, from the first line (each SDK's: `VAR=URL ...`)."""
         first = self.line()
-        assert first.startswith("ANTHROPIC_BASE_URL=http://127.0.0.1:"), first
-        return first.removeprefix("ANTHROPIC_BASE_URL=")
+        urls = dict(pair.split("=", 1) for pair in first.split(" "))
+        assert urls["ANTHROPIC_BASE_URL"].startswith("http://127.0.0.1:"), first
+        return urls["ANTHROPIC_BASE_URL"]
 
     def stop(self, sig: signal.Signals = signal.SIGTERM) -> tuple[int, str, str]:
         """Send `sig`, wait; the exit status, the rest of stdout, and stderr."""
@@ -117,7 +120,12 @@ def test_a_port_in_use_is_one_line_and_status_2() -> None:
 def test_listening_beyond_localhost_is_said(tmp_path: Path) -> None:
     with running("proxy", "--upstream", "http://127.0.0.1:9", "--out", str(tmp_path),
                  "--host", "0.0.0.0") as proxy:  # fmt: skip
-        assert proxy.line().startswith("ANTHROPIC_BASE_URL=http://0.0.0.0:")
+        first = proxy.line()
+        # the proxy forwards for every SDK: each one's base URL, on the one first line
+        assert re.fullmatch(
+            r"ANTHROPIC_BASE_URL=http://0\.0\.0\.0:(\d+) OPENAI_BASE_URL=http://0\.0\.0\.0:\1/v1",
+            first,
+        ), first
         _, _, err = proxy.stop()
     assert err.splitlines()[0] == (
         "harness proxy: listening on 0.0.0.0, not 127.0.0.1: other machines can reach it (--host)"

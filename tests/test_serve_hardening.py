@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -9,6 +10,7 @@ import select
 import signal
 import socket
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,10 +18,17 @@ from typing import Any
 import httpx2
 import pytest
 from aiohttp import web
-from conftest import LIBRARY
+from conftest import LIBRARY, read_then_close
 from test_serve_cli import BODY, HARNESS, KEY, TEXT_ONLY, _whole_stream, running
 
-from harness._http.hosting import MAX_HEADERS, TOO_DEEP, LineLog, ServerThread
+from harness._http.hosting import (
+    MAX_HEADERS,
+    TOO_DEEP,
+    LineLog,
+    ServerThread,
+    base_url_line,
+    harness_app,
+)
 from harness._http.proxy import RecordingProxy
 from harness._http.server import CassetteServer
 from harness._json import MAX_NESTING
@@ -87,7 +96,9 @@ def test_serve_keeps_answering_while_nobody_reads_its_output() -> None:
     )
     try:
         first = _read_until(read_end, b"\n").decode()
-        url = first.removeprefix("ANTHROPIC_BASE_URL=").strip()
+        url = first.split(" ")[0].removeprefix("ANTHROPIC_BASE_URL=")
+        # the library holds both SDKs' cassettes: each one's base URL, on the first line
+        assert first == f"ANTHROPIC_BASE_URL={url} OPENAI_BASE_URL={url}/v1\n"
         _fill(write_end)  # as a fixture that read the URL and never reads again
         headers = {"x-api-key": KEY, "x-harness-cassette": "text_only"}
         with httpx2.Client(timeout=30) as client:
@@ -321,3 +332,95 @@ def test_serve_says_which_links_it_left_out(tmp_path: Path) -> None:
         serve.base_url()
         _, _, err = serve.stop()
     assert err.splitlines()[0].startswith(f"harness serve: left out {served / 'sub'}")
+
+
+def test_serve_logs_a_client_closing_after_the_last_event_as_answered_only() -> None:
+    """The openai SDK closes at `[DONE]`, before the chunked body's end: one line for
+    each request, as answered, and no 500 nobody received."""
+    logged: list[str] = []
+    chat = LIBRARY / "openai" / "chat" / "text.jsonl"
+    server = CassetteServer([str(chat)], match_on=None, log=logged.append)
+    body = {"model": "gpt-4.1-mini", "messages": [], "stream": True}
+    named = {"x-harness-cassette": "text"}
+    times = 20
+    with ServerThread(server.app()) as url:
+        for _ in range(times):
+            got = read_then_close(url, "/v1/chat/completions", body, named)
+            assert got.startswith(b"HTTP/1.1 200")
+        # one more, read to its end: every earlier answer's handler has ended by then
+        answer = httpx2.post(f"{url}/v1/chat/completions", json=body, headers=named, timeout=30)
+        assert answer.text.endswith("data: [DONE]\n\n")
+    assert len(logged) == times + 1, logged
+    assert all(line.endswith(" -> 200 from text.jsonl") for line in logged), logged
+
+
+async def _begun(request: web.Request) -> web.StreamResponse:
+    response = web.StreamResponse(status=201)
+    await response.prepare(request)
+    await response.write(b"data: first\n\n")
+    return response
+
+
+async def _written_until_the_client_leaves(request: web.Request) -> web.StreamResponse:
+    response = await _begun(request)
+    while True:  # the write after the client closed raises aiohttp's ConnectionResetError
+        await asyncio.sleep(0.01)
+        await response.write(b"data: more\n\n")
+
+
+async def _a_bug_after_it_began(request: web.Request) -> web.StreamResponse:
+    await _begun(request)
+    raise RuntimeError("a bug")
+
+
+def test_a_client_gone_after_the_answer_began_is_told_with_the_status_sent() -> None:
+    logged: list[str] = []
+    app = harness_app(logged.append)
+    app.router.add_post("/v1/messages", _written_until_the_client_leaves)
+    with ServerThread(app) as url:
+        with httpx2.stream("POST", f"{url}/v1/messages", content=b"{}") as answer:
+            assert answer.status_code == 201
+            next(answer.iter_bytes())
+        deadline = time.monotonic() + 30
+        while not logged and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert logged == ["POST /v1/messages -> 201, the client left before the answer ended"]
+
+
+def test_a_failure_after_the_answer_began_is_told_with_the_status_sent_not_as_a_500() -> None:
+    """The status line already went: the log says 201 and what happened, and the client
+    gets no second answer inside the first, only the connection's end."""
+    logged: list[str] = []
+    app = harness_app(logged.append)
+    app.router.add_post("/v1/messages", _a_bug_after_it_began)
+    with (
+        ServerThread(app) as url,
+        pytest.raises(httpx2.RemoteProtocolError),
+        httpx2.stream("POST", f"{url}/v1/messages", content=b"{}") as answer,
+    ):
+        assert answer.status_code == 201
+        answer.read()
+    assert logged == ["POST /v1/messages -> 201, then an internal error (RuntimeError: a bug): cut"]
+
+
+@pytest.mark.parametrize(
+    ("paths", "line"),
+    [
+        ([LIBRARY / "text_only.jsonl"], "ANTHROPIC_BASE_URL=http://h:1"),
+        ([LIBRARY / "openai" / "responses"], "OPENAI_BASE_URL=http://h:1/v1"),
+        ([LIBRARY], "ANTHROPIC_BASE_URL=http://h:1 OPENAI_BASE_URL=http://h:1/v1"),
+    ],
+    ids=["anthropic", "openai-both-dialects-once", "both"],
+)
+def test_serve_announces_the_base_url_of_each_sdk_its_cassettes_answer(
+    paths: list[Path], line: str
+) -> None:
+    served = CassetteServer([str(path) for path in paths]).providers
+    assert base_url_line("http://h:1", served) == line
+
+
+def test_the_proxy_announces_every_sdks_base_url(tmp_path: Path) -> None:
+    providers = RecordingProxy("http://upstream", tmp_path).providers
+    assert base_url_line("http://h:1", providers) == (
+        "ANTHROPIC_BASE_URL=http://h:1 OPENAI_BASE_URL=http://h:1/v1"
+    )

@@ -9,6 +9,7 @@ OpenAI's error JSON, and a folder holding both providers' cassettes serves both.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -240,8 +241,9 @@ def test_serve_answers_openai_clients_from_the_command(tmp_path: Path) -> None:
     try:
         assert process.stdout is not None
         first = process.stdout.readline().strip()
-        assert first.startswith("ANTHROPIC_BASE_URL=http://127.0.0.1:")
-        url = first.removeprefix("ANTHROPIC_BASE_URL=")
+        # OpenAI cassettes alone: the openai SDK's base URL alone, `/v1` ending it
+        assert re.fullmatch(r"OPENAI_BASE_URL=http://127\.0\.0\.1:\d+/v1", first), first
+        url = first.removeprefix("OPENAI_BASE_URL=").removesuffix("/v1")
         got = httpx2.post(
             f"{url}/v1/chat/completions",
             json={**CHAT, "stream": True},

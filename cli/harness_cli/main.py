@@ -19,7 +19,11 @@ from harness_cli.exit import Exit
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "replay": ("replay", "replay", "Replay cassettes through the adapter and print the events."),
     "validate": ("replay", "validate", "Check cassettes against the schema, without replaying."),
-    "record": ("record", "record_command", "Record a live stream (opt-in: ANTHROPIC_API_KEY)."),
+    "record": (
+        "record",
+        "record_command",
+        "Record a live stream (opt-in: ANTHROPIC_API_KEY or OPENAI_API_KEY).",
+    ),
     "import": ("import_", "import_command", "Convert vcrpy cassettes and HAR files to cassettes."),
     "export": ("export", "export", "Write cassettes as vcrpy cassettes (fault variants too)."),
     "faults": ("faults", "faults", "Derive broken variants of a good cassette, one per fault."),
@@ -33,7 +37,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "diff": ("diff", "diff", "Compare two cassettes' outcomes; exit 1 when they differ."),
     "agent": ("agent", "agent", "Replay a recorded session through the agent loop, tools run."),
     "bench": ("bench", "bench", "Benchmark the adapter and replay against the SDK's own code."),
-    "serve": ("serve", "serve", "Answer Messages API requests from cassettes over HTTP."),
+    "serve": (
+        "serve",
+        "serve",
+        "Answer Messages, Chat or Responses requests from cassettes over HTTP.",
+    ),
     "proxy": (
         "serve",
         "proxy",
@@ -105,7 +113,8 @@ Run `harness COMMAND --help` for a command's options and examples."""
 @click.group(cls=LazyGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="stream-harness", prog_name="harness")
 def cli() -> None:
-    """Record/replay testing harness for Anthropic SDK streaming adapters."""
+    """Record/replay testing harness for LLM streaming code: Anthropic Messages, OpenAI Chat
+    Completions and Responses streams."""
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -13,6 +13,8 @@ from harness._terminal import printable
 from harness_cli.exit import Exit
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from aiohttp import web
 
     from harness._http.hosting import LineLog
@@ -20,12 +22,20 @@ if TYPE_CHECKING:
 LOCALHOST = "127.0.0.1"
 
 
-def _run(name: str, app: web.Application, host: str, port: int, log: LineLog) -> None:
-    """Serve until SIGINT/SIGTERM, the base URL first; exit 2 in one line if it cannot bind."""
-    from harness._http.hosting import run_until_signal
+def _run(
+    name: str,
+    app: web.Application,
+    host: str,
+    port: int,
+    log: LineLog,
+    providers: Collection[str],
+) -> None:
+    """Serve until SIGINT/SIGTERM, the base URL of each SDK whose clients it answers
+    (`providers`') first, in one line; exit 2 in one line if it cannot bind."""
+    from harness._http.hosting import base_url_line, run_until_signal
 
     def ready(url: str) -> None:
-        log(f"ANTHROPIC_BASE_URL={url}")
+        log(base_url_line(url, providers))
         if host != LOCALHOST:
             click.echo(
                 f"harness {name}: listening on {host}, not 127.0.0.1: "
@@ -72,8 +82,9 @@ Examples:
   harness serve cassettes/openai/ --port 8080       # OpenAI's Chat and Responses
   OPENAI_BASE_URL=http://127.0.0.1:8080/v1 python my_openai_app.py
 
-The first stdout line is ANTHROPIC_BASE_URL=http://HOST:PORT (an OpenAI client's
-OPENAI_BASE_URL is that URL with /v1), then one line a request.
+The first stdout line holds the base URL of each SDK whose cassettes are served,
+ANTHROPIC_BASE_URL=http://HOST:PORT OPENAI_BASE_URL=http://HOST:PORT/v1 (export
+$(head -n 1 LOG) sets them), then one line a request.
 POST /v1/messages is answered from the Anthropic cassettes, /v1/chat/completions
 from the openai-chat ones, /v1/responses (and its resume GET /v1/responses/ID)
 from the openai-responses ones; an error in each API's own JSON shape.
@@ -138,7 +149,7 @@ def serve(
         sys.exit(Exit.UNUSABLE)
     for reason in server.left_out:
         click.echo(f"harness serve: {printable(reason)}", err=True)
-    _run("serve", server.app(), host, port, log)
+    _run("serve", server.app(), host, port, log, server.providers)
 
 
 PROXY_EXAMPLES = """\b
@@ -156,14 +167,15 @@ Each answer to POST /v1/messages, and to an OpenAI POST whose path ends in
 becomes OUT/turn-NN.jsonl, in arrival order, written once it has ended; the
 request is kept without credentials, and the key is never written. The client's
 path is added to --upstream as sent. Other endpoints, and the Responses resume
-GET /v1/responses/{id}, pass through unrecorded. The first stdout line is
-ANTHROPIC_BASE_URL=http://HOST:PORT.
+GET /v1/responses/{id}, pass through unrecorded. The first stdout line is each
+SDK's base URL: ANTHROPIC_BASE_URL=http://HOST:PORT OPENAI_BASE_URL=http://HOST:PORT/v1.
 With --strict, a streamed answer that breaks the protocol ends, at the event
 that breaks it, in an SSE error event naming the code; a broken non-streaming
 answer, or one that cannot be checked (a compressed stream, an answer over
 64 MiB), becomes a 502 with x-should-retry: false, so SDKs raise without retrying
-(docs/strict.md); only end_turn and tool_use complete a message, unless
---allow-stop-reasons names more (--strict --allow-stop-reasons max_tokens).
+(docs/strict.md); only end_turn and tool_use complete a message (Chat: stop and
+tool_calls), unless --allow-stop-reasons names more (--strict --allow-stop-reasons
+max_tokens,length for a cut answer, either API's).
 Otherwise an answer over 64 MiB decompressed, or holding a line over 8 MiB,
 still reaches the client whole, but is not recorded (one line says why).
 
@@ -184,8 +196,9 @@ cannot be bound."""
 @click.option(
     "--allow-stop-reasons",
     metavar="REASON,...",
-    help="With --strict: stop reasons that complete a message besides end_turn and "
-    "tool_use, comma-separated (max_tokens,stop_sequence), for clients that handle them.",
+    help="With --strict: stop reasons (OpenAI: finish reasons) that complete an answer "
+    "besides end_turn and tool_use (Chat: stop and tool_calls), comma-separated "
+    "(max_tokens,length for a cut answer), for clients that handle them.",
 )
 @click.option(
     "--profile",
@@ -260,4 +273,4 @@ def proxy(
         profile=profile,
         timeout=upstream_timeout,
     )
-    _run("proxy", recorder.app(), host, port, log)
+    _run("proxy", recorder.app(), host, port, log, recorder.providers)

@@ -3,9 +3,10 @@
 Both commands are aiohttp applications (docs/server.md says why aiohttp). This module
 holds what they share: the API's own error JSON (`{"type": "error", "error": {...}}`)
 for anything the app does not answer itself, so a client's SDK raises its usual typed
-error and never sees a traceback; binding to 127.0.0.1 by default; the base URL line;
-a clean stop on SIGINT/SIGTERM (in-flight responses are cancelled, so their
-connections close unfinished and nothing half-done is written); `LineLog`, the
+error and never sees a traceback; binding to 127.0.0.1 by default; the base URL line
+(one variable an SDK served: `base_url_line`); a clean stop on SIGINT/SIGTERM
+(in-flight responses are cancelled, so their connections close unfinished and nothing
+half-done is written); `LineLog`, the
 request log that never holds up the event loop; and `ServerThread`, the same server in
 a background thread for tests and benchmarks. No access log is kept: a request's
 headers, and so its API key, are never logged.
@@ -25,7 +26,7 @@ import select
 import signal
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from types import TracebackType
 from typing import IO, Any, Final
 from urllib.parse import urlsplit
@@ -53,6 +54,7 @@ __all__ = [
     "ServerThread",
     "api_error",
     "api_errors",
+    "base_url_line",
     "control_refusal",
     "harness_app",
     "run_until_signal",
@@ -123,8 +125,15 @@ def harness_app(
     """An app answering every failure in the API's error shape (`error_answer` picks it by
     path; by default the Messages API's), told on `log` in one line; its control
     endpoints answer this machine only (`local_control`, `host` listened on)."""
-    middlewares = [api_errors(log, error_answer), local_control(host, log)]
+    begun: dict[int, web.StreamResponse | None] = {}  # by request, while its handler runs
+
+    async def note_begun(request: web.Request, response: web.StreamResponse) -> None:
+        if id(request) in begun:
+            begun[id(request)] = response
+
+    middlewares = [api_errors(log, error_answer, begun), local_control(host, log)]
     app = web.Application(client_max_size=max_body, middlewares=middlewares)
+    app.on_response_prepare.append(note_begun)
     app[LOG] = log
     return app
 
@@ -195,14 +204,27 @@ def local_control(host: str, log: Callable[[str], None]) -> Any:
     return middleware
 
 
-def api_errors(log: Callable[[str], None], error_answer: ErrorAnswer = _messages_error) -> Any:
+def api_errors(
+    log: Callable[[str], None],
+    error_answer: ErrorAnswer = _messages_error,
+    begun: dict[int, web.StreamResponse | None] | None = None,
+) -> Any:
     """Middleware turning aiohttp's HTTP exceptions and any failure into the API's error
-    JSON (`error_answer`'s for the request's path)."""
+    JSON (`error_answer`'s for the request's path).
+
+    `begun` holds, by request while its handler runs, the answer whose headers went out
+    (`harness_app` notes each as it is prepared): a failure after that is told with the
+    status that was sent, never as a 500 nobody received; a client gone mid-answer as
+    gone, anything else as an internal error that closes the connection there (a second
+    answer cannot follow the first).
+    """
+    running: dict[int, web.StreamResponse | None] = {} if begun is None else begun
 
     @web.middleware
     async def middleware(
         request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
     ) -> web.StreamResponse:
+        running[id(request)] = None
         try:
             return await handler(request)
         except web.HTTPException as error:
@@ -216,12 +238,32 @@ def api_errors(log: Callable[[str], None], error_answer: ErrorAnswer = _messages
                 message = error.reason
             log(f"{request.method} {request.path} -> {error.status}")
             return error_answer(request.path, error.status, message)
-        except Exception as error:  # one line and the API's 500, never a traceback
+        except Exception as error:  # one line, never a traceback
+            sent = running.get(id(request))
+            if sent is not None:
+                return _ended_after_begun(request, sent, error, log)
             log(f"{request.method} {request.path} -> 500 ({type(error).__name__}: {error})")
             internal = f"harness: internal error: {type(error).__name__}"
             return error_answer(request.path, 500, internal)
+        finally:
+            del running[id(request)]
 
     return middleware
+
+
+def _ended_after_begun(
+    request: web.Request, sent: web.StreamResponse, error: Exception, log: Callable[[str], None]
+) -> web.StreamResponse:
+    """A handler failed after its answer began: told with the status sent; the answer
+    (`sent`) is returned for aiohttp to end, which finds the connection gone or closed."""
+    where = f"{request.method} {request.path} -> {sent.status}"
+    if isinstance(error, ConnectionError):
+        log(f"{where}, the client left before the answer ended")
+    else:
+        log(f"{where}, then an internal error ({type(error).__name__}: {error}): cut")
+        if request.transport is not None:
+            request.transport.close()
+    return sent
 
 
 class LineLog:
@@ -415,6 +457,19 @@ async def _start(app: web.Application, host: str, port: int) -> tuple[web.AppRun
             raise InputError(f"port {port} on {host} is in use") from None
         raise InputError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
     return runner, _base_url(site)
+
+
+def base_url_line(server: str, providers: Collection[str]) -> str:
+    """The line `serve` and `proxy` start with: `VARIABLE=URL` for each SDK whose client
+    reaches one of `providers` at `server` (each provider's `framing.client_env`), once an
+    SDK, in the registry's order, separated by spaces: `export $(head -n 1 LOG)` sets
+    them all (`ANTHROPIC_BASE_URL=http://HOST:PORT OPENAI_BASE_URL=http://HOST:PORT/v1`)."""
+    from harness._providers import PACKAGES, provider
+
+    served = dict.fromkeys(
+        provider(name).framing.client_env for name in PACKAGES if name in providers
+    )
+    return " ".join(env.assignment(server) for env in served)
 
 
 async def run_until_signal(

@@ -336,6 +336,13 @@ class RecordingProxy:
         self._turn = last_turn(self.out)
         self._session: aiohttp.ClientSession | None = None
 
+    @property
+    def providers(self) -> tuple[str, ...]:
+        """The providers whose clients it forwards for: every one registered."""
+        from harness._providers import PACKAGES
+
+        return tuple(PACKAGES)
+
     def app(self) -> web.Application:
         app = harness_app(self.log, max_body=self.max_body)
         app.router.add_route("*", "/{tail:.*}", self.forward)
@@ -486,12 +493,14 @@ class RecordingProxy:
                     if released:
                         await response.write(released)
                 except (ConnectionResetError, aiohttp.ClientConnectionError):
-                    self.log(f"{where} -> {upstream.status}, the client left: not recorded")
-                    return response
+                    return self._client_left(where, upstream.status, response)
                 if guard is not None and guard.failure is not None:
                     break
             if guard is not None and not broke_off:
-                broke_off = not await self._end_strictly(where, response, guard)
+                try:
+                    broke_off = not await self._end_strictly(where, response, guard)
+                except (ConnectionResetError, aiohttp.ClientConnectionError):
+                    return self._client_left(where, upstream.status, response)
         # The cassette is on disk before the client's answer ends: once a client has its
         # answer, its recording can be read.
         if answer is not None:
@@ -501,7 +510,17 @@ class RecordingProxy:
         if broke_off:
             _drop(request)
         else:
-            await response.write_eof()
+            # A client may close as soon as it has read the last event (the openai SDK
+            # does at `[DONE]`): its answer was whole, and its line is logged above.
+            with contextlib.suppress(ConnectionResetError):
+                await response.write_eof()
+        return response
+
+    def _client_left(
+        self, where: str, status: int, response: web.StreamResponse
+    ) -> web.StreamResponse:
+        """The client closed its connection before the answer's end: nothing is recorded."""
+        self.log(f"{where} -> {status}, the client left before the answer ended: not recorded")
         return response
 
     async def _relay_message(

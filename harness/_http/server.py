@@ -32,6 +32,7 @@ none is logged or kept.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 from collections.abc import Awaitable, Callable, Sequence
@@ -201,6 +202,11 @@ class CassetteServer:
         #: the cassettes answered from, by number, the latest last (one entry a cassette)
         self._recent: dict[int, None] = {}
         self._count = 0
+
+    @property
+    def providers(self) -> tuple[str, ...]:
+        """The providers whose cassettes it serves: whose clients it answers."""
+        return tuple(self._of)
 
     def app(self) -> web.Application:
         app = harness_app(
@@ -378,13 +384,16 @@ class CassetteServer:
                     _drop(request)
                     return response
         except ConnectionResetError:
-            self.log(f"{where}: the client left mid-answer")
+            self.log(f"{where}: the client left before the answer ended")
             return response
         except HarnessError as error:  # a cassette line found bad mid-stream
             self.log(f"{where}: cut: {error}")
             _drop(request)
             return response
-        await response.write_eof()
+        # A client may close as soon as it has read the last event (the openai SDK does
+        # at `[DONE]`): its answer was whole.
+        with contextlib.suppress(ConnectionResetError):
+            await response.write_eof()
         return response
 
     async def requests(self, request: web.Request) -> web.Response:

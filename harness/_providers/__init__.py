@@ -17,7 +17,8 @@ What a provider supplies, one module each, under these names (docs/providers.md)
 - `events.schema.json`: the JSON Schema definitions of its event lines (`line` names the
   one they match), merged into the cassette schema when it is read;
 - `framing`: its `FRAMING`, a `Framing` (from `wire`): SSE bytes, the non-streaming
-  answer, endpoints, the request fields replay matches on, a resume, the error shape;
+  answer, endpoints, the request fields replay matches on, a resume, the error shape,
+  the environment its SDK's client reads (`ClientEnv`: `serve` and `proxy` print it);
 - `faults`: its fault catalogue, rows of `fault_rows` (the row types and the
   provider-neutral wire rows; `harness.faults` is their public face);
 - `guard`: what `harness.strict` reads of an answer, an `AnswerReader` (from `answers`);

@@ -20,10 +20,12 @@ from harness._events import tool_input
 from harness._exceptions import APIErrorEvent, StreamProtocolError
 from harness._json import strict_json
 from harness._providers.fault_rows import http_error
+from harness._providers.wire import ClientEnv
 
 __all__ = [
     "API_KEY_VARIABLE",
     "BASE_URL_VARIABLE",
+    "CLIENT_ENV",
     "DEFAULT_BASE_URL",
     "HTTP_429",
     "HTTP_500",
@@ -40,9 +42,10 @@ __all__ = [
 ]
 
 OPENAI_PROTOCOL_ERROR_PREFIX: Final = "OpenAI stream protocol error: "
-#: The environment variables the `openai` SDK reads: the key, the base URL.
+#: The environment variables the `openai` SDK reads: the key, the base URL (below `/v1`).
 API_KEY_VARIABLE: Final = "OPENAI_API_KEY"
 BASE_URL_VARIABLE: Final = "OPENAI_BASE_URL"
+CLIENT_ENV: Final = ClientEnv(BASE_URL_VARIABLE, API_KEY_VARIABLE, "/v1")
 #: The base URL the SDK calls without one: each path is added to it below `/v1`.
 DEFAULT_BASE_URL: Final = "https://api.openai.com/v1"
 

@@ -6,18 +6,20 @@ is sent as (Chat's `data: [DONE]`), the non-streaming answer the events fold int
 `ValueError` when they fold into none), the paths its requests are POSTed to, the
 request fields replay compares by default, and, for a dialect whose streams resume,
 how a resume request is told apart and which lines answer it, and the shape of the error
-a server of ours answers its requests with. The plan
-(`harness._replay.plan`), the `Replayer` and the cassette's `sse()` read a dialect
-through `provider(name).framing` alone, never by spelling an event type.
+a server of ours answers its requests with, and how the provider's SDK is pointed at a
+server (`ClientEnv`: the variables it reads, what follows the server's address in its
+base URL). The plan (`harness._replay.plan`), the `Replayer`, the cassette's `sse()` and
+the lines `harness serve` and `harness proxy` start with read a dialect through
+`provider(name).framing` alone, never by spelling an event type or a variable.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["Framing", "Line"]
+__all__ = ["ClientEnv", "Framing", "Line"]
 
 
 class Line(Protocol):
@@ -27,6 +29,25 @@ class Line(Protocol):
     def kind(self) -> str: ...
     @property
     def data(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ClientEnv:
+    """What a client of the provider's SDK reads from the environment: the variable of its
+    base URL and of its key, and what follows a server's address in that base URL (the
+    OpenAI SDKs' paths are below `/v1`, the Anthropic SDK's below the server itself)."""
+
+    base_url_variable: str
+    key_variable: str
+    base_path: str = ""
+
+    def base_url(self, server: str) -> str:
+        """The base URL pointing this SDK at `server` (`http://HOST:PORT`)."""
+        return server + self.base_path
+
+    def assignment(self, server: str) -> str:
+        """`VARIABLE=URL`: the variable set to `base_url(server)`."""
+        return f"{self.base_url_variable}={self.base_url(server)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,3 +73,5 @@ class Framing:
     #: for each place they hold what the live API would not send, legal for the schema;
     #: None: nothing to warn of (`harness validate` prints these as warnings)
     unlike_the_api: Callable[[Iterable[Any]], Iterator[tuple[int, str]]] | None = None
+    #: how its SDK's client is pointed at a server of ours (`harness serve`, `proxy`)
+    client_env: ClientEnv = field(kw_only=True)

@@ -1,4 +1,5 @@
-"""The stop-reason policy as a command line spells it: `max_tokens,stop_sequence`.
+"""The stop-reason policy as a command line spells it: `max_tokens,stop_sequence`, or
+OpenAI's finish reasons (`length`) and incomplete reasons (`max_output_tokens`).
 
 `harness proxy --allow-stop-reasons` reads its value here, into what `harness.strict`'s
 `allow_stop_reasons=` takes; `completing_stop_reasons` is what every strict reader
@@ -27,7 +28,9 @@ def stop_reasons_from(spelled: str) -> tuple[str, ...]:
     empty list, an empty item or a name that is not a stop reason's form."""
     names = [name.strip() for name in spelled.split(",")]
     if names == [""]:
-        raise InputError("no stop reason given: name them separated by commas, as max_tokens")
+        raise InputError(
+            "no stop reason given: name them separated by commas, as max_tokens or length"
+        )
     for name in names:
         if not name:
             raise InputError(
@@ -37,7 +40,7 @@ def stop_reasons_from(spelled: str) -> tuple[str, ...]:
         if not _NAME.fullmatch(name):
             raise InputError(
                 f"{name!r} is not a stop reason: one is lower-case letters and underscores, "
-                "as max_tokens"
+                "as max_tokens or length"
             )
     return tuple(names)
 

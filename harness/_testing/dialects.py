@@ -26,6 +26,7 @@ from typing import Any, Final
 import harness
 from harness._exceptions import InputError
 from harness._providers import PACKAGES, provider
+from harness._providers.wire import ClientEnv
 
 __all__ = [
     "ANTHROPIC",
@@ -60,11 +61,12 @@ class Dialect:
     name: str
     #: its default cases' folder; None: the harness's cassette library (Anthropic's)
     library: Path | None
-    #: the variables a `--serve` command reads: the base URL, the API key
-    base_url_env: str
-    api_key_env: str
-    #: what follows the server's URL in the base URL (the OpenAI SDKs' include `/v1`)
-    base_url_path: str = ""
+
+    @property
+    def client_env(self) -> ClientEnv:
+        """The variables a `--serve` command reads (the base URL, the API key), and what
+        follows the server's URL in the base URL: the provider's `framing.client_env`."""
+        return provider(self.name).framing.client_env
 
     @property
     def own_cases(self) -> bool:
@@ -73,17 +75,9 @@ class Dialect:
 
 
 DIALECTS: Final[dict[str, Dialect]] = {
-    ANTHROPIC: Dialect(ANTHROPIC, None, "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
-    "openai-chat": Dialect(
-        "openai-chat", OPENAI_LIBRARY / "chat", "OPENAI_BASE_URL", "OPENAI_API_KEY", "/v1"
-    ),
-    "openai-responses": Dialect(
-        "openai-responses",
-        OPENAI_LIBRARY / "responses",
-        "OPENAI_BASE_URL",
-        "OPENAI_API_KEY",
-        "/v1",
-    ),
+    ANTHROPIC: Dialect(ANTHROPIC, None),
+    "openai-chat": Dialect("openai-chat", OPENAI_LIBRARY / "chat"),
+    "openai-responses": Dialect("openai-responses", OPENAI_LIBRARY / "responses"),
 }
 
 

@@ -13,8 +13,10 @@ own function under `with fault_variant.expect_failure():`. It passes when the co
 raised anything (it noticed; given exception types, one of those), and fails with one
 line naming the function and what it returned when the broken stream was accepted
 silently, unless the marker's `accept=` says why the code accepts that row on purpose.
-For the one row the SDK recovers from by itself (`http_429_then_ok`, expected outcome
-`done`), it is the other way round: the code must return normally. Each case keeps its
+For a row whose expected outcome is `done` it is the other way round: the code must
+return normally. Raising is `not recovered` on the row the SDK's own retry recovers from
+(`http_429_then_ok`, a session whose first answer is retried), and a crash on any other
+(a deviation the adapter tolerates, Chat's `repeat_call_identity`). Each case keeps its
 `verdict`, which the plugin sums up at the end of the run.
 """
 
@@ -74,7 +76,7 @@ class FaultCase:
     replay_errors: Sequence[Exception] = ()
     #: where the variant stands in `responses` (after a session's earlier turns)
     variant_index: int = 0
-    #: the stop reasons the strict clients accept besides end_turn and tool_use (the
+    #: the stop (finish) reasons the strict clients accept besides each API's own (the
     #: plugin's `harness_allow_stop_reasons`), for the report's strict verdict
     allow_stop_reasons: tuple[str, ...] = ()
     #: the compatible server whose profile the good stream, the row's expected outcome and
@@ -101,7 +103,8 @@ class FaultCase:
 
     @property
     def recoverable(self) -> bool:
-        """Whether the SDK recovers from this row by itself (its expected outcome is `done`)."""
+        """Whether this row's stream completes (its expected outcome is `done`): the SDK's
+        own retry recovers (`http_429_then_ok`), or the adapter tolerates it."""
         from harness.faults import DONE
 
         return self.expected_code == DONE
@@ -264,7 +267,8 @@ def _first_line(error: BaseException) -> str:
 
 #: The verdict of a row the good cassette, or the code's request, gives nothing to break.
 DOES_NOT_APPLY: Final = "does not apply"
-#: The verdicts the marker's `accept=` turns into a pass: the code took the row as it came.
+#: The verdicts the marker's `accept=` turns into a pass: the code took the row as it came
+#: (or refused a stream that completes: `crashed` on a `done` row counts only then).
 _ACCEPTABLE: Final = frozenset({"accepted silently", "not recovered"})
 
 
@@ -355,7 +359,10 @@ class ExpectFailure:
         problem = self._problem(error, where)
         if problem is None:
             self.case.verdict = "caught"
-        elif self.case.accepted_because is not None and self.case.verdict in _ACCEPTABLE:
+        elif self.case.accepted_because is not None and (
+            self.case.verdict in _ACCEPTABLE
+            or (self.case.recoverable and self.case.verdict == "crashed")
+        ):
             self.case.verdict = "accepted on purpose"
             return True
         else:
@@ -385,11 +392,17 @@ class ExpectFailure:
         if case.replay_errors:
             case.verdict = "not answered"
             return f"{code} on {name}: the cassettes could not answer: {case.replay_errors[0]}"
-        if case.recoverable and error is not None:
+        if case.recoverable and error is not None and case.fault.before:
             case.verdict = "not recovered"
             return (
                 f"{code} raised {_first_line(error)} on {name}: the SDK's own retry recovers "
                 "from it (the harness's adapter completes the stream)"
+            )
+        if case.recoverable and error is not None:
+            case.verdict = "crashed"
+            return (
+                f"{code} crashed with {_first_line(error)} on {name}, a stream the harness's "
+                f"adapter completes ({case.fault.description})"
             )
         if error is not None and not case.recoverable and not self._expected(error):
             case.verdict = "crashed"

@@ -165,12 +165,12 @@ def run_served(
     from harness._replay.clients import DUMMY_API_KEY
 
     server = CaseServer(cases)
-    spoken = dialect(cases[0].provider)
+    spoken = dialect(cases[0].provider).client_env
     with ServerThread(server.app()) as url:
         base = {
             **environ,
-            spoken.base_url_env: url + spoken.base_url_path,
-            spoken.api_key_env: DUMMY_API_KEY,
+            spoken.base_url_variable: spoken.base_url(url),
+            spoken.key_variable: DUMMY_API_KEY,
         }
 
         yield from judged_served(

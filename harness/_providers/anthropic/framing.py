@@ -15,10 +15,10 @@ from typing import Any, Final
 from harness._exceptions import APIErrorEvent
 from harness._json import dump_line
 from harness._providers.anthropic.message import StreamErrorEvent, message_from_events
-from harness._providers.wire import Framing
+from harness._providers.wire import ClientEnv, Framing
 from harness._terminal import printable
 
-__all__ = ["FRAMING", "MATCH_ON", "encode_event", "unlike_the_api"]
+__all__ = ["CLIENT_ENV", "FRAMING", "MATCH_ON", "encode_event", "unlike_the_api"]
 
 #: The request fields a replayed request is compared on by default.
 MATCH_ON: Final = ("model", "messages", "system", "tools")
@@ -69,4 +69,10 @@ def unlike_the_api(lines: Iterable[Any]) -> Iterator[tuple[int, str]]:
             expected = max(expected, index) + 1
 
 
-FRAMING: Final = Framing(encode_event, _message, MATCH_ON, unlike_the_api=unlike_the_api)
+#: The environment variables the `anthropic` SDK reads: its base URL (the server's own
+#: address: its paths start with `/v1`), its key.
+CLIENT_ENV: Final = ClientEnv("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")
+
+FRAMING: Final = Framing(
+    encode_event, _message, MATCH_ON, unlike_the_api=unlike_the_api, client_env=CLIENT_ENV
+)

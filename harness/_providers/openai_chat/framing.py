@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from harness._exceptions import APIErrorEvent
 from harness._json import dump_line
-from harness._providers.openai_shared import error_answer, error_status
+from harness._providers.openai_shared import CLIENT_ENV, error_answer, error_status
 from harness._providers.wire import Framing
 
 __all__ = [
@@ -139,4 +139,5 @@ FRAMING: Final = Framing(
     endpoints=(ENDPOINT,),
     done=DONE_SSE,
     error_answer=error_answer,
+    client_env=CLIENT_ENV,
 )
