@@ -5,19 +5,36 @@ A name is credential-like when, case-insensitively, it contains `key`, `token`,
 or is an account or request identifier header (Anthropic's `anthropic-organization-id`
 and `request-id`; OpenAI's `openai-organization`, `openai-project` and `x-request-id`;
 Azure's `apim-request-id`). Azure's `api-key` header and query parameter are `*key*`. Counts
-named `*tokens` (`max_tokens`, `input_tokens`) are not credentials and stay. Record,
+named `*tokens` (`max_tokens`, `input_tokens`) and their details (`prompt_tokens_details`)
+are not credentials and stay. Record,
 `--vcr`, import, the proxy, the server and captured requests all go through here.
+
+Names are not enough: an upstream may repeat the key it was sent in an error message or
+any field of an event. So a credential the harness holds or forwards (the key `record`
+sends, the headers and query of a request the proxy passes on or a recording kept) is
+also masked by value (`credentials` collects them, `mask` replaces each occurrence in
+any string, key or text with `***`), wherever it appears. Values shorter than
+`MIN_SECRET_LENGTH` are not masked: no provider issues a key that short, and masking
+`test` would rewrite every word holding it.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 __all__ = [
+    "MASK",
+    "MIN_SECRET_LENGTH",
+    "credentials",
     "is_secret_name",
+    "mask",
+    "mask_text",
     "redact",
     "redact_answer",
     "redact_headers",
@@ -39,6 +56,10 @@ _IDENTIFYING_HEADERS: Final = frozenset(
         "apim-request-id",
     }
 )
+#: What a credential found by value becomes.
+MASK: Final = "***"
+#: The shortest value masked by value: the shortest key any provider issues is longer.
+MIN_SECRET_LENGTH: Final = 8
 #: Body fields of a request that a cassette does not keep (transport, not content).
 _TRANSPORT_FIELDS: Final = frozenset({"stream", "extra_headers"})
 
@@ -49,6 +70,7 @@ def is_secret_name(name: str) -> bool:
     lowered = name.lower()
     if lowered in _IDENTIFYING_HEADERS:
         return True
+    lowered = lowered.removesuffix("_details")  # prompt_tokens_details: counts, too
     if lowered.endswith("tokens"):  # max_tokens, budget_tokens, input_tokens: counts
         return bool(_SECRET.search(lowered.removesuffix("tokens")))
     return bool(_SECRET.search(lowered))
@@ -58,30 +80,119 @@ def is_secret_name(name: str) -> bool:
 #: of the object holding them: a thinking block's `signature` (a checksum the API reads
 #: back), which a stream must keep to stay a stream.
 _ANSWER_FIELDS: Final = frozenset({("thinking", "signature"), ("signature_delta", "signature")})
+#: The field of an OpenAI log-probability entry (an object with a `logprob`) that holds
+#: the token's text: the protocol's own too.
+_LOGPROB_TOKEN: Final = "token"
 
 
-def _redacted(value: Any, kept: frozenset[tuple[Any, str]]) -> Any:
+def _protocol_field(value: dict[Any, Any], key: str) -> bool:
+    """Whether `value[key]`, named like a credential, is an answer's own field."""
+    if key == _LOGPROB_TOKEN:
+        return "logprob" in value
+    return (value.get("type"), key) in _ANSWER_FIELDS
+
+
+def _redacted(value: Any, answer: bool) -> Any:
     if isinstance(value, dict):
-        kind = value.get("type")
         return {
-            key: _redacted(item, kept)
+            key: _redacted(item, answer)
             for key, item in value.items()
-            if not (isinstance(key, str) and is_secret_name(key) and (kind, key) not in kept)
+            if not (
+                isinstance(key, str)
+                and is_secret_name(key)
+                and not (answer and _protocol_field(value, key))
+            )
         }
     if isinstance(value, list | tuple):
-        return [_redacted(item, kept) for item in value]
+        return [_redacted(item, answer) for item in value]
     return value
+
+
+def _parts(name: str, value: str) -> Iterable[str]:
+    """The credentials one header, query parameter or userinfo value carries: the value,
+    the token after an auth scheme (`Bearer sk-...`) and a Basic pair's password, each
+    cookie's value."""
+    yield value
+    scheme, _, token = value.strip().partition(" ")
+    if token:
+        yield token.strip()
+        if scheme.lower() == "basic":
+            try:
+                pair = base64.b64decode(token.strip(), validate=True).decode("utf-8")
+            except (binascii.Error, UnicodeDecodeError):
+                pair = ""
+            yield from pair.partition(":")[::2]
+    if "cookie" in name.lower():
+        for cookie in value.split(";"):
+            yield cookie.partition("=")[2].strip()
+
+
+def credentials(
+    headers: Any = (), uri: str | None = None, values: Iterable[str | None] = ()
+) -> tuple[str, ...]:
+    """The credentials to mask by value: `values` as given (the key a command holds), the
+    value of each credential-like header of `headers` (any mapping or pair list; a
+    request forwarded or kept) and query parameter of `uri`, and `uri`'s userinfo;
+    longest first (so that a key is masked whole where a shorter one is part of it),
+    none shorter than `MIN_SECRET_LENGTH`."""
+    found: set[str] = {value for value in values if value}
+    items = headers.items() if hasattr(headers, "items") else headers
+    for name, value in items:
+        if is_secret_name(str(name)):
+            found.update(_parts(str(name), str(value)))
+    if uri:
+        try:
+            parts = urlsplit(uri)
+            query = parse_qsl(parts.query, keep_blank_values=True)
+        except ValueError:
+            parts, query = None, []
+        found.update(value for name, value in query if is_secret_name(name))
+        if parts is not None:
+            found.update(value for value in (parts.username, parts.password) if value)
+    kept = {value for value in found if len(value) >= MIN_SECRET_LENGTH}
+    return tuple(sorted(kept, key=lambda value: (-len(value), value)))
+
+
+@lru_cache(maxsize=64)  # a command masks with the same few values all along
+def _pattern(secrets: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(map(re.escape, secrets)))
+
+
+def mask_text(text: str, secrets: tuple[str, ...]) -> str:
+    """`text` with each occurrence of each of `secrets` (`credentials`) as `MASK`."""
+    if not secrets:
+        return text
+    return _pattern(secrets).sub(MASK, text)
+
+
+def mask(value: Any, secrets: tuple[str, ...]) -> Any:
+    """A copy of the JSON value `value` with `secrets` masked in every string and key."""
+    if not secrets:
+        return value
+    pattern = _pattern(secrets)
+
+    def masked(item: Any) -> Any:
+        if isinstance(item, str):
+            return pattern.sub(MASK, item)
+        if isinstance(item, dict):
+            return {masked(key): masked(inner) for key, inner in item.items()}
+        if isinstance(item, list | tuple):
+            return [masked(inner) for inner in item]
+        return item
+
+    return masked(value)
 
 
 def redact(value: Any) -> Any:
     """A copy of `value` with every credential-like key removed from every object in it."""
-    return _redacted(value, frozenset())
+    return _redacted(value, False)
 
 
-def redact_answer(value: Any) -> Any:
+def redact_answer(value: Any, secrets: tuple[str, ...] = ()) -> Any:
     """An answer's event or error JSON as a recording keeps it: `redact`, but a thinking
-    block's `signature` stays (the protocol's field, not a credential)."""
-    return _redacted(value, _ANSWER_FIELDS)
+    block's `signature` and a log-probability's `token` stay (the protocol's fields, not
+    credentials); and `secrets` (`credentials`) masked wherever they appear."""
+    return mask(_redacted(value, True), secrets)
 
 
 def redact_request(request: dict[str, Any]) -> dict[str, Any]:

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from harness._redact import is_secret_name, redact, redact_headers, redact_request, redact_uri
+from harness._redact import (
+    credentials,
+    is_secret_name,
+    mask,
+    mask_text,
+    redact,
+    redact_answer,
+    redact_headers,
+    redact_request,
+    redact_uri,
+)
 
 SECRET_WORDS = ["key", "token", "secret", "password", "passwd", "authorization", "cookie"]
 COUNTS = ["max_tokens", "budget_tokens", "input_tokens", "output_tokens"]
@@ -94,3 +105,54 @@ def test_uris_lose_userinfo_and_credential_parameters(
 def test_headers_lose_credentials_whatever_their_case() -> None:
     headers = {"Authorization": "Bearer x", "X-API-KEY": "k", "Content-Type": "json", "Cookie": "c"}
     assert redact_headers(headers) == {"content-type": "json"}
+
+
+# -- credentials by value (issue 37) -------------------------------------------------------------
+
+
+def test_credentials_are_the_values_a_request_carries_longest_first() -> None:
+    basic = "Basic " + base64.b64encode(b"someone:pass-word-1234").decode()
+    found = credentials(
+        {
+            "Authorization": "Bearer sk-proj-0123456789",
+            "x-proxy-authorization": basic,
+            "cookie": "session=cookie-value-42; theme=dark",
+            "content-type": "application/json",
+        },
+        "https://user:uri-password-99@host/v1?api-key=query-key-5678&model=gpt-4.1-mini",
+        values=["sk-held-by-command", "short", None],
+    )
+    assert set(found) >= {
+        "sk-proj-0123456789",
+        "Bearer sk-proj-0123456789",
+        "pass-word-1234",
+        "cookie-value-42",
+        "uri-password-99",
+        "query-key-5678",
+        "sk-held-by-command",
+    }
+    assert "short" not in found and "application/json" not in found  # too short; no secret
+    assert "gpt-4.1-mini" not in found
+    assert [len(value) for value in found] == sorted((len(value) for value in found), reverse=True)
+
+
+def test_mask_replaces_each_credential_in_every_string_and_key() -> None:
+    secrets = credentials(values=["sk-0123456789", "sk-0123456789-longer"])
+    value = {"a": ["x sk-0123456789-longer y", {"sk-0123456789": "sk-0123456789!"}], "n": 3}
+    assert mask(value, secrets) == {"a": ["x *** y", {"***": "***!"}], "n": 3}
+    assert mask_text("key sk-0123456789.", secrets) == "key ***."
+    assert mask(value, ()) is value
+
+
+@pytest.mark.parametrize(
+    "name", ["prompt_tokens_details", "completion_tokens_details", "input_tokens_details"]
+)
+def test_token_counts_details_are_no_credentials(name: str) -> None:
+    assert not is_secret_name(name)
+
+
+def test_an_answer_keeps_a_logprob_token_and_drops_a_token_elsewhere() -> None:
+    entry = {"token": "Hello", "logprob": -0.1, "top_logprobs": [{"token": "Hi", "logprob": -2}]}
+    event = {"choices": [{"logprobs": {"content": [entry]}}], "token": "sess-secret"}
+    assert redact_answer(event) == {"choices": [{"logprobs": {"content": [entry]}}]}
+    assert redact(entry) == {"logprob": -0.1, "top_logprobs": [{"logprob": -2}]}

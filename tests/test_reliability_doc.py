@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 import test_fuzz_cli
+import test_record_memory
+import test_serve_burst
 import test_trace
 from conftest import ROOT
 from fake_api import BEHAVIOURS
@@ -13,11 +15,20 @@ from test_strict_bounds import FLOOD, PINGS
 
 from harness._cassette.codec import MAX_BODY_BYTES, MAX_LINE_BYTES, SPOOL_MEMORY
 from harness._directives import MAX_AT_MS
-from harness._http.hosting import LOG_BACKLOG, MAX_BODY, MAX_FIELD_BYTES, MAX_HEADERS
+from harness._http.hosting import (
+    DESCRIPTORS,
+    LOG_BACKLOG,
+    LOOP_ERROR_EVERY,
+    MAX_BODY,
+    MAX_FIELD_BYTES,
+    MAX_HEADERS,
+)
 from harness._http.proxy import DEFAULT_UPSTREAM_TIMEOUT
+from harness._http.server import KEPT_REQUEST_BYTES, KEPT_REQUESTS
 from harness._inflate import CHUNK
 from harness._json import MAX_NESTING
 from harness._record.live import DEFAULT_MAX_DURATION, DEFAULT_TIMEOUT
+from harness._redact import MIN_SECRET_LENGTH
 from harness._replay.plan import DEFAULT_READ_TIMEOUT
 from harness._strict.guard import WITHHELD_LINES
 from harness._testing.bounded import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINE_BYTES, MAX_STDERR_BYTES
@@ -54,6 +65,18 @@ FUZZ_COMMANDS = len(test_fuzz_cli.COMMANDS)
         f"at most\n      {MAX_BODY_BYTES} bytes ({MAX_BODY_BYTES // 2**20} MiB, import's cap)",
         f"a line over {MAX_LINE_BYTES} bytes,",
         f"(default {DEFAULT_UPSTREAM_TIMEOUT:g} s) bounds upstream's connect and silence",
+        # record and serve (issue 37)
+        f"Values shorter than {MIN_SECRET_LENGTH} characters are not masked",
+        "requires a peak below a quarter of that",
+        f"records {test_record_memory.MIB} MiB in-process",
+        f"keeps {KEPT_REQUESTS} requests, {KEPT_REQUEST_BYTES} bytes of their bodies",
+        f"the latest {KEPT_REQUESTS}, the oldest dropped first",
+        f"hold more than {KEPT_REQUEST_BYTES} bytes ({KEPT_REQUEST_BYTES // 2**20} MiB)",
+        f"Each body is at most {MAX_BODY} bytes",
+        f"up to {DESCRIPTORS}",
+        f"one log line at most every {LOOP_ERROR_EVERY:g} s",
+        f"opens {test_serve_burst.BURST} connections against a limit\n"
+        f"  of {test_serve_burst.LIMIT}",
         # fault rows (promise 11)
         f"the `stall` row is {STALL_MS} ms of silence",
         f"read timeout ({DEFAULT_READ_TIMEOUT:g} s) and than `harness replay --timeout` "

@@ -30,9 +30,12 @@ from harness._http.hosting import (
     harness_app,
 )
 from harness._http.proxy import RecordingProxy
-from harness._http.server import CassetteServer
+from harness._http.server import KEPT_REQUEST_BYTES, KEPT_REQUESTS, CassetteServer
 from harness._json import MAX_NESTING
+from harness._replay.replayer import Replayer
 
+#: What a client sending JSON says it sends (`serve` refuses any other body).
+JSON = {"content-type": "application/json"}
 #: Streamed answers asked of `serve` while its standard output is full.
 ANSWERS_WITH_STDOUT_FULL = 100
 
@@ -202,7 +205,7 @@ def _nested(depth: int) -> bytes:
 
 def test_a_body_at_the_nesting_limit_is_answered_and_listed() -> None:
     with ServerThread(CassetteServer([str(TEXT_ONLY)]).app()) as url:
-        answer = httpx2.post(f"{url}/v1/messages", content=_nested(MAX_NESTING))
+        answer = httpx2.post(f"{url}/v1/messages", content=_nested(MAX_NESTING), headers=JSON)
         listed = httpx2.get(f"{url}/_harness/requests")
     assert answer.status_code == 200
     assert listed.status_code == 200 and len(listed.json()) == 1
@@ -212,7 +215,7 @@ def test_a_body_at_the_nesting_limit_is_answered_and_listed() -> None:
 def test_a_body_nested_past_the_limit_is_the_apis_400(depth: int) -> None:
     lines: list[str] = []
     with ServerThread(CassetteServer([str(TEXT_ONLY)], log=lines.append).app()) as url:
-        answer = httpx2.post(f"{url}/v1/messages", content=_nested(depth))
+        answer = httpx2.post(f"{url}/v1/messages", content=_nested(depth), headers=JSON)
     assert answer.status_code == 400
     assert answer.json() == {
         "type": "error",
@@ -232,7 +235,7 @@ def test_the_proxy_forwards_a_body_nested_past_the_limit_and_records_nothing(
         ServerThread(upstream) as upstream_url,
         ServerThread(RecordingProxy(upstream_url, tmp_path, log=lines.append).app()) as url,
     ):
-        answer = httpx2.post(f"{url}/v1/messages", content=_nested(1000))
+        answer = httpx2.post(f"{url}/v1/messages", content=_nested(1000), headers=JSON)
     assert answer.status_code == 400 and TOO_DEEP in answer.text  # upstream's own answer
     assert lines[0] == f"POST /v1/messages: not recorded: {TOO_DEEP}"
     assert list(tmp_path.iterdir()) == []
@@ -424,3 +427,60 @@ def test_the_proxy_announces_every_sdks_base_url(tmp_path: Path) -> None:
     assert base_url_line("http://h:1", providers) == (
         "ANTHROPIC_BASE_URL=http://h:1 OPENAI_BASE_URL=http://h:1/v1"
     )
+
+
+# -- bounded whatever arrives (issue 37) ---------------------------------------------------------
+
+
+def test_the_requests_kept_are_the_latest_within_the_count_and_the_bytes() -> None:
+    replayer = Replayer([str(TEXT_ONLY)], keep_requests=3, keep_request_bytes=240)
+    for number in range(5):
+        replayer.capture("POST", "/v1/messages", {}, json.dumps({"n": number}).encode())
+    assert [request.json["n"] for request in replayer.requests] == [2, 3, 4]  # the count
+    assert replayer.captured == 5
+    big = json.dumps({"n": 5, "pad": "x" * 100}).encode()
+    replayer.capture("POST", "/v1/messages", {}, big)
+    replayer.capture("POST", "/v1/messages", {}, big.replace(b'"n": 5', b'"n": 6'))
+    assert [request.json["n"] for request in replayer.requests] == [5, 6]  # the bytes: 238 of 240
+    huge = json.dumps({"n": 7, "pad": "x" * 1000}).encode()
+    replayer.capture("POST", "/v1/messages", {}, huge)
+    assert [request.json["n"] for request in replayer.requests] == [7]  # the latest stays
+    replayer.reset()
+    assert (len(replayer.requests), replayer.captured) == (0, 0)
+
+
+def test_serve_keeps_its_requests_within_the_documented_bounds() -> None:
+    replayer = CassetteServer([str(TEXT_ONLY)]).replayer
+    assert (replayer.keep_requests, replayer.keep_request_bytes) == (
+        KEPT_REQUESTS,
+        KEPT_REQUEST_BYTES,
+    )
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", None],
+)
+@pytest.mark.parametrize("path", ["/v1/messages", "/v1/chat/completions", "/v1/responses"])
+def test_what_a_web_page_sends_without_a_preflight_is_refused_and_not_kept(
+    content_type: str | None, path: str
+) -> None:
+    lines: list[str] = []
+    body = json.dumps({**BODY, "input": "hi"}).encode()
+    headers = {} if content_type is None else {"content-type": content_type}
+    with ServerThread(CassetteServer([str(LIBRARY)], log=lines.append).app()) as url:
+        answer = httpx2.post(url + path, content=body, headers=headers)
+        listed = httpx2.get(f"{url}/_harness/requests").json()
+    assert answer.status_code == 415
+    assert "send the body as JSON (content-type: application/json)" in answer.text
+    assert listed == []
+    assert lines == [f"#1 POST {path} -> 415 (content-type {content_type or 'missing'}, not JSON)"]
+
+
+@pytest.mark.parametrize("content_type", ["application/json; charset=utf-8", "application/x+json"])
+def test_any_json_content_type_is_answered(content_type: str) -> None:
+    with ServerThread(CassetteServer([str(TEXT_ONLY)]).app()) as url:
+        answer = httpx2.post(
+            f"{url}/v1/messages", content=json.dumps(BODY), headers={"content-type": content_type}
+        )
+    assert answer.status_code == 200

@@ -286,12 +286,23 @@ def small_limit() -> Iterator[str]:
         pytest.param("POST", "/v1/messages", b"x" * 2000, 413, "request_too_large", id="size"),
         pytest.param("GET", "/v1/models", b"", 404, "not_found_error", id="unknown-path"),
         pytest.param("GET", "/v1/messages", b"", 405, "invalid_request_error", id="method"),
+        pytest.param("POST", "/v1/messages", b"{}", 415, "invalid_request_error", id="text/plain"),
+        pytest.param("POST", "/v1/messages", b"{}", 415, "invalid_request_error", id="no-type"),
     ],
 )
 def test_bad_requests_get_the_apis_error_shape(
-    small_limit: str, method: str, path: str, content: bytes, status: int, kind: str
+    small_limit: str,
+    method: str,
+    path: str,
+    content: bytes,
+    status: int,
+    kind: str,
+    request: pytest.FixtureRequest,
 ) -> None:
-    response = httpx2.request(method, small_limit + path, content=content)
+    kinds = {"text/plain": "text/plain", "no-type": None}
+    content_type = kinds.get(request.node.callspec.id, "application/json")
+    headers = {} if content_type is None else {"content-type": content_type}
+    response = httpx2.request(method, small_limit + path, content=content, headers=headers)
     assert response.status_code == status
     body = response.json()
     assert body == {"type": "error", "error": {"type": kind, "message": body["error"]["message"]}}

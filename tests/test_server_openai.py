@@ -186,7 +186,8 @@ def test_a_provider_without_cassettes_served_gets_a_404_naming_it() -> None:
 
 
 def test_the_servers_own_errors_come_in_openais_error_json(library: str) -> None:
-    not_json = httpx2.post(f"{library}/v1/chat/completions", content=b"{nope")
+    json_type = {"content-type": "application/json"}
+    not_json = httpx2.post(f"{library}/v1/chat/completions", content=b"{nope", headers=json_type)
     wrong_method = httpx2.get(f"{library}/v1/responses")
     too_big = CassetteServer([str(LIBRARY / "openai")], max_body=64)
     with ServerThread(too_big.app()) as url:

@@ -133,10 +133,11 @@ def record_command(
 ) -> None:
     """Record a live stream into a cassette (needs ANTHROPIC_API_KEY or OPENAI_API_KEY; billed)."""
 
-    shown: list[str] = []
+    shown = False  # whether any text was shown (a flag: the text itself is not held)
 
     def show(text: str) -> None:
-        shown.append(text)
+        nonlocal shown
+        shown = True
         sys.stderr.write(printable(text, keep="\n"))
         sys.stderr.flush()
 

@@ -78,6 +78,7 @@ Examples:
   then, in another terminal (any API key is accepted, never logged):
   ANTHROPIC_BASE_URL=http://127.0.0.1:8080 python my_app.py
   curl -N http://127.0.0.1:8080/v1/messages -H 'x-harness-cassette: text_only' \\
+      -H 'content-type: application/json' \\
       -d '{"model": "m", "max_tokens": 9, "messages": [], "stream": true}'
   harness serve cassettes/openai/ --port 8080       # OpenAI's Chat and Responses
   OPENAI_BASE_URL=http://127.0.0.1:8080/v1 python my_openai_app.py

@@ -10,6 +10,14 @@ half-done is written); `LineLog`, the
 request log that never holds up the event loop; and `ServerThread`, the same server in
 a background thread for tests and benchmarks. No access log is kept: a request's
 headers, and so its API key, are never logged.
+
+Under a burst of connections: at start the soft limit of open descriptors
+(`RLIMIT_NOFILE`) is raised as far as the hard limit allows, up to `DESCRIPTORS`
+(`raise_descriptor_limit`); past it, asyncio's failure to accept is told in one log
+line (`LoopErrors`), at most once every `LOOP_ERROR_EVERY` seconds with a count of those
+not told, where asyncio would print a traceback for each, hundreds a second, writing to
+standard error from the event loop itself (a full pipe there stopped the server for
+good). The connections waiting are accepted once others close, and the server goes on.
 """
 
 from __future__ import annotations
@@ -22,10 +30,12 @@ import ipaddress
 import os
 import queue
 import re
+import resource
 import select
 import signal
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable, Collection
 from types import TracebackType
 from typing import IO, Any, Final
@@ -43,20 +53,24 @@ from harness._terminal import printable
 
 __all__ = [
     "CONTROL_PREFIX",
+    "DESCRIPTORS",
     "LOCALHOST",
     "LOG_BACKLOG",
+    "LOOP_ERROR_EVERY",
     "MAX_BODY",
     "MAX_FIELD_BYTES",
     "MAX_HEADERS",
     "TOO_DEEP",
     "ErrorAnswer",
     "LineLog",
+    "LoopErrors",
     "ServerThread",
     "api_error",
     "api_errors",
     "base_url_line",
     "control_refusal",
     "harness_app",
+    "raise_descriptor_limit",
     "run_until_signal",
 ]
 
@@ -77,6 +91,12 @@ LOG_BACKLOG: Final = 10_000
 #: How long a stopping server waits for its last log lines to be read.
 LOG_DRAIN_SECONDS: Final = 1.0
 
+#: The soft limit of open descriptors `serve` and `proxy` raise theirs to, at most (the
+#: hard limit permitting): a connection is one, a proxied one two.
+DESCRIPTORS: Final = 65536
+#: Seconds between two log lines telling the same failure of the event loop.
+LOOP_ERROR_EVERY: Final = 5.0
+
 #: The `error.type` the API gives with each status (its "Errors" page).
 ERROR_TYPE_OF_STATUS: Final = {
     400: "invalid_request_error",
@@ -86,6 +106,7 @@ ERROR_TYPE_OF_STATUS: Final = {
     405: "invalid_request_error",
     413: "request_too_large",
     414: "invalid_request_error",
+    415: "invalid_request_error",
     429: "rate_limit_error",
     431: "invalid_request_error",
     500: "api_error",
@@ -344,6 +365,56 @@ class LineLog:
                 select.select([], [self._fd], [])
 
 
+def raise_descriptor_limit(target: int = DESCRIPTORS) -> int:
+    """Raise the soft limit of open descriptors to `target`, or the hard limit if lower
+    (never lowering it); return the soft limit in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = target if hard == resource.RLIM_INFINITY else min(target, hard)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+            soft = wanted
+        except (ValueError, OSError):  # a system cap below the hard limit: kept as it was
+            pass
+    return soft
+
+
+class LoopErrors:
+    """An event loop's exception handler telling each failure in one line on `log`
+    (asyncio's default prints a traceback to standard error from the loop itself).
+
+    The same failure again within `every` seconds is counted, not told, and the count is
+    added to the next line telling it: asyncio reports a failed `accept` once for each
+    connection waiting, each time it tries again.
+    """
+
+    def __init__(self, log: Callable[[str], None], *, every: float = LOOP_ERROR_EVERY) -> None:
+        self._log = log
+        self._every = every
+        self._told: dict[str, float] = {}
+        self._untold: dict[str, int] = {}
+
+    def __call__(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        message = str(context.get("message") or "an error in the event loop")
+        error = context.get("exception")
+        what = message
+        if isinstance(error, BaseException):
+            what = f"{message}: {type(error).__name__}"
+            if isinstance(error, OSError) and error.errno == errno.EMFILE:
+                limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+                what += (
+                    f" (all {limit} descriptors in use: new connections wait until others close)"
+                )
+        now = time.monotonic()
+        if now - self._told.get(what, -self._every) < self._every:
+            self._untold[what] = self._untold.get(what, 0) + 1
+            return
+        self._told[what] = now
+        untold = self._untold.pop(what, 0)
+        again = f" ({untold} more like it in the last {self._every:g} s)" if untold else ""
+        self._log(f"harness: {what}{again}")
+
+
 #: How a request line starts (the URL, as aiohttp's C parser quotes it, or the method).
 _REQUEST_LINE: Final = re.compile(rb"/|[A-Z]+ ")
 
@@ -438,6 +509,7 @@ def _base_url(site: web.TCPSite) -> str:
 
 
 async def _start(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, str]:
+    asyncio.get_running_loop().set_exception_handler(LoopErrors(app.get(LOG, _nowhere)))
     runner = _Runner(
         app,
         access_log=None,
@@ -478,8 +550,10 @@ async def run_until_signal(
     """Serve `app` until SIGINT or SIGTERM; return that signal's name.
 
     `on_ready` gets the base URL once the socket listens. A port in use, or any address
-    that cannot be bound, raises `InputError` in one line.
+    that cannot be bound, raises `InputError` in one line. The soft limit of open
+    descriptors is raised first (`raise_descriptor_limit`).
     """
+    raise_descriptor_limit()
     runner, url = await _start(app, host, port)
     loop = asyncio.get_running_loop()
     stopped: asyncio.Future[str] = loop.create_future()

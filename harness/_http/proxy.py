@@ -20,11 +20,15 @@ OpenAI client's base URL has it, or none when `--upstream` ends in `/v1`), read 
   client's retry logic reads, the error JSON).
 
 The header holds the request without credentials (`redact_request`) and, for OpenAI,
-its `provider`. Files are named `turn-NN.jsonl` by request arrival
-(`harness._cassette.sessions`), numbered after any turn already in the folder, so the
-folder is a session `harness serve` answers turn by turn. Other endpoints, and the
-Responses resume `GET`, pass through and are listed on the log, not recorded. A stop
-(SIGINT/SIGTERM) or a client leaving mid-answer writes nothing for that answer.
+its `provider`. Each line is kept without credential-like fields, and with the
+credentials the client's request carried (its key's header, a credential-like query
+parameter) masked wherever upstream repeats them (`harness._redact.credentials`): an
+error message quoting the key, in-band or in a 401's body, writes no key. Files are
+named `turn-NN.jsonl` by request arrival (`harness._cassette.sessions`), numbered after
+any turn already in the folder, so the folder is a session `harness serve` answers turn
+by turn. Other endpoints, and the Responses resume `GET`, pass through and are listed on
+the log, not recorded. A stop (SIGINT/SIGTERM) or a client leaving mid-answer writes
+nothing for that answer.
 
 With `strict=True` (`harness proxy --strict`) each streamed Messages answer also passes
 the strict adapter on its way (`harness._strict.guard.StreamGuard`): each event reaches
@@ -77,7 +81,7 @@ from harness._json import MAX_NESTING, deeper_than_limit, dump_line, may_be_too_
 from harness._providers.recorded import Recorded
 from harness._providers.sse import SSEFormatError, encode_event
 from harness._record.answer import StreamLines, lines_of_answer, recorded_dialect
-from harness._redact import redact_answer, redact_uri
+from harness._redact import credentials, mask, redact_answer, redact_uri
 from harness._strict.policy import completing_stop_reasons
 
 if TYPE_CHECKING:
@@ -200,8 +204,11 @@ class _Answer:
         header: dict[str, Any],
         streamed: bool,
         dialect: Recorded | None = None,
+        secrets: tuple[str, ...] = (),
     ) -> None:
         self.status = status
+        #: the credentials the request carried, masked wherever the answer repeats them
+        self.secrets = secrets
         #: the OpenAI API the answer is of (None: Anthropic's Messages)
         self.dialect = dialect
         self.headers = {name.lower(): value for name, value in headers.items()}
@@ -209,7 +216,7 @@ class _Answer:
         #: a 200 to a request for a stream: read as one, as the SDK reads it
         self.streamed = streamed
         self._inflate = _Inflate(self.headers.get("content-encoding", ""), MAX_BODY_BYTES)
-        self._sse = StreamLines(dialect, max_line=MAX_LINE_BYTES)
+        self._sse = StreamLines(dialect, max_line=MAX_LINE_BYTES, secrets=secrets)
         self._body: bytes | bytearray = bytearray()
         self._first: dict[str, Any] | None = None
         self.file = file
@@ -258,7 +265,7 @@ class _Answer:
                 self.file.write(line)
                 continue
             self.file.write(self._at())
-            self.file.write(_kept(line))
+            self.file.write(_kept(line, self.secrets))
             self.events += 1
 
     def stop(self, reason: str) -> None:
@@ -275,8 +282,13 @@ class _Answer:
             raise ValueError(self.unusable)
         try:
             if not self.streamed:
-                lines, extra = lines_of_answer(self.status, self.headers, self._body, self.dialect)
-                kept = [*([self._first] if self._first else []), *map(_kept, lines)]
+                lines, extra = lines_of_answer(
+                    self.status, self.headers, self._body, self.dialect, self.secrets
+                )
+                kept = [
+                    *([self._first] if self._first else []),
+                    *(_kept(line, self.secrets) for line in lines),
+                ]
                 self.events = sum(1 for line in kept if "harness" not in line)
                 for line in [{**self.header, **extra}, *kept]:
                     self.file.write(line)
@@ -296,11 +308,12 @@ class _Answer:
         await self.file.close()
 
 
-def _kept(line: dict[str, Any]) -> dict[str, Any]:
-    """A line of an answer as a cassette keeps it: credential-like fields removed."""
+def _kept(line: dict[str, Any], secrets: tuple[str, ...]) -> dict[str, Any]:
+    """A line of an answer as a cassette keeps it: credential-like fields removed,
+    `secrets` masked."""
     if deeper_than_limit(line):
         raise _Unrecordable(TOO_DEEP_ANSWER)
-    kept: dict[str, Any] = redact_answer(line)
+    kept: dict[str, Any] = redact_answer(line, secrets)
     return kept
 
 
@@ -438,10 +451,12 @@ class RecordingProxy:
             return api_error(502, f"harness proxy: upstream {shown} unreachable: {error}")
         answer = None
         if file is not None:
-            header = self._header(request_json or {}, dialect)
+            # What the client forwarded to upstream: masked wherever the answer repeats it.
+            secrets = credentials(request.headers, self.upstream + request.rel_url.raw_path_qs)
+            header = self._header(mask(request_json or {}, secrets), dialect)
             streamed = streams and upstream.status == 200
             answer = _Answer(
-                upstream.status, upstream.headers, start, file, header, streamed, dialect
+                upstream.status, upstream.headers, start, file, header, streamed, dialect, secrets
             )
         return await self._relay(request, upstream, where, answer, guard, streams, check)
 

@@ -27,6 +27,13 @@ none of whose cassettes is served) gets a 404 in its provider's error shape, whi
 SDKs do not retry. `GET /_harness/requests` lists the requests received (headers and
 body without credentials); `POST /_harness/reset` starts over. Any API key is accepted;
 none is logged or kept.
+
+Bounded whatever arrives: a POST to an API endpoint must say its body is JSON
+(`content-type: application/json`, or any `application/...+json`), else it gets a 415
+before its body is read: what a web page can send without a CORS preflight (`text/plain`,
+a form, no content type) never reaches the server's state. A body is at most `MAX_BODY`
+bytes (the 413), and `/_harness/requests` keeps the latest `KEPT_REQUESTS` requests,
+dropping the oldest while their bodies hold more than `KEPT_REQUEST_BYTES` bytes.
 """
 
 from __future__ import annotations
@@ -57,10 +64,30 @@ from harness._json import MAX_NESTING, deeper_than_limit, may_be_too_deep
 from harness._replay.plan import JSON_HEADERS, Chunking, Cut, PlannedResponse, Stall
 from harness._replay.replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer, cassettes_from
 
-__all__ = ["CASSETTE_HEADER", "MESSAGES_PATH", "CassetteServer"]
+__all__ = [
+    "CASSETTE_HEADER",
+    "KEPT_REQUESTS",
+    "KEPT_REQUEST_BYTES",
+    "MESSAGES_PATH",
+    "CassetteServer",
+    "is_json_type",
+]
 
 #: The request header naming the cassette to answer from.
 CASSETTE_HEADER: Final = "x-harness-cassette"
+#: `/_harness/requests` lists at most this many of the latest requests...
+KEPT_REQUESTS: Final = 1000
+#: ...and drops the oldest while their bodies (as sent) hold more bytes than this.
+KEPT_REQUEST_BYTES: Final = 64 * 1024 * 1024
+
+
+def is_json_type(content_type: str) -> bool:
+    """Whether a `content-type` says JSON: `application/json` or `application/...+json`,
+    any parameters (`; charset=utf-8`) aside."""
+    kind = content_type.partition(";")[0].strip().lower()
+    return kind == "application/json" or (
+        kind.startswith("application/") and kind.endswith("+json")
+    )
 
 
 def _names(served: Sequence[tuple[str, str]], cassettes: Sequence[Cassette]) -> dict[str, Cassette]:
@@ -185,7 +212,12 @@ class CassetteServer:
         self.sessions = _sessions(self.names)
         self._turns_answered: dict[str, int] = {}
         self.replayer = Replayer(
-            self.cassettes, match_on=match_on, chunking=chunking, realtime=realtime
+            self.cassettes,
+            match_on=match_on,
+            chunking=chunking,
+            realtime=realtime,
+            keep_requests=KEPT_REQUESTS,
+            keep_request_bytes=KEPT_REQUEST_BYTES,
         )
         self.log = log
         self.max_body = max_body
@@ -258,7 +290,7 @@ class CassetteServer:
         return None
 
     def _plan(
-        self, request: web.Request, parsed: dict[str, Any], name: str
+        self, request: web.Request, parsed: dict[str, Any], name: str, size: int
     ) -> tuple[PlannedResponse, str]:
         """The planned answer and which cassette gives it, by the selection order."""
         named = request.headers.get(CASSETTE_HEADER)
@@ -269,7 +301,7 @@ class CassetteServer:
             if chosen is None:
                 raise LookupError(f"no cassette named {named!r} is served")
         headers = dict(request.headers)
-        sent = self.replayer.capture_parsed(request.method, request.path, headers, parsed)
+        sent = self.replayer.capture_parsed(request.method, request.path, headers, parsed, size)
         if chosen is not None:
             return self._answer(chosen, sent)
         number = self._matching(sent, name)
@@ -296,7 +328,7 @@ class CassetteServer:
         """Why a request finds no cassette left of its provider `name`."""
         if not held:
             return f"no {name} cassette is served, to answer {request.method} {request.path}"
-        number = len(self.replayer.requests)
+        number = self.replayer.captured
         told = f"request {number}, but the cassettes hold {held} response{'s' if held != 1 else ''}"
         return told if len(self._of) == 1 else f"{told} of {name}"
 
@@ -320,6 +352,12 @@ class CassetteServer:
         provider the selection order picks; a body that is no JSON object gets a 400."""
         self._count += 1
         where = f"#{self._count} POST {request.path}"
+        kind = request.headers.get("Content-Type", "")
+        if not is_json_type(kind):
+            kind = kind or "missing"
+            self.log(f"{where} -> 415 (content-type {kind}, not JSON)")
+            said = f"send the body as JSON (content-type: application/json), not {kind[:80]}"
+            return _refused(provider, 415, f"harness serve: {said}")
         body = await request.read()
         try:
             parsed = orjson.loads(body)
@@ -336,7 +374,7 @@ class CassetteServer:
             self.log(f"{where} -> 400 (the body nests deeper than {MAX_NESTING} levels)")
             return _refused(provider, 400, f"harness serve: {TOO_DEEP}")
         try:
-            planned, name = self._plan(request, parsed, provider)
+            planned, name = self._plan(request, parsed, provider, len(body))
         except (LookupError, HarnessError) as error:  # no such name, used up, a mismatch
             self.log(f"{where} -> 404: {str(error).splitlines()[0]}")
             return await self._send(request, _unanswerable(provider, str(error)))

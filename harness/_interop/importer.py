@@ -13,7 +13,9 @@ imported`, the header naming its `provider` when it is not Anthropic):
   `http_error` line (status, `retry-after`-like headers, the error JSON).
 
 Every other exchange is listed with the reason it was skipped; the report names it by
-its redacted URI. Only the lines, the request body (credential-like fields removed at
+its redacted URI. Only the lines (credential-like fields removed at any depth, as the
+proxy and record keep them, and the credentials the recorded request carried masked
+wherever the answer repeats them), the request body (credential-like fields removed at
 any depth, `harness._redact`), the model, the SDK version (`x-stainless-package-version`,
 kept only when it reads as a version) and the response date are kept: no other header is
 copied. A stream and a plain answer are told apart by the body (a JSON object, or SSE
@@ -55,8 +57,9 @@ from harness._interop.reading import (
     recording_stem,
 )
 from harness._interop.vcr import exchanges_from_vcr, is_vcr_document
+from harness._json import MAX_NESTING, deeper_than_limit
 from harness._providers.sse import unfinished_event
-from harness._redact import redact_answer, redact_request, redact_uri
+from harness._redact import credentials, mask, mask_text, redact_answer, redact_request, redact_uri
 
 __all__ = [
     "ImportReport",
@@ -148,6 +151,20 @@ def _body_lines(exchange: Exchange, dialect: Dialect) -> tuple[list[Line], bool,
 _ERROR_HEADERS: Final = ("retry-after", "retry-after-ms", "x-should-retry")
 
 
+def _secrets(exchange: Exchange) -> tuple[str, ...]:
+    """The credentials the recorded request carried (unless its recorder dropped them),
+    masked wherever the answer repeats them."""
+    return credentials(exchange.request_headers, exchange.uri)
+
+
+def _kept(line: dict[str, Any], secrets: tuple[str, ...]) -> dict[str, Any]:
+    """A line as the cassette keeps it (`redact_answer`); `_Skip` past the nesting limit."""
+    if deeper_than_limit(line):
+        raise _Skip(f"a line nests deeper than {MAX_NESTING} levels, the limit")
+    kept: dict[str, Any] = redact_answer(line, secrets)
+    return kept
+
+
 def _http_error(exchange: Exchange) -> dict[str, Any]:
     """The `http_error` line of an error answer (its status, the headers a retry reads,
     its JSON body redacted); `_Skip` when it cannot be one."""
@@ -166,7 +183,8 @@ def _http_error(exchange: Exchange) -> dict[str, Any]:
         for name in _ERROR_HEADERS
         if name in exchange.response_headers
     }
-    line = {"harness": HTTP_ERROR, "status": exchange.status, "body": redact_answer(body)}
+    line = {"harness": HTTP_ERROR, "status": exchange.status, "body": body}
+    line = _kept(line, _secrets(exchange))
     return {**line, "headers": headers} if headers else line
 
 
@@ -179,14 +197,16 @@ def _lines(exchange: Exchange, dialect: Dialect) -> tuple[list[dict[str, Any]], 
         return [_http_error(exchange)], "error"
     read, synthesized, cut = _body_lines(exchange, dialect)
     definition = EVENT_SCHEMAS[dialect.provider]
+    secrets = _secrets(exchange)
     lines: list[dict[str, Any]] = []
     for number, line in enumerate(read, 1):
         if isinstance(line, bytes):  # the dialect's sentinel (Chat's `[DONE]`)
             lines.append({"harness": DONE})
             continue
+        line = _kept(line, secrets)
         reason = _schema_reason("event", line, definition)  # a `harness` key is refused
         if reason is not None:
-            raise _Skip(f"event {number}: {reason}")
+            raise _Skip(mask_text(f"event {number}: {reason}", secrets))
         lines.append(line)
     if cut:  # the connection dropped `cut` bytes into the next event, as a fault cuts one
         lines.append({"harness": CUT, "after_bytes": cut})
@@ -200,7 +220,10 @@ def _request(exchange: Exchange) -> dict[str, Any]:
             request = orjson.loads(exchange.request_body)
         except orjson.JSONDecodeError:
             request = None
-    return redact_request(request) if isinstance(request, dict) else {}
+    if not isinstance(request, dict):
+        return {}
+    kept: dict[str, Any] = mask(redact_request(request), _secrets(exchange))
+    return kept
 
 
 def _recorded_at(exchange: Exchange) -> str | None:

@@ -9,6 +9,10 @@ as every cassette's is. What a provider's body means is its own `interop` module
 OpenAI stream's `data` objects are its lines, Chat's `[DONE]` the `done` directive; a
 plain answer (a `chat.completion`, a `response`) the lines a stream of it carries. A
 `dialect` of None is Anthropic's Messages API, read as it always was.
+
+What a recording keeps of each line is `kept_line`'s: credential-like fields removed and
+the credentials the request carried masked wherever they appear (`harness._redact`), so
+an upstream that repeats the key it was sent in an event or an error writes no key.
 """
 
 from __future__ import annotations
@@ -19,12 +23,14 @@ from typing import Any, Final
 
 from harness._cassette.codec import EVENT_SCHEMAS, _schema_reason
 from harness._directives import DONE, HTTP_ERROR
+from harness._json import MAX_NESTING, deeper_than_limit
 from harness._providers import PACKAGES, provider
 from harness._providers.anthropic.message import events_from_message
 from harness._providers.recorded import Recorded
 from harness._providers.sse import FieldsDecoder, SSEFormatError, StreamingDecoder
+from harness._redact import mask_text, redact_answer
 
-__all__ = ["RETRY_HEADERS", "StreamLines", "lines_of_answer", "recorded_dialect"]
+__all__ = ["RETRY_HEADERS", "StreamLines", "kept_line", "lines_of_answer", "recorded_dialect"]
 
 #: Headers of an HTTP error answer a cassette keeps: the ones a client's retries read.
 RETRY_HEADERS: Final = ("retry-after", "retry-after-ms", "x-should-retry")
@@ -47,18 +53,30 @@ def recorded_dialect(method: str, path: str) -> Recorded | None:
     return None
 
 
+def kept_line(line: dict[str, Any], secrets: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A line of an answer as a recording keeps it: credential-like fields removed and
+    `secrets` (`harness._redact.credentials`) masked (`redact_answer`); `ValueError` for
+    a line nested past the limit, which no cassette holds."""
+    if deeper_than_limit(line):
+        raise ValueError(f"a line nests deeper than {MAX_NESTING} levels, the limit")
+    kept: dict[str, Any] = redact_answer(line, secrets)
+    return kept
+
+
 def lines_of_answer(
     status: int,
     headers: Mapping[str, str],
     body: bytes | bytearray,
     dialect: Recorded | None = None,
+    secrets: tuple[str, ...] = (),
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The cassette lines one whole HTTP answer becomes, and the header fields it adds.
 
     An SSE stream keeps its events; a non-streaming answer becomes the events a stream
     of it carries (`synthesized_from: "message"` in the header says so); an HTTP error
     becomes an `http_error` line with its status, its retry headers and the API's error
-    JSON. Anything else raises `ValueError` saying what it is.
+    JSON. Anything else raises `ValueError` saying what it is, `secrets` masked in it.
+    The lines are as read: `kept_line` is what a recording keeps of each.
     """
     kept = {str(name).lower(): str(value) for name, value in headers.items()}
     if status >= 400:
@@ -70,14 +88,15 @@ def lines_of_answer(
     if status != 200:
         raise ValueError(f"status {status} is not {what}")
     if "text/event-stream" in kept.get("content-type", ""):
-        reader = StreamLines(dialect)
+        reader = StreamLines(dialect, secrets=secrets)
         events = [*reader.feed(bytes(body)), *reader.finish()]
         if reader.events == 0:
             raise ValueError("the stream held no event")
         return events, {}
     answer = _json_object(body, "the answer")
     if dialect is not None:
-        return _checked(dialect, dialect.answer_lines(answer)), {"synthesized_from": "message"}
+        lines = _checked(dialect, dialect.answer_lines(answer), secrets=secrets)
+        return lines, {"synthesized_from": "message"}
     if answer.get("type") != "message":
         raise ValueError("the answer is neither a stream nor a Message")
     return events_from_message(answer), {"synthesized_from": "message"}
@@ -87,10 +106,18 @@ class StreamLines:
     """An SSE answer fed in pieces as it arrives, out as the cassette's lines: each event,
     and for Chat the `done` directive where the body sent `[DONE]`, as import reads a
     whole body. `SSEFormatError` (or `ValueError`) says why a body cannot be a
-    cassette; a line or event past `max_line` bytes is refused as soon as it is held."""
+    cassette, `secrets` masked in it; a line or event past `max_line` bytes is refused
+    as soon as it is held."""
 
-    def __init__(self, dialect: Recorded | None = None, *, max_line: int | None = None) -> None:
+    def __init__(
+        self,
+        dialect: Recorded | None = None,
+        *,
+        max_line: int | None = None,
+        secrets: tuple[str, ...] = (),
+    ) -> None:
         self._dialect = dialect
+        self._secrets = secrets
         #: the events read so far (directives aside)
         self.events = 0
         if dialect is None or dialect.field_lines is None:
@@ -112,14 +139,17 @@ class StreamLines:
         if not read:
             return []
         lines = dialect.field_lines([(event["name"], event["data"]) for event in read])
-        checked = _checked(dialect, lines, self.events)
+        checked = _checked(dialect, lines, self.events, self._secrets)
         self.events += sum(1 for line in checked if "harness" not in line)
         return checked
 
 
-def _checked(dialect: Recorded, lines: list[Any], before: int = 0) -> list[dict[str, Any]]:
+def _checked(
+    dialect: Recorded, lines: list[Any], before: int = 0, secrets: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
     """`lines` as a cassette of `dialect` holds them (its sentinel the `done` directive);
-    `SSEFormatError` at an event its schema refuses (one with a `harness` key, say)."""
+    `SSEFormatError` at an event its schema refuses (one with a `harness` key, say), its
+    message (which may quote the event) with `secrets` masked."""
     definition = EVENT_SCHEMAS[dialect.provider]
     kept: list[dict[str, Any]] = []
     number = before
@@ -130,7 +160,7 @@ def _checked(dialect: Recorded, lines: list[Any], before: int = 0) -> list[dict[
         number += 1
         reason = _schema_reason("event", line, definition)  # a `harness` key is refused
         if reason is not None:
-            raise SSEFormatError(f"event {number}: {reason}")
+            raise SSEFormatError(mask_text(f"event {number}: {reason}", secrets))
         kept.append(line)
     return kept
 

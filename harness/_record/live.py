@@ -8,16 +8,23 @@ every event in arrival order, each preceded by a directive `{"harness": "at", "m
 its arrival offset in milliseconds from the request, which plain replay passes over and
 `harness replay --realtime` sleeps to.
 
-Nothing is written unless a whole stream of events arrived, and every file is left as
-it was otherwise: a refused request, a dropped connection, a response that is not
-`text/event-stream`, an SSE `data:` field that is not a JSON event, a stream with no
-event, `timeout` seconds without a byte, or a recording longer than `max_duration`.
-The output folders are checked writable before the (billed) request is sent.
+Each line goes to a temporary file beside the cassette as it arrives, so memory stays
+within one event however long the stream (vcrpy, with a vcr path, holds the whole body
+itself); the file takes the cassette's name only once a whole stream of events arrived,
+and every file is left as it was otherwise: a refused request, a dropped connection, a
+response that is not `text/event-stream`, an SSE `data:` field that is not a JSON event,
+a stream with no event, `timeout` seconds without a byte, or a recording longer than
+`max_duration`.
+The output folders are checked writable before the (billed) request is sent. The key
+is never written nor printed: each event is kept as `kept_line` keeps it (credential-like
+fields removed, the key masked wherever the server repeats it) before it is shown or
+written, and each message of a failure is masked too.
 
 With a vcr path, the HTTP exchange is also saved as a vcrpy cassette; its request (URI,
 headers, JSON body at any depth) and response headers go through the one redaction
-(`harness._redact`). vcrpy reads the whole response body before the SDK sees it, so
-with it the offsets all fall near the stream's end and the text appears at once.
+(`harness._redact`), and the key is masked in the bodies it keeps. vcrpy reads the whole
+response body before the SDK sees it, so with it the offsets all fall near the stream's
+end and the text appears at once.
 """
 
 from __future__ import annotations
@@ -46,8 +53,8 @@ from harness._files import atomic_write
 from harness._providers.anthropic.tracing import shown_text
 from harness._providers.recorded import Recorded
 from harness._providers.sse import SSEFormatError, events_from_response
-from harness._record.answer import lines_of_answer, recorded_dialect
-from harness._redact import is_secret_name, redact, redact_uri
+from harness._record.answer import kept_line, lines_of_answer, recorded_dialect
+from harness._redact import credentials, is_secret_name, mask, mask_text, redact, redact_uri
 
 if TYPE_CHECKING:
     from anthropic import Anthropic
@@ -215,27 +222,40 @@ class _AtomicVcrPersister:
             handle.write(data.encode("utf-8"))
 
 
-def _redact_vcr_request(request: Any) -> Any:
-    """The request as the vcr file keeps it: URI, headers and JSON body redacted."""
+def _redact_vcr_request(request: Any, secrets: tuple[str, ...] = ()) -> Any:
+    """The request as the vcr file keeps it: URI, headers and JSON body redacted, `secrets`
+    masked in the body."""
     for name in [name for name in request.headers if is_secret_name(name)]:
         del request.headers[name]
     request.uri = redact_uri(request.uri)
     body = request.body_bytes if hasattr(request, "body_bytes") else request.body
     if body:
         try:
-            request.body = json.dumps(redact(json.loads(body))).encode()
+            request.body = json.dumps(mask(redact(json.loads(body)), secrets)).encode()
         except (ValueError, RecursionError):
             request.body = b"<not JSON: not kept>"
     return request
 
 
-def _drop_secret_response_headers(response: dict[str, Any]) -> dict[str, Any]:
+def _redact_vcr_response(response: dict[str, Any], secrets: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The answer as the vcr file keeps it: no credential-like header, `secrets` masked
+    in its (decoded) body, wherever the server repeated them."""
     headers = response.get("headers", {})
     response["headers"] = {k: v for k, v in headers.items() if not is_secret_name(k)}
+    body = response.get("body")
+    if secrets and isinstance(body, dict):
+        content = body.get("string")
+        if isinstance(content, bytes):
+            text = content.decode("utf-8", errors="surrogateescape")
+            body["string"] = mask_text(text, secrets).encode("utf-8", errors="surrogateescape")
+        elif isinstance(content, str):
+            body["string"] = mask_text(content, secrets)
     return response
 
 
-def _vcr_context(vcr_path: str | None, persister: _AtomicVcrPersister) -> Any:
+def _vcr_context(
+    vcr_path: str | None, persister: _AtomicVcrPersister, secrets: tuple[str, ...] = ()
+) -> Any:
     if vcr_path is None:
         return contextlib.nullcontext()
     import vcr
@@ -244,8 +264,8 @@ def _vcr_context(vcr_path: str | None, persister: _AtomicVcrPersister) -> Any:
         serializer="json" if vcr_path.endswith(".json") else "yaml",
         record_mode="all",
         decode_compressed_response=True,
-        before_record_request=_redact_vcr_request,
-        before_record_response=_drop_secret_response_headers,
+        before_record_request=lambda request: _redact_vcr_request(request, secrets),
+        before_record_response=lambda response: _redact_vcr_response(response, secrets),
     )
     recorder.register_persister(persister)
     return recorder.use_cassette(vcr_path)
@@ -265,8 +285,10 @@ def _stream_lines(
     show: Callable[[str], None],
     seen: list[int],
     deadline: float,
+    secrets: tuple[str, ...],
 ) -> Iterator[dict[str, Any]]:
-    """`at` directives and raw events, as they arrive; `seen[0]` counts the events."""
+    """`at` directives and events as kept (`kept_line`), as they arrive; `seen[0]` counts
+    the events; `SSEFormatError` at the end of a stream without events."""
     start = time.monotonic()
     with client.messages.create(**_sdk_arguments(client, request), stream=True) as stream:
         response = stream.response
@@ -275,11 +297,14 @@ def _stream_lines(
             raise SSEFormatError(f"content-type is {kind or 'missing'}, not text/event-stream")
         for event in events_from_response(response, _within(response.iter_bytes(), deadline)):
             yield {"harness": AT, "ms": round((time.monotonic() - start) * 1000)}
-            yield event
+            kept = kept_line(event, secrets)
+            yield kept
             seen[0] += 1
-            text = shown_text(event)
+            text = shown_text(kept)
             if text:
                 show(text)
+    if not seen[0]:
+        raise SSEFormatError("it held no event")
 
 
 def record(
@@ -304,6 +329,7 @@ def record(
     than `max_duration` seconds in all; either way nothing is written.
     """
     key = api_key or api_key_from_environment()
+    secrets = credentials(uri=base_url, values=[key])
     if not (timeout > 0 and max_duration > 0):
         raise InputError("--timeout and --max-duration must be more than 0 seconds")
     for path in (out, vcr_path):
@@ -314,7 +340,7 @@ def record(
     header = make_header(
         description or f"Recorded from {request['model']}",
         "recorded",
-        request=request,
+        request=mask(request, secrets),
         recorded_at=datetime.now(UTC),
         model=str(request["model"]),
         sdk_version=anthropic.__version__,
@@ -325,17 +351,16 @@ def record(
     persister = _AtomicVcrPersister()
     seen = [0]
     try:
-        with _deadline(max_duration) as deadline, _vcr_context(vcr_path, persister):
-            lines = list(_stream_lines(client, request, show, seen, deadline))
-            if not seen[0]:
-                raise SSEFormatError("it held no event")
+        with _deadline(max_duration) as deadline, _vcr_context(vcr_path, persister, secrets):
+            lines = _stream_lines(client, request, show, seen, deadline, secrets)
+            write_cassette(out, lines, header=header, overwrite=force)
             persister.finished = True
-        write_cassette(out, lines, header=header, overwrite=force)
     except FileExistsError:
         raise _exists(out) from None
-    except SSEFormatError as error:
+    except (SSEFormatError, ValueError) as error:  # a line nested past the limit, too
         raise RecordError(
-            f"the response is not a stream of events: {error}; nothing written"
+            f"the response is not a stream of events: {mask_text(str(error), secrets)}; "
+            "nothing written"
         ) from None
     except _TooLong:
         raise RecordError(
@@ -343,13 +368,14 @@ def record(
             f"{seen[0]} events; nothing written"
         ) from None
     except anthropic.APIStatusError as error:
-        raise RecordError(f"the API refused the request: {error.status_code} {error}") from None
+        said = mask_text(str(error), secrets)
+        raise RecordError(f"the API refused the request: {error.status_code} {said}") from None
     except (anthropic.APITimeoutError, httpx2.TimeoutException):
         raise RecordError(
             f"no byte arrived for {timeout:g} s (--timeout) after {seen[0]} events; nothing written"
         ) from None
     except (anthropic.APIConnectionError, httpx2.TransportError) as error:
-        cause = error.__cause__ or error
+        cause = mask_text(str(error.__cause__ or error), secrets)
         raise RecordError(
             f"connection failed or dropped after {seen[0]} events ({cause}); nothing written"
         ) from None
@@ -439,14 +465,18 @@ class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         # The provider is the endpoint's (Chat's or Responses' path under any prefix);
         # any other call is a Messages one, read as it always was.
         dialect = recorded_dialect(request.method, request.url.path)
+        # The key the client sent is masked wherever the answer repeats it.
+        secrets = credentials(request.headers, str(request.url))
         try:
-            lines, metadata = lines_of_answer(
-                response.status_code, response.headers, response_body, dialect
+            read, metadata = lines_of_answer(
+                response.status_code, response.headers, response_body, dialect, secrets
             )
+            lines = [kept_line(line, secrets) for line in read]
         except ValueError as error:
             content_type = response.headers.get("content-type", "")
             raise RecordError(
-                f"the API's answer ({response.status_code}, {content_type}) is not usable: {error}"
+                f"the API's answer ({response.status_code}, {content_type}) is not usable: "
+                f"{mask_text(str(error), secrets)}"
             ) from None
         if dialect is not None:
             metadata["provider"] = dialect.provider
@@ -456,7 +486,7 @@ class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         header = make_header(
             self.description,
             "recorded",
-            request=captured.json,
+            request=mask(captured.json, secrets),
             recorded_at=datetime.now(UTC),
             **metadata,
         )

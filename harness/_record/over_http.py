@@ -10,12 +10,15 @@ proxy and import read it (`harness._record.answer.StreamLines`): each event afte
 `{"harness": "at", "ms": N}`, Chat's `[DONE]` as `{"harness": "done"}`. The `openai` SDK
 is not imported (seconds cold): httpx2 sends the request, so vcrpy records it alike.
 
-The guarantees are `harness._record.live`'s, through its helpers: nothing is written
-unless a whole stream arrived (an HTTP error, a dropped connection, a body that is not
-SSE, a stream without events, `timeout` seconds of silence or more than `max_duration`
-in all each raise `RecordError`); the output folders are checked before the billed
-request; the key is never written, and never printed (an API error that echoes it has
-it masked).
+The guarantees are `harness._record.live`'s, through its helpers: each line goes to a
+temporary file beside the cassette as it arrives (memory stays within one event, the
+whole stream is never held), which takes the cassette's name only once a whole stream
+arrived (an HTTP error, a dropped connection, a body that is not SSE, a stream without
+events, `timeout` seconds of silence or more than `max_duration` in all each raise
+`RecordError` and leave the old file as it was); the output folders are checked before
+the billed request; the key is never written, and never printed: each event is kept as
+`kept_line` keeps it (the key masked wherever the server repeats it) before it is
+shown or written, and every message is masked too.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from harness._providers.openai_shared import (
 )
 from harness._providers.recorded import Recorded
 from harness._providers.sse import SSEFormatError
-from harness._record.answer import StreamLines
+from harness._record.answer import StreamLines, kept_line
 from harness._record.live import (
     _AtomicVcrPersister,
     _check_writable,
@@ -52,6 +55,7 @@ from harness._record.live import (
     _vcr_context,
     _within,
 )
+from harness._redact import credentials, mask, mask_text
 from harness._terminal import printable
 
 __all__ = ["build_openai_request", "openai_api_key", "record_openai"]
@@ -143,7 +147,7 @@ def _url(dialect: Recorded, base_url: str | None) -> str:
     return (base_url or DEFAULT_BASE_URL).rstrip("/") + endpoint.removeprefix("/v1")
 
 
-def _refusal(response: httpx2.Response, key: str) -> RecordError:
+def _refusal(response: httpx2.Response, secrets: tuple[str, ...]) -> RecordError:
     """The one line an HTTP error answer becomes: its status and the API's message."""
     body = b""
     for chunk in response.iter_bytes():
@@ -155,7 +159,7 @@ def _refusal(response: httpx2.Response, key: str) -> RecordError:
         said = error.get("message") if isinstance(error, dict) else None
     except (orjson.JSONDecodeError, AttributeError):
         said = None
-    said = str(said or response.reason_phrase or "no message").replace(key, "***")
+    said = mask_text(str(said or response.reason_phrase or "no message"), secrets)
     return RecordError(f"the API refused the request: {response.status_code} {printable(said)}")
 
 
@@ -168,13 +172,15 @@ def _stream_lines(
     show: Callable[[str], None],
     text_of: Callable[[dict[str, Any]], str],
     deadline: float,
+    secrets: tuple[str, ...],
 ) -> Iterator[dict[str, Any]]:
-    """`at` directives, events and the `done` directive, as they arrive."""
+    """`at` directives, events as kept (`kept_line`) and the `done` directive, as they
+    arrive; `SSEFormatError` at the end of a stream without events."""
     start = time.monotonic()
     headers = {**auth_headers(key), "accept": "text/event-stream"}
     with client.stream("POST", url, json=body, headers=headers) as response:
         if response.status_code != 200:
-            raise _refusal(response, key)
+            raise _refusal(response, secrets)
         kind = response.headers.get("content-type", "")
         if not kind.startswith("text/event-stream"):
             raise SSEFormatError(f"content-type is {kind or 'missing'}, not text/event-stream")
@@ -182,11 +188,15 @@ def _stream_lines(
             for line in reader.feed(chunk):
                 if "harness" not in line:
                     yield {"harness": AT, "ms": round((time.monotonic() - start) * 1000)}
+                    line = kept_line(line, secrets)
                     text = text_of(line)
                     if text:
                         show(text)
                 yield line
-        yield from reader.finish()
+        for line in reader.finish():
+            yield line if "harness" in line else kept_line(line, secrets)
+    if not reader.events:
+        raise SSEFormatError("it held no event")
 
 
 def record_openai(
@@ -206,6 +216,7 @@ def record_openai(
     """Stream `request` live from provider `name` and write the cassette at `out`; return
     the number of events. Raises as `harness._record.live.record` does."""
     key = api_key or openai_api_key()
+    secrets = credentials(uri=base_url, values=[key])
     if not (timeout > 0 and max_duration > 0):
         raise InputError("--timeout and --max-duration must be more than 0 seconds")
     for path in (out, vcr_path):
@@ -215,29 +226,28 @@ def record_openai(
     header = make_header(
         description or f"Recorded from {request['model']}",
         "recorded",
-        request=request,
+        request=mask(request, secrets),
         recorded_at=datetime.now(UTC),
         model=str(request["model"]),
         provider=name,
     )
     text_of = provider(name).module("tracing").shown_text
-    reader = StreamLines(dialect, max_line=MAX_LINE_BYTES)
+    reader = StreamLines(dialect, max_line=MAX_LINE_BYTES, secrets=secrets)
     persister = _AtomicVcrPersister()
     client = httpx2.Client(timeout=httpx2.Timeout(timeout))
     url = _url(dialect, base_url)
     try:
-        with _deadline(max_duration) as deadline, _vcr_context(vcr_path, persister):
+        with _deadline(max_duration) as deadline, _vcr_context(vcr_path, persister, secrets):
             body = {**request, "stream": True}
-            lines = list(_stream_lines(client, url, body, key, reader, show, text_of, deadline))
-            if not reader.events:
-                raise SSEFormatError("it held no event")
+            lines = _stream_lines(client, url, body, key, reader, show, text_of, deadline, secrets)
+            write_cassette(out, lines, header=header, overwrite=force)
             persister.finished = True
-        write_cassette(out, lines, header=header, overwrite=force)
     except FileExistsError:
         raise _exists(out) from None
     except ValueError as error:  # SSEFormatError, or a `data` that is no JSON object
         raise RecordError(
-            f"the response is not a stream of events: {error}; nothing written"
+            f"the response is not a stream of events: {mask_text(str(error), secrets)}; "
+            "nothing written"
         ) from None
     except _TooLong:
         raise RecordError(
@@ -250,7 +260,7 @@ def record_openai(
             "nothing written"
         ) from None
     except httpx2.TransportError as error:
-        cause = str(error).replace(key, "***")
+        cause = mask_text(str(error), secrets)
         raise RecordError(
             f"connection failed or dropped after {reader.events} events ({cause}); nothing written"
         ) from None

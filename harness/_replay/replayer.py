@@ -142,8 +142,18 @@ class Replayer:
         chunking: Chunking = Chunking(),
         realtime: bool = False,
         on_directive: DirectiveHandler = pass_over,
+        keep_requests: int | None = None,
+        keep_request_bytes: int | None = None,
     ) -> None:
         self.cassettes = cassettes_from(cassettes)
+        #: `requests` keeps at most this many of the latest requests (None: all)...
+        self.keep_requests = keep_requests
+        #: ...and drops the oldest while their bodies hold more bytes than this (None: no
+        #: bound; the latest request is always kept)
+        self.keep_request_bytes = keep_request_bytes
+        self._sizes: list[int] = []
+        self._kept_bytes = 0
+        self._captured = 0
         self.match_on = None if match_on is None else tuple(match_on)
         self.chunking = chunking
         self.realtime = realtime
@@ -156,8 +166,15 @@ class Replayer:
 
     @property
     def requests(self) -> Log[CapturedRequest]:
-        """Every request captured, in order (a live, read-only view)."""
+        """Every request captured, in order (a live, read-only view); only the latest
+        ones, within `keep_requests` and `keep_request_bytes`, when those are set."""
         return Log(self._requests)
+
+    @property
+    def captured(self) -> int:
+        """How many requests were captured since the start (or the last `reset`), those
+        `requests` no longer keeps included."""
+        return self._captured
 
     @property
     def errors(self) -> Log[HarnessError]:
@@ -169,22 +186,43 @@ class Replayer:
         with self._lock:
             self._next = 0
             self._requests.clear()
+            self._sizes.clear()
+            self._kept_bytes = 0
+            self._captured = 0
             self._errors.clear()
 
     def capture(
         self, method: str, path: str, headers: Mapping[str, str], body: bytes
     ) -> CapturedRequest:
         """Record a request as sent (redacted) and return it."""
-        return self.capture_parsed(method, path, headers, json_body(body))
+        return self.capture_parsed(method, path, headers, json_body(body), len(body))
 
     def capture_parsed(
-        self, method: str, path: str, headers: Mapping[str, str], body: Any
+        self, method: str, path: str, headers: Mapping[str, str], body: Any, size: int = 0
     ) -> CapturedRequest:
-        """`capture` for a body its caller has parsed already (None: not JSON)."""
+        """`capture` for a body its caller has parsed already (None: not JSON), `size`
+        bytes as sent."""
         request = CapturedRequest.of(method, path, headers, body)
         with self._lock:
             self._requests.append(request)
+            self._sizes.append(size)
+            self._kept_bytes += size
+            self._captured += 1
+            self._drop_oldest()
         return request
+
+    def _drop_oldest(self) -> None:
+        """Drop the oldest requests kept past `keep_requests` or `keep_request_bytes`."""
+        count, size = self.keep_requests, self.keep_request_bytes
+        dropped = 0
+        while len(self._requests) - dropped > 1 and (
+            (count is not None and len(self._requests) - dropped > count)
+            or (size is not None and self._kept_bytes > size)
+        ):
+            self._kept_bytes -= self._sizes[dropped]
+            dropped += 1
+        if dropped:
+            del self._requests[:dropped], self._sizes[:dropped]
 
     def respond(
         self,
@@ -248,7 +286,7 @@ class Replayer:
     def respond_to(self, request: CapturedRequest) -> PlannedResponse:
         """Answer a captured `request` from the next cassette in order (see `respond`)."""
         with self._lock:
-            number = len(self._requests)
+            number = self._captured
             cassette = self.cassettes[self._next] if self._next < len(self.cassettes) else None
             self._next += cassette is not None
         with self._keeping_errors():
@@ -274,7 +312,7 @@ class Replayer:
     def answer_with(self, cassette: Cassette, request: CapturedRequest) -> PlannedResponse:
         """Answer a captured `request` from `cassette`, leaving the order as it is."""
         with self._keeping_errors():
-            return self.answer(cassette, request, len(self._requests))
+            return self.answer(cassette, request, self._captured)
 
     @contextlib.contextmanager
     def _keeping_errors(self) -> Iterator[None]:
