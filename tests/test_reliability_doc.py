@@ -15,10 +15,8 @@ from test_strict_bounds import FLOOD, PINGS
 
 from harness._cassette.codec import MAX_BODY_BYTES, MAX_LINE_BYTES, SPOOL_MEMORY
 from harness._directives import MAX_AT_MS
+from harness._http.bounds import DESCRIPTORS, LOG_BACKLOG, LOOP_ERROR_EVERY
 from harness._http.hosting import (
-    DESCRIPTORS,
-    LOG_BACKLOG,
-    LOOP_ERROR_EVERY,
     MAX_BODY,
     MAX_FIELD_BYTES,
     MAX_HEADERS,

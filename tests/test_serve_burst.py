@@ -26,7 +26,7 @@ import pytest
 from conftest import LIBRARY
 from test_serve_cli import BODY, HARNESS, _whole_stream
 
-from harness._http.hosting import DESCRIPTORS
+from harness._http.bounds import DESCRIPTORS
 
 #: The descriptors `serve` may hold in the burst test, and the connections of the burst.
 LIMIT = 64
@@ -75,7 +75,7 @@ class Serve:
 
     def base_url(self) -> str:
         first = self.wait_for(lambda line: line.startswith("ANTHROPIC_BASE_URL="))
-        return first.removeprefix("ANTHROPIC_BASE_URL=")
+        return first.split()[0].removeprefix("ANTHROPIC_BASE_URL=")
 
     def stop(self) -> str:
         """SIGTERM, then what it wrote on stderr."""

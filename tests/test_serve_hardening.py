@@ -21,10 +21,10 @@ from aiohttp import web
 from conftest import LIBRARY, read_then_close
 from test_serve_cli import BODY, HARNESS, KEY, TEXT_ONLY, _whole_stream, running
 
+from harness._http.bounds import LineLog
 from harness._http.hosting import (
     MAX_HEADERS,
     TOO_DEEP,
-    LineLog,
     ServerThread,
     base_url_line,
     harness_app,

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from aiohttp import web
 
-    from harness._http.hosting import LineLog
+    from harness._http.bounds import LineLog
 
 LOCALHOST = "127.0.0.1"
 
@@ -131,7 +131,7 @@ def serve(
     stall_ms: int | None,
 ) -> None:
     """Answer Messages, Chat Completions and Responses requests from cassettes, over HTTP."""
-    from harness._http.hosting import LineLog
+    from harness._http.bounds import LineLog
     from harness._http.server import CassetteServer
     from harness._replay.plan import Chunking
 
@@ -230,7 +230,7 @@ def proxy(
     upstream_timeout: float,
 ) -> None:
     """Forward requests to the API; record each Messages, Chat or Responses answer as a cassette."""
-    from harness._http.hosting import LineLog
+    from harness._http.bounds import LineLog
     from harness._http.proxy import RecordingProxy
     from harness._strict.policy import stop_reasons_from
 

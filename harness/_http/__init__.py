@@ -1,6 +1,7 @@
 """The harness over a real socket: `serve` (cassettes answered) and `proxy` (answers recorded).
 
-`hosting` binds, announces and stops an aiohttp app and answers in the API's error shape;
+`hosting` binds, announces and stops an aiohttp app and answers in the API's error shape,
+`bounds` keeps its log and descriptors bounded under any peer;
 `server` and `proxy` are the two apps; `dialects` says which provider a path `server`
 answers is for, and the error JSON that provider's clients read. It may import the flat
 core, `harness._cassette`, `harness._providers`, `harness._replay`, `harness._record`
