@@ -387,16 +387,23 @@ def test_null_content_is_no_content() -> None:
 @pytest.mark.parametrize(
     ("piece", "detail"),
     [
-        ({"id": "c", "function": {"name": "read"}}, "index null) has no integer index"),
+        (
+            {"id": "c", "function": {"name": "read"}},
+            "index null) has no non-negative integer index",
+        ),
         (
             {"index": "0", "id": "c", "function": {"name": "read"}},
-            "index '0') has no integer index",
+            "index '0') has no non-negative integer index",
         ),
         ({"index": 0, "function": {"name": "read", "arguments": ""}}, "index 0) has no id"),
         ({"index": 0, "id": "c", "function": {"arguments": "{}"}}, "index 0) has no function name"),
         ({"index": 0, "id": "", "function": {"name": "read"}}, "index 0) has no id"),
+        (
+            {"index": -1, "id": "c", "function": {"name": "read"}},
+            "index -1) has no non-negative integer index",
+        ),
     ],
-    ids=["no-index", "string-index", "no-id", "no-name", "empty-id"],
+    ids=["no-index", "string-index", "no-id", "no-name", "empty-id", "negative-index"],
 )
 def test_incomplete_tool_call_start(piece: dict[str, Any], detail: str) -> None:
     _, error = failure([chunk({"tool_calls": [piece]})])

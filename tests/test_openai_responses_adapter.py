@@ -406,6 +406,10 @@ def test_missing_response_created() -> None:
             [message(5, "x")[-1]],
             "response.output_item.done arrived without an open output item at output index 5",
         ),
+        (
+            message(-1, "x"),
+            "response.output_item.added arrived without an open output item at output index -1",
+        ),
     ],
     ids=[
         "text-never-added",
@@ -415,6 +419,7 @@ def test_missing_response_created() -> None:
         "part",
         "refusal",
         "item-done",
+        "negative-index",
     ],
 )
 def test_orphan_delta(events: list[dict[str, Any]], detail: str) -> None:

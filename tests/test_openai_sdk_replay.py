@@ -176,6 +176,13 @@ def test_the_trace_of_a_chat_cassette_names_its_chunks_and_open_calls() -> None:
     ]
 
 
+def test_the_trace_names_an_error_line_beside_choices_an_error() -> None:
+    profiles = Path(__file__).parent / "data" / "profiles"
+    last = list(trace(profiles / "openrouter" / "in_band_error.jsonl"))[-1]
+    assert last.event == "error" and last.error is not None
+    assert failure_code(last.error) == "api_error:server_error"
+
+
 def test_the_trace_of_a_responses_cassette_names_its_events_and_open_items() -> None:
     rows = list(trace(RESPONSES_TOOL))
     assert [(row.event, row.index, row.open) for row in rows[2:5]] == [

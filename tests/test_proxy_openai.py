@@ -410,3 +410,27 @@ def test_a_client_closing_after_the_last_event_is_logged_as_answered_never_as_a_
     assert len(proxy.written) == times + 1
     assert all(" -> 200, " in line and ": wrote " in line for line in logged), logged
     assert len(logged) == times + 1
+
+
+def test_a_strict_refusal_is_logged_once_and_never_as_a_500(tmp_path: Path) -> None:
+    """`--strict`: the client gets a 200 with the guard's error event and hangs up after
+    it; the proxy logs that answer once (its refusal), never a 500 nobody received."""
+    logged: list[str] = []
+    broken = OPENAI_LIBRARY / "chat" / "errors" / "stop_with_tool_calls.jsonl"
+    serve = CassetteServer([str(broken)], match_on=None)
+    proxy = RecordingProxy("http://placeholder", tmp_path, strict=True, log=logged.append)
+    times = 10
+    named = {"x-harness-cassette": "stop_with_tool_calls"}
+    with ServerThread(serve.app()) as serve_url:
+        proxy.upstream = serve_url
+        with ServerThread(proxy.app()) as url:
+            for _ in range(times):
+                got = read_then_close(url, "/v1/chat/completions", {**CHAT, "stream": True}, named)
+                assert got.startswith(b"HTTP/1.1 200")
+            deadline = time.monotonic() + 30
+            while len(proxy.written) < times and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.2)  # a late line about a closed transport would come by now
+    assert len(proxy.written) == times
+    assert len(logged) == times, logged
+    assert all("stop_with_tool_calls" in line and "500" not in line for line in logged), logged

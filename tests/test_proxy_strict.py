@@ -400,8 +400,8 @@ def test_an_unterminated_last_line_is_a_strict_refusal_not_a_500(
     else:
         assert isinstance(error, anthropic.APIStatusError), repr(error)
         assert error.body["error"]["code"] == code  # type: ignore[index]
-        [line] = [line for line in log if "--strict" in line]
-        assert f"--strict: {code}: the answer ends in an error event" in line
+        [line] = log  # one line for the answer: its refusal and its recording
+        assert f"-> 200 (--strict: {code}: the answer ends in an error event" in line
         assert "never reaches the code: the body ends before the blank line" in line
 
 

@@ -100,6 +100,26 @@ def test_non_streaming_create_gets_the_answer_the_events_fold_into(library: str)
     assert (response.status, response.output_text) == ("completed", ANSWER)
 
 
+@pytest.mark.parametrize("server", ["groq", "openrouter"])
+def test_an_in_band_error_beside_choices_answers_a_request_without_stream_as_the_error(
+    server: str,
+) -> None:
+    profiles = Path(__file__).parent / "data" / "profiles"
+    [line] = [
+        line
+        for line in (profiles / server / "in_band_error.jsonl").read_text().splitlines()
+        if '"error"' in line and '"choices"' in line
+    ]
+    served = CassetteServer([str(profiles / server / "in_band_error.jsonl")], match_on=None)
+    with (
+        ServerThread(served.app()) as url,
+        _client(url) as client,
+        pytest.raises(openai.APIStatusError) as raised,
+    ):
+        client.chat.completions.create(**CHAT)
+    assert raised.value.body == json.loads(line)["error"]
+
+
 def test_a_responses_stream_resumes_after_its_cursor_by_get(library: str) -> None:
     with _client(library, RESPONSES_TEXT) as client:
         with client.responses.create(**RESPONSES, stream=True) as stream:

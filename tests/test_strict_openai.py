@@ -421,6 +421,33 @@ def test_the_guard_hands_on_a_repeated_id_and_name_once() -> None:
     assert "".join(piece["function"]["arguments"] for piece in pieces) == '{"city": "Paris"}'
 
 
+# An index the SDK misreads: -1 is "the last call" to it ------------------------------
+
+
+def _second_call_at_minus_one() -> list[bytes]:
+    """parallel_tools.jsonl with its second call's pieces at index -1."""
+    chunks = []
+    for line in _lines(LIBRARY / "chat" / "parallel_tools.jsonl"):
+        for choice in line.get("choices") or []:
+            for piece in choice["delta"].get("tool_calls") or []:
+                if piece["index"] == 1:
+                    piece["index"] = -1
+        chunks.append(_frame(line, "chat"))
+    return chunks
+
+
+def test_a_negative_index_merges_two_calls_in_the_sdk_and_the_guard_refuses_it() -> None:
+    unguarded = _client(_server(_second_call_at_minus_one()), guard=False)
+    with unguarded.chat.completions.stream(**ASK) as stream:
+        calls = stream.get_final_completion().choices[0].message.tool_calls
+    assert len(calls) == 1  # the SDK folded the second call into the first
+    for read in (_chat_create, _chat_stream):
+        seen, error = read(_client(_server(_second_call_at_minus_one())))
+        refused = _protocol_error(error)
+        assert refused is not None and refused.code == "incomplete_tool_call_start"
+        assert not _completes(seen)
+
+
 def test_only_the_chunks_that_repeat_are_rewritten() -> None:
     chunks = _repeating()
     request = httpx2.Request("POST", "https://x/v1/chat/completions", json={**ASK, "stream": True})
@@ -672,6 +699,27 @@ def test_the_event_name_decides_nothing_for_the_openai_sdk() -> None:
     assert _verdict(named) == (b"".join(named), None)
     seen, error = _chat_create(_client(_server(named)))
     assert error is None and _completes(seen)
+
+
+def _marked(dialect: str) -> list[bytes]:
+    """text.jsonl with a byte order mark before its first `data:`."""
+    chunks = _chunks(LIBRARY / dialect / "text.jsonl")
+    return [chunks[0].replace(b"data:", "\ufeffdata:".encode(), 1), *chunks[1:]]
+
+
+def test_a_byte_order_mark_before_the_first_data_loses_the_first_words_in_the_sdk() -> None:
+    unguarded, error = _chat_create(_client(_server(_marked("chat")), guard=False))
+    whole, _ = _chat_create(_client(_server(_chunks(LIBRARY / "chat" / "text.jsonl"))))
+    assert error is None and unguarded == whole[1:]
+
+
+@pytest.mark.parametrize("dialect", ["chat", "responses"])
+def test_the_guard_refuses_a_byte_order_mark_before_data(dialect: str) -> None:
+    read = _chat_create if dialect == "chat" else _responses_create
+    seen, error = read(_client(_server(_marked(dialect))))
+    refused = _protocol_error(error)
+    assert refused is not None and "byte order mark" in " ".join(refused.__notes__)
+    assert not seen
 
 
 @pytest.mark.parametrize(

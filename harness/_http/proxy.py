@@ -487,6 +487,7 @@ class RecordingProxy:
                 guard = None  # an HTTP error, another endpoint's answer: passed as it is
             await response.prepare(request)
             broke_off = False
+            refused = ""  # what --strict refused, said on the answer's one line
             async for piece in _body(upstream):
                 if isinstance(piece, _Ended) and piece.error is None:
                     silent = f"upstream sent nothing for {self.timeout:g} s"
@@ -513,15 +514,17 @@ class RecordingProxy:
                     break
             if guard is not None and not broke_off:
                 try:
-                    broke_off = not await self._end_strictly(where, response, guard)
+                    ended, refused = await self._end_strictly(where, response, guard)
                 except (ConnectionResetError, aiohttp.ClientConnectionError):
                     return self._client_left(where, upstream.status, response)
+                broke_off = not ended
         # The cassette is on disk before the client's answer ends: once a client has its
         # answer, its recording can be read.
+        status = f"{upstream.status}{refused}"
         if answer is not None:
-            await self._write(where, answer, broke_off)
+            await self._write(where, answer, broke_off, status=status)
         else:
-            self.log(f"{where} -> {upstream.status} (passed through, not recorded)")
+            self.log(f"{where} -> {status} (passed through, not recorded)")
         if broke_off:
             _drop(request)
         else:
@@ -635,9 +638,10 @@ class RecordingProxy:
 
     async def _end_strictly(
         self, where: str, response: web.StreamResponse, guard: StreamGuard
-    ) -> bool:
-        """The rest of a guarded answer, or the `error` event ending a broken one; False
-        when the answer cannot be ended so (the client's connection is cut instead)."""
+    ) -> tuple[bool, str]:
+        """The rest of a guarded answer, or the `error` event ending a broken one, and what
+        the answer's line says of the refusal ("" for none); False when the answer cannot
+        be ended so (the client's connection is cut instead)."""
         from harness._strict.guard import strict_error_event
 
         if guard.failure is None:
@@ -645,16 +649,16 @@ class RecordingProxy:
                 rest = guard.finish()
             except SSEFormatError as error:  # a last line no SDK reads (not UTF-8)
                 self.log(f"{where}: --strict: {error}: the connection is closed")
-                return False
+                return False, ""
             if rest:
                 await response.write(rest)
-        if guard.failure is not None:
-            failure = guard.failure
-            await response.write(encode_event(strict_error_event(failure)))
-            response.force_close()
-            why = "".join(f" ({note})" for note in getattr(failure, "__notes__", ()))
-            self.log(f"{where}: --strict: {failure.code}: the answer ends in an error event{why}")
-        return True
+        if guard.failure is None:
+            return True, ""
+        failure = guard.failure
+        await response.write(encode_event(strict_error_event(failure)))
+        response.force_close()
+        why = "".join(f"; {note}" for note in getattr(failure, "__notes__", ()))
+        return True, f" (--strict: {failure.code}: the answer ends in an error event{why})"
 
     def _header(self, request: dict[str, Any], dialect: Recorded | None) -> dict[str, Any]:
         model = str(request.get("model", "unknown model"))

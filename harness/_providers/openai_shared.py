@@ -67,6 +67,12 @@ def call_input(arguments: str, index: int, provider: str) -> dict[str, Any]:
     return tool_input(value, index, provider=provider)
 
 
+def carries_error(line: dict[str, Any]) -> bool:
+    """Whether a line is the API's error: the SDK raises at any line whose `error` is set,
+    whatever else it holds (OpenRouter and Groq send `choices` beside it)."""
+    return bool(line.get("error"))
+
+
 def api_error(details: object, name: object, line: dict[str, Any]) -> APIErrorEvent:
     """The API's error in a stream, as the Anthropic path reports one replayed without the
     SDK: an `APIErrorEvent` on a 200 answer whose body's `error.type` is `name` (so that

@@ -8,8 +8,8 @@ exactly what the SDK hands the code:
 
 - lines end at `\r\n`, `\r` or `\n`; a line starting with `:` is a comment; a field is
   `name: value` (one space after the colon dropped); `event` names the event, `data`
-  lines gather (joined by `\n`), any other field (`id`, `retry`, a field of a byte order
-  mark) passes over; a blank line ends the event;
+  lines gather (joined by `\n`), any other field (`id`, `retry`) passes over; a blank
+  line ends the event;
 - an event named `ping`, or with no name, is skipped; one named `error` is the API's
   error (the SDK raises it, whatever its data); one with empty data is skipped; any
   other is its data, read as JSON, whose `type` (not the name) says what it is;
@@ -19,7 +19,8 @@ exactly what the SDK hands the code:
 
 Where that reading drops a stream event silently (a `message_delta` with no `event:`
 line, a `{"type": "error"}` named `ping` or anything but `error`, a last event with no
-blank line after it), the decoder raises `HiddenEvent`: the guard refuses the answer
+blank line after it, a `data:` line behind a byte order mark, which is a field of
+another name to the SDKs), the decoder raises `HiddenEvent`: the guard refuses the answer
 there, record and import refuse the body. Each event's data must be UTF-8 and one JSON
 object with a string `type`, or `SSEFormatError` names the event that is not: strict
 JSON (no `NaN`) for what becomes a cassette, the SDK's own lenient reading
@@ -118,6 +119,19 @@ def events_from_response(
 def events_from_body(body: bytes) -> list[dict[str, Any]]:
     """The events of a whole SSE body."""
     return list(events_from_chunks([body]))
+
+
+def _behind_a_mark(number: int, value: str) -> HiddenEvent:
+    """A `data:` line behind a byte order mark: to the SDKs its field is `\ufeffdata`, an
+    unknown one, so they drop the line and, with it, the event (a body's first words)."""
+    try:
+        event = sdk_json(value.encode())
+    except ValueError:
+        event = None
+    event = event if type(event) is dict else {}
+    kind = event.get("type") or event.get("object") or "data"
+    why = "a byte order mark before `data:` makes it a field the SDK passes over"
+    return HiddenEvent(number, event, why, kind=str(kind))
 
 
 class StreamingDecoder:
@@ -305,6 +319,8 @@ class StreamingDecoder:
         field, _, value = raw.decode("utf-8").partition(":")
         if field == "event":
             self._name = value[1:] if value[:1] == " " else value
+        elif field == "\ufeffdata" and value.strip():
+            raise _behind_a_mark(self._count + 1, value)
         return None  # `id`, `retry` and any other field: nothing the SDK hands on
 
     def _joined_data(self) -> bytes | memoryview:

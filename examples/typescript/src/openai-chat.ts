@@ -4,7 +4,7 @@
 // message. The events an item completes come out once the whole item is read.
 import type { ModelEvent } from "./types";
 import {
-  type Json, type Machine, OpenAIStreamProtocolError, apiError, callInput, drive, isInt, isObject,
+  type Json, type Machine, OpenAIStreamProtocolError, apiError, callInput, drive, isIndex, isObject,
   obj, shown, truthy,
 } from "./openai-shared";
 
@@ -110,9 +110,9 @@ export class ChatAdapter implements Machine<unknown> {
       const fn = obj(piece.function);
       const ident = piece.id ?? null;
       const name = fn.name ?? null;
-      let call = isInt(index) ? this.calls.get(index) : undefined;
+      let call = isIndex(index) ? this.calls.get(index) : undefined;
       if (call === undefined) {
-        if (!isInt(index)) throw fail(`first piece of a tool call (index ${shown(index)}) has no integer index`);
+        if (!isIndex(index)) throw fail(`first piece of a tool call (index ${shown(index)}) has no non-negative integer index`);
         if (ident === null && name === null) {
           throw fail(`tool call piece for index ${index}, which no piece opened with an id and a name`);
         }

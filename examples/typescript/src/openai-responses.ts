@@ -4,7 +4,7 @@
 // (`starting_after`) starts at sequence N+1, mid-item, without `response.created`.
 import type { ModelEvent } from "./types";
 import {
-  type Json, type Machine, OpenAIStreamProtocolError, apiError, callInput, drive, isInt, obj, shown,
+  type Json, type Machine, OpenAIStreamProtocolError, apiError, callInput, drive, isIndex, isInt, obj, shown,
   truthy,
 } from "./openai-shared";
 
@@ -113,7 +113,7 @@ export class ResponsesAdapter implements Machine<unknown> {
       }
     } else if (kind === "response.content_part.added") {
       const open = this.item(event, kind);
-      if (isInt(event.content_index)) open.parts.add(event.content_index);
+      if (isIndex(event.content_index)) open.parts.add(event.content_index);
       const part = obj(event.part);
       if (part.type === "output_text") return this.text(part.text);
     } else if (kind === "response.content_part.done") {
@@ -132,9 +132,9 @@ export class ResponsesAdapter implements Machine<unknown> {
 
   private item(event: Json, kind: string): Item {
     const index = event.output_index;
-    let found = isInt(index) ? this.items.get(index) : undefined;
+    let found = isIndex(index) ? this.items.get(index) : undefined;
     if (found === undefined) {
-      if (!this.resumed || !isInt(index) || this.done.has(index)) {
+      if (!this.resumed || !isIndex(index) || this.done.has(index)) {
         throw fail(`${kind} arrived without an open output item at output index ${shown(index)}`);
       }
       found = newItem(null, true);
@@ -146,8 +146,8 @@ export class ResponsesAdapter implements Machine<unknown> {
   private part(event: Json, kind: string): [Item, number] {
     const open = this.item(event, kind);
     const index = event.content_index;
-    if (!isInt(index) || !open.parts.has(index)) {
-      if (!open.resumed || !isInt(index) || open.doneParts.has(index)) {
+    if (!isIndex(index) || !open.parts.has(index)) {
+      if (!open.resumed || !isIndex(index) || open.doneParts.has(index)) {
         const at = String(event.output_index);
         throw fail(`${kind} arrived without an open content part ${shown(index)} at output index ${at}`);
       }
@@ -164,7 +164,7 @@ export class ResponsesAdapter implements Machine<unknown> {
 
   private added(event: Json, kind: string): ModelEvent[] {
     const index = event.output_index;
-    if (!isInt(index)) throw fail(`${kind} arrived without an open output item at output index ${shown(index)}`);
+    if (!isIndex(index)) throw fail(`${kind} arrived without an open output item at output index ${shown(index)}`);
     if (this.items.has(index) || this.done.has(index)) {
       throw fail(`duplicate response.output_item.added for output index ${index}`);
     }

@@ -34,6 +34,11 @@ export function isInt(value: unknown): value is number {
   return typeof value === "number" && Number.isInteger(value);
 }
 
+/** An index the SDK reads as a position: a non-negative integer (it reads -1 as the last). */
+export function isIndex(value: unknown): value is number {
+  return isInt(value) && value >= 0;
+}
+
 // Python's truth: null, false, 0, "", [] and {} are false.
 export function truthy(value: unknown): boolean {
   if (Array.isArray(value)) return value.length > 0;

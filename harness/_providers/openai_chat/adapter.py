@@ -67,7 +67,14 @@ from harness._events import (
 from harness._exceptions import APIErrorEvent, StreamProtocolError
 from harness._providers.openai_chat.errors import PROVIDER
 from harness._providers.openai_chat.profiles import OPENAI, Profile
-from harness._providers.openai_shared import api_error, call_input, check_usable, shown, wire_dict
+from harness._providers.openai_shared import (
+    api_error,
+    call_input,
+    carries_error,
+    check_usable,
+    shown,
+    wire_dict,
+)
 
 __all__ = [
     "COMPLETE_FINISH_REASONS",
@@ -270,8 +277,8 @@ class ChatAdapter:
             if type(item) is not dict:
                 item = {}
         chunk: dict[str, Any] = item
-        details = chunk.get("error")
-        if details:  # the SDK raises for any line whose `error` is set
+        if carries_error(chunk):
+            details = chunk["error"]
             name = (details.get("type") or details.get("code")) if type(details) is dict else None
             raise api_error(details, name, chunk)
         choices = chunk.get("choices")
@@ -346,11 +353,14 @@ class ChatAdapter:
             name = function.get("name")
             if index is None and self._unindexed:
                 index = self.index_of(ident)
-            call = self._calls.get(index) if type(index) is int else None
+            # A negative index is refused: the SDK reads -1 as "the last call" and merges.
+            call = self._calls.get(index) if type(index) is int and index >= 0 else None
             if call is None:
-                if type(index) is not int:
+                if type(index) is not int or index < 0:
                     raise _error(
-                        "incomplete_tool_call_start", at=shown(index), part="integer index"
+                        "incomplete_tool_call_start",
+                        at=shown(index),
+                        part="non-negative integer index",
                     )
                 if ident is None and name is None:
                     raise _error("orphan_arguments_delta", index=index)

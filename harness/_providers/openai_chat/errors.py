@@ -45,7 +45,7 @@ ERROR_FIELDS: Final[dict[str, str]] = {
     "index": r"\d+",
     "indexes": r"\d+(, \d+)*",
     "at": r".+",
-    "part": r"(integer index|id|function name)",
+    "part": r"(non-negative integer index|id|function name)",
     "count": r"[1-9]\d*",
     "finish_reason": r".+",
     "got": r".*",

@@ -6,10 +6,10 @@ the chunks fold into the `chat.completion` object the API answers `stream=False`
 (`completion_from_chunks`): per choice, its `content` and `refusal` joined (None when it
 sent none), its `tool_calls` assembled by `index` (id and name as the first piece gave
 them, `arguments` joined), its `finish_reason`; the first chunk's id, model, created and
-`system_fingerprint`; the usage chunk's `usage`. An `{"error": ...}` line answers as
-the HTTP error it stands for (raised as `APIErrorEvent`, its body the line itself, its
-status the error type's). Replay's transports read them as `FRAMING`
-(`harness._providers.wire.Framing`).
+`system_fingerprint`; the usage chunk's `usage`. A line whose `error` is set (beside
+`choices` too, as OpenRouter and Groq send it) answers as the HTTP error it stands for
+(raised as `APIErrorEvent`, its body the line itself, its status the error type's).
+Replay's transports read them as `FRAMING` (`harness._providers.wire.Framing`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,12 @@ from typing import Any, Final
 
 from harness._exceptions import APIErrorEvent
 from harness._json import dump_line
-from harness._providers.openai_shared import CLIENT_ENV, error_answer, error_status
+from harness._providers.openai_shared import (
+    CLIENT_ENV,
+    carries_error,
+    error_answer,
+    error_status,
+)
 from harness._providers.wire import Framing
 
 __all__ = [
@@ -80,7 +85,7 @@ def completion_from_chunks(chunks: Iterable[dict[str, Any]]) -> dict[str, Any]:
     usage: Any = None
     choices: dict[int, dict[str, Any]] = {}
     for chunk in chunks:
-        if "error" in chunk and "choices" not in chunk:
+        if carries_error(chunk):
             raise APIErrorEvent({"error": chunk["error"]}, error_status(chunk["error"]))
         first = first or chunk
         if chunk.get("usage") is not None:

@@ -1,6 +1,6 @@
 """How a trace row names a Chat Completions chunk (`harness replay --trace`).
 
-A chunk's row is event `chunk` (an `{"error": ...}` line's, `error`), at the index of
+A chunk's row is event `chunk` (a line whose `error` is set, `error`), at the index of
 its first tool-call piece, and its head says the one thing the chunk carries that the
 adapter acts on, first found in this order: an API error, a tool call opened
 (`call(N) NAME ID`, its first arguments as the excerpt), its arguments (`args(N)`),
@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness._providers.openai_chat.adapter import ChatAdapter
+from harness._providers.openai_shared import carries_error
 from harness._terminal import printable
 
 __all__ = ["compared", "describe", "machine", "open_items", "shown_text"]
@@ -36,7 +37,7 @@ def describe(
 ) -> tuple[str, int | None, str, object]:
     """The row's event, index, head and excerpt (`nothing`: none) of a chunk line; the
     head is as short as the side-by-side form (`short`) needs already."""
-    if "error" in data and "choices" not in data:
+    if carries_error(data):
         error = _object(data.get("error"))
         named = printable(str(error.get("type") or error.get("code")))
         return "error", None, f"error {named}", nothing

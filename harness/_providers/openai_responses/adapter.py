@@ -54,7 +54,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 from harness._events import (
     DoneEvent,
@@ -122,6 +122,11 @@ def _error(code: str, **fields: object) -> StreamProtocolError:
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if type(value) is dict else {}
+
+
+def _whole(index: Any) -> TypeGuard[int]:
+    """An index the SDK reads as its position: a non-negative integer (it reads -1 as the last)."""
+    return type(index) is int and index >= 0
 
 
 @dataclass(slots=True)
@@ -304,7 +309,7 @@ class ResponsesAdapter:
         elif kind == "response.content_part.added":
             item = self._item(event, kind)
             index = event.get("content_index")
-            if type(index) is int:
+            if _whole(index):
                 item.parts.add(index)
             part = _dict(event.get("part"))
             if part.get("type") == "output_text" and part.get("text") and self._text:
@@ -321,9 +326,9 @@ class ResponsesAdapter:
     def _item(self, event: dict[str, Any], kind: Any) -> _Item:
         """The open item an event names by `output_index`, or `orphan_delta`."""
         index = event.get("output_index")
-        item = self._items.get(index) if type(index) is int else None
+        item = self._items.get(index) if _whole(index) else None
         if item is None:
-            if not self._resumed or type(index) is not int or index in self._done:
+            if not self._resumed or not _whole(index) or index in self._done:
                 raise _error("orphan_delta", event_type=kind, part="output item", at=shown(index))
             item = self._items[index] = _Item(None, resumed=True)
         return item
@@ -332,8 +337,8 @@ class ResponsesAdapter:
         """The open item and content part an event names, or `orphan_delta`."""
         item = self._item(event, kind)
         index = event.get("content_index")
-        if type(index) is not int or index not in item.parts:
-            if not item.resumed or type(index) is not int or index in item.done_parts:
+        if not _whole(index) or index not in item.parts:
+            if not item.resumed or not _whole(index) or index in item.done_parts:
                 part = f"content part {shown(index)}"
                 raise _error("orphan_delta", event_type=kind, part=part, at=event["output_index"])
             item.parts.add(index)
@@ -341,7 +346,7 @@ class ResponsesAdapter:
 
     def _added(self, event: dict[str, Any]) -> list[ModelEvent]:
         index = event.get("output_index")
-        if type(index) is not int:
+        if not _whole(index):
             raise _error(
                 "orphan_delta", event_type=event["type"], part="output item", at=shown(index)
             )
