@@ -22,7 +22,8 @@ Measures in one run, side by side, on synthetic streams of 10^3 to 10^6 events
     job (`--persistent`), in stdin mode and `--serve` (`bench.conform_speed`);
 (h) each adapter against its floor, `orjson.loads` of the same lines, per event: the
     OpenAI Chat and Responses adapters, and the Anthropic one beside them as replay
-    feeds it (`bench.openai_adapters`).
+    feeds it (`bench.openai_adapters`);
+(i) the AWS event-stream decoder against botocore's own, per frame (`bench.eventstream`).
 In-process times are CPU time and subprocess ratios use user+sys CPU time, so that
 other work on a shared machine does not move the ratios; wall times are printed too.
 Figures are printed, never asserted: the targets table says which are met.
@@ -43,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final
 
-from bench import openai_adapters
+from bench import eventstream, openai_adapters
 from bench.conform_speed import CONFORM_TARGET_S, ConformRun, section_conform
 from bench.measure import (
     FLOOR_SCRIPT,
@@ -117,6 +118,8 @@ class Results:
     conform: list[ConformRun] | None = None
     #: each adapter against `orjson.loads` of the same lines (section h)
     floors: list[openai_adapters.Row] = field(default_factory=list)
+    #: the event-stream decoder's CPU time against botocore's (section i; None: not run)
+    eventstream: float | None = None
 
 
 class Report:
@@ -474,6 +477,12 @@ def targets(options: Options, results: Results) -> list[list[str]]:
                 f"{row.ratio:.2f}x (rounds {min(row.ratios):.2f}-{max(row.ratios):.2f}x)",
                 row.met,
             )
+    ratio = results.eventstream
+    add(
+        f"event-stream decoding <= {eventstream.TARGET:g}x botocore's",
+        f"{ratio:.2f}x" if ratio else "not run (no botocore)",
+        None if ratio is None else ratio <= eventstream.TARGET,
+    )
     return rows
 
 
@@ -498,6 +507,7 @@ def run(options: Options, out: IO[str]) -> Results:
         results.strict_openai = section_strict_openai(options.client_requests, report)
         results.conform = section_conform(options.quick, report)
         section_floors(options, report, results)
+        results.eventstream = eventstream.section_eventstream(options.quick, report.out)
     report.line("Targets")
     report.table(["target", "measured", "met"], targets(options, results))
     return results

@@ -30,6 +30,7 @@ TARGET_ROWS = (
     "harness.strict <= 1.10x plain, responses.stream()",
     "OpenAI chat adapter <= 2x orjson.loads",
     "OpenAI responses adapter <= 2x orjson.loads",
+    "event-stream decoding <= 1.5x botocore's",
 )
 
 
@@ -46,6 +47,7 @@ def test_quick_run_prints_every_section_and_every_target_with_a_figure() -> None
         "(f') harness.strict, openai",
         "(g) harness conform",
         "(h) adapters vs orjson.loads",
+        "(i) AWS event-stream decoding",
         "Targets",
     ):
         assert heading in result.output

@@ -36,7 +36,8 @@ and the SDK's event objects.
 
 Beside them, neutral: `sse`, the one SSE decoder, as the SDKs read a body (CR, LF or
 CRLF; no event without its blank line; an event the SDK would drop silently told
-apart); `openai_sse` what the openai SDK reads differently, and `openai_framing` the
+apart); `eventstream`, AWS event-stream frames (Bedrock's framing) read as botocore
+reads them; `openai_sse` what the openai SDK reads differently, and `openai_framing` the
 `data` both OpenAI dialects send; `openai_shared` the little both OpenAI dialects have in
 common (their message prefix, a call's arguments read as a JSON object, an `error` line
 as `APIErrorEvent`, an SDK object read as its line's dict, the API's error answers).
