@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -206,6 +206,24 @@ def test_responses_rows_number_their_events_again_but_the_gap() -> None:
     assert gap is not None
     steps = {b["sequence_number"] - a["sequence_number"] for a, b in itertools.pairwise(gap)}
     assert sorted(steps) == [1, 2]
+
+
+def test_the_output_mismatch_row_changes_the_terminal_event_alone() -> None:
+    """A text answer's final text becomes `Rome.`, a call's final arguments `{}`: what
+    `get_final_response()` would return; every event before it is the good stream's."""
+    row = fault_named("output_mismatch", provider=RESPONSES)
+    checks: list[tuple[str, Callable[[Any], bool]]] = [
+        ("responses/text.jsonl", lambda out: out[0]["content"][0]["text"] == "Rome."),
+        ("responses/one_tool.jsonl", lambda out: out[0]["arguments"] == "{}"),
+    ]
+    for name, changed in checks:
+        good = GOOD[name][1]
+        broken = row.derive(good)
+        assert broken is not None and broken[:-1] == good[:-1]
+        assert broken[-1]["type"] == "response.completed"
+        assert changed(broken[-1]["response"]["output"]) and not changed(
+            good[-1]["response"]["output"]
+        )
 
 
 @pytest.mark.parametrize("provider", [CHAT, RESPONSES])

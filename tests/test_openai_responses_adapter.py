@@ -507,6 +507,158 @@ def test_an_empty_delta_is_a_delta_the_final_arguments_must_equal() -> None:
     assert failure(stream(events))[1].code == "arguments_mismatch"
 
 
+def _completed_as(events: list[dict[str, Any]], change: Any) -> list[dict[str, Any]]:
+    """A whole stream whose terminal event's output is `change(output)`."""
+    broken: list[dict[str, Any]] = json.loads(json.dumps(events))
+    broken[-1]["response"]["output"] = change(broken[-1]["response"]["output"])
+    return broken
+
+
+def _set(path: str, value: Any) -> Any:
+    """The change setting `output[i][key]...` (the path `i.key...`) to `value`."""
+
+    def change(output: list[Any]) -> list[Any]:
+        *keys, last = [int(key) if key.isdigit() else key for key in path.split(".")]
+        target: Any = output
+        for key in keys:
+            target = target[key]
+        target[last] = value
+        return output
+
+    return change
+
+
+_rome = _set("0.content.0.text", "Rome.")
+PARIS = stream(message(0, "Par", "is."))
+
+
+def test_output_mismatch() -> None:
+    """Every event said Paris, the terminal event's output says Rome: what
+    `get_final_response()` returns (below)."""
+    yielded, error = failure(_completed_as(PARIS, _rome))
+    assert yielded == [TextEvent("Par"), TextEvent("is.")]
+    assert (error.code, error.detail) == (
+        "output_mismatch",
+        "response.completed's output disagrees with the stream: "
+        "item 0 has content part 0 with other text than was streamed",
+    )
+
+
+CONTRADICTIONS: dict[str, tuple[list[dict[str, Any]], Any, str]] = {
+    "type": (
+        PARIS,
+        _set("0.type", "reasoning"),
+        "item 0 is of type 'reasoning', streamed as 'message'",
+    ),
+    "id": (PARIS, _set("0.id", "msg_2"), "item 0 has id 'msg_2', streamed as 'msg_1'"),
+    "part-type": (
+        PARIS,
+        _set("0.content.0.type", "refusal"),
+        "item 0 has content part 0 of type 'refusal', streamed as 'output_text'",
+    ),
+    "part-missing": (PARIS, _set("0.content", []), "item 0 lacks content part 0 of the stream"),
+    "part-extra": (
+        PARIS,
+        lambda out: _set("0.content", out[0]["content"] * 2)(out),
+        "item 0 has content part 1, which was never streamed",
+    ),
+    "item-extra": (PARIS, lambda out: out * 2, "item 1 was never streamed"),
+    "item-missing": (PARALLEL_TOOLS_STREAM, lambda out: out[:1], "item 1 of the stream is missing"),
+    "reordered": (
+        PARALLEL_TOOLS_STREAM,
+        lambda out: out[::-1],
+        "item 0 has id 'fc_1', streamed as 'fc_0'",
+    ),
+    "name": (
+        ONE_TOOL_STREAM,
+        _set("0.name", "get_time"),
+        "item 0 has name 'get_time', streamed as 'get_weather'",
+    ),
+    "call_id": (
+        ONE_TOOL_STREAM,
+        _set("0.call_id", "call_2"),
+        "item 0 has call_id 'call_2', streamed as 'call_1'",
+    ),
+    "arguments": (
+        ONE_TOOL_STREAM,
+        _set("0.arguments", "{}"),
+        "item 0 has other arguments than were streamed",
+    ),
+    "not-an-item": (PARIS, _set("0", "msg_1"), "item 0 is 'msg_1', not an item"),
+    "not-a-list": (PARIS, lambda out: {"0": out[0]}, "it is a dict, not a list"),
+    "no-such-index": (
+        stream(message(-1, "Hi")),
+        lambda out: out,
+        "item -1 of the stream is missing",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONTRADICTIONS))
+def test_every_way_the_output_can_contradict_the_stream(case: str) -> None:
+    events, change, what = CONTRADICTIONS[case]
+    error = failure(_completed_as(events, change))[1]
+    assert error.code == "output_mismatch"
+    assert error.detail == f"response.completed's output disagrees with the stream: {what}"
+
+
+def test_the_output_must_agree_with_the_done_text_too() -> None:
+    """The output says what the deltas said, but the part's `.done` said otherwise."""
+    events = json.loads(json.dumps(PARIS))
+    done = next(e for e in events if e["type"] == "response.output_text.done")
+    done["text"] = "Rome."
+    assert failure(events)[1].code == "output_mismatch"
+
+
+@pytest.mark.parametrize("output", [None, [], "absent"])
+def test_an_absent_or_empty_output_says_nothing_to_contradict(output: Any) -> None:
+    events = json.loads(json.dumps(PARIS))
+    if output == "absent":
+        del events[-1]["response"]["output"]
+    else:
+        events[-1]["response"]["output"] = output
+    assert adapt(events) == [TextEvent("Par"), TextEvent("is."), DoneEvent()]
+
+
+def test_an_accepted_incomplete_answer_is_held_to_its_output_too() -> None:
+    cut = response("incomplete", incomplete_details={"reason": "max_output_tokens"})
+    end = {"type": "response.incomplete", "response": cut}
+    events = stream(message(0, "Cut sh"), end=end)
+    events[-1]["response"]["output"] = [message(0, "Cut short")[-1]["item"]]
+    error = failure(events, incomplete_reasons={"max_output_tokens"})[1]
+    assert error.detail.startswith("response.incomplete's output disagrees with the stream: ")
+
+
+def test_a_text_sent_in_its_part_added_is_text_the_stream_delivered() -> None:
+    events = message(0, "Paris.")
+    events[1] = {**events[1], "part": {**events[1]["part"], "text": "Paris."}}
+    del events[2]  # no delta: the whole text came in content_part.added
+    assert adapt(stream(events)) == [TextEvent("Paris."), DoneEvent()]
+    assert failure(_completed_as(stream(events), _rome))[1].code == "output_mismatch"
+
+
+def test_a_resumed_stream_judges_only_what_it_saw() -> None:
+    """Items done before the cursor are not judged, nor the text deltas before it; the
+    `.done` text and the items after it are."""
+    whole = stream(message(0, "Hello."), message(1, "Par", "is.", item_id="msg_2"))
+    # inside item 1, after its first delta: item 0 was done before it, unseen
+    cursor = next(n for n, e in enumerate(whole) if e.get("delta") == "Par")
+    assert adapt(whole[cursor + 1 :], starting_after=cursor) == [TextEvent("is."), DoneEvent()]
+
+    broken = _completed_as(whole, _set("1.content.0.text", "Rome."))[cursor + 1 :]
+    assert failure(broken, starting_after=cursor)[1].code == "output_mismatch"
+    unseen = _completed_as(whole, _rome)[cursor + 1 :]  # item 0's text: before the cursor
+    assert adapt(unseen, starting_after=cursor)[-1] == DoneEvent()
+
+
+def test_a_far_index_is_judged_without_counting_up_to_it() -> None:
+    far = 10**12
+    events = [{**event, "output_index": far} for event in message(0, "Hi")[2:]]  # resumed
+    events.append(completed(output=[message(0, "Hi")[-1]["item"]]))
+    error = failure(numbered(events, start=3), starting_after=2)[1]
+    assert error.detail.endswith(f"item {far} of the stream is missing")
+
+
 def unnumbered(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The events without `sequence_number`, as the API sent them before mid-2025."""
     return [{k: v for k, v in event.items() if k != "sequence_number"} for event in events]
@@ -777,6 +929,7 @@ def test_every_row_of_the_table_is_tested_here_and_matches_its_pattern() -> None
         "invalid_tool_json": stream(function_call(0, "r", ["{"])),
         "non_object_tool_input": stream(function_call(0, "r", ["[]"])),
         "arguments_mismatch": stream(function_call(0, "r", ["{}"], final='{"a": 1}')),
+        "output_mismatch": _completed_as(TEXT_STREAM, _rome),
         "unfinished_output_items": stream(message(0, "x")[:1]),
         "missing_response_completed": numbered(created()),
         "response_incomplete": stream(end=incomplete),
@@ -1015,6 +1168,7 @@ def _broken() -> dict[str, tuple[list[dict[str, Any]], str | None]]:
             stream(function_call(0, "read", ['{"a": 1}'], final='{"a": 2}')),
             None,
         ),
+        "output_mismatch": (_completed_as(PARIS, _rome), None),
         "unfinished_output_items": (
             stream(function_call(0, "read", ["{}"])[:2]),
             "RuntimeError: Cannot complete response with unfinished output items.",
@@ -1073,6 +1227,7 @@ def test_the_sdk_helper_keeps_the_final_arguments_and_the_completed_events_text(
     assert call.arguments == '{"a": 2}'
     lost = _sdk_final(broken["sequence_gap"][0]).output[0]
     assert lost.content[0].text == "Hello! How can I help?"  # the deltas it yielded lack one
+    assert _sdk_final(broken["output_mismatch"][0]).output_text == "Rome."  # streamed: Paris.
 
 
 def test_the_sdk_raises_its_api_error_for_a_nested_error_line() -> None:

@@ -204,7 +204,7 @@ def test_fault_variant_runs_the_responses_catalogue(project: pytest.Pytester) ->
     )
     result = project.runpytest("-k", "drop_response_completed or response_failed or drop_done")
     # a Responses cassette runs the Responses rows: Chat's drop_done is none of them
-    result.assert_outcomes(passed=2, failed=2, deselected=44)
+    result.assert_outcomes(passed=2, failed=2, deselected=46)
     failed = [line for line in result.outlines if line.startswith("E       AssertionError")]
     assert [line.split(" on ")[1].split(":")[0] for line in failed] == [
         "drop_response_completed",

@@ -351,6 +351,21 @@ def test_a_refusal_is_refused_and_text_before_it_is_what_the_code_saw() -> None:
     assert not _completes(seen)
 
 
+def test_a_final_response_other_than_the_one_streamed_is_refused() -> None:
+    """Every event streams Paris., response.completed's output says Rome.: the SDK's
+    helper hands on Rome. as the answer; under the guard it never reaches the code."""
+    chunks = _chunks(LIBRARY / "responses" / "errors" / "output_mismatch.jsonl")
+    ask = {"model": "gpt-4.1-mini", "input": "Go"}
+    with _client(_server(chunks), guard=False).responses.stream(**ask) as stream:
+        assert stream.get_final_response().output_text == "Rome."
+    with (
+        pytest.raises(StreamProtocolError) as raised,
+        _client(_server(chunks)).responses.stream(**ask) as stream,
+    ):
+        stream.get_final_response()
+    assert raised.value.code == "output_mismatch"
+
+
 def test_allow_stop_reasons_lets_length_finish_a_chat_answer() -> None:
     path = LIBRARY / "chat" / "errors" / "unsupported_finish_reason.jsonl"
     finish = next(

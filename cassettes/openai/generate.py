@@ -505,6 +505,18 @@ def responses_arguments_mismatch() -> Lines:
 
 
 @cassette(
+    "responses/errors/output_mismatch.jsonl",
+    "Every event streams the answer Paris., and response.completed's output says Rome.: "
+    "get_final_response() would read Rome.",
+)
+def responses_output_mismatch() -> Lines:
+    builder = responses().message(0, "Paris.", id=ANSWER_ID)
+    rome = {"type": "output_text", "text": "Rome.", "annotations": []}
+    item = {**OPEN_MESSAGE, "id": ANSWER_ID, "status": "completed", "content": [rome]}
+    return builder.lifecycle("response.completed", "completed", output=[item]).events()
+
+
+@cassette(
     "responses/errors/unfinished_output_items.jsonl",
     "response.completed with a message item still open.",
 )

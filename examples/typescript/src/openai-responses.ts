@@ -1,11 +1,13 @@
 // toModelEvents for OpenAI Responses: the `response.*` events of a streamed answer (each
 // with its `sequence_number`) in, the three internal events out, each rule of the harness's
 // error table (docs/openai-adapters.md) with its message. A resumed stream
-// (`starting_after`) starts at sequence N+1, mid-item, without `response.created`.
+// (`starting_after`) starts at sequence N+1, mid-item, without `response.created`. The
+// terminal event's `output` (what the SDK's `get_final_response()` returns) must say
+// what the stream delivered: `output_mismatch` otherwise; an absent or empty one says nothing.
 import type { ModelEvent } from "./types";
 import {
-  type Json, type Machine, OpenAIStreamProtocolError, apiError, callInput, drive, isIndex, isInt, obj, shown,
-  truthy,
+  type Json, type Machine, OpenAIStreamProtocolError, apiError, callInput, drive, isIndex, isInt, isObject,
+  obj, shown, truthy,
 } from "./openai-shared";
 
 export type ResponsesOptions = {
@@ -25,22 +27,40 @@ const LIFECYCLE = new Set([
   "response.incomplete", "response.failed",
 ]);
 
+// One content part of a message as the stream delivered it.
+type Part = {
+  type: unknown;
+  resumed: boolean;              // opened before the resume point: its first deltas unseen
+  pieces: string[];              // the text yielded for it: its starting text, its deltas
+  doneText: unknown;             // its output_text.done's (or refusal.done's) text, if one came
+};
+
 type Item = {
   type: unknown;
   resumed: boolean;              // added before the resume point: partly unseen
+  id: unknown;
   parts: Set<number>;
   doneParts: Set<number>;
+  contents: Map<number, Part>;   // every content part seen, open or done
   pieces: string[];
   nonString: boolean;
   doneArguments: unknown;
+  final: Json;                   // the item its output_item.done carried
 };
 
 function fail(message: string): OpenAIStreamProtocolError {
   return new OpenAIStreamProtocolError(message);
 }
 
-function newItem(type: unknown, resumed = false): Item {
-  return { type, resumed, parts: new Set(), doneParts: new Set(), pieces: [], nonString: false, doneArguments: null };
+function newItem(type: unknown, resumed = false, id: unknown = null): Item {
+  return {
+    type, resumed, id, parts: new Set(), doneParts: new Set(), contents: new Map(), pieces: [],
+    nonString: false, doneArguments: null, final: {},
+  };
+}
+
+function newPart(type: unknown, resumed = false): Part {
+  return { type, resumed, pieces: [], doneText: null };
 }
 
 // Python's str() of a value a message names as it is (None for a missing one).
@@ -57,7 +77,7 @@ export class ResponsesAdapter implements Machine<unknown> {
   private responseId: unknown = null;
   private terminal: string | null = null;
   private readonly items = new Map<number, Item>();
-  private readonly done = new Set<number>();
+  private readonly done = new Map<number, Item>();  // what the terminal output must say
 
   constructor(options: ResponsesOptions = {}) {
     this.incompleteReasons = new Set(options.incompleteReasons ?? []);
@@ -93,7 +113,8 @@ export class ResponsesAdapter implements Machine<unknown> {
       throw fail(`${kind} has sequence_number ${shown(number)}, expected ${this.next}`);
     }
     if (kind === "response.output_text.delta") {
-      this.part(event, kind);
+      const [, , part] = this.part(event, kind);
+      if (truthy(event.delta) && typeof event.delta === "string") part.pieces.push(event.delta);
       return this.text(event.delta);
     }
     if (LIFECYCLE.has(kind)) return this.lifecycle(kind, event);
@@ -106,22 +127,30 @@ export class ResponsesAdapter implements Machine<unknown> {
     } else if (kind === "response.function_call_arguments.done") {
       this.item(event, kind).doneArguments = event.arguments ?? null;
     } else if (kind === "response.refusal.delta") {
-      this.part(event, kind);
+      const [, , part] = this.part(event, kind);
       if (truthy(event.delta)) {
         if (!this.refusalIsAnswer) throw fail(`output item ${str(event.output_index)} is a refusal (response.refusal.delta)`);
+        if (typeof event.delta === "string") part.pieces.push(event.delta);
         return this.text(event.delta);
       }
     } else if (kind === "response.content_part.added") {
       const open = this.item(event, kind);
-      if (isIndex(event.content_index)) open.parts.add(event.content_index);
       const part = obj(event.part);
+      if (isIndex(event.content_index)) {
+        open.parts.add(event.content_index);
+        if (!open.contents.has(event.content_index)) open.contents.set(event.content_index, newPart(part.type ?? null));
+        const opened = open.contents.get(event.content_index) as Part;
+        if (part.type === "output_text" && truthy(part.text) && typeof part.text === "string") opened.pieces.push(part.text);
+      }
       if (part.type === "output_text") return this.text(part.text);
     } else if (kind === "response.content_part.done") {
       const [open, index] = this.part(event, kind);
       open.parts.delete(index);
       open.doneParts.add(index);
-    } else if (kind === "response.output_text.done" || kind === "response.refusal.done") {
-      this.part(event, kind);
+    } else if (kind === "response.output_text.done") {
+      this.part(event, kind)[2].doneText = event.text ?? null;
+    } else if (kind === "response.refusal.done") {
+      this.part(event, kind)[2].doneText = event.refusal ?? null;
     }
     return [];  // reasoning, annotations, hosted tools' progress, kinds added later
   }
@@ -143,7 +172,7 @@ export class ResponsesAdapter implements Machine<unknown> {
     return found;
   }
 
-  private part(event: Json, kind: string): [Item, number] {
+  private part(event: Json, kind: string): [Item, number, Part] {
     const open = this.item(event, kind);
     const index = event.content_index;
     if (!isIndex(index) || !open.parts.has(index)) {
@@ -152,8 +181,9 @@ export class ResponsesAdapter implements Machine<unknown> {
         throw fail(`${kind} arrived without an open content part ${shown(index)} at output index ${at}`);
       }
       open.parts.add(index);
+      open.contents.set(index, newPart(null, true));
     }
-    return [open, index];
+    return [open, index, open.contents.get(index) as Part];
   }
 
   private supported(index: number, type: unknown): void {
@@ -168,9 +198,9 @@ export class ResponsesAdapter implements Machine<unknown> {
     if (this.items.has(index) || this.done.has(index)) {
       throw fail(`duplicate response.output_item.added for output index ${index}`);
     }
-    const type = obj(event.item).type;
-    this.supported(index, type);
-    this.items.set(index, newItem(type));
+    const added = obj(event.item);
+    this.supported(index, added.type);
+    this.items.set(index, newItem(added.type, false, added.id ?? null));
     return [];
   }
 
@@ -178,8 +208,8 @@ export class ResponsesAdapter implements Machine<unknown> {
     const open = this.item(event, kind);
     const index = event.output_index as number;
     this.items.delete(index);
-    this.done.add(index);
-    const final = obj(event.item);
+    this.done.set(index, open);
+    const final = open.final = obj(event.item);
     this.supported(index, final.type);
     if (final.type !== "function_call") return [];
     const args = final.arguments;
@@ -225,14 +255,111 @@ export class ResponsesAdapter implements Machine<unknown> {
       const indexes = [...this.items.keys()].join(", ");
       throw fail(`${kind} arrived with output item(s) ${indexes} not done`);
     }
+    if (truthy(response.output)) {  // absent or empty: nothing said to contradict the stream
+      const what = this.contradiction(response.output);
+      if (what !== null) throw fail(`${kind}'s output disagrees with the stream: ${what}`);
+    }
     this.terminal = kind;
     return [];
+  }
+
+  // How the terminal output contradicts the items done (a resumed stream's unseen ones aside).
+  private contradiction(output: unknown): string | null {
+    if (!Array.isArray(output)) return `it is a ${pythonType(output)}, not a list`;
+    for (const index of indexes(output.length, this.done.keys())) {
+      const item = this.done.get(index);
+      if (item === undefined) {
+        if (!this.resumed) return `item ${index} was never streamed`;
+      } else if (index < 0 || index >= output.length) {
+        return `item ${index} of the stream is missing`;
+      } else {
+        const what = itemContradiction(item, output[index]);
+        if (what !== null) return `item ${index} ${what}`;
+      }
+    }
+    return null;
   }
 
   finish(): ModelEvent[] {
     if (this.terminal === null) throw fail("stream ended before response.completed");
     return [{ type: "done" }];
   }
+}
+
+// The indexes of a list of `length` and the indexes the stream delivered, in order.
+function indexes(length: number, delivered: Iterable<number>): number[] {
+  const all = new Set(delivered);
+  for (let index = 0; index < length; index++) all.add(index);
+  return [...all].sort((a, b) => a - b);
+}
+
+// Python's name of a JSON value's type, as the harness's message gives it.
+function pythonType(value: unknown): string {
+  if (value === null || value === undefined) return "NoneType";
+  if (typeof value === "string") return "str";
+  if (typeof value === "boolean") return "bool";
+  if (typeof value === "number") return Number.isInteger(value) ? "int" : "float";
+  return Array.isArray(value) ? "list" : "dict";
+}
+
+// Python's == on JSON values (1 == 1.0, key order aside), as the harness compares them.
+function same(a: unknown, b: unknown): boolean {
+  if (a === undefined) a = null;
+  if (b === undefined) b = null;
+  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return a === b;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => same(x, b[i]));
+  }
+  const [x, y] = [a as Json, b as Json];
+  const keys = Object.keys(x);
+  return keys.length === Object.keys(y).length && keys.every((key) => key in y && same(x[key], y[key]));
+}
+
+// How an output item contradicts the item added and done at its index.
+function itemContradiction(item: Item, given: unknown): string | null {
+  if (!isObject(given)) return `is ${shown(given)}, not an item`;
+  const final = item.final;
+  const kind = final.type ?? null;
+  for (const streamed of item.resumed ? [kind] : [item.type, kind]) {
+    if (!same(given.type, streamed)) return `is of type ${shown(given.type)}, streamed as ${shown(streamed)}`;
+  }
+  for (const streamed of item.resumed ? [final.id ?? null] : [item.id, final.id ?? null]) {
+    if (streamed !== null && !same(given.id, streamed)) return `has id ${shown(given.id)}, streamed as ${shown(streamed)}`;
+  }
+  if (kind === "function_call") {
+    for (const key of ["call_id", "name"]) {
+      if (!same(given[key], final[key])) return `has ${key} ${shown(given[key])}, streamed as ${shown(final[key])}`;
+    }
+    if (!same(given.arguments, final.arguments)) return "has other arguments than were streamed";
+  } else if (kind === "message") {
+    return contentContradiction(item, given.content ?? []);
+  }
+  return null;
+}
+
+// How an output message's content contradicts the parts the stream delivered.
+function contentContradiction(item: Item, content: unknown): string | null {
+  if (!Array.isArray(content)) return "has content that is not a list";
+  for (const number of indexes(content.length, item.contents.keys())) {
+    const part = item.contents.get(number);
+    if (part === undefined) {
+      if (!item.resumed) return `has content part ${number}, which was never streamed`;
+      continue;
+    }
+    if (number < 0 || number >= content.length) return `lacks content part ${number} of the stream`;
+    const given = obj(content[number]);
+    const kind = given.type ?? null;
+    if (part.type !== null && !same(kind, part.type)) {
+      return `has content part ${number} of type ${shown(kind)}, streamed as ${shown(part.type)}`;
+    }
+    if (kind === "output_text" || kind === "refusal") {
+      const text = kind === "refusal" ? given.refusal : given.text;
+      if ((!part.resumed && !same(text, part.pieces.join(""))) || (part.doneText !== null && !same(text, part.doneText))) {
+        return `has content part ${number} with other text than was streamed`;
+      }
+    }
+  }
+  return null;
 }
 
 export function toModelEvents(items: Iterable<unknown>, options: ResponsesOptions = {}): Generator<ModelEvent> {

@@ -14,18 +14,31 @@ State:
   before mid-2025, is unnumbered, and every event must then have none), the response
   id of `response.created` (every lifecycle event must carry it), and the terminal event
   once seen (nothing may follow it);
-- the output items added and not yet done, keyed by `output_index`, each with its type,
-  its open content parts (`content_index`) and, for a `function_call`, its `arguments`
-  deltas; and the indexes already done (a delta there is an orphan, as at one never added);
+- the output items added and not yet done, keyed by `output_index`, each with its type
+  and id, its content parts (`content_index`: open or done, each with the text the
+  stream delivered in it and its `.done` text) and, for a `function_call`, its
+  `arguments` deltas; and the items already done, by index, each with its done item (a
+  delta there is an orphan, as at one never added);
 - for `feed`'s fast path, which reads a text delta at the part the last text delta read
   by the full rules was at, or an arguments delta at that one's item, while no other
   event came between (almost every event, in the fewest steps): those indexes and the
-  item's pieces. Any other event, an error and the finish clear them.
+  part's or item's pieces. Any other event, an error and the finish clear them.
 
 A `function_call` is yielded at its `output_item.done`, `call_id` as its id: the done
 item's `arguments` must equal the joined deltas, if any came (a call with none was sent
 whole, as LM Studio sends it), and the `arguments.done` event's, and parse as a JSON
 object (`{}` when empty). Text is yielded at each `output_text.delta`.
+
+The terminal event that completes the answer (`response.completed`, or an accepted
+`response.incomplete`) must not contradict the stream, as a call's final `arguments`
+must not contradict its deltas: `responses.stream().get_final_response()` takes the
+answer from its `response.output`, so an output that says "Rome" after deltas that said
+"Paris" is `output_mismatch`. Each output item must be the item done at its index (the
+same type and id as added and done, a message's parts of the same types with the text
+the stream delivered in each, its deltas and its `.done` text; a call's `call_id`, `name`
+and `arguments` as done); an item the stream never delivered, or one it delivered that
+the output lacks, is a mismatch too. An absent or empty `output` says nothing to
+contradict (the SDK then keeps the items done, as `framing.response_from_events` does).
 Reasoning items, hosted-tool items (web and file search, MCP calls and tool lists, code
 interpreter, image generation, tool search, compaction) and their events, annotations
 and event types the adapter does not know yield nothing, as thinking does for Anthropic.
@@ -36,7 +49,9 @@ whose input is free text; `computer_call`, `local_shell_call`, `shell_call`,
 A resumed stream (`GET /v1/responses/{id}?stream=true&starting_after=N`, the
 constructor's `starting_after=N`) starts at sequence N+1 without `response.created`; an
 output index it has not seen is taken as added before the resume point (open, its
-deltas then not compared with the final `arguments`).
+deltas then not compared with the final `arguments`, nor a part's with the output's
+text: its `.done` text and done item still are); an output item at an index the stream
+never showed was done before the resume point, and is not judged.
 
 Policy, as `StreamAdapter(stop_reasons=...)` is for Anthropic: `incomplete_reasons` are
 the `incomplete_details.reason`s whose `response.incomplete` still completes an answer
@@ -130,12 +145,30 @@ def _whole(index: Any) -> TypeGuard[int]:
 
 
 @dataclass(slots=True)
+class _Part:
+    """One content part of a message as the stream delivered it."""
+
+    type: Any = None
+    #: opened before a resume point: its first deltas are unseen
+    resumed: bool = False
+    #: the text yielded for it (its starting text, its deltas), joined once at the end
+    pieces: list[str] = field(default_factory=list)
+    #: the text its `output_text.done` (or `refusal.done`) carried, if one came
+    done_text: Any = None
+
+
+@dataclass(slots=True)
 class _Item:
     type: Any
     #: added before a resume point: its parts and deltas are partly unseen
     resumed: bool = False
+    id: Any = None
     parts: set[int] = field(default_factory=set)
     done_parts: set[int] = field(default_factory=set)
+    #: every content part seen, open or done, by `content_index`
+    contents: dict[int, _Part] = field(default_factory=dict)
+    #: the item its `output_item.done` carried
+    final: dict[str, Any] = field(default_factory=dict)
     #: the `arguments` deltas, joined once at the done (`+=` on a str is quadratic here)
     pieces: list[str] = field(default_factory=list)
     non_string: bool = False
@@ -164,12 +197,14 @@ class ResponsesAdapter:
         self._response_id: Any = None
         self._terminal: str | None = None
         self._items: dict[int, _Item] = {}
-        self._done: set[int] = set()
+        #: the items done, by output index: what the terminal event's output must say
+        self._done: dict[int, _Item] = {}
         self._error: StreamProtocolError | APIErrorEvent | None = None
         self._finished = False
         #: where `feed`'s fast path reads deltas: the `output_index` and `content_index`
-        #: objects of the text delta `_feed` read last, and the `output_index` object and
-        #: the pieces of the arguments delta it read last, while no other event came
+        #: objects and the part's pieces of the text delta `_feed` read last, and the
+        #: `output_index` object and the pieces of the arguments delta it read last, while
+        #: no other event came
         self._leave_fast_path()
 
     @property
@@ -195,10 +230,12 @@ class ResponsesAdapter:
                         and type(delta) is str
                     ):
                         self._next = number + 1
-                        if delta and self._text:
-                            text = new_event(TextEvent)
-                            set_text(text, delta)
-                            return [text]
+                        if delta:
+                            self._text_pieces.append(delta)
+                            if self._text:
+                                text = new_event(TextEvent)
+                                set_text(text, delta)
+                                return [text]
                         return []
                     if (
                         kind == _ARGUMENTS_DELTA
@@ -225,6 +262,7 @@ class ResponsesAdapter:
         """Every event the fast path does not read, an error and the finish end its run."""
         self._text_output: object = _NOWHERE
         self._text_content: object = _NOWHERE
+        self._text_pieces: list[str] = []
         self._arguments_output: object = _NOWHERE
         self._arguments: list[str] = []
 
@@ -276,11 +314,15 @@ class ResponsesAdapter:
         else:
             raise _error("sequence_gap", event_type=kind, got=shown(number), expected=self._next)
         if kind == _TEXT_DELTA:  # almost every event: first, in the fewest steps
-            self._part(event, kind)
+            pieces = self._part(event, kind).pieces
             self._text_output = event["output_index"]
             self._text_content = event["content_index"]
+            self._text_pieces = pieces
             delta = event.get("delta")
-            return [text_event(delta)] if delta and type(delta) is str and self._text else []
+            if delta and type(delta) is str:
+                pieces.append(delta)
+                return [text_event(delta)] if self._text else []
+            return []
         if kind in _LIFECYCLE:
             return self._lifecycle(kind, event)
         if kind == "response.output_item.added":
@@ -299,27 +341,38 @@ class ResponsesAdapter:
         elif kind == "response.function_call_arguments.done":
             self._item(event, kind).done_arguments = event.get("arguments")
         elif kind == "response.refusal.delta":
-            self._part(event, kind)
+            refused = self._part(event, kind)
             refusal = event.get("delta")
             if refusal:
                 if not self._refusal_is_answer:
                     raise _error("refusal", index=event.get("output_index"))
-                if type(refusal) is str and self._text:
-                    return [TextEvent(refusal)]
+                if type(refusal) is str:
+                    refused.pieces.append(refusal)
+                    if self._text:
+                        return [TextEvent(refusal)]
         elif kind == "response.content_part.added":
             item = self._item(event, kind)
             index = event.get("content_index")
+            part = _dict(event.get("part"))
             if _whole(index):
                 item.parts.add(index)
-            part = _dict(event.get("part"))
-            if part.get("type") == "output_text" and part.get("text") and self._text:
+                opened = item.contents.setdefault(index, _Part(part.get("type")))
+                if part.get("type") == "output_text" and part.get("text"):
+                    if type(part["text"]) is str:
+                        opened.pieces.append(part["text"])
+                    if self._text:
+                        return [TextEvent(part["text"])]
+            elif part.get("type") == "output_text" and part.get("text") and self._text:
                 return [TextEvent(part["text"])]
         elif kind == "response.content_part.done":
-            item, index = self._part(event, kind)
+            self._part(event, kind)
+            item, index = self._items[event["output_index"]], event["content_index"]
             item.parts.discard(index)
             item.done_parts.add(index)
-        elif kind in ("response.output_text.done", "response.refusal.done"):
-            self._part(event, kind)
+        elif kind == "response.output_text.done":
+            self._part(event, kind).done_text = event.get("text")
+        elif kind == "response.refusal.done":
+            self._part(event, kind).done_text = event.get("refusal")
         # reasoning, annotations, hosted tools' progress, kinds added later: nothing.
         return []
 
@@ -333,8 +386,8 @@ class ResponsesAdapter:
             item = self._items[index] = _Item(None, resumed=True)
         return item
 
-    def _part(self, event: dict[str, Any], kind: Any) -> tuple[_Item, int]:
-        """The open item and content part an event names, or `orphan_delta`."""
+    def _part(self, event: dict[str, Any], kind: Any) -> _Part:
+        """The open content part an event names (of an open item), or `orphan_delta`."""
         item = self._item(event, kind)
         index = event.get("content_index")
         if not _whole(index) or index not in item.parts:
@@ -342,7 +395,8 @@ class ResponsesAdapter:
                 part = f"content part {shown(index)}"
                 raise _error("orphan_delta", event_type=kind, part=part, at=event["output_index"])
             item.parts.add(index)
-        return item, index
+            item.contents[index] = _Part(resumed=True)
+        return item.contents[index]
 
     def _added(self, event: dict[str, Any]) -> list[ModelEvent]:
         index = event.get("output_index")
@@ -352,9 +406,10 @@ class ResponsesAdapter:
             )
         if index in self._items or index in self._done:
             raise _error("duplicate_output_item", index=index)
-        kind = _dict(event.get("item")).get("type")
+        added = _dict(event.get("item"))
+        kind = added.get("type")
         self._check_supported(index, kind)
-        self._items[index] = _Item(kind)
+        self._items[index] = _Item(kind, id=added.get("id"))
         return []
 
     @staticmethod
@@ -366,8 +421,8 @@ class ResponsesAdapter:
         item = self._item(event, event["type"])
         index: int = event["output_index"]
         del self._items[index]
-        self._done.add(index)
-        final = _dict(event.get("item"))
+        self._done[index] = item
+        final = item.final = _dict(event.get("item"))
         kind = final.get("type")
         self._check_supported(index, kind)
         if kind != "function_call":
@@ -424,8 +479,83 @@ class ResponsesAdapter:
         if self._items:
             indexes = ", ".join(str(index) for index in self._items)
             raise _error("unfinished_output_items", event_type=kind, indexes=indexes)
+        output = response.get("output")
+        if output:  # absent or empty: nothing said to contradict the stream
+            what = self._contradiction(output)
+            if what is not None:
+                raise _error("output_mismatch", terminal=kind, what=what)
         self._terminal = kind
         return []
+
+    def _contradiction(self, output: Any) -> str | None:
+        """How a terminal event's `output` contradicts the items the stream delivered, or
+        None: each item must be the one done at its index, and every index one of them (in
+        a resumed stream, an index it never showed was done before the resume point)."""
+        if type(output) is not list:
+            return f"it is a {type(output).__name__}, not a list"
+        for index in sorted({*range(len(output)), *self._done}):
+            item = self._done.get(index)
+            if item is None:
+                if not self._resumed:
+                    return f"item {index} was never streamed"
+            elif not 0 <= index < len(output):
+                return f"item {index} of the stream is missing"
+            else:
+                what = _item_contradiction(item, output[index])
+                if what is not None:
+                    return f"item {index} {what}"
+        return None
+
+
+def _item_contradiction(item: _Item, given: Any) -> str | None:
+    """How an output item contradicts the item the stream added and did at its index."""
+    if type(given) is not dict:
+        return f"is {shown(given)}, not an item"
+    final = item.final
+    kind = final.get("type")
+    for streamed in (kind,) if item.resumed else (item.type, kind):
+        if given.get("type") != streamed:
+            return f"is of type {shown(given.get('type'))}, streamed as {shown(streamed)}"
+    for streamed in (final.get("id"),) if item.resumed else (item.id, final.get("id")):
+        if streamed is not None and given.get("id") != streamed:
+            return f"has id {shown(given.get('id'))}, streamed as {shown(streamed)}"
+    if kind == "function_call":
+        for key in ("call_id", "name"):
+            if given.get(key) != final.get(key):
+                return f"has {key} {shown(given.get(key))}, streamed as {shown(final.get(key))}"
+        if given.get("arguments") != final.get("arguments"):
+            return "has other arguments than were streamed"
+    elif kind == "message":
+        return _content_contradiction(item, given.get("content"))
+    return None
+
+
+def _content_contradiction(item: _Item, content: Any) -> str | None:
+    """How an output message's `content` contradicts the parts the stream delivered."""
+    if content is None:
+        content = []
+    if type(content) is not list:
+        return "has content that is not a list"
+    for number in sorted({*range(len(content)), *item.contents}):
+        part = item.contents.get(number)
+        if part is None:
+            if not item.resumed:
+                return f"has content part {number}, which was never streamed"
+            continue
+        if not 0 <= number < len(content):
+            return f"lacks content part {number} of the stream"
+        given = _dict(content[number])
+        kind = given.get("type")
+        if part.type is not None and kind != part.type:
+            streamed = shown(part.type)
+            return f"has content part {number} of type {shown(kind)}, streamed as {streamed}"
+        if kind == "output_text" or kind == "refusal":
+            text = given.get("refusal" if kind == "refusal" else "text")
+            if (not part.resumed and text != "".join(part.pieces)) or (
+                part.done_text is not None and text != part.done_text
+            ):
+                return f"has content part {number} with other text than was streamed"
+    return None
 
 
 def request_options(request: Mapping[str, Any]) -> dict[str, Any]:

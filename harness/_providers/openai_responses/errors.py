@@ -24,6 +24,7 @@ ERROR_TABLE: Final[dict[str, str]] = {
     "invalid_tool_json": "function_call item {index} had arguments that are not JSON",
     "non_object_tool_input": "function_call item {index} had arguments that are not a JSON object",
     "arguments_mismatch": "function_call item {index} has final arguments other than its deltas",
+    "output_mismatch": "{terminal}'s output disagrees with the stream: {what}",
     "unfinished_output_items": "{event_type} arrived with output item(s) {indexes} not done",
     "missing_response_completed": "stream ended before response.completed",
     "response_incomplete": "response ended with status {status} ({reason})",
@@ -51,6 +52,7 @@ ERROR_FIELDS: Final[dict[str, str]] = {
     "got": r".*",
     "expected": r".*",
     "item_type": r".*",
+    "what": r".+",
 }
 
 

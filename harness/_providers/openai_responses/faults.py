@@ -246,6 +246,29 @@ def arguments_mismatch(events: Events) -> Events | None:
     return broken
 
 
+def output_mismatch(events: Events) -> Events | None:
+    """The terminal event's output says another answer than the stream: the first
+    message's text (`Paris.` -> `Rome.`), or, in an answer without text, the first
+    function_call's arguments; the events before it are the good stream's."""
+    at = _first(events, _COMPLETED)
+    output = events[at].get("response", {}).get("output") if at is not None else None
+    if at is None or not isinstance(output, list):
+        return None
+    broken = copy.deepcopy(events)
+    items = [item for item in broken[at]["response"]["output"] if isinstance(item, dict)]
+    for item in items:
+        content = item.get("content") if item.get("type") == "message" else None
+        for part in content if isinstance(content, list) else []:
+            if isinstance(part, dict) and part.get("type") == "output_text" and part.get("text"):
+                part["text"] = "Rome." if part["text"] != "Rome." else "Paris."
+                return broken
+    for item in items:
+        if item.get("type") == "function_call" and isinstance(item.get("arguments"), str):
+            item["arguments"] = "{}" if item["arguments"] != "{}" else '{"other": true}'
+            return broken
+    return None
+
+
 def drop_tool_done(events: Events) -> Events | None:
     dones = [call.done for call in _calls(events) if call.done is not None]
     return _renumbered(without(events, {dones[0]}), events) if dones else None
@@ -445,6 +468,13 @@ CATALOGUE: tuple[Fault, ...] = (
         "arguments_mismatch",
         "the first function_call's done item carries other arguments than its deltas",
         arguments_mismatch,
+    ),
+    Fault(
+        "output_mismatch",
+        "output_mismatch",
+        "response.completed's output says another answer: the first message's text "
+        "replaced (Rome.), or without one the first function_call's arguments",
+        output_mismatch,
     ),
     Fault(
         "drop_tool_done",

@@ -16,8 +16,9 @@ The request decides where the stream starts (`reader_for`): a resumed
 `GET /responses/{id}?stream=true&starting_after=N` starts at sequence N+1.
 
 `check_response` checks a non-streaming `response` object by the same rules, as the
-events a stream of it carries; one still `queued` or `in_progress` (a background
-request) has no verdict yet and is not checked.
+events a stream of it carries (its terminal event without the `output` those events
+are made of: no stream to contradict); one still `queued` or `in_progress` (a
+background request) has no verdict yet and is not checked.
 """
 
 from __future__ import annotations
@@ -180,5 +181,5 @@ def _events_of(response: dict[str, Any], terminal: str) -> list[dict[str, Any]]:
                 delta=item.get("arguments"),
             )
         add("response.output_item.done", output_index=index, item=item)
-    add(terminal, response=response)
+    add(terminal, response={key: value for key, value in response.items() if key != "output"})
     return events
