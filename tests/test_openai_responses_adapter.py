@@ -587,9 +587,9 @@ CONTRADICTIONS: dict[str, tuple[list[dict[str, Any]], Any, str]] = {
     "not-an-item": (PARIS, _set("0", "msg_1"), "item 0 is 'msg_1', not an item"),
     "not-a-list": (PARIS, lambda out: {"0": out[0]}, "it is a dict, not a list"),
     "no-such-index": (
-        stream(message(-1, "Hi")),
-        lambda out: out,
-        "item -1 of the stream is missing",
+        stream([*message(0, "Hi"), *message(1, "there")]),
+        lambda out: out[:1],
+        "item 1 of the stream is missing",
     ),
 }
 
