@@ -30,6 +30,7 @@ HARNESS = ROOT / "harness"
 #: (`harness.faults`, `harness.builder`, ...) and `harness` itself count as subpackages.
 MAY_IMPORT: dict[str, set[str]] = {
     "_providers": set(),
+    "_hosts": {"_providers"},
     "_cassette": {"_providers"},
     "_interop": {"_cassette", "_providers"},
     "_record": {"_cassette", "_providers"},

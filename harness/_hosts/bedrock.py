@@ -1,0 +1,118 @@
+"""Amazon Bedrock's `InvokeModelWithResponseStream`: a dialect's events in AWS frames.
+
+Each event the model sends travels as one frame of `:message-type` `event` and
+`:event-type` `chunk`, whose JSON payload holds the event's JSON, base64-encoded, under
+`bytes` (Bedrock pads it with a `p` field of random length, which readers pass over):
+
+    {"bytes": "eyJ0eXBlIjoibWVzc2FnZV9zdGFydCIsLi4ufQ==", "p": "abcdefghij"}
+
+A failure after the answer began is a frame of `:message-type` `exception` whose
+`:exception-type` names it (`throttlingException`, `internalServerException`,
+`modelStreamErrorException`, `validationException`, `serviceUnavailableException`) and
+whose payload is `{"message": ...}`. `anthropic.AnthropicBedrock` raises it as an
+`APIStatusError` whose error type is that name; `EventDecoder` reads it as the error
+event the SDK makes of it, `{"type": "error", "error": {"type": NAME, "message": ...}}`.
+
+`encode_event` writes one event's frame (an error event too: as a chunk, the way the
+dialect sends it, so a cassette reads the same on every host; `encode_exception` writes
+Bedrock's own). `EventDecoder` reads frames back into the events, refusing what
+botocore refuses (`FrameError`: `bad_frame`, `truncated_frame`) and a frame that is
+neither an event chunk nor an exception (`bad_frame`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Any, Final
+
+import orjson
+
+from harness._providers.eventstream import Frame, FrameDecoder, FrameError, encode_frame
+
+__all__ = [
+    "CONTENT_TYPE",
+    "PLAIN_PATH",
+    "STREAM_PATH",
+    "EventDecoder",
+    "encode_event",
+    "encode_exception",
+    "encode_frame",
+]
+
+#: The answer's content type.
+CONTENT_TYPE: Final = "application/vnd.amazon.eventstream"
+#: The paths a request names its model in (`/model/{id}/...`), streamed and not.
+STREAM_PATH: Final = re.compile(r"/model/(?P<model>[^/]+)/invoke-with-response-stream")
+PLAIN_PATH: Final = re.compile(r"/model/(?P<model>[^/]+)/invoke")
+_CHUNK: Final = {
+    ":event-type": "chunk",
+    ":content-type": "application/json",
+    ":message-type": "event",
+}
+#: Bedrock's padding: a field the readers pass over (fixed here, so bytes are stable).
+_PADDING: Final = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789ABCDE"
+
+
+def encode_event(event: dict[str, Any]) -> bytes:
+    """The frame Bedrock sends `event` in."""
+    data = base64.b64encode(orjson.dumps(event)).decode()
+    pad = _PADDING[: len(data) % len(_PADDING)]
+    return encode_frame(_CHUNK, orjson.dumps({"bytes": data, "p": pad}))
+
+
+def encode_exception(name: str, message: str) -> bytes:
+    """The frame of Bedrock's exception `name` (`throttlingException`, ...)."""
+    headers = {
+        ":exception-type": name,
+        ":content-type": "application/json",
+        ":message-type": "exception",
+    }
+    return encode_frame(headers, orjson.dumps({"message": message}))
+
+
+class EventDecoder:
+    """The dialect's events out of a Bedrock body fed in pieces (see the module)."""
+
+    def __init__(self) -> None:
+        self._frames = FrameDecoder()
+        self._count = 0
+
+    def feed(self, piece: bytes) -> list[dict[str, Any]]:
+        return [self._event(frame) for frame in self._frames.feed(piece)]
+
+    def finish(self) -> None:
+        self._frames.finish()
+
+    def _event(self, frame: Frame) -> dict[str, Any]:
+        self._count += 1
+        kind, name = frame.message_type, frame.event_type
+        if kind == "exception":
+            message = _object(frame.payload).get("message")
+            text = message if isinstance(message, str) else ""
+            return {"type": "error", "error": {"type": str(name), "message": text}}
+        if kind != "event" or name != "chunk":
+            raise FrameError(
+                "bad_frame",
+                f"frame {self._count}: :message-type {kind!r} :event-type {name!r} is no "
+                f"event chunk Bedrock sends",
+            )
+        data = _object(frame.payload).get("bytes")
+        try:
+            event = orjson.loads(base64.b64decode(data, validate=True))  # type: ignore[arg-type]
+        except (TypeError, ValueError, binascii.Error):
+            raise FrameError(
+                "bad_frame", f"frame {self._count}: its bytes are not a base64 JSON event"
+            ) from None
+        if type(event) is not dict:
+            raise FrameError("bad_frame", f"frame {self._count}: its event is not a JSON object")
+        return event
+
+
+def _object(payload: bytes) -> dict[str, Any]:
+    try:
+        value = orjson.loads(payload)
+    except orjson.JSONDecodeError:
+        return {}
+    return value if type(value) is dict else {}

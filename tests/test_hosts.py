@@ -1,0 +1,160 @@
+"""Anthropic's dialect on Bedrock and Vertex: every library cassette, its lines unchanged,
+read by `anthropic.AnthropicBedrock` (each event in AWS event-stream frames, the body cut
+anywhere) and `anthropic.AnthropicVertex` (the direct API's SSE) as `anthropic.Anthropic`
+reads it; and Bedrock's frames read back into the same events."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from conftest import library_cassettes, not_installed
+
+from harness._cassette.codec import Cassette
+from harness._hosts import bedrock, vertex
+from harness._providers.eventstream import FrameError
+
+anthropic = pytest.importorskip("anthropic")
+pytest.importorskip("botocore", reason=not_installed("botocore"))
+
+CASSETTES = library_cassettes()
+IDS = [path.stem if path.parent.name != "errors" else f"errors/{path.stem}" for path in CASSETTES]
+ASK: Any = {
+    "model": "claude-sonnet-4-5",
+    "max_tokens": 64,
+    "messages": [{"role": "user", "content": "Go"}],
+}
+
+
+class _Body(httpx2.SyncByteStream):
+    def __init__(self, pieces: list[bytes]) -> None:
+        self.pieces = pieces
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self.pieces
+
+
+def _cut(body: bytes, size: int | None) -> list[bytes]:
+    return [body] if size is None else [body[at : at + size] for at in range(0, len(body), size)]
+
+
+def _served(body: bytes, content_type: str, size: int | None, paths: list[str]) -> Any:
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        paths.append(request.url.path)
+        headers = {"content-type": content_type}
+        return httpx2.Response(200, headers=headers, stream=_Body(_cut(body, size)))
+
+    return httpx2.Client(transport=httpx2.MockTransport(answer))
+
+
+def _read(client: Any) -> list[Any]:
+    """What the code sees through `messages.create(stream=True)`: each event, then what
+    it raised (its class and body: its message names the path, which is the host's)."""
+    seen: list[Any] = []
+    try:
+        for event in client.messages.create(**ASK, stream=True):
+            seen.append(event.to_dict())
+    except anthropic.APIError as error:
+        seen.append((type(error).__name__, error.body))
+    return seen
+
+
+def _direct(path: Path) -> list[Any]:
+    body = b"".join(
+        Cassette(path).sse(line) for line in Cassette(path).lines() if line.kind == "event"
+    )
+    http = _served(body, "text/event-stream", None, [])
+    return _read(anthropic.Anthropic(api_key="sk-test", max_retries=0, http_client=http))
+
+
+CLIENTS: dict[str, Callable[[Any], Any]] = {
+    "bedrock": lambda http: anthropic.AnthropicBedrock(
+        aws_access_key="AKIDEXAMPLE",
+        aws_secret_key="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+        aws_region="us-east-1",
+        max_retries=0,
+        http_client=http,
+    ),
+    "vertex": lambda http: anthropic.AnthropicVertex(
+        region="us-east5",
+        project_id="a-project",
+        access_token="a-token",
+        max_retries=0,
+        http_client=http,
+    ),
+}
+
+
+def _hosted(path: Path, host: str) -> bytes:
+    cassette = Cassette(path)
+    lines = [line for line in cassette.lines() if line.kind == "event"]
+    if host == "bedrock":
+        return b"".join(bedrock.encode_event(line.data) for line in lines)
+    return b"".join(cassette.sse(line) for line in lines)
+
+
+@pytest.mark.parametrize("size", [None, 1, 7], ids=["whole", "bytes", "sevens"])
+@pytest.mark.parametrize("host", ["bedrock", "vertex"])
+@pytest.mark.parametrize("path", CASSETTES, ids=IDS)
+def test_every_anthropic_cassette_reads_the_same_on_bedrock_and_vertex(
+    path: Path, host: str, size: int | None
+) -> None:
+    paths: list[str] = []
+    content_type = bedrock.CONTENT_TYPE if host == "bedrock" else "text/event-stream"
+    http = _served(_hosted(path, host), content_type, size, paths)
+    assert _read(CLIENTS[host](http)) == _direct(path)
+    [asked] = paths
+    pattern = bedrock.STREAM_PATH if host == "bedrock" else vertex.STREAM_PATH
+    assert pattern.fullmatch(asked), asked
+
+
+@pytest.mark.parametrize("path", CASSETTES, ids=IDS)
+def test_bedrock_frames_read_back_into_the_cassettes_events(path: Path) -> None:
+    body = _hosted(path, "bedrock")
+    decoder = bedrock.EventDecoder()
+    got = [event for at in range(0, len(body), 5) for event in decoder.feed(body[at : at + 5])]
+    decoder.finish()
+    assert got == list(Cassette(path).events())
+
+
+def test_an_exception_frame_is_the_error_the_sdk_raises() -> None:
+    path = library_cassettes()[0]
+    events = list(Cassette(path).events())
+    body = bedrock.encode_event(events[0]) + bedrock.encode_exception(
+        "throttlingException", "Too many"
+    )
+    error = {"type": "error", "error": {"type": "throttlingException", "message": "Too many"}}
+    seen = _read(CLIENTS["bedrock"](_served(body, bedrock.CONTENT_TYPE, None, [])))
+    assert seen[-1] == ("APIStatusError", error)
+    assert bedrock.EventDecoder().feed(body)[-1] == error
+
+
+@pytest.mark.parametrize(
+    ("frame", "words"),
+    [
+        (
+            bedrock.encode_frame({":message-type": "event", ":event-type": "other"}, b"{}"),
+            "no event chunk",
+        ),
+        (
+            bedrock.encode_frame(
+                {":message-type": "event", ":event-type": "chunk"}, b'{"bytes": "%%"}'
+            ),
+            "not a base64 JSON event",
+        ),
+        (
+            bedrock.encode_frame(
+                {":message-type": "event", ":event-type": "chunk"}, b'{"bytes": "WzFd"}'
+            ),
+            "not a JSON object",
+        ),
+    ],
+    ids=["event-type", "base64", "not-object"],
+)
+def test_a_frame_that_is_no_event_chunk_is_a_bad_frame(frame: bytes, words: str) -> None:
+    with pytest.raises(FrameError) as refused:
+        bedrock.EventDecoder().feed(frame)
+    assert refused.value.code == "bad_frame" and words in str(refused.value)
