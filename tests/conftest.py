@@ -5,9 +5,19 @@ import importlib.util
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+# The machines set PYTHONDONTWRITEBYTECODE, so every run (and each xdist worker) compiled
+# and assertion-rewrote every test module and the library again: half of collection.
+# This process keeps its compiled modules under .venv/pycache, outside the tree; the
+# processes the tests start still follow the environment.
+_VENV = Path(__file__).resolve().parent.parent / ".venv"
+if sys.dont_write_bytecode and _VENV.is_dir():
+    sys.pycache_prefix = str(_VENV / "pycache")
+    sys.dont_write_bytecode = False
 
 # pytester runs in-process and unloads every module first imported during an inner run;
 # loading what the plugin imports lazily now keeps one copy of each class across runs
