@@ -425,6 +425,13 @@ def test_two_cassettes_side_by_side_mark_the_first_row_where_they_part(tmp_path:
     assert parted.attrs["id"] == "first-difference" and parted is pairs[-1]
     lines = [cell.text() for cell in parted.find("td", "n")]
     assert lines == ["14", "14"]
+    outcomes = root.one("div", "sides").find("pre", "outcome")
+    differs = [
+        [json.loads(span.text())["type"] for span in pre.find("span", "differs")]
+        for pre in outcomes
+    ]
+    assert differs == [["tool_call"], ["tool_call"]]  # the calls come out in another order
+    assert json.loads(outcomes[1].find("span")[-1].text())["code"] == "unclosed_tool_blocks"
     sides = trace_sides(Cassette(a), Cassette(b), ("a", "b"))
     text = list(sides)
     assert text[len(pairs)].startswith(" 14 {3}") and "!" in text[len(pairs)]  # diff --trace's row

@@ -15,17 +15,22 @@ from __future__ import annotations
 import os
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import zip_longest
 from pathlib import Path
+from typing import Final
 
 from harness._cassette.codec import Cassette
-from harness._testing.diff import match_outcomes, one_provider
+from harness._testing.diff import match_outcomes, one_provider, streamed_lines
 from harness._testing.trace import TraceRow, paired_rows, trace
 from harness._view.drawing import Drawing, Drawn
 from harness._view.fold import BUDGET, Fold, folded
-from harness._view.page import document, escape
+from harness._view.page import cut, document, escape
 from harness._view.timeline import fold_row, table
 
 __all__ = ["DiffPage", "diff_page"]
+
+#: Lines of each outcome the page shows (the rest are counted).
+OUTCOME_SHOWN: Final = 200
 
 
 @dataclass(slots=True)
@@ -166,7 +171,7 @@ def diff_page(
     or the two are of different providers."""
     labels = (os.fspath(a), os.fspath(b))
     a_cassette, b_cassette = Cassette(a), Cassette(b)
-    one_provider(a_cassette, b_cassette)
+    one_provider(a_cassette, b_cassette, "harness view")
     match = match_outcomes(a_cassette, b_cassette, ignore_ids=ignore_ids)
     if match.same:
         verdict = f"same outcome: {match.a_count} lines, ending in {match.a_code}"
@@ -192,10 +197,12 @@ def diff_page(
             '<a href="#first-difference">the first row where they part</a> is marked <code>!</code>'
         )
     parts.append(f'<p class="verdict{failed}">{escape(verdict)}; {where}.</p>')
+    parts.append("<h2>The two outcomes</h2>")
     parts.append(
-        f'<div class="sides"><div><h3>A</h3>{_outcome(match.a_code)}</div>'
-        f"<div><h3>B</h3>{_outcome(match.b_code)}</div></div>"
+        '<p class="about">What each replays to, a JSON line an event (as <code>harness replay '
+        "--format json</code> prints them), the first line where they differ marked.</p>"
     )
+    parts.append(_outcomes(a_cassette, b_cassette, ignore_ids))
     parts.append("<h2>The traces side by side</h2>")
     parts.append(
         '<p class="about">The rows an adapter saw (pings and arrival offsets left out), a row '
@@ -221,5 +228,28 @@ def diff_page(
     return DiffPage(html, match.same, parted_at if parted is not None else None, verdict)
 
 
-def _outcome(code: str) -> str:
-    return f"<p>ends in <code>{escape(code)}</code></p>"
+def _outcomes(a: Cassette, b: Cassette, ignore_ids: bool) -> str:
+    """Both outcomes side by side, their first `OUTCOME_SHOWN` lines, the first line
+    where they differ marked (`span.differs`); read a line of each at a time."""
+    shown: tuple[list[str], list[str]] = ([], [])
+    counts = [0, 0]
+    parted: int | None = None
+    sides = (streamed_lines(a, ignore_ids=ignore_ids), streamed_lines(b, ignore_ids=ignore_ids))
+    for number, (left, right) in enumerate(zip_longest(*sides)):
+        if parted is None and left != right:
+            parted = number
+        for side, line in enumerate((left, right)):
+            if line is None:
+                continue
+            counts[side] += 1
+            if number < OUTCOME_SHOWN:
+                marked = ' class="differs"' if number == parted else ""
+                shown[side].append(f"<span{marked}>{escape(cut(line, 400))}</span>")
+    blocks = []
+    for name, lines, count in (("A", shown[0], counts[0]), ("B", shown[1], counts[1])):
+        more = ""
+        if count > len(lines):
+            more = f'<p class="note">and {count - len(lines):,} more lines</p>'
+        joined = "\n".join(lines)
+        blocks.append(f'<div><h3>{name}</h3><pre class="outcome">{joined}</pre>{more}</div>')
+    return f'<div class="sides">{"".join(blocks)}</div>'

@@ -107,6 +107,7 @@ details.stream { border: 1px solid var(--line); border-radius: 4px; margin: .5re
 details.stream > summary { cursor: pointer; font-weight: 600; }
 section.turn { border-top: 3px solid var(--line); margin-top: 1.6rem; }
 .sides { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
+.sides pre .differs { background: var(--differs); box-shadow: inset 4px 0 var(--failed-edge); }
 footer { margin-top: 2rem; color: var(--dim); font-size: 12px; }
 """
 
