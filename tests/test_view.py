@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from conftest import ERRORS_FOLDERS, LIBRARY, LIBRARY_FOLDERS, OPENAI_LIBRARY
+from conftest import ERRORS_FOLDERS, LIBRARY, LIBRARY_FOLDERS, OPENAI_LIBRARY, ROOT
 
 from bench.synthetic import synthetic_events
 from harness import make_header, replay_outcome, write_cassette
@@ -28,8 +28,11 @@ from harness._cassette.codec import Cassette
 from harness._testing.diff import trace_sides
 from harness._testing.trace import DIRECTIVE, open_set, trace
 from harness._view import escape, stream_page, write_page
-from harness._view.fold import BUDGET, TAIL
+from harness._view.drawing import CELL, LANE_KEPT, LANES_KEPT, SO_FAR, TEXT_KEPT
+from harness._view.fold import BUDGET, FOLD_HEAD, FOLD_MIN, FOLD_SAMPLE, FOLD_TAIL, TAIL
 from harness._view.page import CSP, script_json
+from harness._view.run import STREAM_BUDGET
+from harness._view.session import TURN_BUDGET
 from harness.builder import ChatStreamBuilder, StreamBuilder
 from harness_cli.main import cli
 
@@ -232,6 +235,25 @@ def test_a_rule_at_a_tool_block_marks_its_lane() -> None:
     lanes = root.find("div", "lane")
     assert lanes and all("lane-failed" in lane.classes for lane in lanes)
     assert all("never closed" in lane.text() for lane in lanes)
+
+
+def test_past_the_open_blocks_a_trace_lists_a_lane_joins_late_and_still_gets_its_call(
+    tmp_path: Path,
+) -> None:
+    builder = StreamBuilder()
+    for index in range(1, 21):  # 20 blocks open at once: the trace lists the first 16
+        builder.tool_start(index, "read", id=f"toolu_{index}")
+    for index in range(1, 21):
+        builder.json_delta(index, json.dumps({"n": index})).block_stop(index)
+    path = tmp_path / "wide.jsonl"
+    builder.stop("tool_use").write(path, "20 open blocks")
+    lanes = parse(stream_page(path)).find("div", "lane")
+    assert [lane.attrs["data-index"] for lane in lanes] == [str(n) for n in range(1, 21)]
+    late = [lane for lane in lanes if "past the 16 open blocks" in lane.text()]
+    assert [lane.attrs["data-index"] for lane in late] == ["17", "18", "19", "20"]
+    for lane in lanes:
+        number = int(lane.attrs["data-index"])
+        assert json.loads(lane.one("code", "parsed").text()) == {"n": number}
 
 
 def test_arrival_offsets_place_each_row_at_its_time(tmp_path: Path) -> None:
@@ -554,3 +576,24 @@ def test_an_interrupted_write_leaves_the_old_page(
 def test_the_help_lists_view() -> None:
     result = run("--help")
     assert re.search(r"^  view +Draw a stream", result.output, re.MULTILINE)
+
+
+def _figure(number: int) -> str:
+    return f"{number:,}"
+
+
+@pytest.mark.parametrize(
+    "figure",
+    [
+        f"Past {_figure(BUDGET)} drawn rows and folds, only the last {TAIL} are",
+        "six or more in a row are drawn as their first two rows",
+        "the first five of them",
+        f"A session's turns\n  draw {TURN_BUDGET} rows each, a run's streams {STREAM_BUDGET}.",
+        f"An excerpt or an emitted text shows {CELL} characters, the text\n  and JSON so far "
+        f"their last {SO_FAR}; the text panel holds the first {_figure(TEXT_KEPT)} characters, "
+        f"a\n  lane the first {_figure(LANE_KEPT)} of its JSON, the lanes panel {LANES_KEPT} lanes",
+    ],
+)
+def test_the_doc_states_the_bounds_the_code_keeps(figure: str) -> None:
+    assert (FOLD_MIN, FOLD_HEAD, FOLD_TAIL, FOLD_SAMPLE) == (6, 2, 1, 5)
+    assert figure in (ROOT / "docs" / "view.md").read_text(encoding="utf-8")

@@ -243,7 +243,7 @@ class Drawing:
                 index,
                 f"{self._noun} {index}",
                 row.number,
-                _cut(head) if not late else "(open before this line)",
+                _cut(head) if not late else f"(opened before line {_line(row.number)})",
                 late=late,
             )
             self._active[index] = lane

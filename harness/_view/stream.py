@@ -25,7 +25,7 @@ from typing import Any
 from harness._cassette.codec import Cassette, CassetteSource, read_cassette
 from harness._terminal import json_text
 from harness._testing.rules import declared
-from harness._testing.trace import trace, trace_hint
+from harness._testing.trace import OPEN_LISTED, trace, trace_hint
 from harness._view.drawing import LANE_KEPT, Drawing, Drawn, Lane
 from harness._view.fold import BUDGET, folded
 from harness._view.page import cut, document, escape
@@ -123,7 +123,12 @@ def _text(drawing: Drawing, level: int) -> str:
 
 def _lane(lane: Lane) -> str:
     classes = "lane lane-failed" if lane.failure is not None else "lane"
-    opened = "before" if lane.late else f"at line {lane.opened}"
+    opened = (
+        f"before line {lane.opened}, past the {OPEN_LISTED} open blocks a trace lists (its "
+        "pieces from there on)"
+        if lane.late
+        else f"at line {lane.opened}"
+    )
     if lane.closed is None:
         closed = "never closed"
     else:
