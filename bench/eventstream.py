@@ -1,4 +1,4 @@
-"""`harness bench` (i): the AWS event-stream decoder against botocore's own.
+"""`harness bench` (j): the AWS event-stream decoder against botocore's own.
 
 A Bedrock-shaped body (`InvokeModelWithResponseStream`: each frame a `chunk` event whose
 `bytes` is a base64 Anthropic text delta, with its `p` padding) of `frames` frames, fed in
@@ -78,7 +78,7 @@ def measure(frames: int, rounds: int) -> tuple[float, float] | None:
 def section_eventstream(quick: bool, out: IO[str]) -> float | None:
     """Print the section; the ratio (ours / botocore's), None when not run."""
     frames, rounds = (2_000, 3) if quick else (20_000, 7)
-    out.write(f"(i) AWS event-stream decoding, {frames:,} frames in 4 KiB pieces, CPU\n")
+    out.write(f"(j) AWS event-stream decoding, {frames:,} frames in 4 KiB pieces, CPU\n")
     measured = measure(frames, rounds)
     if measured is None:
         out.write("  skipped: botocore is not installed\n\n")

@@ -23,7 +23,9 @@ Measures in one run, side by side, on synthetic streams of 10^3 to 10^6 events
 (h) each adapter against its floor, `orjson.loads` of the same lines, per event: the
     OpenAI Chat and Responses adapters, and the Anthropic one beside them as replay
     feeds it (`bench.openai_adapters`);
-(i) the AWS event-stream decoder against botocore's own, per frame (`bench.eventstream`).
+(i) `harness view`: the page of a stream of 10^3 to 10^5 events, its size, its rows,
+    the seconds to build it and (with a Chromium installed) to paint it (`bench.view`);
+(j) the AWS event-stream decoder against botocore's own, per frame (`bench.eventstream`).
 In-process times are CPU time and subprocess ratios use user+sys CPU time, so that
 other work on a shared machine does not move the ratios; wall times are printed too.
 Figures are printed, never asserted: the targets table says which are met.
@@ -56,6 +58,7 @@ from bench.measure import (
 )
 from bench.strict_openai import TARGET as STRICT_OPENAI_TARGET, section_strict_openai
 from bench.synthetic import SHAPES, synthetic_events
+from bench.view import section_view
 from harness._cassette.codec import make_header, write_cassette
 
 __all__ = ["Options", "main", "run"]
@@ -507,6 +510,7 @@ def run(options: Options, out: IO[str]) -> Results:
         results.strict_openai = section_strict_openai(options.client_requests, report)
         results.conform = section_conform(options.quick, report)
         section_floors(options, report, results)
+        section_view(options.sizes, report, runs=1 if options.quick else 3)
         results.eventstream = eventstream.section_eventstream(options.quick, report.out)
     report.line("Targets")
     report.table(["target", "measured", "met"], targets(options, results))

@@ -5,6 +5,7 @@ No timing is asserted here: figures are for people to read (`harness bench`).
 
 from __future__ import annotations
 
+import io
 from collections import Counter
 from pathlib import Path
 
@@ -47,7 +48,8 @@ def test_quick_run_prints_every_section_and_every_target_with_a_figure() -> None
         "(f') harness.strict, openai",
         "(g) harness conform",
         "(h) adapters vs orjson.loads",
-        "(i) AWS event-stream decoding",
+        "(i) harness view",
+        "(j) AWS event-stream decoding",
         "Targets",
     ):
         assert heading in result.output
@@ -94,3 +96,23 @@ def test_every_shape_has_the_asked_delta_count_and_replays_to_done(
     outcome = replay_outcome(path)
     assert outcome.error is None
     assert outcome.events[-1].type == "done"
+
+
+def test_the_view_section_prints_each_page_size_rows_and_build_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import bench.view
+    from bench.run import Report
+
+    monkeypatch.setattr(bench.view, "browser", lambda: None)  # no browser: the paint is "-"
+    out = io.StringIO()
+    bench.view.section_view((300, 3000, 10**6), Report(out))
+    header, *rows, note, blank = out.getvalue().splitlines()[1:]
+    assert blank == ""
+    assert header.split() == ["events", "page", "KiB", "rows", "build", "cpu", "s", "paint", "s"]
+    assert [row.split()[0] for row in rows] == ["300", "3,000"]  # 10^6 is past the section's
+    for row in rows:
+        _, kib, count, cpu, paint = row.split()
+        assert float(kib.replace(",", "")) > 0 and int(count) > 0 and float(cpu) >= 0
+        assert paint == "-"
+    assert note == "  paint: no Chromium installed (chromium, google-chrome on the PATH)"

@@ -122,6 +122,8 @@ COMMANDS: Final = [
     ["faults", "{a}", "--out", "{out}"],
     ["diff", "{a}", "{good}"],
     ["diff", "--trace", "{a}", "{good}"],
+    ["view", "{a}", "--out", "{out}.html"],
+    ["view", "{a}", "{good}", "--out", "{out}.html"],
 ]
 #: Which commands may say "a stream failed" (exit 1).
 MAY_FAIL_A_STREAM: Final = {"replay", "diff"}

@@ -38,6 +38,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_strict": {"_cassette", "_providers", "_replay"},
     "_http": {"_cassette", "_providers", "_replay", "_record", "_strict"},
     "_testing": {"*"},  # everything: what the commands and the plugin run
+    "_view": {"_cassette", "_providers", "_replay", "_testing"},  # draws what _testing computes
     "agent": {"_cassette", "_providers", "_replay", "builder"},
     "builder": {"_cassette"},
 }

@@ -99,6 +99,7 @@ def test_validate_prints_the_whole_schema_or_asks_for_a_path() -> None:
 def test_every_provider_names_its_trace_rows_through_the_same_functions(name: str) -> None:
     tracing = provider(name).module("tracing")
     assert sorted(tracing.__all__) == [
+        "arguments",
         "compared",
         "describe",
         "machine",
@@ -106,4 +107,5 @@ def test_every_provider_names_its_trace_rows_through_the_same_functions(name: st
         "shown_text",
     ]
     assert tracing.shown_text({}) == ""
+    assert tracing.arguments({}) == []
     assert tracing.open_items(tracing.machine(), 4) == ((), 0)

@@ -148,6 +148,10 @@ def test_commands_that_hand_no_sdk_object_on_never_import_the_sdk(tmp_path: Path
         ["diff", "--trace", good, str(LIBRARY / "two_tools.jsonl")],
         ["replay", "--trace", "--format", "json", broken],
         ["faults", good, "--out", str(tmp_path / "broken")],
+        ["view", good, "--out", str(tmp_path / "page.html")],
+        ["view", good, str(LIBRARY / "two_tools.jsonl"), "--out", str(tmp_path / "diff.html")],
+        ["view", str(LIBRARY / "sessions" / "read-notes"), "--out", str(tmp_path / "s.html")],
+        ["view", broken, "--out", str(tmp_path / "run.html")],
     ]
     code = NO_SDK.format(commands=commands)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

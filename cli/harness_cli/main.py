@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "coverage": ("coverage", "coverage", "Table of error codes and the cassettes that reach them."),
     "doctor": ("doctor", "doctor", "Check the installed SDK releases against the documented ones."),
     "diff": ("diff", "diff", "Compare two cassettes' outcomes; exit 1 when they differ."),
+    "view": ("view", "view", "Draw a stream, a session, a run or two cassettes as one HTML page."),
     "agent": ("agent", "agent", "Replay a recorded session through the agent loop, tools run."),
     "bench": ("bench", "bench", "Benchmark the adapter and replay against the SDK's own code."),
     "serve": (

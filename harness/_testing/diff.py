@@ -43,6 +43,7 @@ __all__ = [
     "match_outcomes",
     "one_provider",
     "outcome_lines",
+    "streamed_lines",
     "trace_sides",
 ]
 
@@ -79,15 +80,15 @@ class OutcomeDiff:
         return not self.diff
 
 
-def one_provider(a: Cassette, b: Cassette) -> None:
+def one_provider(a: Cassette, b: Cassette, command: str = "harness diff") -> None:
     """Refuse, as an unusable cassette (`B:1: reason`), two cassettes of different
-    providers: their outcomes are not comparable line for line."""
+    providers: their outcomes are not comparable line for line (`command` compares)."""
     if a.provider != b.provider:
         raise CassetteError(
             b.path,
             1,
             f"an {b.provider} cassette, and {a.path} is an {a.provider} one: "
-            "harness diff compares cassettes of one provider",
+            f"{command} compares cassettes of one provider",
         )
 
 
@@ -152,6 +153,12 @@ class _Streamed:
             yield failure_to_json(error)
             return
         self.code = DONE
+
+
+def streamed_lines(source: CassetteSource, *, ignore_ids: bool = False) -> Iterator[str]:
+    """A cassette's outcome as JSON text lines (`outcome_lines`), replayed as they are
+    read, holding nothing; raises `CassetteError` if it is unusable, as its lines are read."""
+    return iter(_Streamed(source, ignore_ids))
 
 
 def match_outcomes(

@@ -29,7 +29,9 @@ how many more (`{0,1,2,…+99997}`). Side by side (`harness diff --trace`), two 
 read a row of each at a time and each line is given as soon as its rows are read.
 
 `trace_hint(path)` is the command that prints a case's trace, for every failure report
-(the plugin's, `harness diff`'s, `harness conform`'s) to name.
+(the plugin's, `harness diff`'s, `harness conform`'s) to name. `harness view` draws the
+same rows as a page (`harness._view`), naming them as the text form does (`event_parts`,
+`open_set`) and pairing two traces as the side-by-side form does (`paired_rows`).
 """
 
 from __future__ import annotations
@@ -65,8 +67,11 @@ __all__ = [
     "OPEN_WIDTH",
     "SideBySide",
     "TraceRow",
+    "event_parts",
     "format_row",
     "format_rows",
+    "open_set",
+    "paired_rows",
     "trace",
     "trace_hint",
 ]
@@ -221,7 +226,7 @@ def trace_hint(path: str | os.PathLike[str]) -> str:
 # The text form -------------------------------------------------------------------------
 
 
-def _open_set(row: TraceRow) -> str:
+def open_set(row: TraceRow) -> str:
     """The open tool blocks in `OPEN_WIDTH` characters at most: `{1,3}` in full while it
     fits, else as many of the first indexes as fit and how many more (`{0,1,…+99998}`)."""
     listed = [str(index) for index in row.open]
@@ -252,6 +257,14 @@ def _event_parts(row: TraceRow, *, short: bool = False) -> tuple[str, object]:
         return f"directive {printable(str(data.get('harness')))}", fields or _NOTHING
     _, _, head, excerpt = _tracing(row.provider).describe(data, _NOTHING, short=short)
     return head, excerpt
+
+
+def event_parts(row: TraceRow) -> tuple[str, str | None]:
+    """A row's event as the text form names it (`start(1) tool_use read`, `end of stream`,
+    `directive at`) and its excerpt as JSON text (`"{\\"path\\":"`), or None: what a
+    drawn trace (`harness view`) shows of the event, escaped as printed text is."""
+    head, value = _event_parts(row)
+    return head, None if value is _NOTHING else json_text(value)
 
 
 def _event_text(row: TraceRow, width: int, *, short: bool = False) -> str:
@@ -303,7 +316,7 @@ def format_row(row: TraceRow, width: int = WIDTH) -> list[str]:
     """A row as text: one line of `width` columns at most (excerpts and text are cut to
     fit), any further emits under the first, then a fired rule's code and message, wrapped."""
     number = "end" if row.number is None else str(row.number)
-    prefix = f"{number:>4}  {_open_set(row):<6} "
+    prefix = f"{number:>4}  {open_set(row):<6} "
     column = len(prefix) + _EVENT + 2
     beside = [_emit_text(event, width - column) for event in row.emits]
     if beside and all(column + len(emit) <= width for emit in beside):
@@ -342,7 +355,7 @@ def _compact(row: TraceRow | None, width: int, *, ids: bool) -> str:
     if row is None:
         return ""
     number = "end" if row.number is None else str(row.number)
-    head = f"{number:>3} {_open_set(row):<5} "
+    head = f"{number:>3} {open_set(row):<5} "
     shown = _emitted(row, width - len(head) - 10, ids=ids)
     event = _event_text(row, 14 if shown else width - len(head), short=True)
     return _cut(head + " ".join([event, *shown]), width)
@@ -385,6 +398,24 @@ def _reaches_adapter(row: TraceRow) -> bool:
     return row.error is not None or (row.fed and row.event != DIRECTIVE)
 
 
+def paired_rows(
+    a: Iterable[TraceRow], b: Iterable[TraceRow], *, ids: bool = True
+) -> Iterator[tuple[TraceRow | None, TraceRow | None, bool]]:
+    """The rows of two traces an adapter saw, a row of each at a time (None past a
+    trace's end), and whether the two agree; lazily, up to and including the first pair
+    that does not: what `SideBySide` prints and `harness view A B` draws."""
+    seen_a, seen_b = ((row for row in side if _reaches_adapter(row)) for side in (a, b))
+    for left, right in zip_longest(seen_a, seen_b):
+        agree = (
+            left is not None
+            and right is not None
+            and _comparable(left, ids=ids) == _comparable(right, ids=ids)
+        )
+        yield left, right, agree
+        if not agree:
+            return
+
+
 class SideBySide:
     """Two traces as text side by side, up to and including the first row where they
     differ, marked `!` and then shown in full, one row under the other (`A`, `B`).
@@ -417,13 +448,7 @@ class SideBySide:
         half = (width - 3) // 2
         left_label, right_label = (_cut_left(printable(label), half) for label in self._labels)
         yield f"{left_label:<{half}}   {right_label}"
-        seen_a, seen_b = ((row for row in side if _reaches_adapter(row)) for side in self._sides)
-        for left, right in zip_longest(seen_a, seen_b):
-            agree = (
-                left is not None
-                and right is not None
-                and _comparable(left, ids=ids) == _comparable(right, ids=ids)
-            )
+        for left, right, agree in paired_rows(*self._sides, ids=ids):
             mark = "|" if agree else "!"
             yield f"{_compact(left, half, ids=ids):<{half}} {mark} {_compact(right, half, ids=ids)}"
             if not agree:

@@ -7,7 +7,9 @@ its `tool_call` will show them, and its input), a delta with its kind and its te
 partial JSON or thinking, `message_delta` with its stop reason, an `error` with its type.
 What two traces compare of a line (`harness diff --trace`) is what the adapter reads of
 it: a block's start (its id only with ids), a delta, a stop reason; not a message id.
-`shown_text` is the text an event carries, as a recording shows it arriving.
+`shown_text` is the text an event carries, as a recording shows it arriving; `arguments`
+the piece of a tool block's JSON it carries, at its block's index (`harness view` draws a
+block's JSON growing piece by piece).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any, Final
 from harness._providers.anthropic.adapter import StreamAdapter
 from harness._terminal import json_text, printable
 
-__all__ = ["compared", "describe", "machine", "open_items", "shown_text"]
+__all__ = ["arguments", "compared", "describe", "machine", "open_items", "shown_text"]
 
 #: Delta kinds as the side-by-side form names them, to leave room for the excerpt (a text
 #: delta's emit says what it is).
@@ -95,3 +97,13 @@ def shown_text(data: Mapping[str, Any]) -> str:
         delta.get("text") if isinstance(delta, dict) and delta.get("type") == "text_delta" else None
     )
     return text if isinstance(text, str) else ""
+
+
+def arguments(data: Mapping[str, Any]) -> list[tuple[int, str]]:
+    """The piece of tool input JSON an `input_json_delta` carries, with its block's index;
+    [] for any other event."""
+    delta = data.get("delta") if data.get("type") == "content_block_delta" else None
+    if not isinstance(delta, dict) or delta.get("type") != "input_json_delta":
+        return []
+    index, piece = data.get("index"), delta.get("partial_json")
+    return [(index, piece)] if type(index) is int and isinstance(piece, str) else []

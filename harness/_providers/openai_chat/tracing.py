@@ -6,7 +6,9 @@ adapter acts on, first found in this order: an API error, a tool call opened
 (`call(N) NAME ID`, its first arguments as the excerpt), its arguments (`args(N)`),
 content (`content`, the text), a refusal, the finish reason (`finish R`), the usage
 chunk (`usage`), the role (`role R`); else just `chunk`. `shown_text` is the text a
-chunk carries, as `harness record` shows it while it records.
+chunk carries, as `harness record` shows it while it records; `arguments` the pieces of
+the calls' arguments it carries, each at its call's `index` (all of a chunk's pieces,
+where the row is named by the first).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from harness._providers.openai_chat.adapter import ChatAdapter
 from harness._providers.openai_shared import carries_error
 from harness._terminal import printable
 
-__all__ = ["compared", "describe", "machine", "open_items", "shown_text"]
+__all__ = ["arguments", "compared", "describe", "machine", "open_items", "shown_text"]
 
 
 def _object(value: object) -> dict[str, Any]:
@@ -96,3 +98,17 @@ def shown_text(data: dict[str, Any]) -> str:
     choices = data.get("choices") if isinstance(data.get("choices"), list) else []
     content = _object(_object(choices[0] if choices else None).get("delta")).get("content")
     return content if isinstance(content, str) else ""
+
+
+def arguments(data: dict[str, Any]) -> list[tuple[int, str]]:
+    """The pieces of tool-call arguments a chunk's first choice carries, each with its
+    call's `index`, in the chunk's order; [] for a chunk without any."""
+    choices = data.get("choices") if isinstance(data.get("choices"), list) else []
+    pieces = _object(_object(choices[0] if choices else None).get("delta")).get("tool_calls")
+    found: list[tuple[int, str]] = []
+    for piece in pieces if isinstance(pieces, list) else []:
+        index = _object(piece).get("index")
+        text = _object(_object(piece).get("function")).get("arguments")
+        if type(index) is int and isinstance(text, str):
+            found.append((index, text))
+    return found

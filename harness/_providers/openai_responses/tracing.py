@@ -5,7 +5,8 @@ without the `response.` prefix, the index in parentheses, and what the event car
 that the adapter acts on: an item's type (and a call's name and `call_id`) at
 `output_item.added` / `.done`, a delta's text or arguments as the excerpt, a terminal
 event's status, an error's code. `shown_text` is the text an event carries, as
-`harness record` shows it while it records.
+`harness record` shows it while it records; `arguments` the piece of a call's arguments
+a `function_call_arguments.delta` carries, at its `output_index`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from harness._providers.openai_responses.adapter import ResponsesAdapter
 from harness._terminal import printable
 
-__all__ = ["compared", "describe", "machine", "open_items", "shown_text"]
+__all__ = ["arguments", "compared", "describe", "machine", "open_items", "shown_text"]
 
 
 def describe(
@@ -69,3 +70,12 @@ def shown_text(data: dict[str, Any]) -> str:
     delta = data.get("delta")
     text = data.get("type") == "response.output_text.delta" and isinstance(delta, str)
     return delta if text and isinstance(delta, str) else ""
+
+
+def arguments(data: dict[str, Any]) -> list[tuple[int, str]]:
+    """The piece of a function call's arguments a `response.function_call_arguments.delta`
+    carries, with its `output_index`; [] for any other event (`.done` repeats the whole)."""
+    if data.get("type") != "response.function_call_arguments.delta":
+        return []
+    index, piece = data.get("output_index"), data.get("delta")
+    return [(index, piece)] if type(index) is int and isinstance(piece, str) else []
