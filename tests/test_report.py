@@ -230,9 +230,10 @@ def test_a_verdict_links_to_the_variants_page_once_harness_view_can_draw_it(
 
 def test_every_text_of_the_page_is_escaped() -> None:
     hostile = '"><script>window.pwned=1</script><marquee onclick="x">\u202e\ud800'
-    cell = {
+    nodeid = f"t.py::{hostile}[row]"
+    cell: dict[str, Any] = {
         "test": f"t.py::{hostile}",
-        "nodeid": f"t.py::{hostile}[row]",
+        "nodeid": nodeid,
         "file": "t.py",
         "line": 1,
         "order": [0],
@@ -248,7 +249,7 @@ def test_every_text_of_the_page_is_escaped() -> None:
         "variant": None,
     }
     data = fault_run_data([cell], ["crashed"])
-    page = pages.fault_run_page(data, {cell["nodeid"]: f"{hostile}.html"})
+    page = pages.fault_run_page(data, {nodeid: f"{hostile}.html"})
     parsed = _shown_safely(page)
     assert [tag for tag, _ in parsed.tags if tag == "marquee"] == []
     assert page.encode("utf-8")  # the lone surrogate, escaped, is text UTF-8 can hold

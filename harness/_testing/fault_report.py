@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from harness._testing.fault_runs import DOES_NOT_APPLY
+
 if TYPE_CHECKING:
     import pytest
 
@@ -72,7 +74,8 @@ def report_cell(
     raised = case.raised
     path, line, _ = item.location
     callspec = getattr(item, "callspec", None)
-    variant = case.path if case.responses and case.path.exists() else None
+    served = verdict != DOES_NOT_APPLY and case.responses and case.path.exists()
+    variant = case.path if served else None  # a row that does not apply served nothing
     return {
         "test": item.nodeid.partition("[")[0],
         "nodeid": item.nodeid,

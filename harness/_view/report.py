@@ -124,7 +124,7 @@ table.matrix td.failed {{ box-shadow: inset 4px 0 0 {FAILED_BORDER}; }}
 table.matrix td.none {{ background: #ffffff; color: #8c959f; }}
 table.matrix th[scope=row] {{ position: sticky; left: 0; background: #ffffff; z-index: 1;
   min-width: 220px; max-width: 340px; }}
-table.matrix thead th {{ min-width: 150px; max-width: 320px; word-break: break-all; }}
+table.matrix thead th {{ min-width: 150px; max-width: 320px; overflow-wrap: anywhere; }}
 table.matrix thead th:first-child {{ left: 0; z-index: 3; }}
 .verdict {{ font-weight: 600; color: inherit; }}
 a.verdict {{ text-decoration: underline dotted; }}
