@@ -201,6 +201,22 @@ def test_a_run_without_fault_rows_writes_an_empty_report(pytester: pytest.Pytest
     assert "No test ran a fault row (fault_variant)." in "".join(_shown_safely(page).text)
 
 
+def test_a_report_that_cannot_be_written_is_said_and_fails_the_run(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        "import shutil\n\ndef test_removes_the_folder():\n    shutil.rmtree('gone')\n"
+    )
+    result = pytester.runpytest("--harness-report=gone/run.json")
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    written = pytester.path / "gone" / "run.json"
+    assert (
+        f"stream-harness fault report cannot write {written}: No such file or directory"
+        in result.outlines
+    )
+
+
 def test_a_verdict_links_to_the_variants_page_once_harness_view_can_draw_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
