@@ -18,7 +18,7 @@ EXTRAS_BUT_FRAMEWORKS := test,pytest,openai
 # The SDKs and frameworks whose versions a lane prints before its run.
 TRACKED := anthropic|openai|httpx2|httpx|pydantic-ai-slim|langchain-anthropic|langchain-openai|openai-agents|litellm
 
-.PHONY: demo test quick lint unit coverage wheel-check conform-ts bench node clean lock test-latest test-oldest tables
+.PHONY: demo test quick lint unit coverage wheel-check conform-ts bench node chromium screenshots clean lock test-latest test-oldest tables
 
 # The official TypeScript SDKs, for the TypeScript client checks (tests/test_server_typescript.py,
 # tests/test_server_typescript_openai.py).
@@ -76,7 +76,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 # Both cores (pytest-xdist): the whole suite, slow tests included.
-unit: $(STAMP) node
+unit: $(STAMP) node chromium
 	$(BIN)/pytest -n 2
 
 # The inner loop: everything but the slow tests, on both cores, in under a minute.
@@ -103,6 +103,32 @@ $(NODE_OPENAI):
 	else echo "npm not found: the TypeScript openai check will be skipped"; fi
 
 node: $(NODE_SDK) $(NODE_OPENAI)
+
+# Headless Chromium, for the pages' tests in a real browser (tests/test_browser.py), from the
+# machine's package manager where it can be: Debian's apt-get, as root. Elsewhere a note, and
+# those tests skip saying why; never a failed build.
+CHROMIUM_NAMES := chromium chromium-browser google-chrome google-chrome-stable
+chromium:
+	@for name in $(CHROMIUM_NAMES) $$CHROMIUM; do command -v $$name >/dev/null && exit 0; done; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	echo "installing chromium (apt-get) for tests/test_browser.py"; \
+	{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	apt-get install -y -qq --no-install-recommends chromium; } >/dev/null 2>&1 \
+	|| echo "apt-get install chromium failed: tests/test_browser.py will be skipped"; \
+	else echo "no chromium, and no apt-get as root to install it: tests/test_browser.py will be skipped"; fi
+
+# The screenshots docs/view.md shows, taken in headless Chromium (tests/browser.py) from the
+# pages the harness writes: examples/your_app's fault run, harness conform's report.
+SHOTS := .screenshots
+screenshots: $(STAMP) chromium
+	rm -rf $(SHOTS) && mkdir -p $(SHOTS) && cp -R examples/your_app $(SHOTS)/your_app
+	cd $(SHOTS)/your_app && { ../../$(BIN)/pytest -q -p no:cacheprovider -k notices \
+	--harness-variants-dir=../variants --harness-report=../report.html >/dev/null; \
+	test -f ../report.html; }
+	$(BIN)/harness conform --format html cassettes/text_only.jsonl -- echo '{"type": "done"}' \
+	> $(SHOTS)/conform.html; test -s $(SHOTS)/conform.html
+	$(BIN)/python -m tests.browser $(SHOTS)/report.html docs/view-report.png --width 1200 --height 760
+	$(BIN)/python -m tests.browser $(SHOTS)/conform.html docs/view-conform.png --width 1200 --height 760
 
 # What each SDK reader and framework does with each fault row, measured on the installed
 # releases and written into the docs (docs/sdk-readers.md, harness/sdk_behaviour.json,
@@ -147,5 +173,5 @@ wheel-check: $(STAMP)
 test: lint coverage wheel-check conform-ts unit
 
 clean:
-	rm -rf $(VENV) $(TOOLS) $(LATEST) $(OLDEST) .node build dist *.egg-info .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(TOOLS) $(LATEST) $(OLDEST) .node build dist *.egg-info .mypy_cache .pytest_cache .ruff_cache $(SHOTS)
 	rm -rf $(TS_EXAMPLE)/node_modules $(TS_EXAMPLE)/dist

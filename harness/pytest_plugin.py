@@ -40,7 +40,9 @@ on|off`; their stop-reason policy is `harness_allow_stop_reasons`, then
 clients, `harness_replay`'s default adapter and `fault_variant`, whose rows are judged
 under it. `fault_variant` keeps its broken variants in pytest's
 cache folder (or `--harness-variants-dir`), takes the marker's `accept=` for rows the
-code accepts on purpose, and the end of the run sums up each test's rows (`FaultRows`).
+code accepts on purpose, and the end of the run sums up each test's rows (`FaultRows`);
+`--harness-report PATH.html` (or `.json`) writes them as a page of fault rows x tests,
+or as data (`harness._testing.fault_report`).
 """
 
 from __future__ import annotations
@@ -142,6 +144,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         ".pytest_cache/d/stream-harness-variants; the test's tmp_path without the cache)",
     )
     group.addoption(
+        "--harness-report",
+        action="append",
+        dest="harness_report",
+        default=None,
+        metavar="PATH",
+        help="write the run's fault rows (fault_variant) at its end: PATH.html a page of "
+        "fault rows x tests, each verdict linked to the variant it was served; PATH.json the "
+        "same data for CI tools. Give it twice for both",
+    )
+    group.addoption(
         "--harness-allow-stop-reasons",
         action="store",
         dest="harness_allow_stop_reasons",
@@ -202,11 +214,25 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_STRICT_INI] = _ini_bool(config, "harness_strict")
     config.stash[_ALLOWED] = _allowed_stop_reasons(config)
     config.stash[_PROFILE] = _profile(config)
+    worker = hasattr(config, "workerinput")
+    if config.getoption("harness_report") and not worker:
+        _register_report(config)  # before FaultRows: its line comes after their summary
     config.pluginmanager.register(FaultRows(), "stream-harness-fault-rows")
     from harness._testing.drift import DriftRows
 
-    worker = hasattr(config, "workerinput")
     config.pluginmanager.register(DriftRows(worker=worker), "stream-harness-drift")
+
+
+def _register_report(config: pytest.Config) -> None:
+    """`--harness-report`'s files, checked now (a bad path is a usage error in one line),
+    written at the end of the run by `FaultReport` (harness._testing.fault_report)."""
+    from harness._testing.fault_report import FaultReport, report_paths
+
+    try:
+        paths = report_paths(config.getoption("harness_report"), config.invocation_params.dir)
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
+    config.pluginmanager.register(FaultReport(paths, VERDICTS), "stream-harness-fault-report")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -936,8 +962,9 @@ VERDICTS: Final = (
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """Label a fault row's report with its verdict, and a drift run's teardown report with
-    its cassettes' (xdist carries them to the controller)."""
+    """Label a fault row's report with its verdict (and, for `--harness-report`, its
+    cell), and a drift run's teardown report with its cassettes' (xdist carries them to
+    the controller)."""
     report = yield
     pairs = item.stash.get(_DRIFT_PAIRS, None)
     if pairs and report.when == "teardown":
@@ -965,6 +992,10 @@ def pytest_runtest_makereport(
     callspec = getattr(item, "callspec", None)
     order = list(callspec.indices.values()) if callspec is not None else []
     report.harness_fault_row = [item.nodeid.partition("[")[0], verdict, row, order]  # type: ignore[attr-defined]
+    if item.config.getoption("harness_report"):
+        from harness._testing.fault_report import report_cell
+
+        report.harness_report_cell = report_cell(case, verdict, item, report, call)  # type: ignore[attr-defined]
     return report
 
 

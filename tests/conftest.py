@@ -29,8 +29,10 @@ import pytest
 import harness._replay.direct
 import harness._strict.client
 import harness._strict.report
+import harness._testing.fault_report
 import harness._testing.fault_runs
 import harness._testing.trace
+import harness._view.report
 import harness.faults
 import harness.snapshot
 from harness._cassette.codec import Cassette, expand_paths, of_provider

@@ -198,6 +198,7 @@ def test_json_format_is_an_object_a_case_then_a_summary() -> None:
     lines = [json.loads(line) for line in result.output.splitlines()]
     *cases, summary = lines
     fields = {"case", "expected", "got", "agree", "fault", "class", "detail", "description"}
+    fields |= {"difference", "trace"}
     assert all(set(line) == fields for line in cases)
     assert all(line["agree"] and line["class"] is None for line in cases)
     drop = next(line for line in cases if line["case"] == "text_only.drop_message_start")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import sys
 from typing import Any
@@ -62,6 +63,12 @@ def _listing(cases: list[Any], provider: str) -> dict[str, Any]:
     listing["error_table"] = error_table(provider)
     listing["cases"] = [case.to_json() for case in cases]
     return listing
+
+
+def _provider_option(provider: str) -> list[str]:
+    from harness._testing.dialects import ANTHROPIC
+
+    return [] if provider == ANTHROPIC else ["--provider", provider]
 
 
 def _trace_hint(verdict: Any, keep: str | None) -> str:
@@ -129,12 +136,13 @@ def _trace_hint(verdict: Any, keep: str | None) -> str:
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json", "markdown"]),
+    type=click.Choice(["text", "json", "markdown", "html"]),
     default="text",
     show_default=True,
     help="text: a line per disagreeing case, a table by class and fault, the count; json: an "
     "object a case, then a summary object; markdown: the disagreements and the summary as "
-    "tables to paste into an issue.",
+    "tables to paste into an issue; html: one self-contained page of every case, the "
+    "disagreeing ones first (> conform.html).",
 )
 @click.option(
     "--keep",
@@ -192,9 +200,11 @@ def conform(
     run = run_cases(cases, command, jobs=jobs, timeout=timeout, serve=serve, persistent=persistent)
     skipped = 0 if serve else sum(case.wire for case in cases)
     report = Report(
-        lambda line: click.echo(printable(line)),
+        # a page is printed whole: its texts are escaped inside it, its new lines kept
+        click.echo if output_format == "html" else lambda line: click.echo(printable(line)),
         output_format,
         trace_hint=lambda verdict: _trace_hint(verdict, keep),
+        heading="harness conform " + shlex.join([*_provider_option(provider), "--", *command]),
     )
     for verdict in run:
         report.add(verdict)

@@ -11,6 +11,7 @@ replay row by row (the open tool blocks, what each line emitted); `client_sessio
 test's cassette clients; `record_once` is the lock and run marker every record route of
 the plugin takes; `plugin_providers` is what the plugin's fixtures ask of each provider;
 `drift` is the plugin's drift check (a run's cassettes recorded again, compared by shape);
+`fault_report` is its `--harness-report` (a run's fault rows as a page, or as JSON);
 `sdk_behaviour` is what the installed SDK readers do with each fault row (`harness doctor`);
 `rules` is `harness validate`'s check that replay would not refuse a cassette unannounced.
 It may import every other subpackage.

@@ -86,6 +86,9 @@ class FaultCase:
     tolerated: bool = False
     #: why the test accepts this row on purpose (the marker's `accept=`), or None
     accepted_because: str | None = None
+    #: what the judged code raised: the code in `expect_failure()`'s block, or the
+    #: adapter under `assert_caught()` (its `error`); None: nothing, or not judged yet
+    raised: BaseException | None = None
     #: how the row was judged, for the session's summary: "caught", "accepted silently",
     #: "accepted on purpose", "wrong code" (the adapter's), "crashed", "not answered",
     #: "not recovered", "does not apply" (None: not judged)
@@ -194,6 +197,7 @@ class FaultCase:
                 f"fault {self.fault.name}: no variant yet: its good cassette is being recorded "
                 "by the code's first request through the client; judge the adapter after it"
             )
+        self.raised = self.error
         if self.caught:
             self.verdict = "caught"
         elif self.accepted_because is not None:
@@ -356,6 +360,7 @@ class ExpectFailure:
             where = f"the block at {Path(block.f_code.co_filename).name}:{self._line}"
         if traceback is not None and traceback.tb_next is None:
             self.called = None  # the block raised it itself, not the function it called
+        self.case.raised = error
         problem = self._problem(error, where)
         if problem is None:
             self.case.verdict = "caught"

@@ -9,7 +9,8 @@ first error lines are shown), *timed out*, or *broke the protocol* (output that 
 the protocol's, or past a cap).
 `Report` takes the verdicts in case order and writes them as text (a line a
 disagreement, then a table by class and fault), JSON (an object a case) or Markdown (a
-table to paste into another library's issue), each ending in the count.
+table to paste into another library's issue), each ending in the count, or as one HTML
+page at the end (`harness._view.report.conform_page`, drawn from the JSON objects).
 """
 
 from __future__ import annotations
@@ -168,12 +169,17 @@ class Report:
         output_format: str = "text",
         *,
         trace_hint: Callable[[Verdict], str] = lambda verdict: "",
+        heading: str = "harness conform",
     ) -> None:
         self.echo = echo
         self.format = output_format
         self.trace_hint = trace_hint
+        #: the HTML page's heading: the command judged
+        self.heading = heading
         self.findings: list[Finding] = []
         self._good: dict[str, Result] = {}
+        #: the JSON objects of the cases, kept for the HTML page drawn at the end
+        self._records: list[dict[str, Any]] = []
         if output_format == "markdown":
             self.echo("| case | expected | got | class | the fault |")
             self.echo("|---|---|---|---|---|")
@@ -186,8 +192,12 @@ class Report:
             self._good[case.source] = verdict.got
         finding = classify(verdict, self._good.get(case.source) if case.fault else None)
         self.findings.append(finding)
-        if self.format == "json":
-            self.echo_json({**verdict.to_json(), **self._json_fields(finding)})
+        if self.format in ("json", "html"):
+            record = {**verdict.to_json(), **self._json_fields(finding)}
+            if self.format == "json":
+                self.echo_json(record)
+            else:
+                self._records.append(record)
         elif finding.kind is not None:
             self.echo(
                 self._markdown_row(finding) if self.format == "markdown" else self.line(finding)
@@ -199,14 +209,15 @@ class Report:
 
         self.echo(json_text(value))
 
-    @staticmethod
-    def _json_fields(finding: Finding) -> dict[str, Any]:
+    def _json_fields(self, finding: Finding) -> dict[str, Any]:
         case = finding.case
         return {
             "fault": case.fault,
             "class": finding.kind,
             "detail": finding.detail or None,
             "description": case.description,
+            "difference": finding.verdict.difference,
+            "trace": None if finding.kind is None else self.trace_hint(finding.verdict) or None,
         }
 
     def line(self, finding: Finding) -> str:
@@ -258,10 +269,16 @@ class Report:
         total = len(self.findings)
         agreeing = sum(finding.kind is None for finding in self.findings)
         rows = self.summary_rows()
-        if self.format == "json":
-            summary = {"cases": total, "agree": agreeing, "disagree": total - agreeing}
+        if self.format in ("json", "html"):
+            counts = {"cases": total, "agree": agreeing, "disagree": total - agreeing}
             by_class = [{"class": kind, "fault": fault, "cases": n} for kind, fault, n in rows]
-            self.echo_json({"summary": {**summary, "skipped": skipped, "by_class": by_class}})
+            summary = {**counts, "skipped": skipped, "by_class": by_class}
+            if self.format == "json":
+                self.echo_json({"summary": summary})
+            else:
+                from harness._view.report import conform_page
+
+                self.echo(conform_page(self._records, summary, self.heading).rstrip("\n"))
             return
         tail = f" ({skipped} wire-level cases skipped: --serve runs them)" if skipped else ""
         count = f"{agreeing}/{total} cases agree{tail}"

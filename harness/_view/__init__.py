@@ -13,6 +13,9 @@ never a second reading of the rules:
 - `diff`: two cassettes side by side, the first row where they part marked;
 - `run`: a folder of cassettes (a fault run's variants): a table of outcomes, each
   stream's timeline folded under it.
+- `report`: the pages a run reports on: the plugin's fault rows x tests
+  (`pytest --harness-report`), each verdict linked to its variant's page, and
+  `harness conform --format html`.
 It may import every other subpackage (it draws what `_testing` computes); nothing here
 imports an SDK.
 """

@@ -142,9 +142,17 @@ def script_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=False).translate(_SCRIPT_UNSAFE)
 
 
-def document(title: str, body: str) -> str:
+def document(title: str, body: str, *, style: str = STYLE, drawn: bool = True) -> str:
     """A whole page: `title` (plain text, escaped here) and `body` (markup already made
-    of escaped text), with the style and the policy that lets it fetch nothing."""
+    of escaped text), with `style` and the policy that lets it fetch nothing; `drawn`:
+    the footer that says a trace's rows are the adapter's."""
+    footer = (
+        f"<footer>Drawn by <code>harness view</code> (stream-harness {escape(__version__)}),"
+        " from the harness's own trace: every row is what the adapter did at that line."
+        "</footer>\n"
+        if drawn
+        else ""
+    )
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
@@ -152,11 +160,8 @@ def document(title: str, body: str) -> str:
         '<meta name="referrer" content="no-referrer">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f'<meta name="generator" content="harness view {escape(__version__)}">\n'
-        f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
-        f"{body}\n"
-        f"<footer>Drawn by <code>harness view</code> (stream-harness {escape(__version__)}),"
-        " from the harness's own trace: every row is what the adapter did at that line."
-        "</footer>\n</body>\n</html>\n"
+        f"<title>{escape(title)}</title>\n<style>{style}</style>\n</head>\n<body>\n"
+        f"{body}\n{footer}</body>\n</html>\n"
     )
 
 
