@@ -352,9 +352,9 @@ class RecordingProxy:
     @property
     def providers(self) -> tuple[str, ...]:
         """The providers whose clients it forwards for: every one registered."""
-        from harness._providers import PACKAGES
+        from harness._providers import names
 
-        return tuple(PACKAGES)
+        return names()
 
     def app(self) -> web.Application:
         app = harness_app(self.log, max_body=self.max_body)
@@ -588,7 +588,7 @@ class RecordingProxy:
         if failure is not None:
             from harness._strict.guard import strict_error_event
 
-            what = "the Message" if check is None or check.provider == "anthropic" else "the answer"
+            what = "the Message" if check is None else check.answer
             status = f"502 (--strict: {failure.code}: {what} breaks the rules)"
             if answer is not None:  # kept as upstream sent it: it replays to the same error
                 await self._write(where, answer, False, status=status)
@@ -621,7 +621,7 @@ class RecordingProxy:
         without `strict`."""
         if not self.strict:
             return None
-        from harness._strict.dialects import ANTHROPIC, answer_check
+        from harness._strict.dialects import answer_check
 
         check = answer_check(
             request.method,
@@ -632,7 +632,7 @@ class RecordingProxy:
             self.allowed,
             profile=self.profile,
         )
-        if check is not None and check.provider == ANTHROPIC and request_json is None:
+        if check is not None and check.needs_json_request and request_json is None:
             return None
         return check
 
@@ -772,13 +772,14 @@ def _message_failure(
     """What is wrong with a non-streaming answer by the adapter's rules (`check_answer`,
     as in-process; `check`'s for another provider): the violation, or why it cannot be
     checked; None for a good one, or a body the client reports it cannot read."""
+    from harness._strict.dialects import check_whole
     from harness._strict.guard import check_answer
 
     try:
         if check is None:
             check_answer(body, content_type, stop_reasons=stop_reasons)
         else:
-            check.check(body, content_type)
+            check_whole(check, body, content_type)
     except StreamProtocolError as error:
         return error
     except SSEFormatError as error:
