@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from harness_cli.choices import ProviderChoice
 from harness_cli.exit import Exit
 
 EXAMPLES = """\b
@@ -27,7 +28,7 @@ it needs is not installed."""
     "--provider",
     "providers",
     multiple=True,
-    type=click.Choice(["anthropic", "openai-chat", "openai-responses"]),
+    type=ProviderChoice(),
     help="Check this provider's SDK readers only (repeatable; default: all three).",
 )
 def doctor(providers: tuple[str, ...]) -> None:

@@ -194,7 +194,7 @@ def expected_result(
     them: `ping` passed over, an `error` event an API error, a wire directive where the
     stream ends in an HTTP or connection error. Another provider's adapter (its driver,
     from the registry) is given `options`, the case's request fields and policy."""
-    if provider != ANTHROPIC:
+    if dialect(provider).own_cases:
         return _provider_result(lines, provider, options or {})
     adapter = StreamAdapter()
     events: list[dict[str, Any]] = []
@@ -389,7 +389,7 @@ def _cassette_cases(name: str, path: str, provider: str = ANTHROPIC) -> Iterator
             f"{path}: an {cassette.provider} cassette, not {provider} "
             f"(harness conform --provider {cassette.provider} judges it)"
         )
-    if provider != ANTHROPIC:
+    if dialect(provider).own_cases:
         yield from _provider_cases(name, path, cassette)
         return
     anthropic_only(cassette, "harness conform")
@@ -474,7 +474,7 @@ def collect_cases(paths: Sequence[str] = (), provider: str = ANTHROPIC) -> list[
         ]
     cases: list[Case] = []
     for name, path, turns in found:
-        if turns and provider == ANTHROPIC:
+        if turns and not dialect(provider).own_cases:
             cases.append(_session_case(name, path, turns))
         elif turns:
             raise InputError(f"{path}: harness conform takes no session folder of {provider}")
@@ -766,8 +766,9 @@ def run_cases(
         app = server.app()
         app.middlewares.append(aliases.middleware())
         app.router.add_route("*", "/{path:.*}", unanswered.answer)
+        env = dialect(ANTHROPIC).client_env
         with ServerThread(app) as url:
-            base = {**environ, "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": DUMMY_API_KEY}
+            base = {**environ, env.base_url_variable: url, env.key_variable: DUMMY_API_KEY}
             yield from judged_served(
                 cases,
                 command,
