@@ -50,6 +50,7 @@ from harness._exceptions import (
 )
 from harness._providers import provider as registered
 from harness._providers.anthropic.adapter import StreamAdapter
+from harness._replay.direct import is_stream_failure
 from harness._testing.bounded import TIMED_OUT, BoundedProcess, Exchange
 from harness._testing.dialects import (
     ANTHROPIC,
@@ -58,7 +59,6 @@ from harness._testing.dialects import (
     fault_variants,
     library_path,
 )
-from harness._views import EventView
 from harness.faults import DONE, derive_variants, fault_named
 
 __all__ = [
@@ -197,6 +197,9 @@ def expected_result(
     if dialect(provider).own_cases:
         return _provider_result(lines, provider, options or {})
     adapter = StreamAdapter()
+    # what the stream hands a reader, as the provider reads it without the SDK: a view of
+    # each event, nothing for one the SDK passes over, the API's error event raised
+    view_of = registered(provider).reading.direct_builders(False).event
     events: list[dict[str, Any]] = []
     try:
         for line in lines:
@@ -205,13 +208,16 @@ def expected_result(
                 if outcome is not None:
                     return Result(events, outcome)
                 continue
-            if line["type"] == "ping":
-                continue
-            if line["type"] == "error":
+            try:
+                view = view_of(line)
+            except Exception as error:  # the API's error event, as its SDK raises it
+                if not is_stream_failure(error):
+                    raise
                 details = line.get("error")
                 kind = details.get("type") if isinstance(details, dict) else None
                 return Result(events, f"api_error:{kind or 'APIStatusError'}")
-            events += [event_to_json(event) for event in adapter.feed(EventView(line))]
+            if view is not None:
+                events += [event_to_json(event) for event in adapter.feed(view)]
         events += [event_to_json(event) for event in adapter.finish()]
     except StreamProtocolError as error:
         return Result(events, error.code)
