@@ -90,7 +90,17 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_UPSTREAM_TIMEOUT", "RecordingProxy"]
 
-MESSAGES_PATH: Final = "/v1/messages"
+
+def messages_path() -> str:
+    """The path the default provider's calls are POSTed to (Messages' `/v1/messages`,
+    its framing's endpoint): the calls the proxy records as it always did."""
+    from harness._exceptions import ANTHROPIC
+    from harness._providers import provider
+
+    [endpoint] = provider(ANTHROPIC).framing.endpoints
+    return endpoint
+
+
 #: Seconds upstream may take to accept a connection, and then stay silent (before its
 #: answer's headers, or between two pieces of it): the SDK's own default timeout.
 DEFAULT_UPSTREAM_TIMEOUT: Final = 600.0
@@ -736,7 +746,7 @@ def _checked_kind(status: int, streams: bool) -> str | None:
     error passes as it is), as a stream if the request asked for one."""
     from harness._strict.transport import answer_kind
 
-    return answer_kind("POST", MESSAGES_PATH, status, stream=streams) if status == 200 else None
+    return answer_kind("POST", messages_path(), status, stream=streams) if status == 200 else None
 
 
 def _coding(headers: Any) -> str:
@@ -803,7 +813,7 @@ def _recorded_request(
     dialect = None
     if request.method != "POST":
         return None, None
-    if request.path.rstrip("/") != MESSAGES_PATH:
+    if request.path.rstrip("/") != messages_path():
         dialect = recorded_dialect(request.method, request.path)
         if dialect is None:
             return None, None

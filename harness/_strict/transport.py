@@ -29,8 +29,9 @@ from typing import Any, Final
 
 import httpx2
 
-from harness._exceptions import InputError
+from harness._exceptions import ANTHROPIC, InputError
 from harness._inflate import Inflater, normal_coding
+from harness._providers import provider
 from harness._providers.answers import AnswerReader, asks_for_stream
 from harness._providers.anthropic.adapter import COMPLETE_STOP_REASONS
 from harness._strict.dialects import AnswerCheck, answer_check, check_whole, provider_of
@@ -55,17 +56,17 @@ __all__ = [
     "unencoded_headers",
 ]
 
-MESSAGES_SUFFIX: Final = "/v1/messages"
 #: Headers that describe the body as it was sent: it is handed on decoded.
 _ENCODING_HEADERS: Final = frozenset({"content-encoding", "content-length"})
 
 
 def answer_kind(method: str, path: str, status: int, *, stream: bool) -> str | None:
-    """ "stream" or "message" for a successful answer to `POST .../v1/messages` that the
-    guard checks, None for any other (the transport's, the SDK middleware's and the
+    """ "stream" or "message" for a successful answer to a call of the default provider's
+    (`POST .../v1/messages`, as its guard `claims` it) that the guard checks, None for
+    any other (the transport's, the SDK middleware's and the
     proxy's one test). As the SDK reads it: by whether the request asked for a stream
     (`stream`), whatever the answer's content type says."""
-    if method.upper() != "POST" or not path.endswith(MESSAGES_SUFFIX):
+    if not provider(ANTHROPIC).guard.claims(method, path):
         return None
     if not 200 <= status < 300:
         return None
