@@ -39,12 +39,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-from harness._providers.anthropic.errors import ERROR_FIELDS, ERROR_TABLE, PROTOCOL_ERROR_PREFIX
-
-if TYPE_CHECKING:
-    from harness.agent.messages import Message
+from harness._providers.anthropic.errors import (
+    ERROR_FIELDS,
+    ERROR_TABLE,
+    PROTOCOL_ERROR_PREFIX,
+    PROVIDER,
+)
 
 __all__ = [
     "ANTHROPIC",
@@ -73,8 +75,9 @@ __all__ = [
     "register_error_table",
 ]
 
-#: the provider a `StreamProtocolError` is of when none is named
-ANTHROPIC: Final = "anthropic"
+#: the default provider: the one a `StreamProtocolError` is of when none is named, and a
+#: cassette whose header names none (its name is its own subpackage's)
+ANTHROPIC: Final = PROVIDER
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,9 +214,11 @@ class EmptyTurnError(AgentError):
 
 
 class AgentFailed(AgentError):
-    """The run failed in a model turn; `messages` keeps what was committed before it."""
+    """The run failed in a model turn; `messages` keeps what was committed before it (the
+    loop's `harness.agent.Message`s: typed loosely here, so that the core, below every
+    subpackage, names nothing of the agent's)."""
 
-    def __init__(self, error: Exception, messages: list[Message], turn: int) -> None:
+    def __init__(self, error: Exception, messages: list[Any], turn: int) -> None:
         super().__init__(f"turn {turn}: {error}")
         self.error = error
         self.messages = messages

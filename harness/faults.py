@@ -35,15 +35,14 @@ as a good stream, since that is what the server sends, not a fault.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from harness._cassette.codec import CassetteSource, read_cassette
 from harness._directives import DONE as DONE_LINE
 from harness._exceptions import ANTHROPIC
+from harness._providers import names, provider as registered, registry_cache
 from harness._providers.anthropic import faults as _anthropic
 from harness._providers.fault_rows import DONE, STALL_MS, Events, Fault, Variant
-from harness._providers.openai_chat import faults as _openai_chat
-from harness._providers.openai_responses import faults as _openai_responses
 
 __all__ = [
     "CATALOGUE",
@@ -65,24 +64,34 @@ CATALOGUE: tuple[Fault, ...] = _anthropic.CATALOGUE
 HTTP_529: Final = _anthropic.HTTP_529
 HTTP_429: Final = _anthropic.HTTP_429
 
-#: provider (as a cassette header names it) -> its catalogue: the one place that knows
-#: which providers have one.
-_CATALOGUES: Final[Mapping[str, tuple[Fault, ...]]] = {
-    ANTHROPIC: CATALOGUE,
-    _openai_chat.PROVIDER: _openai_chat.CATALOGUE,
-    _openai_responses.PROVIDER: _openai_responses.CATALOGUE,
-}
 
-#: The providers that have a catalogue, Anthropic's first.
-PROVIDERS: Final[tuple[str, ...]] = tuple(_CATALOGUES)
+@registry_cache
+def _catalogues() -> Mapping[str, tuple[Fault, ...]]:
+    """Provider (as a cassette header names it) -> its catalogue (its `faults` module's
+    `CATALOGUE`), for each registered provider that has one, in the registry's order."""
+    return {name: registered(name).catalogue for name in names() if registered(name).has("faults")}
+
+
+if TYPE_CHECKING:
+    #: The providers that have a catalogue, Anthropic's first (`__getattr__`).
+    PROVIDERS: tuple[str, ...]
+
+
+def __getattr__(name: str) -> Any:
+    """`PROVIDERS`: the providers that have a catalogue, Anthropic's first (read from the
+    registry when asked: an entry point's provider included)."""
+    if name == "PROVIDERS":
+        return tuple(_catalogues())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def catalogue(provider: str = ANTHROPIC) -> tuple[Fault, ...]:
     """The fault catalogue of `provider`; `ValueError` for a provider that has none."""
+    catalogues = _catalogues()
     try:
-        return _CATALOGUES[provider]
+        return catalogues[provider]
     except KeyError:
-        known = ", ".join(_CATALOGUES)
+        known = ", ".join(catalogues)
         raise ValueError(
             f"no fault catalogue for provider {provider!r} (there is one for {known})"
         ) from None
@@ -129,12 +138,11 @@ def expected_under(
         return fault.expect
     from harness._cassette.codec import CassetteLine, pass_over
     from harness._providers import provider as registered
-    from harness._replay.direct import collect, failure_code
-    from harness._replay.openai import SKIP, item_reader
+    from harness._replay.direct import SKIP, collect, failure_code, line_reader
 
     found = registered(provider)
     options = {**found.request_options(header), **found.adapter_options(profile)}
-    item_of = item_reader(provider, pass_over, None)
+    item_of = line_reader(pass_over, sdk_objects=False, read_timeout=None, dialect=found)
     lines = (
         CassetteLine(number, "directive" if "harness" in data else "event", data)
         for number, data in enumerate(broken, start=2)

@@ -85,8 +85,14 @@ MARKER_KEYWORDS: Final = (
     "accept",
     "sdk",
 )
-#: The key `harness_replay`'s recording from a marker's `request=` needs (Anthropic's).
-API_KEY_VARIABLE: Final = "ANTHROPIC_API_KEY"
+
+
+def api_key_variable() -> str:
+    """The key `harness_replay`'s recording from a marker's `request=` needs: the default
+    provider's SDK's (the one `harness._record.live` records with)."""
+    from harness._providers import provider
+
+    return provider(ANTHROPIC).client_env.key_variable
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -335,11 +341,11 @@ def _profile(config: pytest.Config) -> str | None:
     name = option if option is not None else str(config.getini("harness_profile")).strip()
     if not name:
         return None
-    from harness._providers import provider
+    from harness._providers import check_profile
 
     where = "--harness-profile" if option is not None else "harness_profile"
     try:
-        provider("openai-chat").adapter_options(name)
+        check_profile(name)
     except ValueError as error:
         raise pytest.UsageError(f"{where}: {error}") from None
     return name
@@ -484,8 +490,13 @@ def _read_mark(node: pytest.Item, fixture: str) -> CassetteMark:
         _fail(f"{where}: @pytest.mark.cassette strict= takes True or False")
     folder = marker.kwargs.get("dir")
     sdk = marker.kwargs.get("sdk")
-    if sdk not in (None, "anthropic", "openai"):
-        _fail(f"{where}: @pytest.mark.cassette sdk= takes 'anthropic' or 'openai'")
+    if sdk is not None:
+        from harness._replay.clients import sdk_choices, sdk_named
+
+        try:
+            sdk_named(sdk)
+        except InputError:
+            _fail(f"{where}: @pytest.mark.cassette sdk= takes {sdk_choices()}")
     return CassetteMark(
         accept=_accepted(
             marker.kwargs.get("accept"), where, "fault_variant" in getattr(node, "fixturenames", ())
@@ -579,9 +590,9 @@ def harness_adapter(request: pytest.FixtureRequest) -> Adapter:
     """The adapter under test: the ini option `harness_adapter`, else the harness's own."""
     spec = str(request.config.getini("harness_adapter")).strip()
     if not spec:
-        from harness._providers.anthropic.adapter import to_model_events
+        from harness._providers import provider
 
-        return to_model_events
+        return provider(ANTHROPIC).to_model_events
     try:
         return load_adapter(spec)
     except ValueError as error:
@@ -727,9 +738,10 @@ def _record(path: Path, gate: RecordGate, mark: CassetteMark, where: str) -> Non
     test saying why it cannot be."""
     __tracebackhide__ = True
     mode = gate.mode
-    if not os.environ.get(API_KEY_VARIABLE):
+    key_variable = api_key_variable()
+    if not os.environ.get(key_variable):
         pytest.skip(
-            f"record mode {mode}: recording {path} live needs {API_KEY_VARIABLE}, which is not set"
+            f"record mode {mode}: recording {path} live needs {key_variable}, which is not set"
         )
     if mark.request is None:
         _fail(
@@ -785,13 +797,13 @@ def harness_replay(
 
 
 def _provider_adapter(adapter: Adapter, cassette: Path, config: pytest.Config) -> Adapter:
-    """`adapter`, unless it is the default (Anthropic's): then the cassette's provider's
-    own (`harness_adapter` cannot know the cassette), under the run's profile where the
-    provider has profiles."""
-    from harness._providers.anthropic.adapter import to_model_events
+    """`adapter`, unless it is the default (the default provider's, Anthropic's): then the
+    cassette's provider's own (`harness_adapter` cannot know the cassette), under the
+    run's profile where the provider has profiles."""
+    from harness._providers import provider as registered
     from harness._testing.plugin_providers import cassette_provider, default_adapter, profile_for
 
-    if adapter is not to_model_events:
+    if adapter is not registered(ANTHROPIC).to_model_events:
         return adapter
     provider = cassette_provider(cassette)
     return default_adapter(provider, profile_for(provider, config.stash[_PROFILE]))
@@ -1156,10 +1168,17 @@ def _as_chosen(request: pytest.FixtureRequest, client: Client) -> Client:
 
     allowed: tuple[str, ...] = request.config.stash[_ALLOWED]
     profile = request.config.stash[_PROFILE]
-    if profile is not None and type(client).__module__.partition(".")[0] == "openai":
+    if profile is not None and _reads_profiles(client):
         # a profile is the Chat Completions servers': Anthropic clients keep the default
         return strict(client, allow_stop_reasons=allowed, profile=profile)
     return strict(client, allow_stop_reasons=allowed)
+
+
+def _reads_profiles(client: object) -> bool:
+    """Whether `client` is a client of the SDK of a provider that has profiles."""
+    from harness._providers import providers
+
+    return any(found.has_profiles and found.sdk.is_client(client) for found in providers())
 
 
 @pytest.fixture

@@ -189,3 +189,43 @@ def read_then_close(url: str, path: str, body: dict[str, Any], headers: dict[str
                 break
             got += piece
     return got
+
+
+#: A provider's package from outside the harness (tests/data/third_party_provider/README.md).
+THIRD_PARTY = ROOT / "tests" / "data" / "third_party_provider"
+#: Its name, as its entry point registers it.
+THIN = "thin"
+
+
+def install_entry_point(
+    site: Path, monkeypatch: pytest.MonkeyPatch, lines: str, distribution: str = "thin_dialect"
+) -> None:
+    """A distribution's `.dist-info` in `site`, put on `sys.path` (and on `PYTHONPATH`, for
+    the commands a test runs), whose `entry_points.txt` holds `lines`; the provider
+    registry reads it at its next use."""
+    from harness._providers import reset
+
+    info = site / f"{distribution}-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 0.1\n", encoding="utf-8"
+    )
+    (info / "entry_points.txt").write_text(lines, encoding="utf-8")
+    for path in (THIRD_PARTY, site):
+        monkeypatch.syspath_prepend(str(path))
+    paths = [str(site), str(THIRD_PARTY), *filter(None, [os.environ.get("PYTHONPATH")])]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
+    reset()
+
+
+@pytest.fixture
+def thin_provider(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The `thin` provider installed as another distribution installs one: by its entry
+    point, from a folder outside the package; forgotten again after the test."""
+    from harness._providers import reset
+
+    install_entry_point(
+        tmp_path / "site", monkeypatch, f"[stream_harness.providers]\n{THIN} = thin_dialect\n"
+    )
+    yield THIN
+    reset()

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from conftest import ROOT
+from conftest import OPENAI_LIBRARY, ROOT
 
 from harness._testing.conform import (
     UNRECOGNISED,
@@ -27,7 +27,6 @@ from harness._testing.conform import (
     outcome_of_message,
     read_output,
 )
-from harness._testing.dialects import OPENAI_LIBRARY
 from harness.faults import catalogue
 from harness_cli.main import cli
 

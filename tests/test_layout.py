@@ -6,6 +6,11 @@ that list here, so a module that reaches across a line fails a test instead of q
 turning the drawing false. No folder holds two modules whose names differ by a suffix,
 each subpackage's docstring names each of its modules, and the names of 0.1 still
 import, each with its `DeprecationWarning`.
+
+A provider is one folder (docs/providers.md): its name, its dialect's event names and
+its SDK's variables are spelt in its own folder and the registry alone, never in the
+code of `harness/` or `cli/` elsewhere (`PROVIDER_WORDS_ELSEWHERE` lists the
+exceptions, each with its reason).
 """
 
 from __future__ import annotations
@@ -80,19 +85,17 @@ def test_a_subpackage_imports_only_the_core_and_what_its_docstring_allows(packag
 
 
 def test_the_flat_core_imports_no_subpackage_but_for_types() -> None:
-    """The core is below every subpackage: `_exceptions` names the agent's `Message` for
-    a type only, and reads the default provider's error table, which is pure data
-    (`_providers.anthropic.errors`, importing nothing); `_deprecated` finds the 0.1
-    modules by name, importing none itself."""
+    """The core is below every subpackage: `_exceptions` reads the default provider's
+    error table, which is pure data (`_providers.anthropic.errors`, importing nothing),
+    and names nothing of the agent's, not even for a type (`AgentFailed.messages`), so
+    no circle runs through the agent package; `_deprecated` finds the 0.1 modules by
+    name, importing none itself."""
     crossing = {
         f"{name}.py imports harness.{target}"
         for name in CORE
         for target in _imported(HARNESS / f"{name}.py") - CORE
     }
-    assert crossing == {
-        "_exceptions.py imports harness.agent",
-        "_exceptions.py imports harness._providers",
-    }
+    assert crossing == {"_exceptions.py imports harness._providers"}
     data = HARNESS / "_providers" / "anthropic" / "errors.py"
     assert _imported(data) == set()
 
@@ -284,3 +287,116 @@ def test_the_wheel_ships_every_openai_cassette_and_every_profile_cassette() -> N
 
     assert len(profiles) == sum(len(found.deviations) for found in PROFILES.values())
     assert under == "openai/chat/profiles"
+
+
+#: Where a provider's words may be spelt outside its folder, and why. Read as code: string
+#: constants (`ast`), not docstrings (prose may name a provider as an example), nor types
+#: (`Literal["openai"]`: what a type checker reads of the public API cannot ask the
+#: registry).
+PROVIDER_WORDS_ELSEWHERE: dict[str, str] = {
+    # the public builders, one a dialect: their job is to write that dialect's lines by
+    # name for a user's cassettes (docs/api.md); a provider needs none, and the builder
+    # package lies below the registry (it may import `_cassette` alone)
+    "harness/builder/chat.py": "openai-chat",
+    "harness/builder/messages.py": "anthropic",
+    "harness/builder/responses.py": "openai-responses",
+    # the one SSE decoder reads a body as the Anthropic SDK does, which skips `ping` by
+    # name; separating the framing from the vocabulary (issue 38) moves the name home
+    "harness/_providers/sse.py": "anthropic",
+    # the one redaction every path shares keeps a thinking block's `signature`, a field
+    # named like a credential that the Messages protocol owns; it is the flat core, below
+    # the registry
+    "harness/_redact.py": "anthropic",
+}
+
+
+def _vocabulary() -> dict[str, str]:
+    """Each word that names one provider alone -> that provider: its name, the event
+    names its cassettes in the library hold (an event's `type` or `object`, a delta's
+    `type`) that no other provider's hold, its SDK's variables."""
+    from harness._cassette.codec import Cassette
+    from harness._providers import providers
+
+    seen: dict[str, set[str]] = {}
+    for path in (ROOT / "cassettes").rglob("*.jsonl"):
+        cassette = Cassette(path)
+        for data in cassette.events():
+            delta = data.get("delta")
+            kinds = [data.get("type"), data.get("object")]
+            kinds.append(delta.get("type") if isinstance(delta, dict) else None)
+            for kind in kinds:
+                if isinstance(kind, str):
+                    seen.setdefault(kind, set()).add(cassette.provider)
+    words = {word: next(iter(owners)) for word, owners in seen.items() if len(owners) == 1}
+    for found in providers():
+        words[found.name] = found.name
+        env = found.client_env
+        words[env.key_variable] = words[env.base_url_variable] = found.name
+    return words
+
+
+def _prose_and_types(tree: ast.AST) -> set[int]:
+    """The ids of a module's docstrings' and annotations' nodes (`Literal[...]` too)."""
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = body[0] if body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                skipped.add(id(first.value))
+        annotations: list[ast.AST] = []
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+            annotations = [a.annotation for a in arguments if a.annotation is not None]
+            annotations += [node.returns] if node.returns is not None else []
+        elif isinstance(node, ast.AnnAssign):
+            annotations = [node.annotation]
+        elif isinstance(node, ast.Subscript) and getattr(node.value, "id", "") == "Literal":
+            annotations = [node]
+        skipped |= {id(part) for annotation in annotations for part in ast.walk(annotation)}
+    return skipped
+
+
+def test_a_providers_words_are_spelt_in_its_own_folder_and_the_registry_alone() -> None:
+    from harness._providers import __file__ as registry, providers
+
+    words = _vocabulary()
+    folders = {
+        found.name: HARNESS / "_providers" / found.package.rpartition(".")[2]
+        for found in providers()
+    }
+    variables = {word for word, owner in words.items() if word.isupper()}
+    spelt = []
+    for path in sorted([*HARNESS.rglob("*.py"), *(ROOT / "cli").rglob("*.py")]):
+        relative = path.relative_to(ROOT).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skipped = _prose_and_types(tree)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Constant) or id(node) in skipped:
+                continue
+            owner = words.get(node.value) if isinstance(node.value, str) else None
+            if owner is None or path.is_relative_to(folders[owner]):
+                continue
+            if path == Path(registry) and node.value == owner:
+                continue  # the registry's own line
+            if node.value in variables and path.is_relative_to(HARNESS / "_providers"):
+                continue  # an SDK two dialects share (`openai_shared`)
+            if PROVIDER_WORDS_ELSEWHERE.get(relative) == owner:
+                continue
+            spelt.append(f"{relative}:{node.lineno}: {node.value!r} ({owner}'s)")
+    assert spelt == []
+
+
+def test_the_words_checked_are_the_dialects_own() -> None:
+    """The check above knows what it looks for: each provider's name, its event names, its
+    SDK's variables; and a word two dialects share (`error`) is no one's."""
+    words = _vocabulary()
+    assert {
+        words[word]
+        for word in ("content_block_delta", "chat.completion.chunk", "response.output_text.delta")
+    } == {"anthropic", "openai-chat", "openai-responses"}
+    assert (
+        words["OPENAI_BASE_URL"] == "openai-responses" or words["OPENAI_BASE_URL"] == "openai-chat"
+    )
+    assert words["ANTHROPIC_API_KEY"] == "anthropic"
+    assert "error" not in words

@@ -266,14 +266,17 @@ def test_an_sdk_the_header_contradicts_or_none_known_fails_in_one_line(
 def test_an_openai_recording_client_writes_the_endpoints_provider_and_replays(
     live: str, tmp_path: Path
 ) -> None:
-    """`recording_client_of(openai_sync_kind(), ...)`: the key from `OPENAI_API_KEY`, the
-    base URL from `OPENAI_BASE_URL`, the cassette `openai-chat`'s, the same text replayed."""
-    from harness._replay.clients import cassette_client, openai_sync_kind, recording_client_of
+    """`recording_client_of(sync_kind(<the openai SDK>), ...)`: the key from
+    `OPENAI_API_KEY`, the base URL from `OPENAI_BASE_URL`, the cassette `openai-chat`'s,
+    the same text replayed."""
+    from harness._providers import provider
+    from harness._replay.clients import cassette_client, recording_client_of, sync_kind
 
     path = tmp_path / "recorded.jsonl"
     ask: Any = [{"role": "user", "content": "Capital of France?"}]
     given: tuple[Any, ...] = ("Recorded here", None, None, {"max_retries": 0})
-    with recording_client_of(openai_sync_kind(), [path], None, None, None, *given) as client:
+    kind = sync_kind(provider("openai-chat").sdk)
+    with recording_client_of(kind, [path], None, None, None, *given) as client:
         stream = client.chat.completions.create(model="gpt-4.1-mini", messages=ask, stream=True)
         recorded = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
     assert recorded == ANSWER
@@ -289,11 +292,12 @@ def test_an_openai_recording_client_without_the_key_says_which_in_one_line(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from harness._exceptions import InputError
-    from harness._replay.clients import openai_async_kind, recording_client_of
+    from harness._providers import provider
+    from harness._replay.clients import async_kind, recording_client_of
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-not-this-one")
     given: tuple[Any, ...] = ([tmp_path / "x.jsonl"], None, None, None, "d", None, None, {})
     with pytest.raises(InputError, match=r"^OPENAI_API_KEY is not set: recording calls the live"):
-        recording_client_of(openai_async_kind(), *given)
+        recording_client_of(async_kind(provider("openai-responses").sdk), *given)
     assert not (tmp_path / "x.jsonl").exists()

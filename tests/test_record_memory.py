@@ -20,7 +20,7 @@ from conftest import ROOT
 
 from bench.record_memory import main
 from harness._record.live import record
-from harness._record.over_http import record_openai
+from harness._record.over_http import record_over_http
 
 MIB = 16
 #: What the recording may hold at its peak: a quarter of the stream, generously.
@@ -58,7 +58,7 @@ def test_recording_a_long_stream_holds_no_more_than_a_few_events(
                 api_key="sk-ant-test-0123456789",
                 base_url=fake_api,
             )
-        return record_openai(
+        return record_over_http(
             provider,
             {"model": "m", "messages": [{"role": "user", "content": "p"}]},
             str(out),

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from harness._exceptions import InputError
+from harness._exceptions import ANTHROPIC, InputError
 from harness._terminal import json_text, printable
 from harness_cli.exit import Exit
 
@@ -100,7 +100,7 @@ def _trace_hint(verdict: Any, keep: str | None) -> str:
 @click.argument("paths", nargs=-1, metavar="[PATH...] -- COMMAND [ARG...]")
 @click.option(
     "--provider",
-    default="anthropic",
+    default=ANTHROPIC,
     show_default=True,
     metavar="NAME",
     help="The dialect of the adapter judged: anthropic, openai-chat or openai-responses "

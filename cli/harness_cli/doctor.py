@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from harness_cli.choices import ProviderChoice
 from harness_cli.exit import Exit
 
 EXAMPLES = """\b
@@ -22,12 +23,19 @@ Exit status: 0 every row as documented; 1 a row differs (each is listed); 2 an S
 it needs is not installed."""
 
 
+def _measured() -> tuple[str, ...]:
+    """The providers whose SDK readers are measured (`harness._testing.sdk_behaviour`)."""
+    from harness._testing import sdk_behaviour
+
+    return sdk_behaviour.PROVIDERS
+
+
 @click.command(epilog=EXAMPLES)
 @click.option(
     "--provider",
     "providers",
     multiple=True,
-    type=click.Choice(["anthropic", "openai-chat", "openai-responses"]),
+    type=ProviderChoice(_measured),
     help="Check this provider's SDK readers only (repeatable; default: all three).",
 )
 def doctor(providers: tuple[str, ...]) -> None:

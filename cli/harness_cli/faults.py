@@ -9,6 +9,7 @@ from typing import NoReturn
 
 import click
 
+from harness import faults as faults_module
 from harness._cassette.codec import Cassette, make_header, write_cassette
 from harness._cassette.sessions import (
     TURN_PATTERN,
@@ -20,12 +21,12 @@ from harness._exceptions import ANTHROPIC, CassetteError
 from harness._terminal import printable
 from harness.faults import (
     CATALOGUE,
-    PROVIDERS,
     Fault,
     catalogue,
     derive_variants,
     stream_lines,
 )
+from harness_cli.choices import ProviderChoice
 from harness_cli.exit import Exit
 
 EXAMPLES = """\b
@@ -121,7 +122,7 @@ def _broken_turn(good: str, turn: int | None) -> tuple[str, int | None]:
 @click.option("--list", "list_only", is_flag=True, help="Print the fault catalogue and exit.")
 @click.option(
     "--provider",
-    type=click.Choice(PROVIDERS),
+    type=ProviderChoice(lambda: faults_module.PROVIDERS),
     help="With --list: the provider whose catalogue to print (default: anthropic).",
 )
 @click.option(

@@ -12,7 +12,7 @@ import click
 
 from harness._exceptions import CassetteImportError, OutputError
 from harness._files import AtomicBatch
-from harness._interop.dialects import CALLS
+from harness._interop.dialects import calls
 from harness._interop.importer import (
     ImportReport,
     import_recording,
@@ -150,5 +150,5 @@ def import_command(paths: tuple[str, ...], out_dir: str, force: bool) -> None:
     if tally.failed or tally.kept:
         sys.exit(Exit.FAILED)
     if not tally.written:
-        click.echo(f"no {CALLS.removeprefix('a ')} found to import", err=True)
+        click.echo(f"no {calls().removeprefix('a ')} found to import", err=True)
         sys.exit(Exit.FAILED)

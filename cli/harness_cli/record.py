@@ -8,16 +8,12 @@ from functools import partial
 
 import click
 
-from harness._exceptions import InputError, OutputError, RecordError
-from harness._record.live import (
-    DEFAULT_MAX_DURATION,
-    DEFAULT_TIMEOUT,
-    api_key_from_environment,
-    build_request,
-    record,
-)
-from harness._record.over_http import build_openai_request, openai_api_key, record_openai
+from harness._exceptions import ANTHROPIC, InputError, OutputError, RecordError
+from harness._providers import provider as registered
+from harness._record.live import DEFAULT_MAX_DURATION, DEFAULT_TIMEOUT, build_request, record
+from harness._record.over_http import build_http_request, record_over_http
 from harness._terminal import printable
+from harness_cli.choices import ProviderChoice
 from harness_cli.exit import Exit
 
 EXAMPLES = """\b
@@ -55,15 +51,12 @@ Exit status: 0 written; 1 the request or the stream failed (nothing written);
 cannot be written (a full disk: nothing written), or --out exists without --force."""
 
 
-PROVIDERS = ("anthropic", "openai-chat", "openai-responses")
-
-
 @click.command(epilog=EXAMPLES)
 @click.option("--out", required=True, metavar="PATH", help="The cassette to write (*.jsonl).")
 @click.option(
     "--provider",
-    type=click.Choice(PROVIDERS),
-    default="anthropic",
+    type=ProviderChoice(),
+    default=ANTHROPIC,
     show_default=True,
     help="The API recorded: Anthropic's Messages, OpenAI's Chat Completions or Responses.",
 )
@@ -142,9 +135,11 @@ def record_command(
         sys.stderr.flush()
 
     try:
-        openai = provider != "anthropic"
-        api_key = openai_api_key() if openai else api_key_from_environment()
-        build = partial(build_openai_request, provider) if openai else build_request
+        found = registered(provider)
+        api_key = found.sdk.live_key()
+        # how it is recorded is the provider's: its SDK's own call, or a plain streamed POST
+        through_sdk = found.recording == "sdk"
+        build = build_request if through_sdk else partial(build_http_request, provider)
         request = build(
             request_file=request_file,
             model=model,
@@ -153,8 +148,8 @@ def record_command(
             max_tokens=max_tokens,
             tools=tools,
         )
-        variable = "OPENAI_BASE_URL" if openai else "ANTHROPIC_BASE_URL"
-        recorder = partial(record_openai, provider) if openai else record
+        variable = found.client_env.base_url_variable
+        recorder = record if through_sdk else partial(record_over_http, provider)
         count = recorder(
             request,
             out,

@@ -238,10 +238,10 @@ def replay(
     if profile is not None:
         if via != "direct" or show_trace:
             raise click.UsageError("--profile replays directly: not with --via sdk or --trace")
-        from harness._providers import provider
+        from harness._providers import check_profile
 
         try:
-            provider("openai-chat").adapter_options(profile)
+            check_profile(profile)
         except ValueError as error:
             raise click.UsageError(str(error)) from None
     from harness._replay.plan import Chunking

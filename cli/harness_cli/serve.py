@@ -252,7 +252,7 @@ def proxy(
             click.echo(f"harness proxy: --allow-stop-reasons: {printable(str(error))}", err=True)
             sys.exit(Exit.UNUSABLE)
     if profile is not None:
-        from harness._providers import provider
+        from harness._providers import check_profile
 
         if not strict:
             click.echo(
@@ -260,7 +260,7 @@ def proxy(
             )
             sys.exit(Exit.UNUSABLE)
         try:
-            provider("openai-chat").adapter_options(profile)
+            check_profile(profile)
         except ValueError as error:
             click.echo(f"harness proxy: --profile: {printable(str(error))}", err=True)
             sys.exit(Exit.UNUSABLE)

@@ -33,7 +33,6 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final, Literal, TypeAlias
@@ -45,7 +44,7 @@ from harness._directives import AT, DONE, HTTP_ERROR, directive_problem
 from harness._exceptions import ANTHROPIC, CassetteError
 from harness._files import AtomicBatch, atomic_write
 from harness._json import MAX_LINE_BYTES, MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
-from harness._providers import PACKAGES, provider
+from harness._providers import Provider, names, provider, registry_cache
 from harness._redact import redact_request
 
 if TYPE_CHECKING:
@@ -120,7 +119,7 @@ class CassetteLine:
     data: dict[str, Any]
 
 
-@cache
+@registry_cache
 def _validators() -> dict[str, Draft202012Validator]:
     # Imported here (~0.1 s): lines the fast pre-check settles never need the validator.
     from jsonschema import Draft202012Validator
@@ -132,10 +131,28 @@ def _validators() -> dict[str, Draft202012Validator]:
     }
 
 
+@registry_cache
 def _event_schemas() -> dict[str, str]:
     """Provider -> the schema definition its event lines match (its `events.schema.json`
     names it), in the registry's order: the header's `provider` names them."""
-    return {name: provider(name).events_schema["line"] for name in PACKAGES}
+    return {name: provider(name).events_schema["line"] for name in names()}
+
+
+class _EventSchemas(Mapping[str, str]):
+    """`_event_schemas()`, read from the registry when first looked into (an entry point's
+    provider included), and again after `harness._providers.reset`."""
+
+    def __getitem__(self, name: str) -> str:
+        return _event_schemas()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_event_schemas())
+
+    def __len__(self) -> int:
+        return len(_event_schemas())
+
+    def __repr__(self) -> str:
+        return repr(_event_schemas())
 
 
 def schema() -> dict[str, Any]:
@@ -145,13 +162,13 @@ def schema() -> dict[str, Any]:
     whole: dict[str, Any] = json.loads(
         resources.files("harness").joinpath("cassette.schema.json").read_text()
     )
-    for name in PACKAGES:
+    for name in names():
         whole["$defs"].update(provider(name).events_schema["$defs"])
-    whole["$defs"]["header"]["properties"]["provider"]["enum"] = list(PACKAGES)
+    whole["$defs"]["header"]["properties"]["provider"]["enum"] = list(names())
     return whole
 
 
-@cache
+@registry_cache
 def _fast_checks() -> dict[str, Check]:
     """Sound pre-checks compiled from the same schema: `True` only for a certain match."""
     definitions = schema()["$defs"]
@@ -176,7 +193,7 @@ def _schema_reason(kind: str, data: dict[str, Any], definition: str = "") -> str
 
 #: The providers a header's `provider` may name (Anthropic when it names none), and the
 #: schema definition each one's event lines match.
-EVENT_SCHEMAS: Final[Mapping[str, str]] = _event_schemas()
+EVENT_SCHEMAS: Final[Mapping[str, str]] = _EventSchemas()
 
 
 def _classify(data: dict[str, Any]) -> str:
@@ -236,6 +253,7 @@ class Cassette:
     path: str
     header: dict[str, Any] | None
     _once: _ReadOnce | None
+    _dialect: Provider | None = None
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self._open(path)
@@ -263,6 +281,15 @@ class Cassette:
         """The stream dialect its header names (`EVENT_SCHEMAS`): `anthropic` when none."""
         return str((self.header or {}).get("provider", ANTHROPIC))
 
+    @property
+    def dialect(self) -> Provider:
+        """The `Provider` its header names, resolved once and kept: what the plan, the
+        replayer and the server ask of its dialect."""
+        found = self._dialect
+        if found is None or found.name != self.provider:
+            found = self._dialect = provider(self.provider)
+        return found
+
     def lines(self) -> Iterator[CassetteLine]:
         """Event and directive lines in file order; raises `CassetteError` at the first bad one."""
         seen_event = False
@@ -282,7 +309,7 @@ class Cassette:
             if kind == "directive":
                 if data["harness"] != DONE:
                     problem = directive_problem(data)
-                elif EVENT_SCHEMAS.get(self.provider) == _DONE_EVENTS:
+                elif _event_schemas().get(self.provider) == _DONE_EVENTS:
                     problem = None  # its `data: [DONE]` (`DONE`)
                 else:
                     owner = next(p for p, name in EVENT_SCHEMAS.items() if name == _DONE_EVENTS)
@@ -300,7 +327,7 @@ class Cassette:
     def sse(self, line: CassetteLine) -> bytes:
         """An event line as its provider's SSE framing carries it (a kept cassette caches
         it; `provider(name).framing`)."""
-        return provider(self.provider).framing.encode(line.data)
+        return self.dialect.framing.encode(line.data)
 
     def events(self) -> Iterator[dict[str, Any]]:
         """The raw stream events alone, directives passed over."""
@@ -355,7 +382,7 @@ class Cassette:
             raise CassetteError(self.path, 1, _unreadable(error)) from None
 
     def _check(self, number: int, kind: str, data: dict[str, Any]) -> None:
-        definition = EVENT_SCHEMAS.get(self.provider, "event") if kind == "event" else kind
+        definition = _event_schemas().get(self.provider, "event") if kind == "event" else kind
         reason = _schema_reason(kind, data, definition)
         if reason is not None:
             if kind == "header" and data.get("cassette") != FORMAT_VERSION:

@@ -375,13 +375,15 @@ async def _start(app: web.Application, host: str, port: int) -> tuple[web.AppRun
 
 def base_url_line(server: str, providers: Collection[str]) -> str:
     """The line `serve` and `proxy` start with: `VARIABLE=URL` for each SDK whose client
-    reaches one of `providers` at `server` (each provider's `framing.client_env`), once an
-    SDK, in the registry's order, separated by spaces: `export $(head -n 1 LOG)` sets
-    them all (`ANTHROPIC_BASE_URL=http://HOST:PORT OPENAI_BASE_URL=http://HOST:PORT/v1`)."""
-    from harness._providers import PACKAGES, provider
+    reaches one of `providers` at `server` (each provider's `client_env`, from its SDK),
+    once an SDK, in the registry's order, separated by spaces: `export $(head -n 1 LOG)`
+    sets them all (`ANTHROPIC_BASE_URL=http://HOST:PORT OPENAI_BASE_URL=http://HOST:PORT/v1`)."""
+    from harness._providers import providers as registered
 
     served = dict.fromkeys(
-        provider(name).framing.client_env for name in PACKAGES if name in providers
+        found.client_env
+        for found in registered()
+        if found.name in providers and found.has("client")
     )
     return " ".join(env.assignment(server) for env in served)
 

@@ -90,7 +90,17 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_UPSTREAM_TIMEOUT", "RecordingProxy"]
 
-MESSAGES_PATH: Final = "/v1/messages"
+
+def messages_path() -> str:
+    """The path the default provider's calls are POSTed to (Messages' `/v1/messages`,
+    its framing's endpoint): the calls the proxy records as it always did."""
+    from harness._exceptions import ANTHROPIC
+    from harness._providers import provider
+
+    [endpoint] = provider(ANTHROPIC).framing.endpoints
+    return endpoint
+
+
 #: Seconds upstream may take to accept a connection, and then stay silent (before its
 #: answer's headers, or between two pieces of it): the SDK's own default timeout.
 DEFAULT_UPSTREAM_TIMEOUT: Final = 600.0
@@ -352,9 +362,9 @@ class RecordingProxy:
     @property
     def providers(self) -> tuple[str, ...]:
         """The providers whose clients it forwards for: every one registered."""
-        from harness._providers import PACKAGES
+        from harness._providers import names
 
-        return tuple(PACKAGES)
+        return names()
 
     def app(self) -> web.Application:
         app = harness_app(self.log, max_body=self.max_body)
@@ -588,7 +598,7 @@ class RecordingProxy:
         if failure is not None:
             from harness._strict.guard import strict_error_event
 
-            what = "the Message" if check is None or check.provider == "anthropic" else "the answer"
+            what = "the Message" if check is None else check.answer
             status = f"502 (--strict: {failure.code}: {what} breaks the rules)"
             if answer is not None:  # kept as upstream sent it: it replays to the same error
                 await self._write(where, answer, False, status=status)
@@ -621,7 +631,7 @@ class RecordingProxy:
         without `strict`."""
         if not self.strict:
             return None
-        from harness._strict.dialects import ANTHROPIC, answer_check
+        from harness._strict.dialects import answer_check
 
         check = answer_check(
             request.method,
@@ -632,7 +642,7 @@ class RecordingProxy:
             self.allowed,
             profile=self.profile,
         )
-        if check is not None and check.provider == ANTHROPIC and request_json is None:
+        if check is not None and check.needs_json_request and request_json is None:
             return None
         return check
 
@@ -736,7 +746,7 @@ def _checked_kind(status: int, streams: bool) -> str | None:
     error passes as it is), as a stream if the request asked for one."""
     from harness._strict.transport import answer_kind
 
-    return answer_kind("POST", MESSAGES_PATH, status, stream=streams) if status == 200 else None
+    return answer_kind("POST", messages_path(), status, stream=streams) if status == 200 else None
 
 
 def _coding(headers: Any) -> str:
@@ -772,13 +782,14 @@ def _message_failure(
     """What is wrong with a non-streaming answer by the adapter's rules (`check_answer`,
     as in-process; `check`'s for another provider): the violation, or why it cannot be
     checked; None for a good one, or a body the client reports it cannot read."""
+    from harness._strict.dialects import check_whole
     from harness._strict.guard import check_answer
 
     try:
         if check is None:
             check_answer(body, content_type, stop_reasons=stop_reasons)
         else:
-            check.check(body, content_type)
+            check_whole(check, body, content_type)
     except StreamProtocolError as error:
         return error
     except SSEFormatError as error:
@@ -802,7 +813,7 @@ def _recorded_request(
     dialect = None
     if request.method != "POST":
         return None, None
-    if request.path.rstrip("/") != MESSAGES_PATH:
+    if request.path.rstrip("/") != messages_path():
         dialect = recorded_dialect(request.method, request.path)
         if dialect is None:
             return None, None

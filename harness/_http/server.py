@@ -52,15 +52,10 @@ from aiohttp import web
 from harness._cassette.codec import Cassette, KeptCassette, expand_paths
 from harness._cassette.sessions import is_session_folder, turn_files, turn_number
 from harness._exceptions import HarnessError, ReplayError
-from harness._http.dialects import (
-    MESSAGES_PATH,
-    error_json,
-    post_routes,
-    provider_of_path,
-    resume_routes,
-)
+from harness._http.dialects import error_json, post_routes, provider_of_path, resume_routes
 from harness._http.hosting import LOCALHOST, MAX_BODY, TOO_DEEP, harness_app
 from harness._json import MAX_NESTING, deeper_than_limit, may_be_too_deep
+from harness._providers import Provider
 from harness._replay.plan import JSON_HEADERS, Chunking, Cut, PlannedResponse, Stall
 from harness._replay.replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer, cassettes_from
 
@@ -68,7 +63,6 @@ __all__ = [
     "CASSETTE_HEADER",
     "KEPT_REQUESTS",
     "KEPT_REQUEST_BYTES",
-    "MESSAGES_PATH",
     "CassetteServer",
     "is_json_type",
 ]
@@ -244,10 +238,10 @@ class CassetteServer:
         app = harness_app(
             self.log, max_body=self.max_body, host=self.host, error_answer=self._error_answer
         )
-        for path, name in post_routes().items():
-            app.router.add_post(path, self._handler(name))
-        for path, name in resume_routes().items():
-            app.router.add_get(path, self._resume_handler(name))
+        for path, found in post_routes().items():
+            app.router.add_post(path, self._handler(found))
+        for path, found in resume_routes().items():
+            app.router.add_get(path, self._resume_handler(found))
         app.router.add_get("/_harness/requests", self.requests)
         app.router.add_post("/_harness/reset", self.reset)
         return app
@@ -263,15 +257,17 @@ class CassetteServer:
         )
         return web.json_response(body, status=status)
 
-    def _handler(self, name: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    def _handler(self, found: Provider) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
         async def handler(request: web.Request) -> web.StreamResponse:
-            return await self.answer(request, name)
+            return await self.answer(request, found)
 
         return handler
 
-    def _resume_handler(self, name: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    def _resume_handler(
+        self, found: Provider
+    ) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
         async def handler(request: web.Request) -> web.StreamResponse:
-            return await self.resume(request, name)
+            return await self.resume(request, found)
 
         return handler
 
@@ -290,7 +286,7 @@ class CassetteServer:
         return None
 
     def _plan(
-        self, request: web.Request, parsed: dict[str, Any], name: str, size: int
+        self, request: web.Request, parsed: dict[str, Any], found: Provider, size: int
     ) -> tuple[PlannedResponse, str]:
         """The planned answer and which cassette gives it, by the selection order."""
         named = request.headers.get(CASSETTE_HEADER)
@@ -304,6 +300,7 @@ class CassetteServer:
         sent = self.replayer.capture_parsed(request.method, request.path, headers, parsed, size)
         if chosen is not None:
             return self._answer(chosen, sent)
+        name = found.name
         number = self._matching(sent, name)
         if number is not None:
             self._played.add(number)
@@ -343,13 +340,10 @@ class CassetteServer:
         self._turns_answered[session] = answered + 1
         return turns[answered]
 
-    async def messages(self, request: web.Request) -> web.StreamResponse:
-        """`POST /v1/messages`: one answer from the cassette the selection order picks."""
-        return await self.answer(request, "anthropic")
-
-    async def answer(self, request: web.Request, provider: str) -> web.StreamResponse:
-        """A POST to an endpoint of `provider`: one answer from the cassette of that
-        provider the selection order picks; a body that is no JSON object gets a 400."""
+    async def answer(self, request: web.Request, provider: Provider) -> web.StreamResponse:
+        """A POST to an endpoint of `provider` (resolved once, by the route): one answer
+        from the cassette of that provider the selection order picks; a body that is no
+        JSON object gets a 400."""
         self._count += 1
         where = f"#{self._count} POST {request.path}"
         kind = request.headers.get("Content-Type", "")
@@ -382,7 +376,7 @@ class CassetteServer:
         self.log(f"{where} {kind} -> {planned.status} from {name}")
         return await self._send(request, planned, where)
 
-    async def resume(self, request: web.Request, provider: str) -> web.StreamResponse:
+    async def resume(self, request: web.Request, provider: Provider) -> web.StreamResponse:
         """A resume GET (`/v1/responses/{id}?stream=true&starting_after=N`): the events
         after sequence N of the cassette holding response `{id}`; the order stays."""
         self._count += 1
@@ -451,12 +445,12 @@ class CassetteServer:
         return web.json_response({"reset": True})
 
 
-def _refused(provider: str, status: int, message: str) -> web.Response:
+def _refused(provider: Provider, status: int, message: str) -> web.Response:
     """A request refused before any cassette is read, in its provider's error shape."""
     return web.json_response(error_json(provider, status, message), status=status)
 
 
-def _unanswerable(provider: str, message: str) -> PlannedResponse:
+def _unanswerable(provider: Provider, message: str) -> PlannedResponse:
     """How a request the cassettes cannot answer is answered: a 404 the SDKs do not retry,
     in its provider's error shape, whose message is the reason, so the code under test
     fails with that line (`harness._replay.plan.replay_error_response`'s, for Anthropic)."""

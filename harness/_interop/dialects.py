@@ -1,11 +1,13 @@
-"""Which provider an exchange is a call of, and what import and export ask of each: one place.
+"""Which provider an exchange is a call of, and what import and export ask of each: a loop
+over the registry.
 
-`DIALECTS` lists, per provider, what its own `interop` module supplies (its `RECORDED`,
-a `harness._providers.recorded.Recorded`): which calls are its (method and path), the
-request a cassette keeps, an SSE body and a plain answer as the cassette's lines, the
-model they name, and the call and body an export writes. `for_call` finds an exchange's
-dialect by its request, `for_provider` a cassette's by its header. The importer and the
-exporter spell no event type: they ask here.
+Each registered provider's own `interop` module supplies what import and export read and
+write of it (its `RECORDED`, a `harness._providers.recorded.Recorded`: `Provider.recorded`):
+which calls are its (method and path), the request a cassette keeps, an SSE body and a
+plain answer as the cassette's lines, the model they name, and the call and body an
+export writes. `for_call` finds an exchange's dialect by its request (the first provider
+in the registry's order whose call it is), `for_provider` a cassette's by its header.
+The importer and the exporter spell no provider and no event type: they ask here.
 """
 
 from __future__ import annotations
@@ -13,19 +15,29 @@ from __future__ import annotations
 from typing import Final
 from urllib.parse import urlsplit
 
-from harness._providers import PACKAGES, provider
+from harness._providers import provider, providers, registry_cache
 from harness._providers.recorded import Line, Recorded
 
-__all__ = ["CALLS", "DIALECTS", "NOT_A_CALL", "Dialect", "Line", "for_call", "for_provider"]
+__all__ = ["NOT_A_CALL", "Dialect", "Line", "calls", "dialects", "for_call", "for_provider"]
 
 #: What import and export need of one provider (its `interop` module's `RECORDED`).
 Dialect = Recorded
-#: Every registered provider's, in the registry's order.
-DIALECTS: Final[tuple[Recorded, ...]] = tuple(
-    provider(name).module("interop").RECORDED for name in PACKAGES
-)
-#: The calls import reads, as its report names them.
-CALLS: Final = "a Messages, Chat Completions or Responses call"
+
+
+@registry_cache
+def dialects() -> tuple[Recorded, ...]:
+    """Every registered provider's that has an `interop` module, in the registry's order."""
+    return tuple(found.recorded for found in providers() if found.has("interop"))
+
+
+def calls() -> str:
+    """The calls import reads, as its report names them: `a Messages, Chat Completions or
+    Responses call`, each registered provider's API."""
+    names = [dialect.call for dialect in dialects()]
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    return f"a {listed} call"
+
+
 #: Why an exchange that is none of them is skipped. (Still the words of the Anthropic-only
 #: importer, which the README shows; `f"not {CALLS}"` once the README says so.)
 NOT_A_CALL: Final = "not a POST to /v1/messages"
@@ -38,9 +50,9 @@ def for_call(method: str, uri: str) -> Dialect | None:
     except ValueError:  # e.g. a malformed IPv6 host
         return None
     method = method.upper()
-    return next((dialect for dialect in DIALECTS if dialect.is_call(method, path)), None)
+    return next((dialect for dialect in dialects() if dialect.is_call(method, path)), None)
 
 
-def for_provider(provider: str) -> Dialect:
-    """The dialect of a cassette whose header names `provider`."""
-    return next(dialect for dialect in DIALECTS if dialect.provider == provider)
+def for_provider(name: str) -> Dialect:
+    """The dialect of a cassette whose header names provider `name`."""
+    return provider(name).recorded

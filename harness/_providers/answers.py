@@ -1,4 +1,5 @@
-"""What the guard asks of a provider: one answer's reading (`AnswerReader`) and its verdicts.
+"""What the guard asks of a provider: which answers it checks (`AnswerCheck`), one answer's
+reading (`AnswerReader`) and its verdicts.
 
 `harness._strict.guard.StreamGuard` is provider-neutral: it holds, withholds and
 releases bytes. Everything a dialect decides goes through an `AnswerReader`, made fresh
@@ -6,18 +7,38 @@ for each answer: the SSE decoder that reads the body as that provider's SDK does
 adapter fed each event, and the verdict on each event (`GO`; `COMPLETING` from the event
 that completes an answer on; `HARMLESS` for one that can change no verdict; `API_ERROR`
 for the API's own report). The readers: `anthropic_guard.AnthropicReader` (the default),
-`openai_chat.guard.ChatReader`, `openai_responses.guard.ResponsesReader`;
-`harness._strict.dialects` says which answer gets which. Imports the flat core only.
+`openai_chat.guard.ChatReader`, `openai_responses.guard.ResponsesReader`.
+
+Each provider's `guard` module says which requests are its own (`claims(method, path)`,
+by the path its SDK builds) and how their answers are checked (`answer_check(method,
+path, params, content, allowed, profile)`, an `AnswerCheck`: whether the SDK reads the
+answer as a stream, the reader for a stream, the check of a non-streaming answer's JSON
+value); `harness._strict.dialects` asks each registered provider in turn.
+`request_json` and `asks_for_stream` read a request's body as every guard does. Imports
+the flat core only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Final, Protocol
+
+import orjson
 
 from harness._exceptions import StreamProtocolError
 from harness._providers.sse import StreamingDecoder
 
-__all__ = ["API_ERROR", "COMPLETING", "GO", "HARMLESS", "AnswerReader"]
+__all__ = [
+    "API_ERROR",
+    "COMPLETING",
+    "GO",
+    "HARMLESS",
+    "AnswerCheck",
+    "AnswerReader",
+    "asks_for_stream",
+    "request_json",
+]
 #: The verdicts on an event the adapter accepted: it goes on as it is,
 GO: Final = 0
 #: it completes the answer (it and what follows wait for the end of the body),
@@ -60,3 +81,38 @@ class AnswerReader(Protocol):
 
     def encode(self, events: list[dict[str, Any]]) -> bytes:
         """The SSE bytes of `events` as the provider frames them (after a rewrite)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerCheck:
+    """How the guard checks the successful answer to one request of a provider's."""
+
+    provider: str
+    #: whether the SDK reads the answer as a stream (then `reader`), or whole (`check_value`)
+    stream: bool
+    reader: Callable[[], AnswerReader]
+    #: a non-streaming answer's JSON value, read as the SDK reads it, checked whole;
+    #: raises `StreamProtocolError` at a violation, passes what is not its answer's shape
+    check_value: Callable[[object], None]
+    #: how the proxy's log names a non-streaming answer (`the Message`)
+    answer: str = "the answer"
+    #: whether `harness proxy --strict` checks it only when the request's body is JSON
+    needs_json_request: bool = False
+
+
+def request_json(content: bytes) -> dict[str, Any]:
+    """A request's JSON body, `{}` for none (a GET) or one that is not an object."""
+    if not content:
+        return {}
+    try:
+        body = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def asks_for_stream(content: bytes) -> bool:
+    """Whether a request's JSON body asks for a stream (`"stream": true`)."""
+    if content.find(b'"stream"') < 0:
+        return False
+    return request_json(content).get("stream") is True

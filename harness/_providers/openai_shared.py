@@ -5,9 +5,9 @@ one place either parses them); an API error line as the `APIErrorEvent` replay r
 as `api_error:<name>`; a value the stream sent shown in a message; an SDK object read
 back as the dict its line held; and the API's error JSON, as its error answers (and a
 Chat stream's error line) carry it, with the 500 and 429 answers of both dialects' fault
-rows; and how a live call is made: the key's and base URL's environment variables, the
-default base URL (`.../v1`, to which each dialect's path below `/v1` is added) and the
-`Authorization: Bearer` header. Call
+rows; and how a live call is made: the SDK (`OPENAI_SDK`: the key's and base URL's environment
+variables, the default base URL, `.../v1`, to which each dialect's path below `/v1` is
+added) and the `Authorization: Bearer` header. Call
 assembly and every rule stay in each dialect's adapter: each identifies a call its own
 way (Chat: `tool_calls[].index` and `id`; Responses: `output_index` and `call_id`).
 """
@@ -20,7 +20,8 @@ from harness._events import tool_input
 from harness._exceptions import APIErrorEvent, StreamProtocolError
 from harness._json import strict_json
 from harness._providers.fault_rows import http_error
-from harness._providers.wire import ClientEnv
+from harness._providers.sdk import Sdk
+from harness._providers.wire import ClientEnv, DirectBuilders
 
 __all__ = [
     "API_KEY_VARIABLE",
@@ -30,12 +31,15 @@ __all__ = [
     "HTTP_429",
     "HTTP_500",
     "OPENAI_PROTOCOL_ERROR_PREFIX",
+    "OPENAI_SDK",
     "api_error",
     "auth_headers",
     "call_input",
     "check_usable",
+    "direct_builders",
     "error_answer",
     "error_body",
+    "error_line",
     "error_status",
     "shown",
     "wire_dict",
@@ -48,6 +52,16 @@ BASE_URL_VARIABLE: Final = "OPENAI_BASE_URL"
 CLIENT_ENV: Final = ClientEnv(BASE_URL_VARIABLE, API_KEY_VARIABLE, "/v1")
 #: The base URL the SDK calls without one: each path is added to it below `/v1`.
 DEFAULT_BASE_URL: Final = "https://api.openai.com/v1"
+#: The SDK both dialects are read with (their `client` modules' `SDK`): an extra's.
+OPENAI_SDK: Final = Sdk(
+    "openai",
+    ("OpenAI", "AsyncOpenAI"),
+    DEFAULT_BASE_URL,
+    CLIENT_ENV,
+    extra="openai",
+    label="OpenAI",
+    flat_error_body=True,
+)
 
 
 def auth_headers(api_key: str) -> dict[str, str]:
@@ -169,3 +183,30 @@ HTTP_429: Final = http_error(
     error_body("requests", "Rate limit reached for requests", "rate_limit_exceeded"),
     {**_REQUEST_ID, "retry-after-ms": "1", "x-should-retry": "true"},
 )
+
+
+def error_line(error: Exception) -> dict[str, Any] | None:
+    """The error line the `openai` SDK raised `error` for mid-stream (its `APIError`,
+    neither a status error nor a connection's), as the line it was (`{"error": body}`), to
+    hand the adapter as direct replay feeds it; None for any other error."""
+    loaded = OPENAI_SDK.loaded()
+    if loaded is None or isinstance(error, loaded.APIStatusError | loaded.APIConnectionError):
+        return None
+    if isinstance(error, loaded.APIError):
+        return {"error": error.body}
+    return None
+
+
+def _line(data: dict[str, Any]) -> dict[str, Any]:
+    return data
+
+
+def _http_error(body: Any, status: int | None = None, headers: Any = None) -> APIErrorEvent:
+    return APIErrorEvent(body, 200 if status is None else status)
+
+
+def direct_builders(done: object = None) -> DirectBuilders:
+    """What direct replay feeds an OpenAI adapter: each line's dict as it is (the adapters
+    read dicts, no SDK object is built), an `http_error` line raised as `APIErrorEvent`,
+    a `done` line as `done` (Chat's `[DONE]`)."""
+    return DirectBuilders(_line, _http_error, done)

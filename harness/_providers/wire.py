@@ -6,20 +6,24 @@ is sent as (Chat's `data: [DONE]`), the non-streaming answer the events fold int
 `ValueError` when they fold into none), the paths its requests are POSTed to, the
 request fields replay compares by default, and, for a dialect whose streams resume,
 how a resume request is told apart and which lines answer it, and the shape of the error
-a server of ours answers its requests with, and how the provider's SDK is pointed at a
-server (`ClientEnv`: the variables it reads, what follows the server's address in its
-base URL). The plan (`harness._replay.plan`), the `Replayer`, the cassette's `sse()` and
-the lines `harness serve` and `harness proxy` start with read a dialect through
-`provider(name).framing` alone, never by spelling an event type or a variable.
+a server of ours answers its requests with. The plan (`harness._replay.plan`), the
+`Replayer`, the cassette's `sse()` and `harness serve` read a dialect through
+`provider(name).framing` alone, never by spelling an event type.
+
+`ClientEnv` is what the provider's SDK reads from the environment to be pointed at a
+server (the variables, what follows the server's address in its base URL), part of its
+`Sdk` (`harness._providers.sdk`): the lines `harness serve` and `harness proxy` start
+with. `DirectBuilders` is what direct replay feeds the adapter in place of the SDK's
+reading (a provider's `reading.direct_builders`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["ClientEnv", "Framing", "Line"]
+__all__ = ["ClientEnv", "DirectBuilders", "Framing", "Line"]
 
 
 class Line(Protocol):
@@ -57,8 +61,12 @@ class Framing:
     encode: Callable[[dict[str, Any]], bytes]
     answer: Callable[[Iterable[dict[str, Any]]], dict[str, Any]]
     match_on: tuple[str, ...]
-    #: the paths its requests are POSTed to; empty: any path is answered
+    #: the paths its requests are POSTed to (`harness serve` answers them there; a
+    #: request to another is not this provider's), under any base URL's path
     endpoints: tuple[str, ...] = ()
+    #: whether a cassette client answers a request at any path all the same (Anthropic's,
+    #: as before there were other providers: its clients' base URLs may hold any path)
+    any_path: bool = False
     done: bytes | None = None
     #: (method, path) -> the id of the response a request resumes, or None
     resume_target: Callable[[str, str], str | None] | None = None
@@ -73,5 +81,18 @@ class Framing:
     #: for each place they hold what the live API would not send, legal for the schema;
     #: None: nothing to warn of (`harness validate` prints these as warnings)
     unlike_the_api: Callable[[Iterable[Any]], Iterator[tuple[int, str]]] | None = None
-    #: how its SDK's client is pointed at a server of ours (`harness serve`, `proxy`)
-    client_env: ClientEnv = field(kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class DirectBuilders:
+    """What direct replay (no client, no socket) feeds a provider's adapter in place of
+    what its SDK would hand it (its `reading.direct_builders(sdk_objects)`)."""
+
+    #: an event line's data -> what the adapter is fed (None: nothing, as the SDK skips
+    #: it); raises what the SDK would raise for it (an API error event)
+    event: Callable[[dict[str, Any]], Any]
+    #: (body, status=None, headers=None) -> the error an `http_error` line (or an API
+    #: error event) raises, as the SDK's reader would raise it
+    api_error: Callable[..., Exception]
+    #: what a `{"harness": "done"}` line is fed as (Chat's `[DONE]`), where it has one
+    done: Any = None

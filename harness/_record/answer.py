@@ -23,8 +23,9 @@ from typing import Any, Final
 
 from harness._cassette.codec import EVENT_SCHEMAS, _schema_reason
 from harness._directives import DONE, HTTP_ERROR
+from harness._exceptions import ANTHROPIC
 from harness._json import MAX_NESTING, deeper_than_limit
-from harness._providers import PACKAGES, provider
+from harness._providers import providers
 from harness._providers.anthropic.message import events_from_message
 from harness._providers.recorded import Recorded
 from harness._providers.sse import FieldsDecoder, SSEFormatError, StreamingDecoder
@@ -34,20 +35,19 @@ __all__ = ["RETRY_HEADERS", "StreamLines", "kept_line", "lines_of_answer", "reco
 
 #: Headers of an HTTP error answer a cassette keeps: the ones a client's retries read.
 RETRY_HEADERS: Final = ("retry-after", "retry-after-ms", "x-should-retry")
-#: The provider every cassette names when its header names none.
-_ANTHROPIC: Final = "anthropic"
 
 
 def recorded_dialect(method: str, path: str) -> Recorded | None:
-    """The OpenAI dialect whose call a `POST` to `path` is, by how the path ends (its
-    `interop`'s `is_call`: `.../chat/completions`, `.../responses`, under any prefix: `/v1`,
-    none, Azure's deployments); None for any other request (the resume `GET` included)."""
+    """The dialect, other than the default provider's (read as it always was), whose call
+    a `POST` to `path` is, by how the path ends (its `interop`'s `is_call`:
+    `.../chat/completions`, `.../responses`, under any prefix: `/v1`, none, Azure's
+    deployments); None for any other request (the resume `GET` included)."""
     if method.upper() != "POST":
         return None
-    for name in PACKAGES:
-        if name == _ANTHROPIC:
+    for found in providers():
+        if found.name == ANTHROPIC or not found.has("interop"):
             continue
-        dialect: Recorded = provider(name).module("interop").RECORDED
+        dialect = found.recorded
         if dialect.is_call("POST", path):
             return dialect
     return None

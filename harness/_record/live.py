@@ -48,8 +48,9 @@ from harness._cassette.codec import make_header, write_cassette
 from harness._cassette.request import CapturedRequest, json_body
 from harness._cassette.sessions import turn_path
 from harness._directives import AT
-from harness._exceptions import InputError, OutputError, RecordError
+from harness._exceptions import ANTHROPIC, InputError, OutputError, RecordError
 from harness._files import atomic_write
+from harness._providers import provider
 from harness._providers.anthropic.tracing import shown_text
 from harness._providers.recorded import Recorded
 from harness._providers.sse import SSEFormatError, events_from_response
@@ -131,14 +132,9 @@ def build_request(
 
 
 def api_key_from_environment() -> str:
-    """`ANTHROPIC_API_KEY`, the opt-in to a live recording; `InputError` without it."""
-    key = os.environ.get("ANTHROPIC_API_KEY")
-    if not key:
-        raise InputError(
-            "ANTHROPIC_API_KEY is not set: recording calls the live API (and is billed); "
-            "set it to opt in"
-        )
-    return key
+    """The default provider's key (`ANTHROPIC_API_KEY`), the opt-in to a live recording;
+    `InputError` without it."""
+    return provider(ANTHROPIC).sdk.live_key()
 
 
 def _exists(path: str) -> InputError:

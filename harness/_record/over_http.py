@@ -1,14 +1,17 @@
-"""Record a live OpenAI stream (Chat Completions or Responses) over plain HTTP, no SDK.
+"""Record a live stream over plain HTTP, no SDK: a provider whose `client.RECORDING` is
+`"http"` (OpenAI's Chat Completions and Responses).
 
 `harness record --provider openai-chat|openai-responses` builds the request from the
 same options as for Anthropic (through the provider's `conversation.request_params`, the
 one place its request shape is spelled) or takes a request file, POSTs it with
-`"stream": true` to the base URL (`--base-url`, `OPENAI_BASE_URL`, else OpenAI's
-`https://api.openai.com/v1`) plus the dialect's path below `/v1`, with the key as
-`Authorization: Bearer` (`OPENAI_API_KEY`), and reads the answer as it arrives, as the
-proxy and import read it (`harness._record.answer.StreamLines`): each event after an
-`{"harness": "at", "ms": N}`, Chat's `[DONE]` as `{"harness": "done"}`. The `openai` SDK
-is not imported (seconds cold): httpx2 sends the request, so vcrpy records it alike.
+`"stream": true` to the base URL (`--base-url`, else the variable its SDK reads,
+`OPENAI_BASE_URL`, else the API's own, `https://api.openai.com/v1`: `Provider.sdk`) plus
+the dialect's endpoint below the SDK's base path (`/v1`), with the key as its `client`
+module's `auth_headers` say (`Authorization: Bearer`, the key from `OPENAI_API_KEY`),
+and reads the answer as it arrives, as the proxy and import read it
+(`harness._record.answer.StreamLines`): each event after an `{"harness": "at", "ms":
+N}`, Chat's `[DONE]` as `{"harness": "done"}`. The SDK is not imported (seconds cold):
+httpx2 sends the request, so vcrpy records it alike.
 
 The guarantees are `harness._record.live`'s, through its helpers: each line goes to a
 temporary file beside the cassette as it arrives (memory stays within one event, the
@@ -23,7 +26,6 @@ shown or written, and every message is masked too.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
@@ -35,12 +37,7 @@ import orjson
 from harness._cassette.codec import MAX_LINE_BYTES, make_header, write_cassette
 from harness._directives import AT
 from harness._exceptions import InputError, OutputError, RecordError
-from harness._providers import provider
-from harness._providers.openai_shared import (
-    API_KEY_VARIABLE,
-    DEFAULT_BASE_URL,
-    auth_headers,
-)
+from harness._providers import Provider, provider
 from harness._providers.recorded import Recorded
 from harness._providers.sse import SSEFormatError
 from harness._record.answer import StreamLines, kept_line
@@ -58,21 +55,10 @@ from harness._record.live import (
 from harness._redact import credentials, mask, mask_text
 from harness._terminal import printable
 
-__all__ = ["build_openai_request", "openai_api_key", "record_openai"]
+__all__ = ["build_http_request", "record_over_http"]
 
 #: How much of a refusal's body is read, to say why in one line.
 _ERROR_BODY_BYTES: Final = 64 * 1024
-
-
-def openai_api_key() -> str:
-    """`OPENAI_API_KEY`, the opt-in to a live OpenAI recording; `InputError` without it."""
-    key = os.environ.get(API_KEY_VARIABLE)
-    if not key:
-        raise InputError(
-            f"{API_KEY_VARIABLE} is not set: recording calls the live API (and is billed); "
-            "set it to opt in"
-        )
-    return key
 
 
 def _conversation_field(name: str) -> str:
@@ -83,7 +69,7 @@ def _conversation_field(name: str) -> str:
     return str(field)
 
 
-def build_openai_request(
+def build_http_request(
     name: str,
     *,
     request_file: str | None = None,
@@ -141,10 +127,12 @@ def build_openai_request(
     return request
 
 
-def _url(dialect: Recorded, base_url: str | None) -> str:
-    """The base URL (OpenAI's default one, `.../v1`) plus the dialect's path below `/v1`."""
-    [endpoint] = provider(dialect.provider).framing.endpoints
-    return (base_url or DEFAULT_BASE_URL).rstrip("/") + endpoint.removeprefix("/v1")
+def _url(found: Provider, base_url: str | None) -> str:
+    """The base URL (the API's own, OpenAI's `.../v1`) plus the dialect's endpoint below
+    its SDK's base path (`/v1`)."""
+    [endpoint] = found.framing.endpoints
+    sdk = found.sdk
+    return (base_url or sdk.base_url).rstrip("/") + endpoint.removeprefix(sdk.env.base_path)
 
 
 def _refusal(response: httpx2.Response, secrets: tuple[str, ...]) -> RecordError:
@@ -167,7 +155,7 @@ def _stream_lines(
     client: httpx2.Client,
     url: str,
     body: dict[str, Any],
-    key: str,
+    headers: dict[str, str],
     reader: StreamLines,
     show: Callable[[str], None],
     text_of: Callable[[dict[str, Any]], str],
@@ -177,7 +165,6 @@ def _stream_lines(
     """`at` directives, events as kept (`kept_line`) and the `done` directive, as they
     arrive; `SSEFormatError` at the end of a stream without events."""
     start = time.monotonic()
-    headers = {**auth_headers(key), "accept": "text/event-stream"}
     with client.stream("POST", url, json=body, headers=headers) as response:
         if response.status_code != 200:
             raise _refusal(response, secrets)
@@ -199,7 +186,7 @@ def _stream_lines(
         raise SSEFormatError("it held no event")
 
 
-def record_openai(
+def record_over_http(
     name: str,
     request: dict[str, Any],
     out: str,
@@ -215,14 +202,15 @@ def record_openai(
 ) -> int:
     """Stream `request` live from provider `name` and write the cassette at `out`; return
     the number of events. Raises as `harness._record.live.record` does."""
-    key = api_key or openai_api_key()
+    found = provider(name)
+    key = api_key or found.sdk.live_key()
     secrets = credentials(uri=base_url, values=[key])
     if not (timeout > 0 and max_duration > 0):
         raise InputError("--timeout and --max-duration must be more than 0 seconds")
     for path in (out, vcr_path):
         _refuse_existing(path, force)
         _check_writable(path)
-    dialect: Recorded = provider(name).module("interop").RECORDED
+    dialect: Recorded = found.recorded
     header = make_header(
         description or f"Recorded from {request['model']}",
         "recorded",
@@ -231,15 +219,18 @@ def record_openai(
         model=str(request["model"]),
         provider=name,
     )
-    text_of = provider(name).module("tracing").shown_text
+    text_of = found.tracing.shown_text
     reader = StreamLines(dialect, max_line=MAX_LINE_BYTES, secrets=secrets)
     persister = _AtomicVcrPersister()
     client = httpx2.Client(timeout=httpx2.Timeout(timeout))
-    url = _url(dialect, base_url)
+    url = _url(found, base_url)
+    headers = {**found.module("client").auth_headers(key), "accept": "text/event-stream"}
     try:
         with _deadline(max_duration) as deadline, _vcr_context(vcr_path, persister, secrets):
             body = {**request, "stream": True}
-            lines = _stream_lines(client, url, body, key, reader, show, text_of, deadline, secrets)
+            lines = _stream_lines(
+                client, url, body, headers, reader, show, text_of, deadline, secrets
+            )
             write_cassette(out, lines, header=header, overwrite=force)
             persister.finished = True
     except FileExistsError:

@@ -24,7 +24,7 @@ from harness._cassette.codec import Cassette
 from harness._cassette.sessions import turn_number
 from harness._directives import HTTP_ERROR
 from harness._events import ModelEvent
-from harness._exceptions import ANTHROPIC, CassetteError
+from harness._exceptions import CassetteError
 
 __all__ = ["SDK_ATTEMPTS", "Call", "call_events", "played", "retried_turns"]
 
@@ -110,29 +110,17 @@ def _is_turn(path: str) -> bool:
 
 def call_events(call: Call, *, via: str, read_timeout: float | None) -> Iterator[ModelEvent]:
     """The internal events of `call`, as the SDK plays it: through a cassette client with
-    its own retries (`via="sdk"`), or directly, the answers it would retry passed over."""
-    from harness._providers.anthropic.adapter import to_model_events
+    its own retries (`via="sdk"`, its provider's `create` reader), or directly, the
+    answers it would retry passed over."""
     from harness._replay.clients import cassette_client
     from harness._replay.direct import replay
+    from harness._replay.readers import client_events
 
     if via != "sdk":
         yield from replay(call.played, sdk_objects=False, read_timeout=read_timeout)
         return
     client = cassette_client(list(call.turns), match_on=None, timeout=read_timeout)
-    provider = Cassette(call.played).provider
     try:
-        if provider != ANTHROPIC:  # an OpenAI client: its dialect's reader
-            from harness._replay.readers import client_events
-
-            yield from client_events(client, provider)
-            return
-        stream = client.messages.create(
-            model="harness-replay",
-            max_tokens=1,
-            messages=[{"role": "user", "content": "replay"}],
-            stream=True,
-        )
-        with stream:
-            yield from to_model_events(stream)
+        yield from client_events(client, Cassette(call.played).provider)
     finally:
         client.close()

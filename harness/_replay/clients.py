@@ -19,33 +19,41 @@ Running out of responses, or a request that differs from the recorded one on the
 `ReplayError`'s one line; `replay_errors(client)` keeps them, for a test to fail on even
 when the code swallowed the exception. The API key is a dummy: nothing leaves the process.
 
-Cassettes whose header names an OpenAI provider (`openai-chat`, `openai-responses`) get
-an `openai.OpenAI` (`AsyncOpenAI`) instead, with the same options: Chat and Responses
-streams in their own framing, a non-streaming request the `chat.completion` or
-`response` the events fold into, Responses' resume `GET /v1/responses/{id}` answered
-from the cassette holding that response. One client speaks one SDK: Anthropic and
-OpenAI cassettes in one call are an `InputError` (the two OpenAI dialects may be mixed:
-one `OpenAI` calls both). `sdk="openai"` (or `"anthropic"`) says which is wanted, checked
+The client is the one of the cassettes' provider's SDK (`Provider.sdk`, resolved from
+each cassette's header): cassettes whose header names an OpenAI provider (`openai-chat`,
+`openai-responses`) get an `openai.OpenAI` (`AsyncOpenAI`) instead, with the same
+options: Chat and Responses streams in their own framing, a non-streaming request the
+`chat.completion` or `response` the events fold into, Responses' resume
+`GET /v1/responses/{id}` answered from the cassette holding that response. One client
+speaks one SDK: Anthropic and OpenAI cassettes in one call are an `InputError` (two
+dialects of one SDK may be mixed: one `OpenAI` calls both). `sdk="openai"` (or
+`"anthropic"`, any registered provider's SDK package) says which is wanted, checked
 against the cassettes, and is what type checkers read the client's type from.
+
+Every client is built by its SDK's description (`harness._providers.sdk.Sdk`: its
+classes, its base URL, how it is built around an HTTP client), over the family a
+`ClientKind` names (sync or async); a live one's key and base URL come from the
+variables that SDK reads (`ClientEnv`).
 """
 
 from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, overload
 
 import httpx2
 
 from harness._cassette.codec import Cassette, CassetteSource
 from harness._exceptions import ANTHROPIC, HarnessError, InputError
+from harness._providers import provider, sdks
+from harness._providers.sdk import Sdk
 from harness._replay.cache import kept_cassettes
 from harness._replay.plan import Chunking
 from harness._replay.replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer
-from harness._replay.sdk import BASE_URL, ReplayTransport
+from harness._replay.sdk import ReplayTransport
 
 if TYPE_CHECKING:
     from anthropic import Anthropic, AsyncAnthropic
@@ -57,10 +65,8 @@ if TYPE_CHECKING:
     AnyClient: TypeAlias = Anthropic | AsyncAnthropic | OpenAI | AsyncOpenAI
 
 __all__ = [
-    "BASE_URL_VARIABLES",
     "DEFAULT_MATCH_ON",
     "DUMMY_API_KEY",
-    "KEY_VARIABLES",
     "SDK",
     "Cassettes",
     "ClientKind",
@@ -74,6 +80,8 @@ __all__ = [
     "recording_client",
     "recording_client_of",
     "replay_errors",
+    "sdk_choices",
+    "sdk_named",
     "share_source",
     "sync_kind",
 ]
@@ -82,20 +90,9 @@ __all__ = [
 Cassettes: TypeAlias = "CassetteSource | Sequence[CassetteSource]"
 #: The key every cassette client sends: never a credential, never accepted by the live API.
 DUMMY_API_KEY: Final = "harness-replay-no-key"
-#: Which SDK's client a cassette client is.
+#: Which SDK's client a cassette client is, as type checkers read `sdk=` (the built-in
+#: providers' SDK packages; at run time any registered provider's SDK package is taken).
 SDK: TypeAlias = Literal["anthropic", "openai"]
-#: The base URL an OpenAI cassette client has unless given one.
-OPENAI_BASE_URL: Final = "https://api.openai.com/v1"
-#: What a live (recording) client of each SDK reads from the environment: the key that opts
-#: in to the billed calls, and the base URL it is sent to when one is set.
-KEY_VARIABLES: Final[dict[str, str]] = {
-    "anthropic": "ANTHROPIC_API_KEY",
-    "openai": "OPENAI_API_KEY",
-}
-BASE_URL_VARIABLES: Final[dict[str, str]] = {
-    "anthropic": "ANTHROPIC_BASE_URL",
-    "openai": "OPENAI_BASE_URL",
-}
 
 #: What answers each client made here: its `Replayer`, or a recording client's transport
 #: (both keep `requests` and `errors`).
@@ -132,30 +129,48 @@ def _options(options: dict[str, Any], base_url: str) -> dict[str, Any]:
     return {"base_url": base_url, **options}
 
 
-def _sdk_of(replayer: Replayer, wanted: str | None) -> str:
-    """Which SDK answers the replayer's cassettes: `openai` when their headers name an
-    OpenAI provider, else `anthropic`; `InputError` for a mix, or for `wanted` otherwise."""
-    if wanted not in (None, "anthropic", "openai"):
-        raise InputError(f"sdk must be 'anthropic' or 'openai', not {wanted!r}")
-    found = {
-        "anthropic" if cassette.provider == ANTHROPIC else "openai"
-        for cassette in replayer.cassettes
-    }
+def _sdks() -> dict[str, Sdk]:
+    """Each registered provider's SDK by its package's name, in the registry's order."""
+    return {sdk.package: sdk for sdk in sdks()}
+
+
+def sdk_choices() -> str:
+    """The SDK packages `sdk=` takes, as a message lists them: `'anthropic' or 'openai'`."""
+    return " or ".join(repr(package) for package in _sdks())
+
+
+def sdk_named(name: object, what: str = "sdk") -> Sdk:
+    """The SDK of package `name` (`anthropic`, `openai`: a registered provider's);
+    `InputError` naming the known ones for any other (`what` says where it was given)."""
+    known = _sdks()
+    if not isinstance(name, str) or name not in known:
+        raise InputError(f"{what} must be {sdk_choices()}, not {name!r}")
+    return known[name]
+
+
+def _sdk_of(replayer: Replayer, wanted: str | None) -> Sdk:
+    """Which SDK answers the replayer's cassettes: the one their headers' provider is read
+    with (`Provider.sdk`), else `wanted`, else the default provider's; `InputError` for a
+    mix, or for `wanted` otherwise."""
+    asked = None if wanted is None else sdk_named(wanted)
+    found = {cassette.dialect.sdk for cassette in replayer.cassettes}
     if len(found) > 1:
         names = sorted({cassette.provider for cassette in replayer.cassettes})
         raise InputError(
             f"the cassettes are of providers {', '.join(names)}: one client speaks one SDK "
             "(make a client for each)"
         )
-    sdk = found.pop() if found else (wanted or "anthropic")
-    if wanted not in (None, sdk):
-        raise InputError(f"sdk={wanted!r}, but the cassettes are {sdk} ones")
+    sdk = found.pop() if found else (asked or provider(ANTHROPIC).sdk)
+    if asked is not None and asked != sdk:
+        raise InputError(f"sdk={wanted!r}, but the cassettes are {sdk.package} ones")
     return sdk
 
 
-def _client(kind: ClientKind, used: Replayer, base_url: str, options: dict[str, Any]) -> Any:
-    http_client = kind.http_client(transport=ReplayTransport(used), base_url=base_url)
-    client = kind.sdk(api_key=DUMMY_API_KEY, http_client=http_client, **_options(options, base_url))
+def _client(sdk: Sdk, used: Replayer, asynchronous: bool, options: dict[str, Any]) -> Any:
+    kind = ClientKind(sdk, asynchronous=asynchronous)
+    http_client = kind.http_client(transport=ReplayTransport(used), base_url=sdk.base_url)
+    given = _options(options, sdk.base_url)
+    client = kind.client(http_client, api_key=DUMMY_API_KEY, **given)
     _SOURCES[client] = used
     return client
 
@@ -204,9 +219,7 @@ def cassette_client(
     `Replayer` (and its order) between clients; the cassette options are then its own.
     """
     used = replayer or _replayer(cassettes, chunking, realtime, match_on)
-    if _sdk_of(used, sdk) == "openai":
-        return _client(openai_sync_kind(), used, OPENAI_BASE_URL, options)  # type: ignore[no-any-return]
-    return _client(sync_kind(), used, BASE_URL, options)  # type: ignore[no-any-return]
+    return _client(_sdk_of(used, sdk), used, False, options)  # type: ignore[no-any-return]
 
 
 @overload
@@ -245,62 +258,49 @@ def async_cassette_client(
 ) -> AsyncAnthropic | AsyncOpenAI:
     """The same as `cassette_client`, as an `anthropic.AsyncAnthropic` (`openai.AsyncOpenAI`)."""
     used = replayer or _replayer(cassettes, chunking, realtime, match_on)
-    if _sdk_of(used, sdk) == "openai":
-        return _client(openai_async_kind(), used, OPENAI_BASE_URL, options)  # type: ignore[no-any-return]
-    return _client(async_kind(), used, BASE_URL, options)  # type: ignore[no-any-return]
+    return _client(_sdk_of(used, sdk), used, True, options)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True, slots=True)
 class ClientKind:
-    """The sync or the async family of a live client: the SDK's client class, the httpx2
+    """The sync or the async family of a client of one SDK: its client class, the httpx2
     client and transport it runs on. Code that builds either takes one of these, never an
-    `asynchronous` flag."""
+    `asynchronous` flag of its own."""
 
-    sdk: Callable[..., Any]
-    http_client: Callable[..., Any]
-    transport: Callable[[], httpx2.BaseTransport | httpx2.AsyncBaseTransport]
-    #: which SDK it is (its key and base URL variables: `KEY_VARIABLES`, `BASE_URL_VARIABLES`)
-    name: SDK = "anthropic"
+    #: which SDK (its classes, its key and base URL variables: `Sdk.env`)
+    sdk: Sdk
+    asynchronous: bool = False
 
+    def http_client(self, **options: Any) -> Any:
+        """The httpx2 client a client of this family runs on."""
+        return (httpx2.AsyncClient if self.asynchronous else httpx2.Client)(**options)
 
-def sync_kind() -> ClientKind:
-    """`anthropic.Anthropic` over `httpx2.Client`."""
-    import anthropic
+    def transport(self) -> httpx2.BaseTransport | httpx2.AsyncBaseTransport:
+        """A new socket transport of this family (what a live client sends through)."""
+        return httpx2.AsyncHTTPTransport() if self.asynchronous else httpx2.HTTPTransport()
 
-    return ClientKind(anthropic.Anthropic, httpx2.Client, httpx2.HTTPTransport)
-
-
-def async_kind() -> ClientKind:
-    """`anthropic.AsyncAnthropic` over `httpx2.AsyncClient`."""
-    import anthropic
-
-    return ClientKind(anthropic.AsyncAnthropic, httpx2.AsyncClient, httpx2.AsyncHTTPTransport)
-
-
-def openai_sdk() -> ModuleType:
-    """The `openai` package, imported here, when an SDK object is made: it is the `openai`
-    extra's, not a dependency, so without it an `InputError` says which extra to install."""
-    try:
-        import openai
-    except ModuleNotFoundError as error:
-        if error.name != "openai":
-            raise
-        raise InputError(
-            'openai: the SDK is not installed; pip install "stream-harness[openai]"'
-        ) from None
-    return openai
+    def client(self, http_client: Any, *, api_key: str, **options: Any) -> Any:
+        """A client of the SDK, of this family, over `http_client` (`base_url` among the
+        options, None: the SDK's own choice)."""
+        base_url = options.pop("base_url", None)
+        return self.sdk.client(
+            http_client,
+            asynchronous=self.asynchronous,
+            api_key=api_key,
+            base_url=base_url,
+            **options,
+        )
 
 
-def openai_sync_kind() -> ClientKind:
-    """`openai.OpenAI` over `httpx2.Client` (the SDK imported here, when one is made)."""
-    openai = openai_sdk()
-    return ClientKind(openai.OpenAI, httpx2.Client, httpx2.HTTPTransport, "openai")
+def sync_kind(sdk: Sdk | None = None) -> ClientKind:
+    """The sync family of `sdk`'s clients (the default provider's SDK: `anthropic.Anthropic`
+    over `httpx2.Client`)."""
+    return ClientKind(sdk or provider(ANTHROPIC).sdk, asynchronous=False)
 
 
-def openai_async_kind() -> ClientKind:
-    """`openai.AsyncOpenAI` over `httpx2.AsyncClient`."""
-    openai = openai_sdk()
-    return ClientKind(openai.AsyncOpenAI, httpx2.AsyncClient, httpx2.AsyncHTTPTransport, "openai")
+def async_kind(sdk: Sdk | None = None) -> ClientKind:
+    """The async family (`anthropic.AsyncAnthropic` over `httpx2.AsyncClient`)."""
+    return ClientKind(sdk or provider(ANTHROPIC).sdk, asynchronous=True)
 
 
 def recording_client_of(
@@ -315,13 +315,13 @@ def recording_client_of(
     options: dict[str, Any],
 ) -> Any:
     """`recording_client` or `async_recording_client`, as `kind` says (all arguments given),
-    or an `openai.OpenAI` / `AsyncOpenAI` for `openai_sync_kind()` / `openai_async_kind()`:
-    the key from the kind's variable (`OPENAI_API_KEY`) unless given, the base URL from its
-    `OPENAI_BASE_URL` when set and none is given."""
+    or a client of another SDK for its kind (`openai.OpenAI` / `AsyncOpenAI`): the key from
+    the SDK's variable (`OPENAI_API_KEY`) unless given, the base URL from its
+    (`OPENAI_BASE_URL`) when set and none is given."""
     from harness._record.live import RecordingTransport
 
-    key = api_key or live_api_key(kind.name)
-    base_url = base_url or os.environ.get(BASE_URL_VARIABLES[kind.name]) or None
+    key = api_key or live_api_key(kind.sdk)
+    base_url = base_url or os.environ.get(kind.sdk.env.base_url_variable) or None
     transport = RecordingTransport(
         kind.transport(),
         paths,
@@ -331,21 +331,15 @@ def recording_client_of(
         written=written,
     )
     http_client = kind.http_client(transport=transport)
-    client = kind.sdk(api_key=key, base_url=base_url, http_client=http_client, **options)
+    client = kind.client(http_client, api_key=key, base_url=base_url, **options)
     _SOURCES[client] = transport
     return client
 
 
-def live_api_key(sdk: SDK) -> str:
-    """The key a live client of `sdk` records with (`KEY_VARIABLES`): the opt-in to a
-    billed recording; `InputError` in one line naming the variable without it."""
-    variable = KEY_VARIABLES[sdk]
-    key = os.environ.get(variable)
-    if not key:
-        raise InputError(
-            f"{variable} is not set: recording calls the live API (and is billed); set it to opt in"
-        )
-    return key
+def live_api_key(sdk: Sdk) -> str:
+    """The key a live client of `sdk` records with (the variable its client reads): the
+    opt-in to a billed recording; `InputError` in one line naming the variable without it."""
+    return sdk.live_key()
 
 
 def recording_client(

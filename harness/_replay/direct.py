@@ -1,19 +1,26 @@
 """Replay a cassette through the adapter, from its lines, as a live stream would go.
 
-The raw lines become what the adapter reads, in one of two forms, with the same rules:
-- the SDK's own event objects, exactly as `anthropic.Stream` builds them for a live
-  stream (`sdk_events`): `ping` is skipped, an `error` event raises the SDK's
+The raw lines become what the cassette's provider's adapter reads, in the form its SDK
+would hand it, as the provider says (`Provider.reading.direct_builders`), with the same
+rules:
+- for Messages, the SDK's own event objects, exactly as `anthropic.Stream` builds them
+  for a live stream (`sdk_events`): `ping` is skipped, an `error` event raises the SDK's
   `APIStatusError` (built by the SDK's own `make_status_error`, on a 200 response, as
   mid-stream), and every other event becomes what the SDK's `construct_type` with
   `RawMessageStreamEvent` makes of it (built faster, and equal: see
-  `harness._providers.anthropic.construct`). The Python API (`replay_outcome`, `replay_events`)
-  hands these to user code, so it keeps them;
-- light views over the parsed lines (`event_views`, `harness._views`), where nothing
+  `harness._providers.anthropic.construct`). The Python API (`replay_outcome`,
+  `replay_events`) hands these to user code, so it keeps them;
+- or light views over the parsed lines (`event_views`, `harness._views`), where nothing
   of the SDK reaches user code (`harness replay`, `coverage`, `faults`, `diff`): the SDK
   is not imported. An `error` event raises `APIErrorEvent`, whose `failure_to_json`
   line is the one the SDK's error gives (an `http_error` body without an error type
-  and message, which the SDK's error class would name, is built by the SDK still).
-The SDK is imported on first use, never by `import harness`.
+  and message, which the SDK's error class would name, is built by the SDK still);
+- for an OpenAI dialect, each line's dict as it is, either way (its adapter reads dicts,
+  no SDK object is built, no SDK imported): an `http_error` line is the `APIErrorEvent`
+  replay reports as `api_error:<type>`, and `{"harness": "done"}` is Chat's
+  `data: [DONE]` (docs/cassettes.md).
+The SDK is imported on first use, never by `import harness`. The provider is the one
+the cassette's header names (`Cassette.dialect`), resolved once.
 """
 
 from __future__ import annotations
@@ -21,8 +28,7 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from harness._cassette.codec import (
     STDIN_NAME,
@@ -33,12 +39,10 @@ from harness._cassette.codec import (
     pass_over,
     read_cassette,
 )
-from harness._directives import CUT, HTTP_ERROR, STALL
+from harness._directives import CUT, DONE, HTTP_ERROR, STALL
 from harness._events import ModelEvent, event_to_json
 from harness._exceptions import ANTHROPIC, APIErrorEvent, StreamProtocolError, error_chain
-from harness._providers import provider as registered
-from harness._providers.anthropic.adapter import ato_model_events, to_model_events
-from harness._replay.openai import SKIP, aprovider_events, item_reader, provider_events
+from harness._providers import Provider, provider, sdk_classes
 from harness._replay.plan import (
     DEFAULT_READ_TIMEOUT,
     AsyncPacer,
@@ -46,14 +50,15 @@ from harness._replay.plan import (
     connection_cut,
     read_timed_out,
 )
-from harness._views import EventView
 
 if TYPE_CHECKING:
     from anthropic import APIStatusError
 
 __all__ = [
+    "SKIP",
     "Outcome",
     "acollect",
+    "aprovider_items",
     "areplay",
     "asdk_events",
     "collect",
@@ -63,74 +68,21 @@ __all__ = [
     "feed_reader",
     "is_stream_failure",
     "line_reader",
+    "provider_items",
     "replay",
     "replay_outcome",
     "sdk_events",
 ]
 
-API_URL = "https://api.anthropic.com/v1/messages"
-
-#: (build what the adapter reads from an event line, build the error an `error` event or
-#: an `http_error` line raises from its body, status and headers)
-Builders = tuple[Callable[[dict[str, Any]], Any], Callable[..., Exception]]
+#: What `line_reader`'s function gives for a line the adapter is not fed.
+SKIP: Final = None
 
 
-@cache
-def _sdk_builders() -> Builders:
-    """(build an event object, build the APIStatusError for an `error` event), SDK's way.
-
-    Made once: the client's construction loads the CA bundle (~0.1 s), every replay reuses
-    it, and only a cassette with an `error` event makes it.
-    """
-    import httpx2
-    from anthropic import Anthropic
-
-    from harness._providers.anthropic.construct import event_builder
-
-    @cache
-    def client() -> Anthropic:
-        # Never sent anything: it only lends the SDK's own error factory.
-        return Anthropic(api_key="replay-only", base_url=API_URL.removesuffix("/v1/messages"))
-
-    request = httpx2.Request("POST", API_URL)
-    sse = {"content-type": "text/event-stream"}
-    mid_stream = httpx2.Response(200, headers=sse, request=request)
-
-    build = event_builder()  # equal to the SDK's construct_type(RawMessageStreamEvent), faster
-
-    def api_error(body: dict[str, Any], status: int | None = None, headers: Any = None) -> Any:
-        """An `error` event (on the 200 stream), or an `http_error` line's status."""
-        response = mid_stream
-        if status is not None:
-            response = httpx2.Response(status, headers=headers or {}, json=body, request=request)
-        return client()._make_status_error(f"{body}", body=body, response=response)
-
-    return build, api_error
-
-
-def _view_error(body: dict[str, Any], status: int | None = None, headers: Any = None) -> Exception:
-    """`APIErrorEvent` where its failure line is certainly the SDK error's: the body names
-    the error's type and message; otherwise the SDK's own error (its class names it)."""
-    details = body.get("error")
-    if isinstance(details, dict) and "type" in details and "message" in details:
-        return APIErrorEvent(body, 200 if status is None else status)
-    return _sdk_builders()[1](body, status, headers)
-
-
-VIEW_BUILDERS: Builders = (EventView, _view_error)
-
-
-def _events(
-    cassette: Cassette,
-    on_directive: DirectiveHandler,
-    sdk_objects: bool,
-    read_timeout: float | None = DEFAULT_READ_TIMEOUT,
-) -> Iterator[Any]:
-    event_of = line_reader(on_directive, sdk_objects=sdk_objects, read_timeout=read_timeout)
-    for line in cassette.lines():
-        event = event_of(line)
-        if event is not None:
-            yield event
+def _dialect(found: Provider | str | None) -> Provider:
+    """The provider asked for: the default one for None, a name resolved."""
+    if found is None:
+        return provider(ANTHROPIC)
+    return provider(found) if isinstance(found, str) else found
 
 
 def line_reader(
@@ -138,20 +90,24 @@ def line_reader(
     *,
     sdk_objects: bool = True,
     read_timeout: float | None = DEFAULT_READ_TIMEOUT,
+    dialect: Provider | str | None = None,
 ) -> Callable[[CassetteLine], Any | None]:
-    """The one step from a cassette line to what the SDK's stream makes of it, shared by
-    `sdk_events` and the trace (`harness._testing.trace`, through `feed_reader`).
+    """The one step from a line of a `dialect` cassette (the default provider's if None)
+    to what its SDK's stream makes of it, shared by every direct path and the trace
+    (`harness._testing.trace`, through `feed_reader`).
 
-    The function returned gives a line's event object, or None for a line the stream
-    yields nothing for (a `ping`, a directive passed over), and raises as a live client
-    would: `APIStatusError` at an `error` event or an `http_error` line,
+    The function returned gives a line's item (an event object, a view, a dict: the
+    provider's `direct_builders(sdk_objects)` build it), or None (`SKIP`) for a line the
+    stream yields nothing for (a `ping`, a directive passed over), and raises as a live
+    client would: the API's error at an error event or an `http_error` line,
     `RemoteProtocolError` at a `cut` (an event cut mid-way is never emitted by the SDK's
     SSE decoder), `ReadTimeout` at a `stall` longer than `read_timeout` seconds (this path
     has no clock: a shorter stall changes nothing, a longer one is known at once to end
-    as the client's timeout would; None: no timeout). With `sdk_objects=False` it gives
-    `EventView`s and raises `APIErrorEvent` instead, without the SDK (see the module).
+    as the client's timeout would; None: no timeout). With `sdk_objects=False` no SDK is
+    imported (see the module).
     """
-    build, api_error = _sdk_builders() if sdk_objects else VIEW_BUILDERS
+    builders = _dialect(dialect).reading.direct_builders(sdk_objects)
+    build, api_error, done = builders.event, builders.api_error, builders.done
 
     def event_of(line: CassetteLine) -> Any | None:
         data = line.data
@@ -165,20 +121,18 @@ def line_reader(
                 if read_timeout is not None and data["ms"] / 1000 > read_timeout:
                     raise read_timed_out()
                 return None  # no clock on this path: a shorter stall changes nothing
+            if name == DONE and done is not None:
+                # only a dialect that ends with `data: [DONE]` has the line (the codec checks)
+                return done
             on_directive(data)
             return None
-        kind = data["type"]
-        if kind == "ping":
-            return None
-        if kind == "error":
-            raise api_error(data)
         return build(data)
 
     return event_of
 
 
 def feed_reader(
-    kind: str,
+    kind: Provider | str,
     on_directive: DirectiveHandler = pass_over,
     *,
     sdk_objects: bool = True,
@@ -186,17 +140,28 @@ def feed_reader(
 ) -> Callable[[CassetteLine], Any]:
     """The one step from a line of a `kind` (provider) cassette to what its adapter is
     fed, `SKIP` for nothing, for a caller that feeds the adapter itself (the trace):
-    `line_reader`'s for an Anthropic cassette, `item_reader`'s for an OpenAI dialect's
-    (which reads dicts, whatever `sdk_objects` says)."""
-    if kind != ANTHROPIC:
-        return item_reader(kind, on_directive, read_timeout)
-    event_of = line_reader(on_directive, sdk_objects=sdk_objects, read_timeout=read_timeout)
+    `line_reader`'s (an OpenAI dialect's reads dicts, whatever `sdk_objects` says)."""
+    return line_reader(
+        on_directive, sdk_objects=sdk_objects, read_timeout=read_timeout, dialect=kind
+    )
 
-    def fed(line: CassetteLine) -> Any:
+
+def provider_items(
+    cassette: Cassette,
+    on_directive: DirectiveHandler = pass_over,
+    read_timeout: float | None = DEFAULT_READ_TIMEOUT,
+    *,
+    sdk_objects: bool = True,
+) -> Iterator[Any]:
+    """The cassette's stream as its provider's adapter is fed it (`line_reader`); raises
+    as a live client would at an API error, a `cut` or a long stall."""
+    event_of = line_reader(
+        on_directive, sdk_objects=sdk_objects, read_timeout=read_timeout, dialect=cassette.dialect
+    )
+    for line in cassette.lines():
         event = event_of(line)
-        return SKIP if event is None else event
-
-    return fed
+        if event is not None:
+            yield event
 
 
 def sdk_events(
@@ -205,11 +170,12 @@ def sdk_events(
     *,
     read_timeout: float | None = DEFAULT_READ_TIMEOUT,
 ) -> Iterator[Any]:
-    """The cassette's events as the SDK's stream yields them; raises as a live client would:
-    `APIStatusError` at an `error` event or an `http_error` line, `RemoteProtocolError` at
-    a `cut` (an event cut mid-way is never emitted by the SDK's SSE decoder), `ReadTimeout`
-    at a stall longer than `read_timeout` (`line_reader`)."""
-    return _events(cassette, on_directive, True, read_timeout)
+    """The cassette's events as its SDK's stream yields them (for Messages the SDK's
+    objects); raises as a live client would: `APIStatusError` at an `error` event or an
+    `http_error` line, `RemoteProtocolError` at a `cut` (an event cut mid-way is never
+    emitted by the SDK's SSE decoder), `ReadTimeout` at a stall longer than
+    `read_timeout` (`line_reader`)."""
+    return provider_items(cassette, on_directive, read_timeout, sdk_objects=True)
 
 
 def event_views(
@@ -220,7 +186,7 @@ def event_views(
 ) -> Iterator[Any]:
     """The same stream as `sdk_events`, as `EventView`s, without the SDK: `APIErrorEvent`
     at an `error` event or an `http_error` line (see the module)."""
-    return _events(cassette, on_directive, False, read_timeout)
+    return provider_items(cassette, on_directive, read_timeout, sdk_objects=False)
 
 
 def _paced(pacer: RealtimePacer, on_directive: DirectiveHandler) -> DirectiveHandler:
@@ -233,7 +199,29 @@ def _paced(pacer: RealtimePacer, on_directive: DirectiveHandler) -> DirectiveHan
     return handle
 
 
-async def asdk_events(
+async def aprovider_items(
+    cassette: Cassette,
+    on_directive: DirectiveHandler = pass_over,
+    read_timeout: float | None = DEFAULT_READ_TIMEOUT,
+    *,
+    realtime: bool = False,
+    sdk_objects: bool = True,
+) -> AsyncIterator[Any]:
+    """`provider_items` for an async reader (agent session replay feeds them to the
+    adapter itself): with `realtime`, each awaited to its `at` offset without blocking
+    the event loop."""
+    if not realtime:
+        for item in provider_items(cassette, on_directive, read_timeout, sdk_objects=sdk_objects):
+            yield item
+        return
+    pacer = AsyncPacer()
+    handler = _paced(pacer, on_directive)
+    for item in provider_items(cassette, handler, read_timeout, sdk_objects=sdk_objects):
+        await pacer.wait()
+        yield item
+
+
+def asdk_events(
     cassette: Cassette,
     on_directive: DirectiveHandler = pass_over,
     *,
@@ -242,14 +230,7 @@ async def asdk_events(
 ) -> AsyncIterator[Any]:
     """`sdk_events` for an async reader: the same step, and with `realtime` each event
     is awaited to its `at` offset without blocking the event loop."""
-    if not realtime:
-        for event in sdk_events(cassette, on_directive, read_timeout=read_timeout):
-            yield event
-        return
-    pacer = AsyncPacer()
-    for event in sdk_events(cassette, _paced(pacer, on_directive), read_timeout=read_timeout):
-        await pacer.wait()
-        yield event
+    return aprovider_items(cassette, on_directive, read_timeout, realtime=realtime)
 
 
 def replay(
@@ -265,19 +246,19 @@ def replay(
     sleeps until each `at` offset; every directive also goes to `on_directive`; a stall
     longer than `read_timeout` seconds is the client's `ReadTimeout` (`line_reader`).
 
-    `sdk_objects=False` feeds the adapter `EventView`s and never imports the SDK: for
-    callers that hand no error object on (an API error is then an `APIErrorEvent`). An
-    OpenAI cassette (its header's `provider`) goes to its own adapter as dicts, either way
-    (`harness._replay.openai`).
+    The cassette's provider's adapter reads it (its header's `provider`), told what the
+    header's request implies (Chat's forced `tool_choice`, a Responses resume's
+    `starting_after`: `Provider.request_options`), under the compatible-server `profile`
+    if given (`ValueError` if unknown, or for a provider that has none).
+    `sdk_objects=False` feeds the adapter light views and never imports the SDK: for
+    callers that hand no error object on (an API error is then an `APIErrorEvent`).
     """
     cassette = read_cassette(source)
+    found = cassette.dialect
     handler = _paced(RealtimePacer(), on_directive) if realtime else on_directive
-    if cassette.provider != ANTHROPIC:  # an OpenAI dialect: its adapter reads the dicts
-        return provider_events(cassette, handler, read_timeout, profile=profile)
-    if profile is not None:
-        registered(cassette.provider).adapter_options(profile)  # raises: none for it
-    events = sdk_events if sdk_objects else event_views
-    return to_model_events(events(cassette, handler, read_timeout=read_timeout))
+    options = {**found.request_options(cassette.header), **found.adapter_options(profile)}
+    items = provider_items(cassette, handler, read_timeout, sdk_objects=sdk_objects)
+    return found.to_model_events(items, **options)
 
 
 def areplay(
@@ -287,12 +268,11 @@ def areplay(
     realtime: bool = False,
     read_timeout: float | None = DEFAULT_READ_TIMEOUT,
 ) -> AsyncIterator[ModelEvent]:
-    """The async driver over the same steps (`ato_model_events` over `asdk_events`)."""
+    """The async driver over the same steps (the provider's `ato_model_events`)."""
     cassette = read_cassette(source)
-    if cassette.provider != ANTHROPIC:
-        return aprovider_events(cassette, on_directive, read_timeout, realtime=realtime)
-    events = asdk_events(cassette, on_directive, realtime=realtime, read_timeout=read_timeout)
-    return ato_model_events(events)
+    found = cassette.dialect
+    items = aprovider_items(cassette, on_directive, read_timeout, realtime=realtime)
+    return found.ato_model_events(items, **found.request_options(cassette.header))
 
 
 @dataclass(slots=True)
@@ -325,17 +305,11 @@ def is_stream_failure(error: BaseException) -> bool:
         return True
     if _is_connection_failure(error):
         return True
-    return any(
-        sdk is not None and isinstance(error, sdk.APIStatusError)
-        for sdk in (sys.modules.get("anthropic"), sys.modules.get("openai"))
-    )
+    return isinstance(error, sdk_classes("APIStatusError"))
 
 
 def _is_connection_failure(error: BaseException) -> bool:
-    return _is_transport_error(error) or any(
-        sdk is not None and isinstance(error, sdk.APIConnectionError)
-        for sdk in (sys.modules.get("anthropic"), sys.modules.get("openai"))
-    )
+    return _is_transport_error(error) or isinstance(error, sdk_classes("APIConnectionError"))
 
 
 def _is_transport_error(error: BaseException) -> bool:
@@ -346,9 +320,10 @@ def _is_transport_error(error: BaseException) -> bool:
     )
 
 
-def _openai_error(error: BaseException) -> bool:
-    openai = sys.modules.get("openai")
-    return openai is not None and isinstance(error, openai.APIError)
+def _flat_error(error: BaseException) -> bool:
+    """Whether `error` is the API error of an SDK whose error's body is the error object
+    itself (the `openai` SDK's)."""
+    return isinstance(error, sdk_classes("APIError", flat_error_body=True))
 
 
 def transport_error(error: BaseException) -> BaseException:
@@ -438,7 +413,7 @@ def failure_to_json(error: BaseException) -> dict[str, Any]:
     body = getattr(error, "body", None)
     details = body.get("error") if isinstance(body, dict) else None
     if not isinstance(details, dict):  # the `openai` SDK's body is the error object itself
-        details = body if isinstance(body, dict) and _openai_error(error) else {}
+        details = body if isinstance(body, dict) and _flat_error(error) else {}
     return {
         "type": "api_error",
         "error_type": str(details.get("type", type(error).__name__)),

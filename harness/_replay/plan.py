@@ -18,7 +18,7 @@ the way it carries out a stall, blocking or not):
 A streamed answer is SSE (`text/event-stream`), an `error` event included, as the API
 sends one mid-stream. A non-streaming answer is the JSON the events fold into, or the
 HTTP error an API error line stands for. Both are the cassette's provider's framing
-(`provider(name).framing`: Anthropic's `Message`, Chat's `chat.completion` and
+(`cassette.dialect.framing`: Anthropic's `Message`, Chat's `chat.completion` and
 `data: [DONE]` for a `done` line, a Responses `response`); nothing here names an event.
 """
 
@@ -34,7 +34,6 @@ from typing import Any, Final, overload
 from harness._cassette.codec import Cassette, DirectiveHandler, KeptCassette, pass_over
 from harness._directives import AT, CUT, DONE, HTTP_ERROR, STALL
 from harness._exceptions import APIErrorEvent, ReplayError
-from harness._providers import provider
 
 __all__ = [
     "DEFAULT_READ_TIMEOUT",
@@ -215,7 +214,7 @@ def _sse_pieces(
     cassette: Cassette, on_directive: DirectiveHandler, realtime: bool
 ) -> Iterator[Piece]:
     pacer = RealtimePacer() if realtime else None
-    done = provider(cassette.provider).framing.done
+    done = cassette.dialect.framing.done
     cut_at: int | None = None
     for line in cassette.lines():
         data = line.data
@@ -280,7 +279,7 @@ def _message_pieces(cassette: Cassette) -> PlannedResponse:
             cut = True
             break
     try:
-        message = provider(cassette.provider).framing.answer(events)
+        message = cassette.dialect.framing.answer(events)
     except APIErrorEvent as error:  # an API error line: the HTTP error it stands for
         return _error_response(error.status_code or 500, error.body, {})
     except ValueError as error:

@@ -41,7 +41,7 @@ from harness._cassette.codec import (
 from harness._cassette.request import CapturedRequest, json_body
 from harness._cassette.sessions import TURN_PATTERN, turn_files
 from harness._exceptions import CassetteError, HarnessError, ReplayError, RequestMismatchError
-from harness._providers import PACKAGES, provider
+from harness._providers import Provider, providers
 from harness._redact import redact
 from harness._replay.plan import Chunking, PlannedResponse, plan_response
 
@@ -117,13 +117,13 @@ class Log(Sequence[T]):
         return repr(self._items)
 
 
-def _resume_request(method: str, path: str) -> tuple[str, str] | None:
+def _resume_request(method: str, path: str) -> tuple[Provider, str] | None:
     """The provider and response id of a request that resumes a stream, else None."""
-    for name in PACKAGES:
-        resume = provider(name).framing.resume_target
+    for found in providers():
+        resume = found.framing.resume_target
         target = resume(method, path) if resume is not None else None
         if target is not None:
-            return name, target
+            return found, target
     return None
 
 
@@ -247,22 +247,26 @@ class Replayer:
                 return self._resume(*resumed, query or {})
         return self.respond_to(request)
 
-    def _resume(self, name: str, target: str, query: Mapping[str, str]) -> PlannedResponse:
-        """The answer to a resume request for response `target` of provider `name`."""
+    def _resume(self, found: Provider, target: str, query: Mapping[str, str]) -> PlannedResponse:
+        """The answer to a resume request for response `target` of provider `found`."""
         with self._lock:
             answered = self.cassettes[: self._next]
-        return self.resume_from(name, target, query, answered)
+        return self.resume_from(found, target, query, answered)
 
     def resume_from(
-        self, name: str, target: str, query: Mapping[str, str], answered: Sequence[Cassette]
+        self,
+        found: Provider,
+        target: str,
+        query: Mapping[str, str],
+        answered: Sequence[Cassette],
     ) -> PlannedResponse:
-        """The answer to a resume request for response `target` of provider `name`, from
+        """The answer to a resume request for response `target` of provider `found`, from
         the last of the cassettes `answered` so far holding it, else the first other one."""
-        framing = provider(name).framing
+        framing = found.framing
         seen = {id(cassette) for cassette in answered}
         others = [cassette for cassette in self.cassettes if id(cassette) not in seen]
         for cassette in [*reversed(answered), *others]:
-            if cassette.provider != name or framing.response_id is None:
+            if cassette.dialect is not found or framing.response_id is None:
                 continue
             if framing.response_id(cassette.events()) == target:
                 break
@@ -341,7 +345,7 @@ class Replayer:
         """The request fields `cassette`'s request is compared on: `match_on`, the
         default standing for the cassette's provider's own (None: no matching)."""
         if self.match_on == DEFAULT_MATCH_ON:
-            return provider(cassette.provider).framing.match_on
+            return cassette.dialect.framing.match_on
         return self.match_on
 
     def check_endpoint(
@@ -349,13 +353,15 @@ class Replayer:
     ) -> None:
         """Raise `ReplayError` when `request` went to a path `cassette`'s provider does not
         answer (a Responses request met by a Chat cassette)."""
-        endpoints = provider(cassette.provider).framing.endpoints
-        if endpoints and not request.path.endswith(endpoints):  # under any base URL's path
-            which = f"request {number}" if number is not None else "the request"
-            raise ReplayError(
-                f"{which} is {request.method} {request.path}, but {cassette.path} is an "
-                f"{cassette.provider} cassette, which answers POST {', '.join(endpoints)}"
-            )
+        framing = cassette.dialect.framing
+        endpoints = framing.endpoints
+        if framing.any_path or not endpoints or request.path.endswith(endpoints):
+            return  # under any base URL's path
+        which = f"request {number}" if number is not None else "the request"
+        raise ReplayError(
+            f"{which} is {request.method} {request.path}, but {cassette.path} is an "
+            f"{cassette.provider} cassette, which answers POST {', '.join(endpoints)}"
+        )
 
     def matches(self, cassette: Cassette, request: CapturedRequest) -> bool:
         """Whether `request` agrees with the one `cassette` was recorded for (True if none)."""

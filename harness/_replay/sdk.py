@@ -1,39 +1,40 @@
 """Replay through the SDK's real wire path: SSE bytes, cut into chunks, read by the SDK.
 
-A cassette's events are encoded as the API sends them (`event: <type>\\ndata: <json>\\n\\n`
-per event; each event ends with the blank line the SDK needs to emit it), optionally
-re-cut into chunks at arbitrary byte offsets (mid-line, mid-UTF-8 character), and served
-to a real `anthropic.Anthropic` or `AsyncAnthropic` through an in-process `httpx2`
-transport: no socket is opened. The adapter then reads the SDK's own stream, so the
-SDK's SSE decoder, JSON parsing and `error`-event handling all run, as in a live call.
+A cassette's events are encoded as the API sends them (for Messages `event: <type>\\ndata:
+<json>\\n\\n` per event; each event ends with the blank line the SDK needs to emit it: its
+provider's `framing`), optionally re-cut into chunks at arbitrary byte offsets
+(mid-line, mid-UTF-8 character), and served to a real client of the cassette's
+provider's SDK (`anthropic.Anthropic`, `openai.OpenAI`, or their async twins) through an
+in-process `httpx2` transport: no socket is opened. The adapter then reads the SDK's own
+stream, so the SDK's SSE decoder, JSON parsing and `error`-event handling all run, as in
+a live call (`harness._replay.readers`, through the provider's `reading`).
 
 The answer is planned by `harness._replay.plan` (HTTP errors, cuts and stalls included)
 and carried out here by `ReplayTransport`; `{"harness": "at", "ms": N}` offsets are
-slept to when a `RealtimePacer` is given. An OpenAI cassette takes the same transport
-under an `openai.OpenAI` instead (`harness._replay.readers`): `replay_events` and the
-outcome functions here read the cassette's header and send it there.
+slept to when a `RealtimePacer` is given. `replay_events` and the outcome functions here
+read the cassette's header once and go the way its provider says.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
 
 import httpx2
 
 from harness._cassette.codec import (
+    Cassette,
     CassetteSource,
     DirectiveHandler,
     pass_over,
     read_cassette,
 )
 from harness._events import ModelEvent
-from harness._exceptions import ANTHROPIC, CassetteError, InputError, ReplayError
+from harness._exceptions import CassetteError, InputError, ReplayError
 from harness._modes import Via
-from harness._providers.anthropic.adapter import ato_model_events, to_model_events
+from harness._providers import Provider
 from harness._replay.direct import Outcome, acollect, areplay, collect, replay
 from harness._replay.plan import (
     DEFAULT_READ_TIMEOUT,
@@ -47,9 +48,6 @@ from harness._replay.plan import (
 )
 from harness._replay.replayer import Replayer
 
-if TYPE_CHECKING:
-    from anthropic import Anthropic, AsyncAnthropic
-
 __all__ = [
     "ReplayTransport",
     "aoutcome_via_sdk",
@@ -61,8 +59,6 @@ __all__ = [
     "replay_via_sdk",
     "sdk_stream",
 ]
-
-BASE_URL: Final = "https://api.anthropic.com"
 
 
 class _PlannedStream(httpx2.SyncByteStream, httpx2.AsyncByteStream):
@@ -149,56 +145,16 @@ class ReplayTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         return self._respond(request, await request.aread())
 
 
-def _request() -> dict[str, Any]:
-    """A minimal streamed Messages request; the transport ignores it.
-
-    The model is not the cassette's: the SDK warns on a deprecated model name at request
-    time, and a replay of an old recording must not.
-    """
-    return {
-        "model": "harness-replay",
-        "max_tokens": 1,
-        "messages": [{"role": "user", "content": "replay"}],
-        "stream": True,
-    }
+def _later(make: Callable[[], Iterator[Any]]) -> Iterator[Any]:
+    """What `make()` gives, made at the first read: a cassette that cannot be read raises
+    there, as a stream read from a socket would."""
+    yield from make()
 
 
-def _client(transport: ReplayTransport, read_timeout: float | None) -> Anthropic:
-    from anthropic import Anthropic
-
-    return Anthropic(
-        api_key="replay-only",
-        base_url=BASE_URL,
-        max_retries=0,
-        timeout=read_timeout,
-        http_client=httpx2.Client(transport=transport, base_url=BASE_URL),
-    )
-
-
-def _async_client(transport: ReplayTransport, read_timeout: float | None) -> AsyncAnthropic:
-    from anthropic import AsyncAnthropic
-
-    return AsyncAnthropic(
-        api_key="replay-only",
-        base_url=BASE_URL,
-        max_retries=0,
-        timeout=read_timeout,
-        http_client=httpx2.AsyncClient(transport=transport, base_url=BASE_URL),
-    )
-
-
-def _transport(
-    source: CassetteSource, chunking: Chunking, on_directive: DirectiveHandler, realtime: bool
-) -> ReplayTransport:
-    """The one replay's transport, its options given to the replayer when it is made."""
-    replayer = Replayer(
-        [read_cassette(source)],
-        match_on=None,
-        chunking=chunking,
-        realtime=realtime,
-        on_directive=on_directive,
-    )
-    return ReplayTransport(replayer)
+async def _alater(make: Callable[[], AsyncIterator[Any]]) -> AsyncIterator[Any]:
+    """`_later` for an async stream."""
+    async for item in make():
+        yield item
 
 
 def sdk_stream(
@@ -208,32 +164,31 @@ def sdk_stream(
     *,
     realtime: bool = False,
     read_timeout: float | None = DEFAULT_READ_TIMEOUT,
-) -> Generator[Any, None, None]:
-    """The SDK's own stream of `RawMessageStreamEvent`s for the cassette, sync client
-    (whose timeout is `read_timeout`: a longer stall waits that long, then `ReadTimeout`)."""
-    client = _client(_transport(source, chunking, on_directive, realtime), read_timeout)
-    try:
-        yield from client.messages.create(**_request())
-    finally:
-        client.close()
+) -> Iterator[Any]:
+    """The SDK's own stream for the cassette (for Messages its `RawMessageStreamEvent`s),
+    read by the sync client of its provider's SDK (whose timeout is `read_timeout`: a
+    longer stall waits that long, then `ReadTimeout`)."""
+    from harness._replay.readers import items
+
+    return _later(
+        lambda: items(read_cassette(source), chunking, on_directive, realtime, read_timeout)
+    )
 
 
-async def async_sdk_stream(
+def async_sdk_stream(
     source: CassetteSource,
     chunking: Chunking = Chunking(),
     on_directive: DirectiveHandler = pass_over,
     *,
     realtime: bool = False,
     read_timeout: float | None = DEFAULT_READ_TIMEOUT,
-) -> AsyncGenerator[Any, None]:
-    """The same stream read by `AsyncAnthropic`."""
-    client = _async_client(_transport(source, chunking, on_directive, realtime), read_timeout)
-    try:
-        stream = await client.messages.create(**_request())
-        async for event in stream:
-            yield event
-    finally:
-        await client.close()
+) -> AsyncIterator[Any]:
+    """The same stream read by the SDK's async client."""
+    from harness._replay.readers import aitems
+
+    return _alater(
+        lambda: aitems(read_cassette(source), chunking, on_directive, realtime, read_timeout)
+    )
 
 
 def replay_via_sdk(
@@ -245,10 +200,17 @@ def replay_via_sdk(
     read_timeout: float | None = DEFAULT_READ_TIMEOUT,
 ) -> Iterator[ModelEvent]:
     """Internal events of the cassette, read through the SDK's wire path."""
-    stream = sdk_stream(
-        source, chunking, on_directive, realtime=realtime, read_timeout=read_timeout
+    from harness._replay.readers import replay_via_client
+
+    return _later(
+        lambda: replay_via_client(
+            read_cassette(source),
+            chunking,
+            on_directive,
+            realtime=realtime,
+            read_timeout=read_timeout,
+        )
     )
-    return to_model_events(stream)
 
 
 def areplay_via_sdk(
@@ -259,31 +221,28 @@ def areplay_via_sdk(
     realtime: bool = False,
     read_timeout: float | None = DEFAULT_READ_TIMEOUT,
 ) -> AsyncIterator[ModelEvent]:
-    """The async driver over `AsyncAnthropic`'s stream."""
-    stream = async_sdk_stream(
-        source, chunking, on_directive, realtime=realtime, read_timeout=read_timeout
+    """The async driver over the SDK's async client's stream."""
+    from harness._replay.readers import areplay_via_client
+
+    return _alater(
+        lambda: areplay_via_client(
+            read_cassette(source),
+            chunking,
+            on_directive,
+            realtime=realtime,
+            read_timeout=read_timeout,
+        )
     )
-    return ato_model_events(stream)
 
 
 def outcome_via_sdk(source: CassetteSource, chunking: Chunking = Chunking()) -> Outcome:
     """Replay through the sync SDK client to the end; a `CassetteError` still raises."""
-    cassette, is_openai = _opened(source, None)
-    if is_openai:
-        return collect(replay_events(cassette, via=Via.SDK, chunking=chunking))
-    stream = sdk_stream(cassette, chunking)
-    with contextlib.closing(stream):
-        return collect(to_model_events(stream))
+    return collect(replay_events(source, via=Via.SDK, chunking=chunking))
 
 
 async def aoutcome_via_sdk(source: CassetteSource, chunking: Chunking = Chunking()) -> Outcome:
     """Replay through the async SDK client to the end."""
-    cassette, is_openai = _opened(source, None)
-    if is_openai:
-        return await acollect(areplay_events(cassette, via=Via.SDK, chunking=chunking))
-    stream = async_sdk_stream(cassette, chunking)
-    async with contextlib.aclosing(stream):
-        return await acollect(ato_model_events(stream))
+    return await acollect(areplay_events(source, via=Via.SDK, chunking=chunking))
 
 
 def _path(via: str | Via, chunking: Chunking, reader: str | None = None) -> Via:
@@ -296,20 +255,49 @@ def _path(via: str | Via, chunking: Chunking, reader: str | None = None) -> Via:
     return path
 
 
-def _opened(source: CassetteSource, reader: str | None) -> tuple[CassetteSource, bool]:
-    """The cassette, opened once, and whether it is an OpenAI one (read through
-    `harness._replay.readers`); an Anthropic one has the one reader (`InputError`).
-    A header that cannot be read leaves `source` as it is: its error raises as the
-    Anthropic path raises it, at the first read."""
+def _opened(source: CassetteSource, reader: str | None) -> tuple[Cassette, Provider] | None:
+    """The cassette, opened once, and the provider its header names, whose readers
+    `reader` must be one of (`InputError`); None for a header that cannot be read: its
+    error raises as the default provider's path raises it, at the first read."""
+    from harness._replay.readers import check_reader
+
     try:
         cassette = read_cassette(source)
     except CassetteError:
-        return source, False
-    if cassette.provider != ANTHROPIC:
-        return cassette, True
-    if reader not in (None, "create"):
-        raise InputError(f"an Anthropic cassette is replayed through create() only, not {reader!r}")
-    return cassette, False
+        return None
+    found = cassette.dialect
+    if reader is not None:
+        check_reader(found, reader)
+    return cassette, found
+
+
+def _via_sdk(
+    source: CassetteSource,
+    reader: str | None,
+    asynchronous: bool,
+    chunking: Chunking,
+    on_directive: DirectiveHandler,
+    realtime: bool,
+    read_timeout: float | None,
+) -> Any:
+    from harness._replay.readers import areplay_via_client, replay_via_client
+
+    opened = _opened(source, reader)
+    if opened is None:  # raises at the first read, as a stream read from a socket would
+        replay_of = areplay_via_sdk if asynchronous else replay_via_sdk
+        return replay_of(
+            source, chunking, on_directive, realtime=realtime, read_timeout=read_timeout
+        )
+    cassette, found = opened
+    replay_with = areplay_via_client if asynchronous else replay_via_client
+    return replay_with(
+        cassette,
+        chunking,
+        on_directive,
+        realtime=realtime,
+        read_timeout=read_timeout,
+        reader=reader or found.readers[0],
+    )
 
 
 def replay_events(
@@ -331,26 +319,16 @@ def replay_events(
     `read_timeout` seconds (the SDK's own 600 s by default) ends in `ReadTimeout`, at once
     directly, after `read_timeout` seconds through the SDK.
 
-    An OpenAI cassette goes through `openai.OpenAI`; `reader` picks the SDK's reader:
-    `"create"` (the default: the iteration of `create(stream=True)`) or `"stream"` (its
+    Through the SDK, the cassette goes to a client of its provider's SDK (an OpenAI one to
+    `openai.OpenAI`); `reader` picks the SDK's reader: `"create"` (the default, every
+    dialect's: the iteration of `create(stream=True)`) or, for OpenAI's, `"stream"` (its
     helper, `chat.completions.stream()` / `responses.stream()`).
     """
     if _path(via, chunking, reader) is Via.SDK:
-        cassette, is_openai = _opened(source, reader)
-        if is_openai:
-            from harness._replay.readers import replay_openai_via_sdk
-
-            return replay_openai_via_sdk(
-                read_cassette(cassette),
-                chunking,
-                on_directive,
-                realtime=realtime,
-                read_timeout=read_timeout,
-                reader=reader or "create",
-            )
-        return replay_via_sdk(
-            cassette, chunking, on_directive, realtime=realtime, read_timeout=read_timeout
+        events: Iterator[ModelEvent] = _via_sdk(
+            source, reader, False, chunking, on_directive, realtime, read_timeout
         )
+        return events
     return replay(source, on_directive, realtime=realtime, read_timeout=read_timeout)
 
 
@@ -367,19 +345,8 @@ def areplay_events(
     """`replay_events` for the async driver (`ato_model_events`), with the same options;
     `realtime` waits without blocking the event loop."""
     if _path(via, chunking, reader) is Via.SDK:
-        cassette, is_openai = _opened(source, reader)
-        if is_openai:
-            from harness._replay.readers import areplay_openai_via_sdk
-
-            return areplay_openai_via_sdk(
-                read_cassette(cassette),
-                chunking,
-                on_directive,
-                realtime=realtime,
-                read_timeout=read_timeout,
-                reader=reader or "create",
-            )
-        return areplay_via_sdk(
-            cassette, chunking, on_directive, realtime=realtime, read_timeout=read_timeout
+        events: AsyncIterator[ModelEvent] = _via_sdk(
+            source, reader, True, chunking, on_directive, realtime, read_timeout
         )
+        return events
     return areplay(source, on_directive, realtime=realtime, read_timeout=read_timeout)

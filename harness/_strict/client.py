@@ -13,7 +13,6 @@ and errors) is the original's.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -120,16 +119,16 @@ def strict(
             f"allow_stop_reasons takes a collection of stop reasons, not {allow_stop_reasons!r}"
         )
     if profile is not None:
-        from harness._providers import provider
+        from harness._providers import check_profile
 
         try:
-            provider("openai-chat").adapter_options(profile)
+            check_profile(profile)
         except ValueError as error:
             raise InputError(str(error)) from None
-        if not _is_openai(client):
+        if not _reads_profiles(client):
             raise InputError(
-                f"profile {profile!r}: profiles are for openai-chat streams: "
-                f"harness.strict takes one with an openai.OpenAI or AsyncOpenAI"
+                f"profile {profile!r}: profiles are for {_profiled_names()} streams: "
+                f"harness.strict takes one with {_profiled_clients()}"
             )
     if _is_openai(client):
         from harness._strict.http_client import strict_openai
@@ -152,8 +151,40 @@ def strict(
 
 def _is_openai(client: object) -> bool:
     """Whether `client` is an `openai.OpenAI` or `AsyncOpenAI` (told without importing the
-    SDK unless its client module is loaded: a client of it means it is)."""
-    module = sys.modules.get("openai")
-    if module is None:
-        return False
-    return isinstance(client, module.OpenAI | module.AsyncOpenAI)
+    SDK unless its client module is loaded: a client of it means it is): a client the
+    guard wraps at its HTTP client, as the SDKs that have no middleware of their own."""
+    from harness._providers import sdks
+
+    return any(sdk.is_client(client) for sdk in sdks() if sdk.package != _middleware_sdk())
+
+
+def _middleware_sdk() -> str:
+    """The package of the SDK whose clients take `harness.strict`'s middleware: the
+    default provider's (`anthropic`, `with_middleware`)."""
+    from harness._exceptions import ANTHROPIC
+    from harness._providers import provider
+
+    return provider(ANTHROPIC).sdk.package
+
+
+def _profiled() -> list[Any]:
+    from harness._providers import providers
+
+    return [found for found in providers() if found.has_profiles]
+
+
+def _reads_profiles(client: object) -> bool:
+    """Whether `client` is a client of the SDK of a provider that has profiles."""
+    return any(found.sdk.is_client(client) for found in _profiled())
+
+
+def _profiled_names() -> str:
+    return ", ".join(found.name for found in _profiled())
+
+
+def _profiled_clients() -> str:
+    """`an openai.OpenAI or AsyncOpenAI`: the clients of the providers that have profiles."""
+    named = {found.sdk.package: found.sdk for found in _profiled()}
+    return " or ".join(
+        f"an {sdk.package}.{sdk.clients[0]} or {sdk.clients[1]}" for sdk in named.values()
+    )

@@ -1,73 +1,39 @@
-"""Which answers the guard checks, and by which provider's rules: the one place that says it.
+"""Which answers the guard checks, and by which provider's rules: a loop over the registry.
 
-`answer_check` reads a request (method, path, query, body) and its answer's status and
-returns how to check that answer (`AnswerCheck`: whether the SDK reads it as a stream,
-the provider's `AnswerReader` for a stream, the check of a non-streaming body), or None
-for an answer the guard passes untouched. The provider is told by the path, as each
-SDK builds it:
-
-- `POST .../v1/messages`: Anthropic Messages (`"stream": true` in the body asks for a
-  stream);
-- `POST .../chat/completions`: OpenAI Chat Completions (the body's `stream` and
-  `tool_choice`);
-- `POST .../responses`, `GET .../responses/{id}`: OpenAI Responses (the body's
-  `stream`; a GET's `stream=true` and `starting_after=N`, a resumed stream).
-
-What each provider reads of the request, and what completes its answers, is its own
-(`harness._providers.*.guard`, `harness._providers.anthropic.guard`); this module only
-routes. It is folded into the provider registry at its merge.
+`provider_of` finds the provider a request is a call of, asking each registered one
+that has a `guard` module in turn (`guard.claims(method, path)`, by the path its SDK
+builds: Messages' `POST .../v1/messages`, Chat's `POST .../chat/completions`, Responses'
+`POST .../responses` and `GET .../responses/{id}`); `answer_check` asks that provider
+how its answer is checked (`guard.answer_check`: an `AnswerCheck`, whether the SDK reads
+it as a stream, the `AnswerReader` for a stream, the check of a non-streaming value), or
+gives None for an answer the guard passes untouched. `check_whole` reads a non-streaming
+body as the SDKs do and checks it so. What each provider reads of the request, and what
+completes its answers, is its own; this module only routes, and spells no provider.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
-from typing import Any, Final
-
-import orjson
+from collections.abc import Collection, Mapping
 
 from harness._json import sdk_json
-from harness._providers.answers import AnswerReader
-from harness._providers.anthropic.guard import AnthropicReader
-from harness._providers.openai_chat import guard as chat
-from harness._providers.openai_chat.errors import PROVIDER as OPENAI_CHAT
-from harness._providers.openai_responses import guard as responses
-from harness._providers.openai_responses.errors import PROVIDER as OPENAI_RESPONSES
+from harness._providers import Provider, providers, registry_cache
+from harness._providers.answers import AnswerCheck
 from harness._strict.guard import check_answer
-from harness._strict.policy import completing_stop_reasons
 
-__all__ = ["ANTHROPIC", "AnswerCheck", "answer_check", "provider_of"]
-
-ANTHROPIC: Final = "anthropic"
-#: A retrieved (or resumed) response: `/responses/{id}`, nothing after the id.
-_RESPONSE_PATH: Final = re.compile(r"/responses/[^/]+\Z")
+__all__ = ["AnswerCheck", "answer_check", "check_whole", "provider_of"]
 
 
-@dataclass(frozen=True, slots=True)
-class AnswerCheck:
-    """How the guard checks one answer."""
-
-    provider: str
-    #: whether the SDK reads the answer as a stream (then `reader`), or whole (`check`)
-    stream: bool
-    reader: Callable[[], AnswerReader]
-    #: a non-streaming body (and its content type) checked whole; raises at a violation
-    check: Callable[[bytes | bytearray, str], None]
+@registry_cache
+def _guarded() -> tuple[Provider, ...]:
+    """The registered providers whose answers the guard reads (those with a `guard`)."""
+    return tuple(found for found in providers() if found.has("guard"))
 
 
-def provider_of(method: str, path: str) -> str | None:
+def provider_of(method: str, path: str) -> Provider | None:
     """The provider whose answers a request to `path` gets, if the guard checks them."""
-    method = method.upper()
-    if method == "POST":
-        if path.endswith("/v1/messages"):
-            return ANTHROPIC
-        if path.endswith("/chat/completions"):
-            return OPENAI_CHAT
-        if path.endswith("/responses"):
-            return OPENAI_RESPONSES
-    elif method == "GET" and _RESPONSE_PATH.search(path):
-        return OPENAI_RESPONSES
+    for found in _guarded():
+        if found.guard.claims(method, path):
+            return found
     return None
 
 
@@ -80,95 +46,30 @@ def answer_check(
     allowed: Collection[str],
     *,
     profile: str | None = None,
+    dialect: Provider | None = None,
 ) -> AnswerCheck | None:
     """How to check the answer (of `status`) to a request, or None: see the module.
     `allowed` are the stop (finish, incomplete) reasons the caller accepts besides the
-    provider's own; `profile` the compatible server a Chat answer is read under."""
+    provider's own; `profile` the compatible server a Chat answer is read under;
+    `dialect` the request's provider when the caller has found it (`provider_of`)."""
     if not 200 <= status < 300:
         return None
-    provider = provider_of(method, path)
-    if provider is None:
+    found = dialect or provider_of(method, path)
+    if found is None:
         return None
-    if provider == ANTHROPIC:
-        return _anthropic(content, allowed)
-    body = _body(content)
-    if provider == OPENAI_CHAT:
-        return _chat(body, allowed, profile)
-    return _responses(method, params, body, allowed)
-
-
-def _body(content: bytes) -> dict[str, Any]:
-    """A request's JSON body, `{}` for none (a GET) or one that is not an object."""
-    if not content:
-        return {}
-    try:
-        body = orjson.loads(content)
-    except orjson.JSONDecodeError:
-        return {}
-    return body if isinstance(body, dict) else {}
-
-
-def _anthropic(content: bytes, allowed: Collection[str]) -> AnswerCheck:
-    from harness._strict.transport import asks_for_stream
-
-    stop_reasons = completing_stop_reasons(allowed)
-    return AnswerCheck(
-        ANTHROPIC,
-        asks_for_stream(content),
-        lambda: AnthropicReader(stop_reasons=stop_reasons),
-        lambda body, content_type: check_answer(body, content_type, stop_reasons=stop_reasons),
+    check: AnswerCheck | None = found.guard.answer_check(
+        method, path, params, content, allowed, profile
     )
+    return check
 
 
-def _chat(body: dict[str, Any], allowed: Collection[str], profile: str | None) -> AnswerCheck:
-    def reader() -> AnswerReader:
-        return chat.reader_for(body, allowed=allowed, profile=profile)
-
-    def check(answer: bytes | bytearray, content_type: str) -> None:
-        _check_openai(
-            answer,
-            content_type,
-            lambda value: chat.check_completion(value, body, allowed=allowed, profile=profile),
-            reader,
-        )
-
-    return AnswerCheck(OPENAI_CHAT, body.get("stream") is True, reader, check)
-
-
-def _responses(
-    method: str, params: Mapping[str, str], body: dict[str, Any], allowed: Collection[str]
-) -> AnswerCheck:
-    if method.upper() == "GET":
-        streams = params.get("stream") == "true"
-    else:
-        streams = body.get("stream") is True
-
-    def reader() -> AnswerReader:
-        return responses.reader_for(params, allowed=allowed)
-
-    def check(answer: bytes | bytearray, content_type: str) -> None:
-        _check_openai(
-            answer,
-            content_type,
-            lambda value: responses.check_response(value, allowed=allowed),
-            reader,
-        )
-
-    return AnswerCheck(OPENAI_RESPONSES, streams, reader, check)
-
-
-def _check_openai(
-    answer: bytes | bytearray,
-    content_type: str,
-    check_value: Callable[[object], None],
-    reader: Callable[[], AnswerReader],
-) -> None:
-    """A non-streaming OpenAI answer read as the SDK reads it (JSON, leniently) and checked
-    by `check_value`; a body that is not JSON under a type that is not JSON is read as
-    the stream it would be (as `check_answer` does for Messages)."""
+def check_whole(check: AnswerCheck, answer: bytes | bytearray, content_type: str) -> None:
+    """A non-streaming answer read as the SDK reads it (JSON, leniently) and checked by
+    its provider (`check.check_value`); a body that is not JSON under a type that is not
+    JSON is read as the stream it would be (`check_answer`). Raises at a violation."""
     try:
         value = sdk_json(answer)
     except ValueError:
-        check_answer(answer, content_type, reader=reader())
+        check_answer(answer, content_type, reader=check.reader())
         return
-    check_value(value)
+    check.check_value(value)

@@ -59,19 +59,19 @@ out, raising where the guard does.
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Iterator
-from typing import Any, Final, TypeGuard
+from typing import Any, Final
 
 from harness._exceptions import StreamProtocolError
 from harness._json import MAX_LINE_BYTES, sdk_json
 from harness._providers.answers import API_ERROR, COMPLETING, HARMLESS, AnswerReader
-from harness._providers.anthropic.adapter import COMPLETE_STOP_REASONS, StreamAdapter
+from harness._providers.anthropic.adapter import COMPLETE_STOP_REASONS
 from harness._providers.anthropic.guard import (
     TEXT_DELTA as TEXT_DELTA,  # where it was
     AnthropicReader,
+    check_message,
+    is_message,
 )
-from harness._providers.anthropic.message import events_from_message
 from harness._providers.sse import HiddenEvent
-from harness._views import EventView
 
 __all__ = [
     "STRICT_ERROR_TYPE",
@@ -280,21 +280,6 @@ def strict_error_event(error: StreamProtocolError) -> dict[str, Any]:
     }
 
 
-def check_message(
-    message: dict[str, Any], *, stop_reasons: Collection[str] = COMPLETE_STOP_REASONS
-) -> None:
-    """Raise `StreamProtocolError` if a non-streaming `Message` breaks the rules a stream of
-    it would: the same adapter over the events `events_from_message` gives.
-
-    What is not an object where the API sends one (a block, `usage`) reads as an empty
-    object, and `content` that is not a list as none, as the views read a part: the
-    rules then judge what is left, and the client reports what it cannot read."""
-    adapter = StreamAdapter(stop_reasons=stop_reasons)
-    for event in events_from_message(_readable(message)):
-        adapter.feed(EventView(event))
-    adapter.finish()
-
-
 def check_answer(
     body: bytes | bytearray,
     content_type: str,
@@ -316,7 +301,7 @@ def check_answer(
             value = sdk_json(body)
         except ValueError:
             value = _NOT_JSON
-        if _is_message(value):
+        if is_message(value):
             check_message(value, stop_reasons=stop_reasons)
             return
         if value is not _NOT_JSON:
@@ -342,21 +327,6 @@ def _json_type(content_type: str) -> bool:
 
 #: What `check_answer` reads of a body that is not JSON to the SDKs.
 _NOT_JSON: Final = object()
-
-
-def _is_message(value: object) -> TypeGuard[dict[str, Any]]:
-    return isinstance(value, dict) and value.get("type") == "message"
-
-
-def _readable(message: dict[str, Any]) -> dict[str, Any]:
-    content = message.get("content")
-    blocks = content if isinstance(content, list) else []
-    usage = message.get("usage")
-    return {
-        **message,
-        "content": [block if isinstance(block, dict) else {} for block in blocks],
-        "usage": usage if isinstance(usage, dict) else {},
-    }
 
 
 def guarded(chunks: Iterable[bytes], guard: StreamGuard) -> Iterator[bytes]:

@@ -22,28 +22,17 @@ def strict_verdict(
     `allow_stop_reasons`, reading a Chat answer under the compatible server `profile`)
     raises to the code."""
     from harness._cassette.codec import Cassette
-    from harness._exceptions import ANTHROPIC
-    from harness._providers import provider
     from harness._replay.clients import cassette_client
     from harness._strict.client import strict
 
-    name = Cassette(served[-1]).provider
+    found = Cassette(served[-1]).dialect
     client = strict(
         cassette_client(list(served), match_on=None, **options),
         allow_stop_reasons=allow_stop_reasons,
-        profile=profile if provider(name).has_profiles else None,
+        profile=profile if found.has_profiles else None,
     )
     try:
-        if name == ANTHROPIC:
-            stream = client.messages.create(
-                model="harness-replay",
-                max_tokens=1,
-                messages=[{"role": "user", "content": "replay"}],
-                stream=True,
-            )
-        else:  # an OpenAI dialect: its `create(stream=True)` reader
-            stream = provider(name).module("reading").create_items(client)
-        for _ in stream:
+        for _ in found.reading.create_items(client):  # its `create(stream=True)` reader
             pass
     except Exception as error:
         return _verdict(error)

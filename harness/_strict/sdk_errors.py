@@ -26,7 +26,6 @@ No SDK is imported here: an SDK whose client raised it is loaded already.
 from __future__ import annotations
 
 import copy
-import sys
 from collections.abc import AsyncIterator, Hashable, Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -57,11 +56,11 @@ def _class(base: Any, sdk_errors: tuple[type[Any], ...]) -> type[Any]:
 
 
 def as_sdk_error(error: GuardError, request: Any = None) -> GuardError:
-    """`error`, made an instance of the `APIError` of each SDK that is loaded (in place)."""
-    sdks = (sys.modules.get("anthropic"), sys.modules.get("openai"))
-    bases = tuple(
-        sdk.APIError for sdk in sdks if sdk is not None and not isinstance(error, sdk.APIError)
-    )
+    """`error`, made an instance of the `APIError` of each registered provider's SDK that
+    is loaded (in place)."""
+    from harness._providers import sdk_classes
+
+    bases = tuple(base for base in sdk_classes("APIError") if not isinstance(error, base))
     if not bases:
         return error
     error.__class__ = _class(cast(Hashable, type(error)), bases)

@@ -28,13 +28,13 @@ from functools import cache
 from typing import Any, Final
 
 import httpx2
-import orjson
 
-from harness._exceptions import InputError
+from harness._exceptions import ANTHROPIC, InputError
 from harness._inflate import Inflater, normal_coding
-from harness._providers.answers import AnswerReader
+from harness._providers import provider
+from harness._providers.answers import AnswerReader, asks_for_stream
 from harness._providers.anthropic.adapter import COMPLETE_STOP_REASONS
-from harness._strict.dialects import AnswerCheck, answer_check, provider_of
+from harness._strict.dialects import AnswerCheck, answer_check, check_whole, provider_of
 from harness._strict.guard import StreamGuard, aguarded, guarded
 from harness._strict.policy import completing_stop_reasons
 from harness._strict.sdk_errors import (
@@ -56,32 +56,21 @@ __all__ = [
     "unencoded_headers",
 ]
 
-MESSAGES_SUFFIX: Final = "/v1/messages"
 #: Headers that describe the body as it was sent: it is handed on decoded.
 _ENCODING_HEADERS: Final = frozenset({"content-encoding", "content-length"})
 
 
 def answer_kind(method: str, path: str, status: int, *, stream: bool) -> str | None:
-    """ "stream" or "message" for a successful answer to `POST .../v1/messages` that the
-    guard checks, None for any other (the transport's, the SDK middleware's and the
+    """ "stream" or "message" for a successful answer to a call of the default provider's
+    (`POST .../v1/messages`, as its guard `claims` it) that the guard checks, None for
+    any other (the transport's, the SDK middleware's and the
     proxy's one test). As the SDK reads it: by whether the request asked for a stream
     (`stream`), whatever the answer's content type says."""
-    if method.upper() != "POST" or not path.endswith(MESSAGES_SUFFIX):
+    if not provider(ANTHROPIC).guard.claims(method, path):
         return None
     if not 200 <= status < 300:
         return None
     return "stream" if stream else "message"
-
-
-def asks_for_stream(content: bytes) -> bool:
-    """Whether a Messages request's JSON body asks for a stream (`"stream": true`)."""
-    if content.find(b'"stream"') < 0:
-        return False
-    try:
-        body = orjson.loads(content)
-    except orjson.JSONDecodeError:
-        return False
-    return isinstance(body, dict) and body.get("stream") is True
 
 
 def check_for(
@@ -89,7 +78,8 @@ def check_for(
 ) -> AnswerCheck | None:
     """How the guard checks `response` to `request` (`answer_check`), or None."""
     path = request.url.path
-    if provider_of(request.method, path) is None:
+    found = provider_of(request.method, path)
+    if found is None:
         return None  # not read further: most requests of most clients
     try:
         content = request.content
@@ -103,6 +93,7 @@ def check_for(
         response.status_code,
         allowed,
         profile=profile,
+        dialect=found,
     )
 
 
@@ -239,7 +230,7 @@ async def aguard_response(response: Any, check: AnswerCheck) -> None:
 def _check_whole(check: AnswerCheck, response: Any) -> None:
     """A non-streaming answer, read, checked whole; the guard's error as the SDK's own."""
     with raised_as_sdk_errors(request_of(response)):
-        check.check(response.content, _content_type(response))
+        check_whole(check, response.content, _content_type(response))
 
 
 def _swap_body(response: Any, check: AnswerCheck) -> None:
@@ -274,9 +265,9 @@ class StrictTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         allow_stop_reasons: Collection[str] = (),
         profile: str | None = None,
     ) -> None:
-        from harness._providers import provider
+        from harness._providers import check_profile
 
-        provider("openai-chat").adapter_options(profile)  # an unknown name: ValueError now
+        check_profile(profile)  # an unknown name: ValueError now
         self.inner = inner
         self.profile = profile
         self.allowed = frozenset(allow_stop_reasons)

@@ -206,8 +206,8 @@ class ClientSession:
         assert self.fault is not None
         timeout = self.fault.client_options.get("timeout")
         transport = _RecordThenServe(recording, self._serve_recorded_fault, timeout)
-        key = live_api_key(kind.name)
-        client = kind.sdk(api_key=key, http_client=kind.http_client(transport=transport))
+        key = live_api_key(kind.sdk)
+        client = kind.client(kind.http_client(transport=transport), api_key=key)
         self._clients.append(client)
         return client
 
@@ -228,10 +228,9 @@ class ClientSession:
     def client(self) -> Anthropic:
         """The test's `anthropic.Anthropic` (an `openai.OpenAI` for OpenAI cassettes)."""
         if self.recording:
-            from harness._replay.clients import openai_sync_kind, sync_kind
+            from harness._replay.clients import sdk_named, sync_kind
 
-            kind = openai_sync_kind() if self.sdk == "openai" else sync_kind()
-            recording: Anthropic = self._recording_client(kind)
+            recording: Anthropic = self._recording_client(sync_kind(sdk_named(self.sdk)))
             return recording
         from harness._replay.clients import cassette_client
 
@@ -244,10 +243,9 @@ class ClientSession:
     def async_client(self) -> AsyncAnthropic:
         """The test's `anthropic.AsyncAnthropic` (an `openai.AsyncOpenAI` for OpenAI's)."""
         if self.recording:
-            from harness._replay.clients import async_kind, openai_async_kind
+            from harness._replay.clients import async_kind, sdk_named
 
-            kind = openai_async_kind() if self.sdk == "openai" else async_kind()
-            recording: AsyncAnthropic = self._recording_client(kind)
+            recording: AsyncAnthropic = self._recording_client(async_kind(sdk_named(self.sdk)))
             return recording
         from harness._replay.clients import async_cassette_client
 

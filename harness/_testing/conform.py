@@ -50,6 +50,7 @@ from harness._exceptions import (
 )
 from harness._providers import provider as registered
 from harness._providers.anthropic.adapter import StreamAdapter
+from harness._replay.direct import is_stream_failure
 from harness._testing.bounded import TIMED_OUT, BoundedProcess, Exchange
 from harness._testing.dialects import (
     ANTHROPIC,
@@ -58,7 +59,6 @@ from harness._testing.dialects import (
     fault_variants,
     library_path,
 )
-from harness._views import EventView
 from harness.faults import DONE, derive_variants, fault_named
 
 __all__ = [
@@ -194,9 +194,12 @@ def expected_result(
     them: `ping` passed over, an `error` event an API error, a wire directive where the
     stream ends in an HTTP or connection error. Another provider's adapter (its driver,
     from the registry) is given `options`, the case's request fields and policy."""
-    if provider != ANTHROPIC:
+    if dialect(provider).own_cases:
         return _provider_result(lines, provider, options or {})
     adapter = StreamAdapter()
+    # what the stream hands a reader, as the provider reads it without the SDK: a view of
+    # each event, nothing for one the SDK passes over, the API's error event raised
+    view_of = registered(provider).reading.direct_builders(False).event
     events: list[dict[str, Any]] = []
     try:
         for line in lines:
@@ -205,13 +208,16 @@ def expected_result(
                 if outcome is not None:
                     return Result(events, outcome)
                 continue
-            if line["type"] == "ping":
-                continue
-            if line["type"] == "error":
+            try:
+                view = view_of(line)
+            except Exception as error:  # the API's error event, as its SDK raises it
+                if not is_stream_failure(error):
+                    raise
                 details = line.get("error")
                 kind = details.get("type") if isinstance(details, dict) else None
                 return Result(events, f"api_error:{kind or 'APIStatusError'}")
-            events += [event_to_json(event) for event in adapter.feed(EventView(line))]
+            if view is not None:
+                events += [event_to_json(event) for event in adapter.feed(view)]
         events += [event_to_json(event) for event in adapter.finish()]
     except StreamProtocolError as error:
         return Result(events, error.code)
@@ -389,7 +395,7 @@ def _cassette_cases(name: str, path: str, provider: str = ANTHROPIC) -> Iterator
             f"{path}: an {cassette.provider} cassette, not {provider} "
             f"(harness conform --provider {cassette.provider} judges it)"
         )
-    if provider != ANTHROPIC:
+    if dialect(provider).own_cases:
         yield from _provider_cases(name, path, cassette)
         return
     anthropic_only(cassette, "harness conform")
@@ -474,7 +480,7 @@ def collect_cases(paths: Sequence[str] = (), provider: str = ANTHROPIC) -> list[
         ]
     cases: list[Case] = []
     for name, path, turns in found:
-        if turns and provider == ANTHROPIC:
+        if turns and not dialect(provider).own_cases:
             cases.append(_session_case(name, path, turns))
         elif turns:
             raise InputError(f"{path}: harness conform takes no session folder of {provider}")
@@ -766,8 +772,9 @@ def run_cases(
         app = server.app()
         app.middlewares.append(aliases.middleware())
         app.router.add_route("*", "/{path:.*}", unanswered.answer)
+        env = dialect(ANTHROPIC).client_env
         with ServerThread(app) as url:
-            base = {**environ, "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": DUMMY_API_KEY}
+            base = {**environ, env.base_url_variable: url, env.key_variable: DUMMY_API_KEY}
             yield from judged_served(
                 cases,
                 command,

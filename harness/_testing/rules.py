@@ -20,8 +20,7 @@ from pathlib import Path
 from harness._cassette.codec import Cassette, CassetteLine
 from harness._exceptions import StreamProtocolError
 from harness._providers import provider
-from harness._replay.direct import failure_code, feed_reader, is_stream_failure
-from harness._replay.openai import SKIP
+from harness._replay.direct import SKIP, failure_code, feed_reader, is_stream_failure
 
 __all__ = ["RuleCheck", "declared"]
 

@@ -33,7 +33,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Final
 
-from harness._exceptions import ANTHROPIC
+from harness._providers import provider as registered, providers, sdks
 
 __all__ = [
     "BEHAVIOUR_FILE",
@@ -50,69 +50,29 @@ __all__ = [
 #: What the installed releases were measured to do (`make tables` writes it).
 BEHAVIOUR_FILE: Final = Path(__file__).resolve().parent.parent / "sdk_behaviour.json"
 
-#: provider -> the good library cassettes (under the library) whose variants are served
+#: provider -> the good library cassettes (under the library) whose variants are served:
+#: each provider's whose `reading` says how a user's code reads its streams
+#: (`USER_READERS`), its `SAMPLES`, in the registry's order
 SOURCES: Final[Mapping[str, tuple[str, ...]]] = {
-    ANTHROPIC: ("text_only.jsonl", "two_tools.jsonl"),
-    "openai-chat": ("openai/chat/text.jsonl", "openai/chat/parallel_tools.jsonl"),
-    "openai-responses": ("openai/responses/text.jsonl", "openai/responses/parallel_tools.jsonl"),
+    found.name: tuple(found.reading.SAMPLES)
+    for found in providers()
+    if found.has("reading") and hasattr(found.reading, "USER_READERS")
 }
 PROVIDERS: Final = tuple(SOURCES)
 #: Rows served at once (each waits on its own in-process client, mostly for back-off).
 _THREADS: Final = 8
 
-_MESSAGES: Final = {
-    "model": "harness-replay",
-    "max_tokens": 64,
-    "messages": [{"role": "user", "content": "replay"}],
-}
-_CHAT: Final = {"model": "harness-replay", "messages": [{"role": "user", "content": "replay"}]}
-_RESPONSES: Final = {"model": "harness-replay", "input": "replay"}
-
-
-def _drain(stream: Iterable[Any]) -> None:
-    for _ in stream:
-        pass
-
-
-def _final(manager: Any, method: str) -> None:
-    with manager as stream:
-        getattr(stream, method)()
-
-
 Reader = Callable[[Any], None]
 
 #: provider -> reader name -> how a user's code reads the stream with that client
 READERS: Final[Mapping[str, Mapping[str, Reader]]] = {
-    ANTHROPIC: {
-        "messages.create(stream=True)": lambda client: _drain(
-            client.messages.create(**_MESSAGES, stream=True)
-        ),
-        "messages.stream()": lambda client: _final(
-            client.messages.stream(**_MESSAGES), "get_final_message"
-        ),
-    },
-    "openai-chat": {
-        "chat.completions.create(stream=True)": lambda client: _drain(
-            client.chat.completions.create(**_CHAT, stream=True)
-        ),
-        "chat.completions.stream()": lambda client: _final(
-            client.chat.completions.stream(**_CHAT), "get_final_completion"
-        ),
-    },
-    "openai-responses": {
-        "responses.create(stream=True)": lambda client: _drain(
-            client.responses.create(**_RESPONSES, stream=True)
-        ),
-        "responses.stream()": lambda client: _final(
-            client.responses.stream(**_RESPONSES), "get_final_response"
-        ),
-    },
+    name: registered(name).reading.USER_READERS for name in PROVIDERS
 }
 
 
-def sdk_of(provider: str) -> str:
+def sdk_of(name: str) -> str:
     """The package whose reader a provider's rows are served to."""
-    return "anthropic" if provider == ANTHROPIC else "openai"
+    return registered(name).sdk.package
 
 
 def _outcome(reader: Reader, served: list[Path], options: dict[str, Any]) -> str:
@@ -224,8 +184,7 @@ def changed_rows(
 #: The packages `harness doctor` reports: the SDKs the readers run, their HTTP client,
 #: and the frameworks the strict tests serve (docs/strict.md).
 PACKAGES: Final = (
-    "anthropic",
-    "openai",
+    *(sdk.package for sdk in sdks()),
     "httpx2",
     "httpx",
     "pydantic-ai-slim",
@@ -235,7 +194,7 @@ PACKAGES: Final = (
     "litellm",
 )
 #: The packages whose versions decide what the readers do (named with the measurement).
-MEASURED_WITH: Final = ("anthropic", "openai", "httpx2")
+MEASURED_WITH: Final = (*(sdk.package for sdk in sdks()), "httpx2")
 #: Where docs/sdk-readers.md's table is written (in a checkout).
 DOC: Final = BEHAVIOUR_FILE.parent.parent / "docs" / "sdk-readers.md"
 _BLOCK: Final = ("<!-- sdk-readers-table -->\n", "<!-- /sdk-readers-table -->")

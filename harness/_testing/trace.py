@@ -55,8 +55,13 @@ from harness._cassette.codec import (
 )
 from harness._events import ModelEvent, event_to_json
 from harness._providers import provider
-from harness._replay.direct import failure_code, failure_to_json, feed_reader, is_stream_failure
-from harness._replay.openai import SKIP
+from harness._replay.direct import (
+    SKIP,
+    failure_code,
+    failure_to_json,
+    feed_reader,
+    is_stream_failure,
+)
 from harness._replay.plan import DEFAULT_READ_TIMEOUT
 from harness._terminal import json_text, printable
 

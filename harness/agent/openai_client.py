@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness._events import ModelEvent
 from harness._providers import provider
+from harness._providers.openai_chat.errors import PROVIDER as CHAT
+from harness._providers.openai_responses.errors import PROVIDER as RESPONSES
 from harness.agent.client import ModelRequest, adapted
 from harness.agent.messages import messages_to_api
 
@@ -85,7 +87,7 @@ class OpenAIChatModelClient(_OpenAIModelClient):
     """`ModelClient` over `AsyncOpenAI().chat.completions` (created from the environment
     when not given)."""
 
-    PROVIDER = "openai-chat"
+    PROVIDER = CHAT
     #: the SDK's stream consumes `data: [DONE]` and ends: the adapter is told it came
     DRIVER_OPTIONS: ClassVar[dict[str, Any]] = {"done_at_end": True}
 
@@ -97,7 +99,7 @@ class OpenAIResponsesModelClient(_OpenAIModelClient):
     """`ModelClient` over `AsyncOpenAI().responses` (created from the environment when
     not given)."""
 
-    PROVIDER = "openai-responses"
+    PROVIDER = RESPONSES
 
     async def _create(self, params: dict[str, Any]) -> Any:
         return await self._sdk().responses.create(**params, stream=True)

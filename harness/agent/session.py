@@ -5,7 +5,7 @@ one cassette per model turn, `turn-01.jsonl`, `turn-02.jsonl`, ... `ReplayModelC
 serves the turns in order (by turn number: `turn-100` after `turn-99`) through the real
 adapter of each turn's provider (its header's `provider`, through the registry): an
 Anthropic turn fed with the SDK's own event objects, an OpenAI one with its lines' dicts
-(`harness._replay.openai`), and keeps every request it receives so a test can assert
+(`harness._replay.direct`), and keeps every request it receives so a test can assert
 what the loop sent back. Two replay directives act on the loop:
 
 - `{"harness": "abort"}` sets the abort signal when replay reaches that line;
@@ -38,7 +38,7 @@ from harness._cassette.sessions import (
 )
 from harness._directives import ABORT, HANG
 from harness._events import ModelEvent
-from harness._exceptions import ANTHROPIC, ReplayError, SessionError
+from harness._exceptions import ReplayError, SessionError
 from harness._files import atomic_write
 from harness._providers import provider
 from harness._replay.calls import Call, played
@@ -211,8 +211,7 @@ class ReplayModelClient:
     async def _turn_items(self, cassette: Cassette) -> AsyncIterator[Any]:
         """What the turn's adapter reads (an Anthropic turn's SDK event objects, an OpenAI
         turn's dicts), one per loop iteration, acting on directives."""
-        from harness._replay.direct import asdk_events
-        from harness._replay.openai import aprovider_items
+        from harness._replay.direct import aprovider_items
 
         path = cassette.path
         hang = False
@@ -228,12 +227,9 @@ class ReplayModelClient:
                 self.controller.abort(f"{path}: abort directive")
             # any other directive is carried out or passed over by `asdk_events`
 
-        if cassette.provider == ANTHROPIC:
-            items = asdk_events(cassette, on_directive, realtime=self.realtime)
-        else:
-            items = aprovider_items(
-                cassette, on_directive, DEFAULT_READ_TIMEOUT, realtime=self.realtime
-            )
+        items = aprovider_items(
+            cassette, on_directive, DEFAULT_READ_TIMEOUT, realtime=self.realtime
+        )
         async for event in items:
             if hang:
                 await asyncio.Event().wait()  # deaf to the signal; only cancellation ends it

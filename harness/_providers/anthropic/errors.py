@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["ERROR_FIELDS", "ERROR_TABLE", "PROTOCOL_ERROR_PREFIX"]
+__all__ = ["ERROR_FIELDS", "ERROR_TABLE", "PROTOCOL_ERROR_PREFIX", "PROVIDER"]
+
+#: The provider's name: a cassette header's `provider`, and the default one (a header
+#: naming none, a `StreamProtocolError` naming none).
+PROVIDER: Final = "anthropic"
 
 PROTOCOL_ERROR_PREFIX: Final = "Anthropic stream protocol error: "
 

@@ -15,11 +15,13 @@ from typing import Any, Final
 from harness._exceptions import APIErrorEvent
 from harness._json import dump_line
 from harness._providers.anthropic.message import StreamErrorEvent, message_from_events
-from harness._providers.wire import ClientEnv, Framing
+from harness._providers.wire import Framing
 from harness._terminal import printable
 
-__all__ = ["CLIENT_ENV", "FRAMING", "MATCH_ON", "encode_event", "unlike_the_api"]
+__all__ = ["ENDPOINT", "FRAMING", "MATCH_ON", "encode_event", "unlike_the_api"]
 
+#: The path a Messages request is POSTed to.
+ENDPOINT: Final = "/v1/messages"
 #: The request fields a replayed request is compared on by default.
 MATCH_ON: Final = ("model", "messages", "system", "tools")
 
@@ -39,7 +41,6 @@ def _message(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
         raise APIErrorEvent(error.body, error.status) from None
 
 
-#: The Messages wire, as replay reads it (`provider("anthropic").framing`): any path.
 _NUMBERING: Final = (
     "the live API numbers blocks 0..n-1 in order, and messages.stream() relies on it"
 )
@@ -69,10 +70,13 @@ def unlike_the_api(lines: Iterable[Any]) -> Iterator[tuple[int, str]]:
             expected = max(expected, index) + 1
 
 
-#: The environment variables the `anthropic` SDK reads: its base URL (the server's own
-#: address: its paths start with `/v1`), its key.
-CLIENT_ENV: Final = ClientEnv("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")
-
+#: The Messages wire, as replay reads it (`provider("anthropic").framing`): served at
+#: `/v1/messages`, and a cassette client answers any path.
 FRAMING: Final = Framing(
-    encode_event, _message, MATCH_ON, unlike_the_api=unlike_the_api, client_env=CLIENT_ENV
+    encode_event,
+    _message,
+    MATCH_ON,
+    endpoints=(ENDPOINT,),
+    any_path=True,
+    unlike_the_api=unlike_the_api,
 )

@@ -1,23 +1,37 @@
-"""The Anthropic Messages reading the guard drives (`AnthropicReader`), the default one.
+"""Messages under the guard: which answers, the reading it drives (`AnthropicReader`, the
+default one), and a non-streaming `Message` checked whole.
 
+`claims`: a `POST .../v1/messages` (under any base URL's path) is Messages'; the request
+asks for a stream by its body's `"stream": true` (`answer_check`). `AnthropicReader`:
 `StreamingDecoder` (the Anthropic SDK's rules, `harness._providers.sse`) and a
 `StreamAdapter(text=False)` fed the light event views; `message_delta` completes an
-answer. It moves to Anthropic's own subpackage with the provider registry.
+answer. `check_message` applies the same rules to a non-streaming `Message` JSON, as
+the events a stream of it carries (`events_from_message`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import Any, Final
+from collections.abc import Collection, Mapping
+from typing import Any, Final, TypeGuard
 
 from harness._exceptions import StreamProtocolError
 from harness._json import MAX_LINE_BYTES
-from harness._providers.answers import API_ERROR, COMPLETING, GO, HARMLESS
+from harness._providers.answers import (
+    API_ERROR,
+    COMPLETING,
+    GO,
+    HARMLESS,
+    AnswerCheck,
+    asks_for_stream,
+)
 from harness._providers.anthropic.adapter import COMPLETE_STOP_REASONS, StreamAdapter
+from harness._providers.anthropic.errors import PROVIDER
+from harness._providers.anthropic.framing import ENDPOINT
+from harness._providers.anthropic.message import events_from_message
 from harness._providers.sse import StreamingDecoder
 from harness._views import EventView
 
-__all__ = ["TEXT_DELTA", "AnthropicReader"]
+__all__ = ["TEXT_DELTA", "AnthropicReader", "answer_check", "check_message", "claims", "is_message"]
 
 #: Each text delta `StreamingDecoder.text_delta` tells, as the adapter reads it when it
 #: builds no `TextEvent`: a delta of type `text_delta`, nothing more read.
@@ -74,3 +88,66 @@ class AnthropicReader:
 
     def encode(self, events: list[dict[str, Any]]) -> bytes:
         raise NotImplementedError("the Anthropic reading rewrites no event")
+
+
+def claims(method: str, path: str) -> bool:
+    """Whether a request is a Messages call: `POST .../v1/messages`, any base URL's path."""
+    return method.upper() == "POST" and path.endswith(ENDPOINT)
+
+
+def answer_check(
+    method: str,
+    path: str,
+    params: Mapping[str, str],
+    content: bytes,
+    allowed: Collection[str],
+    profile: str | None,
+) -> AnswerCheck | None:
+    """How the answer to a Messages call is checked (None for another request): a stream
+    if its body asks for one, else a `Message`; `allowed` widens the stop reasons."""
+    if not claims(method, path):
+        return None
+    stop_reasons = COMPLETE_STOP_REASONS | frozenset(allowed)
+
+    def check_value(value: object) -> None:
+        if is_message(value):
+            check_message(value, stop_reasons=stop_reasons)
+
+    return AnswerCheck(
+        PROVIDER,
+        asks_for_stream(content),
+        lambda: AnthropicReader(stop_reasons=stop_reasons),
+        check_value,
+        answer="the Message",
+        needs_json_request=True,
+    )
+
+
+def check_message(
+    message: dict[str, Any], *, stop_reasons: Collection[str] = COMPLETE_STOP_REASONS
+) -> None:
+    """Raise `StreamProtocolError` if a non-streaming `Message` breaks the rules a stream of
+    it would: the same adapter over the events `events_from_message` gives.
+
+    What is not an object where the API sends one (a block, `usage`) reads as an empty
+    object, and `content` that is not a list as none, as the views read a part: the
+    rules then judge what is left, and the client reports what it cannot read."""
+    adapter = StreamAdapter(stop_reasons=stop_reasons)
+    for event in events_from_message(_readable(message)):
+        adapter.feed(EventView(event))
+    adapter.finish()
+
+
+def is_message(value: object) -> TypeGuard[dict[str, Any]]:
+    return isinstance(value, dict) and value.get("type") == "message"
+
+
+def _readable(message: dict[str, Any]) -> dict[str, Any]:
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else []
+    usage = message.get("usage")
+    return {
+        **message,
+        "content": [block if isinstance(block, dict) else {} for block in blocks],
+        "usage": usage if isinstance(usage, dict) else {},
+    }

@@ -17,7 +17,11 @@ from typing import Any, Final
 
 from harness._providers.openai_chat.adapter import COMPLETE_FINISH_REASONS
 
-__all__ = ["POLICY", "REQUEST", "variants"]
+__all__ = ["LIBRARY", "POLICY", "REQUEST", "variants"]
+
+#: Its default cases: this folder of the harness's cassette library (every cassette of
+#: the top level and `errors/`).
+LIBRARY: Final = "openai/chat"
 
 #: The request fields the rules read, as a library case has them.
 REQUEST: Final[dict[str, Any]] = {"tool_choice": None}

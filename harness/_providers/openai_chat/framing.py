@@ -21,7 +21,6 @@ from typing import Any, Final
 from harness._exceptions import APIErrorEvent
 from harness._json import dump_line
 from harness._providers.openai_shared import (
-    CLIENT_ENV,
     carries_error,
     error_answer,
     error_status,
@@ -144,5 +143,4 @@ FRAMING: Final = Framing(
     endpoints=(ENDPOINT,),
     done=DONE_SSE,
     error_answer=error_answer,
-    client_env=CLIENT_ENV,
 )

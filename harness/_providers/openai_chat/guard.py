@@ -23,7 +23,9 @@ in the canonical form, the repeated `id` and `name` dropped from the later piece
 needs no rewrite goes on byte for byte.
 
 `check_completion` checks a non-streaming `chat.completion` by the same rules, as the
-one chunk that carries its message, then `[DONE]`.
+one chunk that carries its message, then `[DONE]`. `claims`: a `POST
+.../chat/completions` (under any base URL's path: `/v1`, Azure's deployments) is Chat's,
+its answer read as its body's `stream` and `tool_choice` say (`answer_check`).
 """
 
 from __future__ import annotations
@@ -34,13 +36,20 @@ from typing import Any, Final
 
 from harness._exceptions import APIErrorEvent, StreamProtocolError
 from harness._json import MAX_LINE_BYTES
-from harness._providers.answers import API_ERROR, COMPLETING, GO
+from harness._providers.answers import API_ERROR, COMPLETING, GO, AnswerCheck, request_json
 from harness._providers.openai_chat.adapter import COMPLETE_FINISH_REASONS, DONE, ChatAdapter
 from harness._providers.openai_chat.errors import PROVIDER
 from harness._providers.openai_chat.profiles import OPENAI, Profile, profile as named
 from harness._providers.openai_sse import OpenAIDecoder, is_done
 
-__all__ = ["ChatReader", "check_completion", "finish_reasons", "reader_for"]
+__all__ = [
+    "ChatReader",
+    "answer_check",
+    "check_completion",
+    "claims",
+    "finish_reasons",
+    "reader_for",
+]
 
 #: What a note names as the event the guard withholds from.
 COMPLETING_CHUNK: Final = "the chunk carrying finish_reason"
@@ -275,3 +284,31 @@ def _as_chunk(completion: dict[str, Any], choice: dict[str, Any]) -> dict[str, A
             }
         ],
     }
+
+
+def claims(method: str, path: str) -> bool:
+    """Whether a request is a Chat Completions call: `POST .../chat/completions`."""
+    return method.upper() == "POST" and path.endswith("/chat/completions")
+
+
+def answer_check(
+    method: str,
+    path: str,
+    params: Mapping[str, str],
+    content: bytes,
+    allowed: Collection[str],
+    profile: str | None,
+) -> AnswerCheck | None:
+    """How the answer to a Chat call is checked (None for another request): as its body's
+    `stream` and `tool_choice` say, under the compatible server's `profile`."""
+    if not claims(method, path):
+        return None
+    body = request_json(content)
+
+    def reader() -> ChatReader:
+        return reader_for(body, allowed=allowed, profile=profile)
+
+    def check_value(value: object) -> None:
+        check_completion(value, body, allowed=allowed, profile=profile)
+
+    return AnswerCheck(PROVIDER, body.get("stream") is True, reader, check_value)

@@ -14,7 +14,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-__all__ = ["POLICY", "REQUEST", "variants"]
+__all__ = ["LIBRARY", "POLICY", "REQUEST", "variants"]
+
+#: Its default cases: this folder of the harness's cassette library (every cassette of
+#: the top level and `errors/`).
+LIBRARY: Final = "openai/responses"
 
 #: The request fields the rules read, as a library case has them.
 REQUEST: Final[dict[str, Any]] = {"starting_after": None}

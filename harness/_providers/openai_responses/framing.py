@@ -24,7 +24,7 @@ from typing import Any, Final, TypeVar
 
 from harness._exceptions import APIErrorEvent
 from harness._json import dump_line
-from harness._providers.openai_shared import CLIENT_ENV, error_answer, error_status
+from harness._providers.openai_shared import error_answer, error_status
 from harness._providers.wire import Framing, Line
 from harness._terminal import printable
 
@@ -130,5 +130,4 @@ FRAMING: Final = Framing(
     response_id=response_id,
     resumed_lines=resumed_lines,
     error_answer=error_answer,
-    client_env=CLIENT_ENV,
 )

@@ -18,28 +18,40 @@ The request decides where the stream starts (`reader_for`): a resumed
 `check_response` checks a non-streaming `response` object by the same rules, as the
 events a stream of it carries (its terminal event without the `output` those events
 are made of: no stream to contradict); one still `queued` or `in_progress` (a
-background request) has no verdict yet and is not checked.
+background request) has no verdict yet and is not checked. `claims`: a `POST
+.../responses`, and a `GET .../responses/{id}` (a retrieved or resumed response) are
+Responses' (`answer_check`: the body's `stream`, a GET's `stream=true`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 from harness._exceptions import APIErrorEvent, StreamProtocolError
 from harness._json import MAX_LINE_BYTES
-from harness._providers.answers import API_ERROR, COMPLETING, GO
+from harness._providers.answers import API_ERROR, COMPLETING, GO, AnswerCheck, request_json
 from harness._providers.openai_responses.adapter import ResponsesAdapter
 from harness._providers.openai_responses.errors import PROVIDER
 from harness._providers.openai_responses.framing import error_body
 from harness._providers.openai_sse import OpenAIDecoder, is_done, kind_of
 from harness._terminal import printable
 
-__all__ = ["TERMINAL_EVENTS", "ResponsesReader", "check_response", "reader_for"]
+__all__ = [
+    "TERMINAL_EVENTS",
+    "ResponsesReader",
+    "answer_check",
+    "check_response",
+    "claims",
+    "reader_for",
+]
 
 #: The events that end a Responses answer.
 TERMINAL_EVENTS: Final = frozenset({"response.completed", "response.incomplete", "response.failed"})
+#: A retrieved (or resumed) response: `/responses/{id}`, nothing after the id.
+_RESPONSE_PATH: Final = re.compile(r"/responses/[^/]+\Z")
 #: A response's `status` -> the terminal event a stream of it ends with.
 _TERMINAL_OF: Final = {
     "completed": "response.completed",
@@ -183,3 +195,39 @@ def _events_of(response: dict[str, Any], terminal: str) -> list[dict[str, Any]]:
         add("response.output_item.done", output_index=index, item=item)
     add(terminal, response={key: value for key, value in response.items() if key != "output"})
     return events
+
+
+def claims(method: str, path: str) -> bool:
+    """Whether a request is a Responses call (`POST .../responses`) or retrieves one
+    (`GET .../responses/{id}`, a resumed stream)."""
+    method = method.upper()
+    if method == "POST":
+        return path.endswith("/responses")
+    return method == "GET" and _RESPONSE_PATH.search(path) is not None
+
+
+def answer_check(
+    method: str,
+    path: str,
+    params: Mapping[str, str],
+    content: bytes,
+    allowed: Collection[str],
+    profile: str | None,
+) -> AnswerCheck | None:
+    """How the answer to a Responses call is checked (None for another request): a
+    stream as the body's `stream` (a GET's `stream=true`) says, a resumed one from
+    `starting_after`; a profile is Chat's alone, not read here."""
+    if not claims(method, path):
+        return None
+    if method.upper() == "GET":
+        streams = params.get("stream") == "true"
+    else:
+        streams = request_json(content).get("stream") is True
+
+    def reader() -> ResponsesReader:
+        return reader_for(params, allowed=allowed)
+
+    def check_value(value: object) -> None:
+        check_response(value, allowed=allowed)
+
+    return AnswerCheck(PROVIDER, streams, reader, check_value)

@@ -1,0 +1,128 @@
+"""What a provider's `client` module says of the SDK its streams are read with: `Sdk`.
+
+The package and its client classes (sync and async), the pip extra that installs it
+(None: a dependency of the harness), the API's base URL (the client's default), the
+environment the client reads (`ClientEnv`: its key's and base URL's variables, and what
+follows a server's address in the base URL), and how a client is built around an HTTP
+client, as the SDK's docs show users building one (`http_client=`, `base_url=`,
+`api_key=`): every client the harness makes (a cassette client, a replay's, a recording
+one) is built here, with the transport `harness._replay` gives it. Two providers may
+share one SDK (OpenAI's Chat Completions and Responses: one `OpenAI` calls both).
+
+Nothing here imports an SDK until a client class is asked for; the SDK's errors are
+looked up only in a package already loaded (a client of it means it is).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from harness._exceptions import InputError
+from harness._providers.wire import ClientEnv
+
+__all__ = ["ClientEnv", "Sdk", "with_http_client"]
+
+
+def with_http_client(
+    client_class: Callable[..., Any],
+    http_client: Any,
+    *,
+    base_url: str | None,
+    api_key: str,
+    options: dict[str, Any],
+) -> Any:
+    """A client built as the Anthropic and OpenAI SDKs' docs build one over a custom HTTP
+    client: `Client(api_key=..., base_url=..., http_client=..., **options)`."""
+    return client_class(api_key=api_key, base_url=base_url, http_client=http_client, **options)
+
+
+@dataclass(frozen=True, slots=True)
+class Sdk:
+    """The SDK one provider's streams are read with in user code (module docstring)."""
+
+    #: the package's import name (`anthropic`), what `sdk=` names it by
+    package: str
+    #: the names of its client classes: sync, then async
+    clients: tuple[str, str]
+    #: the API's base URL, as the client calls it without one
+    base_url: str
+    #: the variables the client reads, and what follows a server's address in its base URL
+    env: ClientEnv
+    #: the pip extra of stream-harness that installs it; None: the harness depends on it
+    extra: str | None = None
+    #: how a message names its cassettes (`an OpenAI cassette`); the package's name if empty
+    label: str = ""
+    #: whether its API error's `body` is the error object itself (the `openai` SDK's),
+    #: not the whole answer (`{"error": {...}}`, the `anthropic` SDK's)
+    flat_error_body: bool = False
+    #: (client class, HTTP client, base_url=, api_key=, options=) -> a client
+    build: Callable[..., Any] = with_http_client
+
+    @property
+    def named(self) -> str:
+        """How a message names its cassettes: `OpenAI`, `Anthropic`."""
+        return self.label or self.package
+
+    def module(self) -> ModuleType:
+        """The package, imported now; without it, `InputError` naming the extra to install."""
+        try:
+            return importlib.import_module(self.package)
+        except ModuleNotFoundError as error:
+            if error.name != self.package:
+                raise
+            extra = f'"stream-harness[{self.extra}]"' if self.extra else self.package
+            raise InputError(
+                f"{self.package}: the SDK is not installed; pip install {extra}"
+            ) from None
+
+    def live_key(self) -> str:
+        """The key a live client records with (the variable its client reads): the opt-in
+        to a billed recording; `InputError` in one line naming the variable without it."""
+        variable = self.env.key_variable
+        key = os.environ.get(variable)
+        if not key:
+            raise InputError(
+                f"{variable} is not set: recording calls the live API (and is billed); "
+                "set it to opt in"
+            )
+        return key
+
+    def client_class(self, *, asynchronous: bool) -> Any:
+        """Its sync or async client class (the SDK imported here)."""
+        return getattr(self.module(), self.clients[1 if asynchronous else 0])
+
+    def loaded(self) -> ModuleType | None:
+        """The package if it is loaded already (nothing imported here)."""
+        return sys.modules.get(self.package)
+
+    def loaded_class(self, name: str) -> type[Any] | None:
+        """Its class `name` (`APIError`, `OpenAI`) if the package is loaded and has one."""
+        module = self.loaded()
+        found = getattr(module, name, None) if module is not None else None
+        return found if isinstance(found, type) else None
+
+    def is_client(self, client: object) -> bool:
+        """Whether `client` is one of its clients (told without importing the SDK)."""
+        classes = tuple(found for name in self.clients if (found := self.loaded_class(name)))
+        return bool(classes) and isinstance(client, classes)
+
+    def client(
+        self,
+        http_client: Any,
+        *,
+        asynchronous: bool,
+        api_key: str,
+        base_url: str | None,
+        **options: Any,
+    ) -> Any:
+        """A client of the SDK (sync or async) over `http_client`."""
+        client_class = self.client_class(asynchronous=asynchronous)
+        return self.build(
+            client_class, http_client, base_url=base_url, api_key=api_key, options=options
+        )
