@@ -57,8 +57,6 @@ PIECES_MARKED: Final = 1_500
 LANE_KEPT: Final = 4_000
 LANE_PIECES: Final = 200
 LANES_KEPT: Final = 48
-#: What a lane is, in each provider's own words.
-LANE_NAMES: Final = {"anthropic": "block", "openai-chat": "call", "openai-responses": "item"}
 
 
 @dataclass(slots=True)
@@ -142,8 +140,11 @@ class Drawing:
 
     def __init__(self, provider_name: str) -> None:
         self.provider = provider_name
-        self._arguments = provider(provider_name).module("tracing").arguments
-        self._noun = LANE_NAMES.get(provider_name, "lane")
+        tracing = provider(provider_name).module("tracing")
+        self._arguments = tracing.arguments
+        #: what a lane is, in the provider's own words (its tracing's `LANES`)
+        lanes: tuple[str, str] = getattr(tracing, "LANES", ("lane", "lane"))
+        self._noun, self.lane_title = lanes
         #: lanes open now, by index; lanes closed, in closing order (`LANES_KEPT` at most)
         self._active: dict[int, Lane] = {}
         self.lanes: list[Lane] = []

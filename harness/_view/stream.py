@@ -175,14 +175,11 @@ def _lanes(drawing: Drawing, level: int) -> str:
     more = ""
     if drawing.lanes_more:
         more = f'<p class="note">and {drawing.lanes_more:,} more lanes, not drawn</p>'
+    title = escape(drawing.lane_title)
     return (
-        f"<h{level}>Lanes: each tool {escape(_noun(drawing))}, its JSON piece by piece</h{level}>"
+        f"<h{level}>Lanes: each tool {title}, its JSON piece by piece</h{level}>"
         f'<section class="lanes">{"".join(_lane(lane) for lane in drawing.lanes)}</section>{more}'
     )
-
-
-def _noun(drawing: Drawing) -> str:
-    return {"openai-chat": "call", "openai-responses": "output item"}.get(drawing.provider, "block")
 
 
 def stream_section(

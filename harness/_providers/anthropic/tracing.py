@@ -27,6 +27,10 @@ __all__ = ["arguments", "compared", "describe", "machine", "open_items", "shown_
 _SHORT_KINDS: Final = {"text_delta": "", "input_json_delta": "json"}
 
 
+#: What a lane of `harness view` is in this dialect, short and in full.
+LANES: Final = ("block", "block")
+
+
 def describe(
     data: Mapping[str, Any], nothing: object, *, short: bool = False
 ) -> tuple[str, int | None, str, object]:

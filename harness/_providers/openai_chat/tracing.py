@@ -13,13 +13,17 @@ where the row is named by the first).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from harness._providers.openai_chat.adapter import ChatAdapter
 from harness._providers.openai_shared import carries_error
 from harness._terminal import printable
 
 __all__ = ["arguments", "compared", "describe", "machine", "open_items", "shown_text"]
+
+
+#: What a lane of `harness view` is in this dialect, short and in full.
+LANES: Final = ("call", "call")
 
 
 def _object(value: object) -> dict[str, Any]:

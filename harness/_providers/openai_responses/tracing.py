@@ -11,12 +11,16 @@ a `function_call_arguments.delta` carries, at its `output_index`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from harness._providers.openai_responses.adapter import ResponsesAdapter
 from harness._terminal import printable
 
 __all__ = ["arguments", "compared", "describe", "machine", "open_items", "shown_text"]
+
+
+#: What a lane of `harness view` is in this dialect, short and in full.
+LANES: Final = ("item", "output item")
 
 
 def describe(

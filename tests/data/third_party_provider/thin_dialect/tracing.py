@@ -6,7 +6,7 @@ from typing import Any
 
 from thin_dialect.adapter import ThinAdapter
 
-__all__ = ["compared", "describe", "machine", "open_items", "shown_text"]
+__all__ = ["arguments", "compared", "describe", "machine", "open_items", "shown_text"]
 
 
 def describe(
@@ -31,3 +31,8 @@ def open_items(adapter: ThinAdapter, limit: int) -> tuple[tuple[int, ...], int]:
 def shown_text(data: dict[str, Any]) -> str:
     text = data.get("text")
     return text if data.get("kind") == "text" and isinstance(text, str) else ""
+
+
+def arguments(data: dict[str, Any]) -> list[tuple[int, str]]:
+    """No pieces: a thin call comes whole, its index its place among the calls."""
+    return []
