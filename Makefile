@@ -118,10 +118,21 @@ chromium:
 	else echo "no chromium, and no apt-get as root to install it: tests/test_browser.py will be skipped"; fi
 
 # The screenshots docs/view.md shows, taken in headless Chromium (tests/browser.py) from the
-# pages the harness writes: examples/your_app's fault run, harness conform's report.
+# pages the harness writes: harness view's pages of a broken variant of interleaved.jsonl (run
+# in $(SHOTS), so the pages name the paths the doc does), of a Chat session, of the two
+# side by side; examples/your_app's fault run, harness conform's report.
 SHOTS := .screenshots
 screenshots: $(STAMP) chromium
-	rm -rf $(SHOTS) && mkdir -p $(SHOTS) && cp -R examples/your_app $(SHOTS)/your_app
+	rm -rf $(SHOTS) && mkdir -p $(SHOTS)/cassettes && cp -R examples/your_app $(SHOTS)/your_app
+	cp cassettes/interleaved.jsonl $(SHOTS)/cassettes/
+	cd $(SHOTS) && ../$(BIN)/harness faults cassettes/interleaved.jsonl --out broken/ >/dev/null \
+	&& ../$(BIN)/harness view broken/interleaved.drop_tool_stop.jsonl --out stream.html \
+	&& ../$(BIN)/harness view cassettes/interleaved.jsonl broken/interleaved.drop_tool_stop.jsonl \
+	--out diff.html
+	$(BIN)/harness view cassettes/openai/chat/sessions/weather/ --out $(SHOTS)/session.html
+	$(BIN)/python -m tests.browser $(SHOTS)/stream.html docs/view-stream.png --width 1200 --full
+	$(BIN)/python -m tests.browser $(SHOTS)/session.html docs/view-session.png --width 1200 --height 1600
+	$(BIN)/python -m tests.browser $(SHOTS)/diff.html docs/view-diff.png --width 1200 --height 1080
 	cd $(SHOTS)/your_app && { ../../$(BIN)/pytest -q -p no:cacheprovider -k notices \
 	--harness-variants-dir=../variants --harness-report=../report.html >/dev/null; \
 	test -f ../report.html; }

@@ -24,7 +24,17 @@ from harness._files import atomic_write
 from harness._terminal import printable
 from harness._version import __version__
 
-__all__ = ["CSP", "cut", "document", "escape", "script_json", "write_page"]
+__all__ = [
+    "CSP",
+    "DIFFERS",
+    "FAILED",
+    "FAILED_EDGE",
+    "cut",
+    "document",
+    "escape",
+    "script_json",
+    "write_page",
+]
 
 #: Nothing may be fetched: no script, style, image, font or frame from anywhere, no form
 #: target, no connection; inline style (and inline script, `data:` images) only.
@@ -32,11 +42,22 @@ CSP: Final = (
     "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 )
 
-STYLE: Final = """
-:root { --line: #d9dce1; --soft: #f5f6f8; --text: #1d2330; --dim: #6b7280;
-  --failed: #fde8e8; --failed-edge: #c81e1e; --text-emit: #e6f4ea; --call-emit: #e8effd;
-  --done-emit: #eceff3; --fold: #fafafa; --differs: #fff4d6; }
-* { box-sizing: border-box; }
+#: The colours a reader (and tests/test_browser.py, in a screenshot's pixels) finds the
+#: marked rows by: the failing row's background and its left edge, the row where two
+#: traces part.
+FAILED: Final = "#fde8e8"
+FAILED_EDGE: Final = "#c81e1e"
+DIFFERS: Final = "#fff4d6"
+
+_ROOT: Final = (
+    ":root { --line: #d9dce1; --soft: #f5f6f8; --text: #1d2330; --dim: #6b7280;\n"
+    f"  --failed: {FAILED}; --failed-edge: {FAILED_EDGE}; --text-emit: #e6f4ea;\n"
+    f"  --call-emit: #e8effd; --done-emit: #eceff3; --fold: #fafafa; --differs: {DIFFERS}; }}\n"
+)
+
+STYLE: Final = (
+    _ROOT
+    + """* { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--text);
   margin: 0; padding: 1.2rem 1.6rem 3rem; background: #fff; }
 h1 { font-size: 1.25rem; margin: 0 0 .3rem; word-break: break-all; }
@@ -110,6 +131,7 @@ section.turn { border-top: 3px solid var(--line); margin-top: 1.6rem; }
 .sides pre .differs { background: var(--differs); box-shadow: inset 4px 0 var(--failed-edge); }
 footer { margin-top: 2rem; color: var(--dim); font-size: 12px; }
 """
+)
 
 #: C0 and C1 controls but tab and line feed, bidi controls, lone surrogates: their
 #: escape (`\\u001b`), as the terminal shows them (`harness._terminal.printable`).
