@@ -79,9 +79,11 @@ lint: $(STAMP)
 unit: $(STAMP) node chromium
 	$(BIN)/pytest -n 2
 
-# The inner loop: everything but the slow tests, on both cores, in under a minute.
+# The inner loop: everything but the slow tests, on both cores, in under a minute. A test
+# file's tests run on one worker (`--dist loadfile`): its module fixtures start once, and
+# the worker is sent a file, not a test, at a time.
 quick: $(STAMP)
-	$(BIN)/pytest -m "not slow" -n 2
+	$(BIN)/pytest -m "not slow" -n 2 --dist loadfile
 
 # A few minutes: the floors (issue 21's four ratios), the adapter and replay up to 10^5
 # deltas, the serve load. `python -m bench` alone runs the sizes up to 10^6.

@@ -483,6 +483,7 @@ JSON_VALUES = st.recursive(
     cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=6),
     ensure_ascii=st.booleans(),
 )
+@pytest.mark.slow
 def test_any_split_of_the_input_json_gives_the_same_call(
     tool_input: dict[str, Any], cuts: list[int], ensure_ascii: bool
 ) -> None:

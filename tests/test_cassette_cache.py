@@ -87,6 +87,7 @@ def test_a_cassette_given_is_read_through_itself_once(tmp_path: Path) -> None:
     assert first is not kept(path)  # an object given is its own, not the path's
 
 
+@pytest.mark.slow
 def test_the_client_fixtures_of_a_session_share_one_read_of_a_cassette(
     pytester: pytest.Pytester,
 ) -> None:

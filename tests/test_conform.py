@@ -92,6 +92,7 @@ def test_the_harness_adapter_behind_the_protocol_agrees_on_every_default_case() 
     assert result.exit_code == 0
 
 
+@pytest.mark.slow
 def test_the_harness_adapter_agrees_on_one_cassette_and_its_variants() -> None:
     result = conform("cassettes/interleaved.jsonl", "--", *PYTHON_WRAPPER)
     assert result.output.splitlines()[-1].startswith("18/18 cases agree")
@@ -181,6 +182,7 @@ def test_each_disagreement_is_one_line_with_the_first_difference_and_a_trace() -
     assert result.exit_code == 1
 
 
+@pytest.mark.slow
 def test_keep_writes_the_disagreeing_variants_for_their_trace(tmp_path: Path) -> None:
     keep = tmp_path / "kept"
     result = conform("--keep", str(keep), "cassettes/text_only.jsonl", "--", *ACCEPT_ALL)
@@ -193,6 +195,7 @@ def test_keep_writes_the_disagreeing_variants_for_their_trace(tmp_path: Path) ->
     assert outcome_code(replay_outcome(path)) == "missing_message_start"
 
 
+@pytest.mark.slow
 def test_json_format_is_an_object_a_case_then_a_summary() -> None:
     result = conform("--format", "json", "cassettes/text_only.jsonl", "--", *PYTHON_WRAPPER)
     lines = [json.loads(line) for line in result.output.splitlines()]

@@ -38,6 +38,7 @@ def run_bounded(case: Case, command: list[str], timeout: float) -> Result:
         pool.shutdown(wait=False)
 
 
+@pytest.mark.slow
 def test_a_flood_of_output_is_the_cases_failure_at_the_cap() -> None:
     flood = python(
         'import sys\nline = b\'{"type": "text", "text": "x"}\\n\' * 1000\n'
@@ -93,6 +94,7 @@ def runaway(pid_file: Path, then: str) -> list[str]:
     )
 
 
+@pytest.mark.slow
 def test_a_descendant_holding_the_pipes_after_the_command_exits_ends_at_the_timeout(
     pid_file: Path,
 ) -> None:
@@ -104,6 +106,7 @@ def test_a_descendant_holding_the_pipes_after_the_command_exits_ends_at_the_time
     assert pid_file.exists()
 
 
+@pytest.mark.slow
 def test_a_hanging_command_whose_descendant_left_the_group_ends_at_the_timeout(
     pid_file: Path,
 ) -> None:

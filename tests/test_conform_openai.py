@@ -144,6 +144,7 @@ def _classes(provider: str) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 def test_a_lenient_chat_adapter_fails_the_right_cases_with_the_right_classes() -> None:
     assert _classes("openai-chat") == {
         "errors/missing_done": "accepted silently",

@@ -73,6 +73,7 @@ def test_a_crash_costs_its_case_only_and_the_next_case_gets_a_fresh_process() ->
     assert all(verdict.got.outcome == "done" for verdict in verdicts[::2])
 
 
+@pytest.mark.slow
 def test_a_command_that_never_ends_a_case_times_out_case_by_case() -> None:
     one_shot = [sys.executable, "-c", "import sys; sys.stdin.read()"]
     result = conform(

@@ -220,6 +220,7 @@ def _peak_memory_of_diff_trace(tmp_path: Path, deltas: int, monkeypatch: pytest.
     return peak
 
 
+@pytest.mark.slow
 def test_trace_prints_rows_as_they_come_holding_neither_stream(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

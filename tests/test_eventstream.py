@@ -60,6 +60,7 @@ def _as_botocore_gives(value: object) -> object:
 
 @settings(max_examples=200, deadline=None)
 @given(frames, st.lists(st.integers(0, 10_000), max_size=8))
+@pytest.mark.slow
 def test_any_frames_however_cut_read_as_botocore_reads_them(
     written: list[tuple[dict[str, Any], bytes]], cuts: list[int]
 ) -> None:
@@ -74,6 +75,7 @@ def test_any_frames_however_cut_read_as_botocore_reads_them(
 
 @settings(max_examples=300, deadline=None)
 @given(frames, st.data())
+@pytest.mark.slow
 def test_any_flipped_bit_is_a_bad_frame_where_botocore_refuses(
     written: list[tuple[dict[str, Any], bytes]], data: st.DataObject
 ) -> None:

@@ -61,6 +61,7 @@ def test_vcrpy_replays_an_exported_cassette_to_the_same_outcome(exported: Path, 
     assert _code_via_vcrpy(exported / f"{path.stem}.yaml") == outcome_code(replay_outcome(path))
 
 
+@pytest.mark.slow
 def test_vcrpy_replays_every_exported_fault_variant_to_its_expected_outcome(
     tmp_path: Path,
 ) -> None:

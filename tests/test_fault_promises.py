@@ -115,6 +115,7 @@ def test_serve_stall_ms_cuts_a_stall_for_a_client_whose_timeout_is_long(
     assert lines[-1] == f"#1 POST /v1/messages: a {STALL_MS} ms stall cut at 50 ms (--stall-ms)"
 
 
+@pytest.mark.slow
 def test_serve_without_stall_ms_holds_a_stall_past_a_clients_read_timeout(
     variants: dict[str, Path],
 ) -> None:

@@ -111,6 +111,7 @@ def test_a_file_over_the_size_limit_is_refused_unread(
     assert _one_line(result) == f"{STREAM}: the file is larger than 0 MiB; refused"
 
 
+@pytest.mark.slow
 def test_a_gzip_body_bomb_is_skipped_in_one_line_at_the_real_limit(tmp_path: Path) -> None:
     bomb = gzip.compress(b"\0" * (harness._interop.reading.MAX_BODY_BYTES + 1), compresslevel=9)
     assert len(bomb) < 100_000

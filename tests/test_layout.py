@@ -84,6 +84,7 @@ def test_a_subpackage_imports_only_the_core_and_what_its_docstring_allows(packag
     assert not crossing
 
 
+@pytest.mark.slow
 def test_the_flat_core_imports_no_subpackage_but_for_types() -> None:
     """The core is below every subpackage: `_exceptions` reads the default provider's
     error table, which is pure data (`_providers.anthropic.errors`, importing nothing),
@@ -357,6 +358,7 @@ def _prose_and_types(tree: ast.AST) -> set[int]:
     return skipped
 
 
+@pytest.mark.slow
 def test_a_providers_words_are_spelt_in_its_own_folder_and_the_registry_alone() -> None:
     from harness._providers import __file__ as registry, providers
 

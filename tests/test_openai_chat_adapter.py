@@ -737,6 +737,7 @@ JSON_ANY = st.recursive(
 
 @settings(deadline=None)
 @given(st.lists(JSON_ANY, max_size=8))
+@pytest.mark.slow
 def test_any_input_ends_in_done_or_one_of_the_tables_errors(items: list[Any]) -> None:
     """Whatever the lines hold (a server's mistakes included), the machine answers with
     its events and `done`, a code of its table (its message matching the code's pattern),

@@ -6,10 +6,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "python" / "test_openai_first.py"
 
 
+@pytest.mark.slow
 def test_the_first_openai_test_passes_on_the_answer_and_every_broken_variant() -> None:
     ran = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(EXAMPLE)],

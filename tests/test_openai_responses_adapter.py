@@ -1096,6 +1096,7 @@ EVENT_TYPES = st.sampled_from(
         max_size=8,
     )
 )
+@pytest.mark.slow
 def test_any_input_ends_in_done_or_one_of_the_tables_errors(
     raw: list[tuple[str, dict[str, Any]]],
 ) -> None:

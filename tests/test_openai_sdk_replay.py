@@ -128,6 +128,7 @@ def test_the_wire_directives_reach_the_sdk_as_a_live_servers_would(
     assert _code(collect(replay_events(path, read_timeout=0.2))) == code  # the same directly
 
 
+@pytest.mark.slow
 def test_realtime_paces_an_openai_stream_through_the_sdk(tmp_path: Path) -> None:
     path = _with(tmp_path, CHAT_TEXT, {"harness": "at", "ms": 300}, after=2)
     started = time.monotonic()
@@ -340,6 +341,7 @@ def test_one_client_speaks_one_sdk() -> None:
     assert both.responses.create(model="m", input="hi").status == "completed"
 
 
+@pytest.mark.slow
 def test_the_openai_sdk_is_imported_only_when_a_client_hands_its_objects_out() -> None:
     import subprocess
     import sys

@@ -55,6 +55,7 @@ def _summary(result: pytest.RunResult) -> list[str]:
     return lines[start + 1 : end]
 
 
+@pytest.mark.slow
 def test_rows_accepted_on_purpose_pass_and_the_summary_lists_each_row_per_test(
     project: pytest.Pytester,
 ) -> None:
@@ -78,6 +79,7 @@ def test_rows_accepted_on_purpose_pass_and_the_summary_lists_each_row_per_test(
     ]
 
 
+@pytest.mark.slow
 def test_the_adapters_row_accepted_on_purpose_passes(project: pytest.Pytester) -> None:
     project.makeini(INI + "harness_adapter = lenient:to_model_events\npythonpath = .\n")
     project.makepyfile(
@@ -114,6 +116,7 @@ def test_the_adapters_row_accepted_on_purpose_passes(project: pytest.Pytester) -
     ],
     ids=["unknown-row", "no-reason", "not-a-dict"],
 )
+@pytest.mark.slow
 def test_a_misused_accept_is_one_line_once(
     project: pytest.Pytester, accept: str, problem: str
 ) -> None:

@@ -48,18 +48,21 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
+@pytest.mark.slow
 def test_ini_option_points_replay_at_the_project_adapter(project: pytest.Pytester) -> None:
     project.makeini(INI + "harness_adapter = shouting:shout\npythonpath = .\n")
     project.makepyfile(test_inner="EXPECTED = 'HELLO'\n" + TEXT_TEST)
     project.runpytest().assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_without_the_option_replay_uses_the_harness_adapter(project: pytest.Pytester) -> None:
     project.makeini(INI)
     project.makepyfile(test_inner="EXPECTED = 'hello'\n" + TEXT_TEST)
     project.runpytest().assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_overriding_fixture_beats_the_ini_option(project: pytest.Pytester) -> None:
     project.makeini(INI + "harness_adapter = shouting:shout\npythonpath = .\n")
     project.makeconftest(
@@ -91,6 +94,7 @@ def test_overriding_fixture_beats_the_ini_option(project: pytest.Pytester) -> No
     ],
     ids=["no-colon", "no-module", "no-function"],
 )
+@pytest.mark.slow
 def test_bad_ini_option_is_one_clear_line(
     project: pytest.Pytester, spec: str, message: str
 ) -> None:
@@ -101,6 +105,7 @@ def test_bad_ini_option_is_one_clear_line(
     result.stdout.fnmatch_lines([message])
 
 
+@pytest.mark.slow
 def test_an_adapter_crash_is_not_mistaken_for_an_outcome(project: pytest.Pytester) -> None:
     project.makeini(INI)
     project.makeconftest(
@@ -132,6 +137,7 @@ def test_catches(fault_variant):
 """
 
 
+@pytest.mark.slow
 def test_strict_adapter_catches_every_row_of_the_catalogue(project: pytest.Pytester) -> None:
     project.makeini(INI)
     project.makepyfile(test_inner="CASSETTE = 'tools'\n" + FAULT_TEST)
@@ -142,6 +148,7 @@ def test_strict_adapter_catches_every_row_of_the_catalogue(project: pytest.Pytes
     )
 
 
+@pytest.mark.slow
 def test_rows_that_need_a_tool_block_are_skipped_on_a_text_stream(
     project: pytest.Pytester,
 ) -> None:
@@ -162,6 +169,7 @@ def test_rows_that_need_a_tool_block_are_skipped_on_a_text_stream(
     result.assert_outcomes(passed=len(CATALOGUE) - len(skipped), skipped=len(skipped))
 
 
+@pytest.mark.slow
 def test_catalogue_needs_a_cassette_that_completes(project: pytest.Pytester) -> None:
     project.makeini(INI)
     StreamBuilder().text(0, "cut").write(project.path / "cassettes/cut.jsonl", "no ending")
@@ -173,6 +181,7 @@ def test_catalogue_needs_a_cassette_that_completes(project: pytest.Pytester) -> 
     )
 
 
+@pytest.mark.slow
 def test_lenient_example_fails_exactly_the_rows_it_does_not_handle(
     pytester: pytest.Pytester,
 ) -> None:

@@ -42,11 +42,13 @@ def write_tests(project: pytest.Pytester, default: str, marker: str) -> None:
     (project.path / "tests" / "test_inner.py").write_text(expected + INNER_TESTS)
 
 
+@pytest.mark.slow
 def test_names_are_found_in_cassettes_beside_the_test_module(project: pytest.Pytester) -> None:
     write_tests(project, default="tests/cassettes", marker="tests/from_marker")
     project.runpytest("tests").assert_outcomes(passed=2)
 
 
+@pytest.mark.slow
 def test_fixture_sets_the_folder_and_the_marker_dir_beats_it(project: pytest.Pytester) -> None:
     (project.path / "tests" / "conftest.py").write_text(
         "import pytest\n\n"
@@ -58,6 +60,7 @@ def test_fixture_sets_the_folder_and_the_marker_dir_beats_it(project: pytest.Pyt
     project.runpytest("tests").assert_outcomes(passed=2)
 
 
+@pytest.mark.slow
 def test_command_line_beats_marker_and_fixture(project: pytest.Pytester) -> None:
     (project.path / "tests" / "conftest.py").write_text(
         "import pytest\n\n"
@@ -69,6 +72,7 @@ def test_command_line_beats_marker_and_fixture(project: pytest.Pytester) -> None
     project.runpytest("tests", "--harness-cassette-dir", "from_option").assert_outcomes(passed=2)
 
 
+@pytest.mark.slow
 def test_command_line_folder_is_relative_to_where_pytest_runs(project: pytest.Pytester) -> None:
     write_tests(project, default="tests/from_marker", marker="tests/from_marker")
     with pytest.MonkeyPatch.context() as patch:
@@ -77,6 +81,7 @@ def test_command_line_folder_is_relative_to_where_pytest_runs(project: pytest.Py
     result.assert_outcomes(passed=2)
 
 
+@pytest.mark.slow
 def test_missing_cassette_names_the_path_it_looked_for(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_missing="""

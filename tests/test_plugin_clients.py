@@ -67,6 +67,7 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
+@pytest.mark.slow
 def test_each_fixture_serves_the_users_own_code(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_inner="""
@@ -129,6 +130,7 @@ def test_a_session_folder_with_retries_goes_through_the_sdks_own_retries(
     project.runpytest().assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_running_out_of_responses_fails_the_test_with_one_line(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_inner="""
@@ -153,6 +155,7 @@ def test_running_out_of_responses_fails_the_test_with_one_line(project: pytest.P
     assert "pytest_plugin.py" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_a_request_the_code_lets_through_is_reported_once_without_the_sdks_traceback(
     project: pytest.Pytester,
 ) -> None:

@@ -141,6 +141,7 @@ def _section(lines: list[str]) -> list[str]:
     return lines[start + 1 : end]
 
 
+@pytest.mark.slow
 def test_a_changed_answer_is_named_with_what_changed_and_the_stored_cassettes_stay(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -177,6 +178,7 @@ def test_a_changed_answer_is_named_with_what_changed_and_the_stored_cassettes_st
     assert all(KEY not in text for text in [*written, result.stdout.str(), result.stderr.str()])
 
 
+@pytest.mark.slow
 def test_an_unchanged_api_agrees_and_every_run_records_again(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -222,6 +224,7 @@ def test_parallel_workers_report_in_the_controller(
     assert report.splitlines() == summary
 
 
+@pytest.mark.slow
 def test_without_the_key_each_test_skips_in_one_line_and_the_summary_says_why(
     project: pytest.Pytester,
 ) -> None:
@@ -251,6 +254,7 @@ def test_without_the_key_each_test_skips_in_one_line_and_the_summary_says_why(
     assert _contents(project.path / "cassettes") == stored
 
 
+@pytest.mark.slow
 def test_a_cassette_not_kept_is_not_recorded_by_drift(project: pytest.Pytester) -> None:
     (project.path / "cassettes" / "weather.jsonl").unlink()
     result = project.runpytest("--harness-record=drift", "-k", "weather")
@@ -361,6 +365,7 @@ def _ci_workflow() -> dict[Any, Any]:
     return workflow
 
 
+@pytest.mark.slow
 def test_the_ci_recipe_runs_the_check_weekly_with_the_keys_and_keeps_its_folder(
     project: pytest.Pytester,
 ) -> None:

@@ -58,6 +58,7 @@ def _errors(result: pytest.RunResult) -> list[str]:
     return [line for line in result.outlines if line.startswith("E       AssertionError")]
 
 
+@pytest.mark.slow
 def test_a_later_turn_of_a_session_reports_what_strict_would_have_raised(
     project: pytest.Pytester,
 ) -> None:
@@ -83,6 +84,7 @@ def test_a_later_turn_of_a_session_reports_what_strict_would_have_raised(
     assert "harness.strict accepts it" not in error
 
 
+@pytest.mark.slow
 def test_the_report_names_the_function_the_block_called_not_the_machinery(
     project: pytest.Pytester,
 ) -> None:
@@ -181,6 +183,7 @@ def test_unmatched(harness_client, fault_variant):
 """
 
 
+@pytest.mark.slow
 def test_expect_failure_with_types_counts_only_those_in_the_chain(
     project: pytest.Pytester,
 ) -> None:
@@ -199,6 +202,7 @@ def test_expect_failure_with_types_counts_only_those_in_the_chain(
     )
 
 
+@pytest.mark.slow
 def test_expect_failure_takes_exception_types_only(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_inner="""

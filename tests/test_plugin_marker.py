@@ -32,6 +32,7 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
+@pytest.mark.slow
 def test_marked_cassettes_replay_to_their_events_and_errors(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_inner="""
@@ -74,6 +75,7 @@ def test_marked_cassettes_replay_to_their_events_and_errors(project: pytest.Pyte
     result.assert_outcomes(passed=6)
 
 
+@pytest.mark.slow
 def test_absolute_path_is_used_as_given(project: pytest.Pytester, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere" / "far.jsonl"
     elsewhere.parent.mkdir()
@@ -91,6 +93,7 @@ def test_absolute_path_is_used_as_given(project: pytest.Pytester, tmp_path: Path
     project.runpytest().assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_misuse_fails_the_test_with_one_clear_line(project: pytest.Pytester) -> None:
     (project.path / "cassettes" / "garbage.jsonl").write_text('{"type": "message_start"\n')
     project.makepyfile(
@@ -142,6 +145,7 @@ def test_misuse_fails_the_test_with_one_clear_line(project: pytest.Pytester) -> 
     assert "During handling" not in output
 
 
+@pytest.mark.slow
 def test_marker_is_registered_for_strict_markers(project: pytest.Pytester) -> None:
     result = project.runpytest("--markers")
     result.stdout.fnmatch_lines(["@pytest.mark.cassette(*names_or_paths, dir=None, *"])

@@ -89,6 +89,7 @@ def _summary(result: pytest.RunResult) -> list[str]:
     return [line for line in result.outlines[at + 1 :] if line.startswith(("test_", "  "))]
 
 
+@pytest.mark.slow
 def test_the_clients_are_the_cassettes_sdk_and_answer_from_it(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_inner=f"""
@@ -136,6 +137,7 @@ def test_the_clients_are_the_cassettes_sdk_and_answer_from_it(project: pytest.Py
     )
 
 
+@pytest.mark.slow
 def test_fault_variant_runs_the_chat_catalogue_against_the_users_code(
     project: pytest.Pytester,
 ) -> None:
@@ -167,6 +169,7 @@ def test_fault_variant_runs_the_chat_catalogue_against_the_users_code(
     assert "trace: harness replay --trace " in drop_done
 
 
+@pytest.mark.slow
 def test_strict_clients_catch_every_chat_row(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_inner="""
@@ -185,6 +188,7 @@ def test_strict_clients_catch_every_chat_row(project: pytest.Pytester) -> None:
     off.assert_outcomes(failed=1, deselected=26)
 
 
+@pytest.mark.slow
 def test_fault_variant_runs_the_responses_catalogue(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_inner="""
@@ -213,6 +217,7 @@ def test_fault_variant_runs_the_responses_catalogue(project: pytest.Pytester) ->
     assert all("responses_answer returned" in line for line in failed)
 
 
+@pytest.mark.slow
 def test_assert_caught_judges_the_providers_own_adapter(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_inner="""
@@ -235,6 +240,7 @@ def test_assert_caught_judges_the_providers_own_adapter(project: pytest.Pytester
     assert not any("accepted silently" in line or "crashed" in line for line in summary)
 
 
+@pytest.mark.slow
 def test_a_record_mode_records_an_openai_cassette_by_client_alone(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -269,6 +275,7 @@ def test_a_record_mode_records_an_openai_cassette_by_client_alone(
     assert "Traceback" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_a_session_folder_keeps_its_turns_and_snapshot_outcome_stores_the_answer(
     project: pytest.Pytester,
 ) -> None:
@@ -313,6 +320,7 @@ def test_a_session_folder_keeps_its_turns_and_snapshot_outcome_stores_the_answer
     } == {"drop_done", "tool_calls_without_tool_calls"}
 
 
+@pytest.mark.slow
 def test_rows_chosen_before_a_conftest_names_the_folder_fail_in_one_line(
     project: pytest.Pytester,
 ) -> None:
@@ -346,6 +354,7 @@ def test_rows_chosen_before_a_conftest_names_the_folder_fail_in_one_line(
     )
 
 
+@pytest.mark.slow
 def test_accept_checks_the_cassettes_own_catalogue_once(project: pytest.Pytester) -> None:
     """An Anthropic row on an OpenAI cassette is a mistake: one item fails, naming the
     command that lists the cassette's rows, instead of every row failing alike."""
@@ -367,6 +376,7 @@ def test_accept_checks_the_cassettes_own_catalogue_once(project: pytest.Pytester
     ) in result.outlines
 
 
+@pytest.mark.slow
 def test_accept_is_checked_once_when_only_the_fixture_finds_the_cassette(
     project: pytest.Pytester,
 ) -> None:
@@ -426,6 +436,7 @@ def weather_call(client):
 """
 
 
+@pytest.mark.slow
 def test_a_good_row_that_crashes_the_code_is_reported_as_a_crash(
     project: pytest.Pytester,
 ) -> None:
@@ -469,6 +480,7 @@ def test_a_good_row_that_crashes_the_code_is_reported_as_a_crash(
     ]
 
 
+@pytest.mark.slow
 def test_a_missing_openai_extra_is_one_line(project: pytest.Pytester) -> None:
     """The `openai` SDK not importable (simulated: None in `sys.modules`): the test using
     an OpenAI client errs in one line naming the extra, with no traceback."""

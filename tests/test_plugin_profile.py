@@ -87,6 +87,7 @@ def _passed(result: pytest.RunResult, test: str) -> list[str]:
     [("vllm", ("--harness-profile", "vllm")), ("ollama", ())],
     ids=["vllm-option", "ollama-ini"],
 )
+@pytest.mark.slow
 def test_a_server_shaped_stream_is_good_and_derives_the_catalogue_under_its_profile(
     pytester: pytest.Pytester, name: str, how: tuple[str, ...]
 ) -> None:
@@ -105,6 +106,7 @@ def test_a_server_shaped_stream_is_good_and_derives_the_catalogue_under_its_prof
     result.assert_outcomes(passed=1 + 2 * len(rows), skipped=len(skipped))
 
 
+@pytest.mark.slow
 def test_without_its_profile_every_row_says_which_profile_the_stream_fits(
     pytester: pytest.Pytester,
 ) -> None:
@@ -124,6 +126,7 @@ def test_without_its_profile_every_row_says_which_profile_the_stream_fits(
     assert "FAILED test_inner.py::test_replay" in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_a_row_accepted_silently_reports_what_strict_would_raise_under_the_profile(
     pytester: pytest.Pytester,
 ) -> None:

@@ -57,12 +57,14 @@ def live(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeMessagesAPI]:
         yield api
 
 
+@pytest.mark.slow
 def test_default_none_replays_and_a_missing_cassette_fails(project: pytest.Pytester) -> None:
     result = project.runpytest()
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(["*cassette not found: */cassettes/new.jsonl (record it with *"])
 
 
+@pytest.mark.slow
 def test_missing_without_key_skips_only_the_absent_cassette(project: pytest.Pytester) -> None:
     result = project.runpytest("--harness-record=missing", "-rs")
     result.assert_outcomes(passed=1, skipped=1)
@@ -72,12 +74,14 @@ def test_missing_without_key_skips_only_the_absent_cassette(project: pytest.Pyte
     assert not (project.path / "cassettes/new.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_all_without_key_skips_even_existing_cassettes(project: pytest.Pytester) -> None:
     result = project.runpytest("--harness-record=all", "-rs")
     result.assert_outcomes(skipped=2)
     assert Cassette(project.path / "cassettes/kept.jsonl").description == "old"
 
 
+@pytest.mark.slow
 def test_missing_records_the_absent_cassette_and_keeps_the_other(
     project: pytest.Pytester, live: FakeMessagesAPI
 ) -> None:
@@ -90,6 +94,7 @@ def test_missing_records_the_absent_cassette_and_keeps_the_other(
     assert [request.json()["messages"] for request in live.received] == [REQUEST["messages"]]
 
 
+@pytest.mark.slow
 def test_all_rerecords_every_cassette(project: pytest.Pytester, live: FakeMessagesAPI) -> None:
     (project.path / "test_inner.py").write_text(
         INNER_TESTS.replace('TextEvent("old")', 'TextEvent("recorded")')
@@ -99,6 +104,7 @@ def test_all_rerecords_every_cassette(project: pytest.Pytester, live: FakeMessag
     assert "sk-ant-dummy-plugin-key" not in (project.path / "cassettes/kept.jsonl").read_text()
 
 
+@pytest.mark.slow
 def test_marker_record_beats_fixture_and_command_line_beats_marker(
     project: pytest.Pytester,
 ) -> None:
@@ -129,6 +135,7 @@ def test_marker_record_beats_fixture_and_command_line_beats_marker(
     project.runpytest("--harness-record=all").assert_outcomes(skipped=2)
 
 
+@pytest.mark.slow
 def test_recording_without_a_request_says_how_to_give_one(
     project: pytest.Pytester, live: FakeMessagesAPI
 ) -> None:
@@ -147,6 +154,7 @@ def test_recording_without_a_request_says_how_to_give_one(
     assert live.received == []
 
 
+@pytest.mark.slow
 def test_unknown_record_mode_is_a_usage_error(project: pytest.Pytester) -> None:
     result = project.runpytest("--harness-record=sometimes")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -278,6 +286,7 @@ def test_judging_the_adapter_before_the_code_recorded_says_so(
     assert live.received == []
 
 
+@pytest.mark.slow
 def test_a_failed_recording_is_tried_once_a_run_and_reported_by_every_test_needing_it(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -162,6 +162,7 @@ def test_new_openai_cassettes_record_from_the_base_url_and_replay_to_the_same_ou
     replayed.assert_outcomes(passed=5)
 
 
+@pytest.mark.slow
 def test_a_record_mode_without_openai_api_key_skips_naming_it(project: pytest.Pytester) -> None:
     shutil.copy(OPENAI_LIBRARY / "chat" / "text.jsonl", project.path / "cassettes" / "kept.jsonl")
     project.makepyfile(
@@ -185,6 +186,7 @@ def test_a_record_mode_without_openai_api_key_skips_naming_it(project: pytest.Py
     assert "ANTHROPIC_API_KEY" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_a_missing_new_openai_cassette_names_openai_api_key(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_missing="""
@@ -206,6 +208,7 @@ def test_a_missing_new_openai_cassette_names_openai_api_key(project: pytest.Pyte
     assert "Traceback" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_the_mismatch_hint_of_an_openai_cassette_names_openai_api_key(
     project: pytest.Pytester,
 ) -> None:
@@ -233,6 +236,7 @@ def test_the_mismatch_hint_of_an_openai_cassette_names_openai_api_key(
     assert "ANTHROPIC_API_KEY" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_an_sdk_the_header_contradicts_or_none_known_fails_in_one_line(
     project: pytest.Pytester,
 ) -> None:

@@ -48,6 +48,7 @@ def snapshot_lines(project: pytest.Pytester, test: str) -> list[dict[str, object
     return [json.loads(line) for line in text.splitlines()]
 
 
+@pytest.mark.slow
 def test_update_writes_one_readable_jsonl_file_a_test(project: pytest.Pytester) -> None:
     project.runpytest("--snapshot-update").assert_outcomes(passed=2)
     assert snapshot_lines(project, "test_good") == [
@@ -66,6 +67,7 @@ def test_update_writes_one_readable_jsonl_file_a_test(project: pytest.Pytester) 
     ]
 
 
+@pytest.mark.slow
 def test_stored_snapshot_passes_and_a_changed_stream_fails(project: pytest.Pytester) -> None:
     project.runpytest("--snapshot-update").assert_outcomes(passed=2)
     project.runpytest().assert_outcomes(passed=2)
@@ -84,6 +86,7 @@ def test_stored_snapshot_passes_and_a_changed_stream_fails(project: pytest.Pytes
     )
 
 
+@pytest.mark.slow
 def test_missing_snapshot_fails_until_updated(project: pytest.Pytester) -> None:
     result = project.runpytest()
     result.assert_outcomes(failed=2)
@@ -106,6 +109,7 @@ def test_outcome_and_value(harness_replay, snapshot_outcome):
 """
 
 
+@pytest.mark.slow
 def test_any_json_value_is_stored_as_readable_json_beside_outcomes(
     project: pytest.Pytester,
 ) -> None:
@@ -123,6 +127,7 @@ def test_any_json_value_is_stored_as_readable_json_beside_outcomes(
     project.runpytest().assert_outcomes(passed=2)
 
 
+@pytest.mark.slow
 def test_a_changed_value_fails_with_a_diff_of_the_json(project: pytest.Pytester) -> None:
     project.makepyfile(test_inner=VALUE_TESTS)
     project.runpytest("--snapshot-update").assert_outcomes(passed=2)
@@ -134,6 +139,7 @@ def test_a_changed_value_fails_with_a_diff_of_the_json(project: pytest.Pytester)
     result.stdout.fnmatch_lines(['E         - "Hi you"', 'E         + "Hi there"'])
 
 
+@pytest.mark.slow
 def test_a_value_that_is_not_json_fails_with_one_line_saying_how_to_give_it_one(
     project: pytest.Pytester,
 ) -> None:
@@ -165,6 +171,7 @@ def test_a_value_that_is_not_json_fails_with_one_line_saying_how_to_give_it_one(
     assert "Traceback" not in result.stdout.str() and "snapshot.py" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_dataclasses_pydantic_models_and_attrs_classes_are_stored_as_readable_json(
     project: pytest.Pytester,
 ) -> None:

@@ -75,6 +75,7 @@ def _outcomes(pytester: pytest.Pytester, ini: str, *args: str) -> dict[str, str]
     ],
     ids=["default", "ini", "command-line-off", "command-line-on"],
 )
+@pytest.mark.slow
 def test_ini_then_marker_then_command_line(
     project: pytest.Pytester, ini: str, args: tuple[str, ...], expected: tuple[str, ...]
 ) -> None:
@@ -86,6 +87,7 @@ def test_ini_then_marker_then_command_line(
     assert seen == expected, outcomes
 
 
+@pytest.mark.slow
 def test_a_strict_marker_takes_a_bool(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_bad="""
@@ -101,6 +103,7 @@ def test_a_strict_marker_takes_a_bool(project: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*@pytest.mark.cassette strict= takes True or False"])
 
 
+@pytest.mark.slow
 def test_the_fault_report_says_what_strict_would_have_raised(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_fault_rows="""
@@ -124,6 +127,7 @@ def test_the_fault_report_says_what_strict_would_have_raised(project: pytest.Pyt
     )
 
 
+@pytest.mark.slow
 def test_with_strict_on_the_same_code_notices_every_broken_row(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_fault_rows="""
@@ -142,6 +146,7 @@ def test_with_strict_on_the_same_code_notices_every_broken_row(project: pytest.P
     assert outcomes["passed"] >= 10
 
 
+@pytest.mark.slow
 def test_an_unknown_strict_ini_value_is_a_usage_error_naming_the_option(
     project: pytest.Pytester,
 ) -> None:
@@ -184,6 +189,7 @@ def test_cut(harness_client):
     ],
     ids=["default", "ini", "command-line-wins", "command-line"],
 )
+@pytest.mark.slow
 def test_the_strict_clients_take_the_stop_reason_policy(
     project: pytest.Pytester, ini: str, args: tuple[str, ...], expected: str
 ) -> None:
@@ -204,6 +210,7 @@ def test_the_strict_clients_take_the_stop_reason_policy(
     assert found == [expected]
 
 
+@pytest.mark.slow
 def test_a_malformed_stop_reason_list_is_a_usage_error(project: pytest.Pytester) -> None:
     project.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
     result = project.runpytest("--harness-allow-stop-reasons", "max tokens")
@@ -216,6 +223,7 @@ def test_a_malformed_stop_reason_list_is_a_usage_error(project: pytest.Pytester)
     )
 
 
+@pytest.mark.slow
 def test_the_fault_reports_strict_verdict_follows_the_stop_reason_policy(
     project: pytest.Pytester,
 ) -> None:

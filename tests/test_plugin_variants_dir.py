@@ -53,6 +53,7 @@ def _run(project: pytest.Pytester, ini: str, *args: str) -> pytest.RunResult:
     return result
 
 
+@pytest.mark.slow
 def test_the_variants_live_in_pytests_cache_and_stay_there_between_runs(
     project: pytest.Pytester,
 ) -> None:
@@ -64,12 +65,14 @@ def test_the_variants_live_in_pytests_cache_and_stay_there_between_runs(
     assert Cassette(first).header["fault"] == "cut_connection"  # type: ignore[index]
 
 
+@pytest.mark.slow
 def test_the_option_chooses_the_folder(project: pytest.Pytester) -> None:
     traced = _traced(_run(project, "", "--harness-variants-dir", "kept"))
     assert traced.parent.parent == project.path / "kept"
     assert traced.exists()
 
 
+@pytest.mark.slow
 def test_without_the_cache_provider_the_variants_go_to_tmp_path(
     project: pytest.Pytester,
 ) -> None:

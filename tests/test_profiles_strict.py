@@ -176,6 +176,7 @@ def test_the_plugin_strict_clients_take_a_profile(plugin_project: pytest.Pyteste
     plugin_project.runpytest().assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_the_plugin_refuses_an_unknown_profile(plugin_project: pytest.Pytester) -> None:
     result = plugin_project.runpytest("--harness-profile", "nope")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

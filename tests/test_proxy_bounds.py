@@ -247,6 +247,7 @@ def test_an_upstream_that_never_accepts_the_connection_is_the_apis_504(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_an_upstream_silent_mid_stream_is_cut_and_not_recorded(
     upstream: tuple[Upstream, str], tmp_path: Path
 ) -> None:

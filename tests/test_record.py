@@ -104,6 +104,7 @@ def test_every_event_follows_its_arrival_offset_in_milliseconds(
 
 
 @pytest.mark.usefixtures("keyed")
+@pytest.mark.slow
 def test_offsets_measure_when_each_event_arrived(tmp_path: Path) -> None:
     out = tmp_path / "rec.jsonl"
     with FakeMessagesAPI(SERVED.events(), pace=0.02) as api:

@@ -71,6 +71,7 @@ def test_a_200_that_is_not_a_stream_of_events_writes_nothing(
 
 
 @pytest.mark.parametrize("vcr", [False, True], ids=["plain", "vcr"])
+@pytest.mark.slow
 def test_headers_then_silence_end_at_the_timeout(tmp_path: Path, vcr: bool) -> None:
     plant_old_files(tmp_path)
     with FakeMessagesAPI(SERVED.events(), behaviour="silent") as api:
@@ -80,6 +81,7 @@ def test_headers_then_silence_end_at_the_timeout(tmp_path: Path, vcr: bool) -> N
 
 
 @pytest.mark.parametrize("vcr", [False, True], ids=["plain", "vcr"])
+@pytest.mark.slow
 def test_keep_alive_comments_without_end_stop_at_the_max_duration(
     tmp_path: Path, vcr: bool
 ) -> None:
@@ -90,6 +92,7 @@ def test_keep_alive_comments_without_end_stop_at_the_max_duration(
     assert "took longer than 0.5 s (--max-duration)" in line
 
 
+@pytest.mark.slow
 def test_the_max_duration_holds_outside_the_main_thread_too(tmp_path: Path) -> None:
     import threading
 

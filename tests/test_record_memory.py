@@ -45,6 +45,7 @@ def fake_api(request: pytest.FixtureRequest) -> Iterator[str]:
 
 
 @pytest.mark.parametrize("fake_api", ["openai-chat", "anthropic"], indirect=True)
+@pytest.mark.slow
 def test_recording_a_long_stream_holds_no_more_than_a_few_events(
     fake_api: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:

@@ -279,6 +279,7 @@ def test_a_live_recording_replays(
     ],
     ids=["timeout", "max-duration"],
 )
+@pytest.mark.slow
 def test_silence_past_the_timeout_or_a_recording_too_long_writes_nothing(
     tmp_path: Path, option: str, said: str
 ) -> None:

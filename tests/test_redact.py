@@ -74,6 +74,7 @@ plain_values: st.SearchStrategy[Any] = st.recursive(
 
 @settings(max_examples=200, deadline=None)
 @given(plain_values)
+@pytest.mark.slow
 def test_a_value_without_credential_like_keys_is_kept_whole(value: Any) -> None:
     assert redact(value) == value
 
@@ -90,6 +91,7 @@ def test_token_counts_are_not_credentials(name: str) -> None:
     secret_name=secret_names,
     plain=st.dictionaries(st.sampled_from(["q", "page", "model"]), st.text("ab1", max_size=4)),
 )
+@pytest.mark.slow
 def test_uris_lose_userinfo_and_credential_parameters(
     user: str, password: str, secret_name: str, plain: dict[str, str]
 ) -> None:

@@ -75,6 +75,7 @@ def _cells(data: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     }
 
 
+@pytest.mark.slow
 def test_the_report_is_a_page_and_json_of_every_fault_row_with_its_verdict(
     project: pytest.Pytester,
 ) -> None:
@@ -194,6 +195,7 @@ def test_a_bad_report_path_is_a_usage_error_in_one_line(
     assert [line for line in result.errlines if line.strip()] == [f"ERROR: {said}"]
 
 
+@pytest.mark.slow
 def test_a_run_without_fault_rows_writes_an_empty_report(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_nothing():\n    pass\n")
     pytester.runpytest("--harness-report=new/run.html", "--harness-report=new/run.json")
@@ -203,6 +205,7 @@ def test_a_run_without_fault_rows_writes_an_empty_report(pytester: pytest.Pytest
     assert "No test ran a fault row (fault_variant)." in "".join(_shown_safely(page).text)
 
 
+@pytest.mark.slow
 def test_a_report_that_cannot_be_written_is_said_and_fails_the_run(
     pytester: pytest.Pytester,
 ) -> None:
@@ -280,6 +283,7 @@ LENIENT = [
 ]
 
 
+@pytest.mark.slow
 def test_conform_html_is_the_json_drawn_the_disagreeing_cases_first() -> None:
     runner = CliRunner()
     base = ["conform", "cassettes/text_only.jsonl"]

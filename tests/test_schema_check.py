@@ -65,6 +65,7 @@ LINES = st.one_of(
 
 @settings(max_examples=300, deadline=None)
 @given(line=LINES)
+@pytest.mark.slow
 def test_a_verdict_always_agrees_with_the_validator(line: Any) -> None:
     for kind in KINDS:
         verdict = CHECKS[kind](line)

@@ -135,6 +135,7 @@ def test_a_burst_past_the_descriptor_limit_is_one_line_and_the_server_answers_af
 
 
 @pytest.mark.skipif(not Path("/proc/self/limits").exists(), reason="reads /proc/PID/limits")
+@pytest.mark.slow
 def test_serve_raises_its_soft_descriptor_limit_as_far_as_the_hard_one_allows() -> None:
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     if hard != resource.RLIM_INFINITY and hard <= LIMIT:

@@ -92,6 +92,7 @@ def test_log_lines_reach_the_terminal_escaped_one_line_each() -> None:
         assert reader.read() == "GET /\\u001b[31mred\\u000aforged line -> 404\n"
 
 
+@pytest.mark.slow
 def test_serve_keeps_answering_while_nobody_reads_its_output() -> None:
     read_end, write_end = os.pipe()
     process = subprocess.Popen(

@@ -241,6 +241,7 @@ def test_a_cut_mid_event_is_the_drop_a_live_client_sees(tmp_path: Path) -> None:
         stream.until_done()
 
 
+@pytest.mark.slow
 def test_a_stall_longer_than_the_clients_timeout_times_it_out(tmp_path: Path) -> None:
     path = _variant(tmp_path, "stall.jsonl", [*EVENTS[:2], {"harness": "stall", "ms": 5000}])
     with (
@@ -252,6 +253,7 @@ def test_a_stall_longer_than_the_clients_timeout_times_it_out(tmp_path: Path) ->
         stream.until_done()
 
 
+@pytest.mark.slow
 def test_a_client_leaving_mid_stream_does_not_disturb_another(tmp_path: Path) -> None:
     stalled = [*EVENTS[:2], {"harness": "stall", "ms": 300}, *EVENTS[2:]]
     path = _variant(tmp_path, "slow.jsonl", stalled)

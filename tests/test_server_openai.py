@@ -252,6 +252,7 @@ def test_the_wire_directives_reach_the_sdk_over_the_socket(
             pass
 
 
+@pytest.mark.slow
 def test_serve_answers_openai_clients_from_the_command(tmp_path: Path) -> None:
     """The command itself: the first line, then a Chat stream over urllib-like raw HTTP."""
     script = (

@@ -175,6 +175,7 @@ def test_an_event_of_many_short_lines_is_refused_at_the_limit() -> None:
             decoder.feed(b"id: 0123456789\n")
 
 
+@pytest.mark.slow
 def test_pings_after_message_delta_go_on_at_once_and_are_never_held() -> None:
     guard = StreamGuard()
     for event in EVENTS[:DELTA_AT]:

@@ -158,6 +158,7 @@ def test_rows(fault_variant):
 """
 
 
+@pytest.mark.slow
 def test_the_plugin_replays_it_and_runs_its_catalogue(
     thin_provider: str, pytester: pytest.Pytester
 ) -> None:
@@ -171,6 +172,7 @@ def test_the_plugin_replays_it_and_runs_its_catalogue(
     result.assert_outcomes(passed=2 + rows)
 
 
+@pytest.mark.slow
 def test_harness_conform_judges_an_adapter_of_it(thin_provider: str) -> None:
     reference = [sys.executable, str(ROOT / "tests" / "conform_openai_adapter.py")]
     status, shown = harness("conform", "--provider", THIN, "--", *reference)

@@ -98,6 +98,7 @@ def test_api_error_event_surfaces_as_the_sdks_api_status_error(built: dict[str, 
     size=st.integers(min_value=1, max_value=64),
     seed=st.integers(min_value=0, max_value=2**32),
 )
+@pytest.mark.slow
 def test_random_chunkings_never_change_the_outcome(
     built: dict[str, Path], name: str, size: int, seed: int
 ) -> None:

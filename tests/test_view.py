@@ -366,6 +366,7 @@ def test_escape_and_script_json_leave_nothing_that_closes_an_element() -> None:
 # Big streams stay bounded -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_stream_of_100_000_events_is_a_page_of_bounded_size(tmp_path: Path) -> None:
     path = tmp_path / "big.jsonl"
     write_cassette(path, synthetic_events("mixed", 100_000), header=make_header("big"))
@@ -381,6 +382,7 @@ def test_a_stream_of_100_000_events_is_a_page_of_bounded_size(tmp_path: Path) ->
     assert "The first 40,000 characters of 1,290,000" in root.text()
 
 
+@pytest.mark.slow
 def test_a_stream_whose_every_row_differs_keeps_its_budget_and_its_failing_row(
     tmp_path: Path,
 ) -> None:

@@ -136,6 +136,7 @@ print(sorted(name for name in ("anthropic", "pydantic", "httpx2") if name in sys
 """
 
 
+@pytest.mark.slow
 def test_commands_that_hand_no_sdk_object_on_never_import_the_sdk(tmp_path: Path) -> None:
     library = str(LIBRARY)
     good, broken = str(LIBRARY / "interleaved.jsonl"), str(LIBRARY / "errors")
