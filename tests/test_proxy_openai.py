@@ -386,51 +386,48 @@ def test_the_first_chunk_arrives_before_upstream_ends_and_a_client_leaving_write
         assert list(Cassette(written).events()) == [line.data for line in upstream.chunks]
 
 
+def _closed_after_the_last_event(
+    tmp_path: Path, cassette: Path, times: int, *, strict: bool = False
+) -> tuple[RecordingProxy, list[str]]:
+    """`times` answers through the proxy to `cassette`, each read over a bare socket until
+    its last event and closed there (as the openai SDK does), then one read to its end,
+    by which time every earlier answer's handler has ended: the proxy and its log."""
+    logged: list[str] = []
+    serve = CassetteServer([str(cassette)], match_on=None)
+    proxy = RecordingProxy("http://placeholder", tmp_path, strict=strict, log=logged.append)
+    named = {"x-harness-cassette": cassette.stem}
+    with ServerThread(serve.app()) as serve_url:
+        proxy.upstream = serve_url
+        with ServerThread(proxy.app()) as url:
+            for _ in range(times):
+                got = read_then_close(url, "/v1/chat/completions", {**CHAT, "stream": True}, named)
+                assert got.startswith(b"HTTP/1.1 200")
+            assert _raw(url, "/v1/chat/completions", cassette.stem, {**CHAT, "stream": True})
+            deadline = time.monotonic() + 30
+            while len(proxy.written) < times + 1 and time.monotonic() < deadline:
+                time.sleep(0.01)
+    return proxy, logged
+
+
 def test_a_client_closing_after_the_last_event_is_logged_as_answered_never_as_a_500(
     tmp_path: Path,
 ) -> None:
     """The openai SDK closes at `[DONE]`, before the chunked body's end: the proxy logs
     the answer it recorded, once, and no 500 nobody received."""
-    logged: list[str] = []
-    serve = CassetteServer([str(OPENAI_LIBRARY / "chat" / "text.jsonl")], match_on=None)
-    proxy = RecordingProxy("http://placeholder", tmp_path, log=logged.append)
-    times = 20
-    named = {"x-harness-cassette": "text"}
-    with ServerThread(serve.app()) as serve_url:
-        proxy.upstream = serve_url
-        with ServerThread(proxy.app()) as url:
-            for _ in range(times):
-                got = read_then_close(url, "/v1/chat/completions", {**CHAT, "stream": True}, named)
-                assert got.startswith(b"HTTP/1.1 200")
-            # one more, read to its end: every earlier answer's handler has ended by then
-            assert _raw(url, "/v1/chat/completions", "text", {**CHAT, "stream": True})
-            deadline = time.monotonic() + 30
-            while len(proxy.written) < times + 1 and time.monotonic() < deadline:
-                time.sleep(0.01)
-    assert len(proxy.written) == times + 1
+    proxy, logged = _closed_after_the_last_event(
+        tmp_path, OPENAI_LIBRARY / "chat" / "text.jsonl", 20
+    )
+    assert len(proxy.written) == 21
     assert all(" -> 200, " in line and ": wrote " in line for line in logged), logged
-    assert len(logged) == times + 1
+    assert len(logged) == 21
 
 
 def test_a_strict_refusal_is_logged_once_and_never_as_a_500(tmp_path: Path) -> None:
     """`--strict`: the client gets a 200 with the guard's error event and hangs up after
-    it; the proxy logs that answer once (its refusal), never a 500 nobody received."""
-    logged: list[str] = []
+    it; the proxy logs that answer once, its refusal on its line, never a 500."""
     broken = OPENAI_LIBRARY / "chat" / "errors" / "stop_with_tool_calls.jsonl"
-    serve = CassetteServer([str(broken)], match_on=None)
-    proxy = RecordingProxy("http://placeholder", tmp_path, strict=True, log=logged.append)
-    times = 10
-    named = {"x-harness-cassette": "stop_with_tool_calls"}
-    with ServerThread(serve.app()) as serve_url:
-        proxy.upstream = serve_url
-        with ServerThread(proxy.app()) as url:
-            for _ in range(times):
-                got = read_then_close(url, "/v1/chat/completions", {**CHAT, "stream": True}, named)
-                assert got.startswith(b"HTTP/1.1 200")
-            deadline = time.monotonic() + 30
-            while len(proxy.written) < times and time.monotonic() < deadline:
-                time.sleep(0.01)
-            time.sleep(0.2)  # a late line about a closed transport would come by now
-    assert len(proxy.written) == times
-    assert len(logged) == times, logged
-    assert all("stop_with_tool_calls" in line and "500" not in line for line in logged), logged
+    proxy, logged = _closed_after_the_last_event(tmp_path, broken, 10, strict=True)
+    assert len(proxy.written) == 11
+    assert len(logged) == 11, logged
+    assert all("-> 200 (--strict: stop_with_tool_calls" in line for line in logged), logged
+    assert not any("500" in line for line in logged), logged
