@@ -2,7 +2,10 @@
 
 `POST /v1/messages` (Anthropic), `POST /v1/chat/completions` (OpenAI Chat Completions),
 `POST /v1/responses` and its resume `GET /v1/responses/{id}?stream=true&starting_after=N`
-(OpenAI Responses) are answered as the in-process clients answer (`harness._replay.plan`),
+(OpenAI Responses), and the same dialects at the hosts they are served on (Bedrock's
+`POST /model/{id}/invoke-with-response-stream` in AWS event-stream frames and
+`/model/{id}/invoke`, Vertex's `...:streamRawPredict` and `:rawPredict`:
+`harness._hosts`) are answered as the in-process clients answer (`harness._replay.plan`),
 each from the cassettes of the provider its path is for (`harness._http.dialects`):
 SSE or the non-streaming JSON as the request's `stream` asks, cut into chunks, paced, with
 the cassette's HTTP errors, cuts and stalls. This module only picks the cassette and
@@ -52,7 +55,13 @@ from aiohttp import web
 from harness._cassette.codec import Cassette, KeptCassette, expand_paths
 from harness._cassette.sessions import is_session_folder, turn_files, turn_number
 from harness._exceptions import HarnessError, ReplayError
-from harness._http.dialects import error_json, post_routes, provider_of_path, resume_routes
+from harness._http.dialects import (
+    error_json,
+    host_routes,
+    post_routes,
+    provider_of_path,
+    resume_routes,
+)
 from harness._http.hosting import LOCALHOST, MAX_BODY, TOO_DEEP, harness_app
 from harness._json import MAX_NESTING, deeper_than_limit, may_be_too_deep
 from harness._providers import Provider
@@ -238,7 +247,7 @@ class CassetteServer:
         app = harness_app(
             self.log, max_body=self.max_body, host=self.host, error_answer=self._error_answer
         )
-        for path, found in post_routes().items():
+        for path, found in [*post_routes().items(), *host_routes().items()]:
             app.router.add_post(path, self._handler(found))
         for path, found in resume_routes().items():
             app.router.add_get(path, self._resume_handler(found))
