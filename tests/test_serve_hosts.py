@@ -63,9 +63,11 @@ def _outcome(client: Any, name: str, *, stream: bool) -> list[Any]:
     try:
         if stream:
             for event in client.messages.create(**ASK, stream=True, extra_headers=headers):
-                seen.append(event.to_dict())
+                seen.append(event.to_dict(warnings=False))
         else:
-            seen.append(client.messages.create(**ASK, extra_headers=headers).to_dict())
+            seen.append(
+                client.messages.create(**ASK, extra_headers=headers).to_dict(warnings=False)
+            )
     except anthropic.APIStatusError as error:
         seen.append((type(error).__name__, error.status_code, error.body))
     except Exception as error:  # a cut: the connection error the client raises
