@@ -16,7 +16,8 @@ events are read with there, `Provider.hosted`); nothing here names a provider.
 
 `Host` (here) is what the replayer and `harness serve` ask of one: its two paths (the
 streamed call and the plain one, each naming the model), the aiohttp routes serving
-them, the content type and the frame of one event (None: the dialect's SSE), and how a
+them, the content type and the frame of one event (None: the dialect's SSE), the guard's reading
+of a stream there (Bedrock's `FramedReader`), and how a
 request to it reads as the direct API's (`direct_request`: the model and `stream` a
 host carries in its path put back in the body, so matching and planning read it as
 they read any other). `hosted_at(path)` finds the host a request's path is for.
@@ -31,6 +32,7 @@ from typing import Any, Final
 from urllib.parse import unquote
 
 from harness._hosts import bedrock, vertex
+from harness._providers.answers import AnswerReader
 
 __all__ = ["HOSTS", "Host", "Hosted", "host", "hosted_at"]
 
@@ -50,6 +52,8 @@ class Host:
     #: a streamed answer's content type, and one event's bytes (None: the dialect's SSE)
     content_type: str | None = None
     encode: Callable[[dict[str, Any]], bytes] | None = None
+    #: the guard's reading of a stream there, made of the dialect's (None: its own)
+    reader: Callable[[AnswerReader], AnswerReader] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +89,7 @@ HOSTS: Final[Mapping[str, Host]] = {
         "/model/{model}/invoke",
         bedrock.CONTENT_TYPE,
         bedrock.encode_event,
+        bedrock.FramedReader,
     ),
     "vertex": Host(
         "vertex",

@@ -34,10 +34,10 @@ against the cassettes, and is what type checkers read the client's type from.
 instead (the provider says which: `Provider.hosted`; Anthropic's `AnthropicBedrock`,
 `AnthropicVertex`), built with dummy credentials passed explicitly (a Bedrock API key
 and region, no AWS session; a Google access token, project and region), so nothing is
-read from the user's AWS or Google configuration; it answers in-process too, Bedrock's streams in AWS
-event-stream frames. A cassette whose header names its host (`"host": "bedrock"`) gets
-that host's client by default; `host="direct"` asks for the direct API's whatever the
-header says.
+read from the user's AWS or Google configuration; it answers in-process too, Bedrock's
+streams in AWS event-stream frames. A cassette whose header names its host (`"host":
+"bedrock"`) gets that host's client by default; `host="direct"` asks for the direct
+API's whatever the header says.
 
 Every client is built by its SDK's description (`harness._providers.sdk.Sdk`: its
 classes, its base URL, how it is built around an HTTP client), over the family a
