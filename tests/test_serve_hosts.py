@@ -171,3 +171,58 @@ def test_a_request_to_a_host_is_kept_as_the_direct_apis(
     assert kept.path == "/model/claude-sonnet-4-5/invoke-with-response-stream"
     assert kept.json["model"] == "claude-sonnet-4-5" and kept.json["stream"] is True
     assert "anthropic_version" in kept.json  # what the SDK adds on a host
+
+
+def _boto3_client(url: str) -> Any:
+    boto3 = pytest.importorskip("boto3", reason=not_installed("boto3"))
+    return boto3.client(
+        "bedrock-runtime",
+        region_name="us-east-1",
+        endpoint_url=url,
+        aws_access_key_id="AKIDEXAMPLE",
+        aws_secret_access_key="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+    )
+
+
+BEDROCK_BODY = json.dumps(
+    {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 64, "messages": ASK["messages"]}
+)
+
+
+def test_boto3_reads_a_cassette_through_invoke_model_with_response_stream(
+    served: tuple[str, CassetteServer],
+) -> None:
+    """boto3's own client, `endpoint_url=` the server: each `chunk` event's `bytes` is a
+    cassette event; it sends no content type unless told, and is signed, so it is taken."""
+    url, _ = served
+    client = _boto3_client(url)
+
+    def name_the_cassette(request: Any, **_: Any) -> None:
+        request.headers["x-harness-cassette"] = "two_tools"
+
+    client.meta.events.register("before-sign.bedrock-runtime.*", name_the_cassette)
+    answer = client.invoke_model_with_response_stream(
+        modelId="claude-sonnet-4-5", body=BEDROCK_BODY
+    )
+    events = [json.loads(event["chunk"]["bytes"]) for event in answer["body"]]
+    lines = (LIBRARY / "two_tools.jsonl").read_text().splitlines()[1:]
+    assert events == [json.loads(line) for line in lines]
+    plain = client.invoke_model(modelId="claude-sonnet-4-5", body=BEDROCK_BODY)
+    message = json.loads(plain["body"].read())
+    assert message["stop_reason"] == "tool_use"
+    assert [block["type"] for block in message["content"]] == ["text", "tool_use", "tool_use"]
+
+
+def test_an_unsigned_body_without_a_content_type_is_still_refused_at_a_hosts_path(
+    served: tuple[str, CassetteServer],
+) -> None:
+    """What a web page can send unpreflighted never reaches the server's state."""
+    url, _ = served
+    import httpx2
+
+    answer = httpx2.post(
+        f"{url}/model/m/invoke-with-response-stream",
+        content=BEDROCK_BODY.encode(),
+        headers={"content-type": ""},
+    )
+    assert answer.status_code == 415
