@@ -155,3 +155,11 @@ def test_a_host_the_dialect_is_not_served_on_is_one_line() -> None:
     chat = next((LIBRARY / "openai").rglob("*.jsonl"))
     with pytest.raises(InputError, match=r"host='bedrock': the cassettes' dialect \(openai-"):
         harness.cassette_client(chat, host="bedrock")
+
+
+def test_the_pages_quick_start_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/bedrock-vertex.md's first example, as a reader runs it in the repository."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "bedrock-vertex.md").read_text()
+    example = page.split("```python\n")[1].split("```")[0]
+    monkeypatch.chdir(LIBRARY.parent)
+    exec(compile(example, "docs/bedrock-vertex.md", "exec"), {})
