@@ -39,9 +39,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_cassette": {"_providers"},
     "_interop": {"_cassette", "_providers"},
     "_record": {"_cassette", "_providers"},
-    "_replay": {"_cassette", "_providers", "_record"},
-    "_strict": {"_cassette", "_providers", "_replay"},
-    "_http": {"_cassette", "_providers", "_replay", "_record", "_strict"},
+    "_replay": {"_cassette", "_hosts", "_providers", "_record"},
+    "_strict": {"_cassette", "_hosts", "_providers", "_replay"},
+    "_http": {"_cassette", "_hosts", "_providers", "_replay", "_record", "_strict"},
     "_testing": {"*"},  # everything: what the commands and the plugin run
     "_view": {"_cassette", "_providers", "_replay", "_testing"},  # draws what _testing computes
     "agent": {"_cassette", "_providers", "_replay", "builder"},

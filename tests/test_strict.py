@@ -7,7 +7,7 @@ import asyncio
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anthropic
 import httpx2
@@ -30,7 +30,7 @@ from harness import (
     strict,
 )
 from harness._providers.anthropic.message import message_from_events
-from harness._providers.sse import encode_event
+from harness._providers.sse import StreamingDecoder, encode_event
 from harness._strict.guard import StreamGuard, check_message
 from harness.builder import StreamBuilder
 
@@ -383,7 +383,8 @@ def _guarded_chunks(chunks: list[bytes], guard: StreamGuard) -> tuple[list[bytes
 def _slow_guard() -> StreamGuard:
     """A guard that reads every event whole: its decoder tells no text delta."""
     guard = StreamGuard()
-    guard._decoder.text_delta = lambda piece: False  # type: ignore[method-assign]
+    decoder = cast(StreamingDecoder, guard._decoder)
+    decoder.text_delta = lambda piece: False  # type: ignore[method-assign]
     return guard
 
 
@@ -398,13 +399,14 @@ def test_a_text_delta_told_at_once_is_guarded_as_one_read_whole(events: list[Any
 def test_every_text_delta_of_a_good_stream_takes_the_fast_way() -> None:
     events = _events(LIBRARY / "text_only.jsonl")
     guard, read_whole = StreamGuard(), []
-    whole_event = guard._decoder.whole_event
+    decoder = cast(StreamingDecoder, guard._decoder)
+    whole_event = decoder.whole_event
 
     def spied(piece: bytes) -> dict[str, Any] | None:
         read_whole.append(piece)
         return whole_event(piece)
 
-    guard._decoder.whole_event = spied  # type: ignore[method-assign]
+    decoder.whole_event = spied  # type: ignore[method-assign]
     chunks = [encode_event(event) for event in events]
     assert b"".join(guard.feed(chunk) for chunk in chunks) + guard.finish() == b"".join(chunks)
     assert [orjson.loads(piece.split(b"data: ")[1])["type"] for piece in read_whole] == [

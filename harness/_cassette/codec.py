@@ -282,6 +282,13 @@ class Cassette:
         return str((self.header or {}).get("provider", ANTHROPIC))
 
     @property
+    def host(self) -> str | None:
+        """Where its header says it was recorded (`bedrock`, `vertex`; None: the direct
+        API), the host `cassette_client` answers as by default (`harness._hosts`)."""
+        found = (self.header or {}).get("host")
+        return found if isinstance(found, str) else None
+
+    @property
     def dialect(self) -> Provider:
         """The `Provider` its header names, resolved once and kept: what the plan, the
         replayer and the server ask of its dialect."""

@@ -10,9 +10,110 @@ where those events are served, and it decides the framing they travel in:
 The direct API is no module: it is the dialect's own framing (`Framing`).
 
 A cassette's lines stay its dialect's events wherever they were recorded, so one
-cassette replays on any host its dialect is served on.
+cassette replays on any host its dialect is served on. Which dialects a host serves is
+the provider's to say (its `client` module's `HOSTED`: host name -> the `Sdk` its
+events are read with there, `Provider.hosted`); nothing here names a provider.
+
+`Host` (here) is what the replayer and `harness serve` ask of one: its two paths (the
+streamed call and the plain one, each naming the model), the aiohttp routes serving
+them, the content type and the frame of one event (None: the dialect's SSE), the guard's reading
+of a stream there (Bedrock's `FramedReader`), and how a
+request to it reads as the direct API's (`direct_request`: the model and `stream` a
+host carries in its path put back in the body, so matching and planning read it as
+they read any other). `hosted_at(path)` finds the host a request's path is for.
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+from urllib.parse import unquote
+
+from harness._hosts import bedrock, vertex
+from harness._providers.answers import AnswerReader
+
+__all__ = ["HOSTS", "Host", "Hosted", "host", "hosted_at"]
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    """One host a dialect is served on (module docstring)."""
+
+    #: its name, as a cassette's header and `cassette_client(host=...)` give it
+    name: str
+    #: the streamed call's path and the plain one's, each with a `model` group
+    stream_path: re.Pattern[str]
+    plain_path: re.Pattern[str]
+    #: the same two as aiohttp routes (`{model}` and any other part a variable)
+    stream_route: str
+    plain_route: str
+    #: a streamed answer's content type, and one event's bytes (None: the dialect's SSE)
+    content_type: str | None = None
+    encode: Callable[[dict[str, Any]], bytes] | None = None
+    #: the guard's reading of a stream there, made of the dialect's (None: its own)
+    reader: Callable[[AnswerReader], AnswerReader] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hosted:
+    """A request's path read as a host's call: the host, the model, streamed or not."""
+
+    host: Host
+    model: str
+    stream: bool
+
+    def direct_request(self, body: Any) -> Any:
+        """The body as the direct API would have it: the path's model and `stream` in it."""
+        if not isinstance(body, dict):
+            return body
+        direct = dict(body)
+        direct.setdefault("model", self.model)
+        if self.stream:
+            direct["stream"] = True
+        else:
+            direct.pop("stream", None)
+        return direct
+
+
+_VERTEX_MODEL: Final = (
+    "/v1/projects/{project}/locations/{region}/publishers/{publisher}/models/{model:[^/:]+}"
+)
+HOSTS: Final[Mapping[str, Host]] = {
+    "bedrock": Host(
+        "bedrock",
+        bedrock.STREAM_PATH,
+        bedrock.PLAIN_PATH,
+        "/model/{model}/invoke-with-response-stream",
+        "/model/{model}/invoke",
+        bedrock.CONTENT_TYPE,
+        bedrock.encode_event,
+        bedrock.FramedReader,
+    ),
+    "vertex": Host(
+        "vertex",
+        vertex.STREAM_PATH,
+        vertex.PLAIN_PATH,
+        f"{_VERTEX_MODEL}:streamRawPredict",
+        f"{_VERTEX_MODEL}:rawPredict",
+    ),
+}
+
+
+def host(name: str) -> Host:
+    """The host `name`; `KeyError` naming the known ones for another."""
+    try:
+        return HOSTS[name]
+    except KeyError:
+        raise KeyError(f"no host {name!r}: the hosts are {', '.join(HOSTS)}") from None
+
+
+def hosted_at(path: str) -> Hosted | None:
+    """The host call a request to `path` is (under any base URL's path), else None."""
+    for found in HOSTS.values():
+        for pattern, stream in ((found.stream_path, True), (found.plain_path, False)):
+            match = pattern.search(path)
+            if match is not None and match.end() == len(path):
+                return Hosted(found, unquote(match["model"]), stream)
+    return None

@@ -18,6 +18,12 @@ dialect sends it, so a cassette reads the same on every host; `encode_exception`
 Bedrock's own). `EventDecoder` reads frames back into the events, refusing what
 botocore refuses (`FrameError`: `bad_frame`, `truncated_frame`) and a frame that is
 neither an event chunk nor an exception (`bad_frame`).
+
+`FramedReader` is the guard's reading of a Bedrock stream (`harness.strict`,
+`StrictTransport`): the dialect's own `AnswerReader` judging each event, fed by an
+`EventDecoder` in place of its SSE decoder. The guard then releases the frames that
+came, byte for byte, as the reader accepts their events, and raises at the first
+violation (or at a bad frame, a `FrameError`) as it does on SSE.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from typing import Any, Final
 
 import orjson
 
+from harness._exceptions import StreamProtocolError
+from harness._providers.answers import AnswerReader
 from harness._providers.eventstream import Frame, FrameDecoder, FrameError, encode_frame
 
 __all__ = [
@@ -36,6 +44,7 @@ __all__ = [
     "PLAIN_PATH",
     "STREAM_PATH",
     "EventDecoder",
+    "FramedReader",
     "encode_event",
     "encode_exception",
     "encode_frame",
@@ -79,6 +88,11 @@ class EventDecoder:
         self._frames = FrameDecoder()
         self._count = 0
 
+    @property
+    def rest_at(self) -> int:
+        """Where in the last piece fed its last whole frame ends (-1: none ended in it)."""
+        return self._frames.rest_at
+
     def feed(self, piece: bytes) -> list[dict[str, Any]]:
         return [self._event(frame) for frame in self._frames.feed(piece)]
 
@@ -116,3 +130,38 @@ def _object(payload: bytes) -> dict[str, Any]:
     except orjson.JSONDecodeError:
         return {}
     return value if type(value) is dict else {}
+
+
+class FramedReader:
+    """The dialect's `AnswerReader` over Bedrock's frames (see the module)."""
+
+    def __init__(self, reader: AnswerReader) -> None:
+        self._reader = reader
+        self.decoder = EventDecoder()
+        self.completing = reader.completing
+
+    @property
+    def rewritten(self) -> bool:
+        return self._reader.rewritten
+
+    @rewritten.setter
+    def rewritten(self, value: bool) -> None:
+        self._reader.rewritten = value
+
+    def text_delta(self, chunk: bytes) -> bool:
+        return False  # a frame is read whole: no event is told from its bytes
+
+    def read(self, event: dict[str, Any]) -> int:
+        return self._reader.read(event)
+
+    def check_end(self) -> None:
+        self._reader.check_end()
+
+    def finish(self) -> None:
+        self._reader.finish()
+
+    def after_end(self, event: dict[str, Any] | None) -> StreamProtocolError:
+        return self._reader.after_end(event)
+
+    def encode(self, events: list[dict[str, Any]]) -> bytes:
+        return b"".join(encode_event(event) for event in events)

@@ -8,16 +8,20 @@ shape of an error answer, by provider (its framing's `error_answer`: OpenAI's
 `{"type": "error", "error": {"type", "message"}}` (Anthropic's), for a provider that has
 none, and for a path of no provider (`/v1/models`), as before OpenAI was served. The
 routes map a path to its `Provider`, resolved here once: the server passes that object
-on with each request, never its name.
+on with each request, never its name. A host's paths (`harness._hosts`: Bedrock's
+`/model/{model}/invoke-with-response-stream`, Vertex's `...:streamRawPredict`) are
+routed to the first provider in the registry that says it is served there
+(`Provider.hosted`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from harness._hosts import HOSTS, hosted_at
 from harness._providers import Provider, providers, registry_cache
 
-__all__ = ["error_json", "post_routes", "provider_of_path", "resume_routes"]
+__all__ = ["error_json", "host_routes", "post_routes", "provider_of_path", "resume_routes"]
 
 
 @registry_cache
@@ -32,6 +36,28 @@ def post_routes() -> dict[str, Provider]:
 
 
 @registry_cache
+def host_routes() -> dict[str, Provider]:
+    """Each aiohttp route of a host's calls, streamed and plain -> the provider whose
+    cassettes answer it there (the first in the registry's order served on that host)."""
+    routes: dict[str, Provider] = {}
+    for found in providers():
+        for name in found.hosted:
+            host = HOSTS.get(name)
+            if host is not None:
+                routes.setdefault(host.stream_route, found)
+                routes.setdefault(host.plain_route, found)
+    return routes
+
+
+def _hosted_provider(path: str) -> Provider | None:
+    """The provider a request to a host's path is for (None: no host's, or none served)."""
+    hosted = hosted_at(path)
+    if hosted is None:
+        return None
+    return next((found for found in providers() if hosted.host.name in found.hosted), None)
+
+
+@registry_cache
 def resume_routes() -> dict[str, Provider]:
     """Each resume GET route (an aiohttp pattern, `{id}` the response resumed) -> provider."""
     return {
@@ -43,7 +69,7 @@ def resume_routes() -> dict[str, Provider]:
 
 def provider_of_path(method: str, path: str) -> Provider | None:
     """The provider a request to `path` is for (None: no provider's)."""
-    found = post_routes().get(path)
+    found = post_routes().get(path) or _hosted_provider(path)
     if found is not None:
         return found
     for found in providers():

@@ -2,7 +2,10 @@
 
 `POST /v1/messages` (Anthropic), `POST /v1/chat/completions` (OpenAI Chat Completions),
 `POST /v1/responses` and its resume `GET /v1/responses/{id}?stream=true&starting_after=N`
-(OpenAI Responses) are answered as the in-process clients answer (`harness._replay.plan`),
+(OpenAI Responses), and the same dialects at the hosts they are served on (Bedrock's
+`POST /model/{id}/invoke-with-response-stream` in AWS event-stream frames and
+`/model/{id}/invoke`, Vertex's `...:streamRawPredict` and `:rawPredict`:
+`harness._hosts`) are answered as the in-process clients answer (`harness._replay.plan`),
 each from the cassettes of the provider its path is for (`harness._http.dialects`):
 SSE or the non-streaming JSON as the request's `stream` asks, cut into chunks, paced, with
 the cassette's HTTP errors, cuts and stalls. This module only picks the cassette and
@@ -30,10 +33,13 @@ none is logged or kept.
 
 Bounded whatever arrives: a POST to an API endpoint must say its body is JSON
 (`content-type: application/json`, or any `application/...+json`), else it gets a 415
-before its body is read: what a web page can send without a CORS preflight (`text/plain`,
-a form, no content type) never reaches the server's state. A body is at most `MAX_BODY`
-bytes (the 413), and `/_harness/requests` keeps the latest `KEPT_REQUESTS` requests,
-dropping the oldest while their bodies hold more than `KEPT_REQUEST_BYTES` bytes.
+before its body is read: what a web page can send without a CORS preflight
+(`text/plain`, a form, no content type) never reaches the server's state. (At a host's
+path a body with no content type is taken as JSON when the request is signed, its
+`Authorization` header one no page can send unpreflighted: boto3's `invoke_model*` sends
+no content type.) A body is at most `MAX_BODY` bytes (the 413), and `/_harness/requests`
+keeps the latest `KEPT_REQUESTS` requests, dropping the oldest while their bodies hold
+more than `KEPT_REQUEST_BYTES` bytes.
 """
 
 from __future__ import annotations
@@ -52,7 +58,14 @@ from aiohttp import web
 from harness._cassette.codec import Cassette, KeptCassette, expand_paths
 from harness._cassette.sessions import is_session_folder, turn_files, turn_number
 from harness._exceptions import HarnessError, ReplayError
-from harness._http.dialects import error_json, post_routes, provider_of_path, resume_routes
+from harness._hosts import hosted_at
+from harness._http.dialects import (
+    error_json,
+    host_routes,
+    post_routes,
+    provider_of_path,
+    resume_routes,
+)
 from harness._http.hosting import LOCALHOST, MAX_BODY, TOO_DEEP, harness_app
 from harness._json import MAX_NESTING, deeper_than_limit, may_be_too_deep
 from harness._providers import Provider
@@ -238,7 +251,7 @@ class CassetteServer:
         app = harness_app(
             self.log, max_body=self.max_body, host=self.host, error_answer=self._error_answer
         )
-        for path, found in post_routes().items():
+        for path, found in [*post_routes().items(), *host_routes().items()]:
             app.router.add_post(path, self._handler(found))
         for path, found in resume_routes().items():
             app.router.add_get(path, self._resume_handler(found))
@@ -347,7 +360,7 @@ class CassetteServer:
         self._count += 1
         where = f"#{self._count} POST {request.path}"
         kind = request.headers.get("Content-Type", "")
-        if not is_json_type(kind):
+        if not is_json_type(kind) and not _signed_untyped(request, kind):
             kind = kind or "missing"
             self.log(f"{where} -> 415 (content-type {kind}, not JSON)")
             said = f"send the body as JSON (content-type: application/json), not {kind[:80]}"
@@ -443,6 +456,14 @@ class CassetteServer:
         self._recent.clear()
         self.log("reset: the next request gets the first answer again")
         return web.json_response({"reset": True})
+
+
+def _signed_untyped(request: web.Request, kind: str) -> bool:
+    """A body with no content type at a host's path, from a client that signs (boto3's
+    `invoke_model*` sends none unless `contentType=` is given, and Bedrock reads it as
+    JSON): taken as JSON, since its `Authorization` header is one no web page can send
+    without a CORS preflight."""
+    return not kind and "Authorization" in request.headers and hosted_at(request.path) is not None
 
 
 def _refused(provider: Provider, status: int, message: str) -> web.Response:

@@ -163,6 +163,15 @@ class Provider:
         return self.sdk.env
 
     @property
+    def hosted(self) -> Mapping[str, Sdk]:
+        """The hosts besides the direct API its dialect is served on, each with the `Sdk`
+        its events are read with there (its `client` module's `HOSTED`; none without)."""
+        if not self.has("client"):
+            return {}
+        found: Mapping[str, Sdk] = getattr(self.module("client"), "HOSTED", {})
+        return found
+
+    @property
     def recording(self) -> str:
         """How `harness record` records it: `"sdk"` (its SDK's own streamed call, its
         `client.RECORDING`) or `"http"` (a plain streamed POST: `harness._record`)."""

@@ -36,6 +36,7 @@ __all__ = [
     "HARMLESS",
     "AnswerCheck",
     "AnswerReader",
+    "BodyDecoder",
     "asks_for_stream",
     "request_json",
 ]
@@ -49,11 +50,25 @@ HARMLESS: Final = 2
 API_ERROR: Final = 3
 
 
+class BodyDecoder(Protocol):
+    """What the guard asks of the decoder of an answer's body: the events each piece
+    completes, where in it they end (`rest_at`, -1: it completed none), and the end.
+    SSE's `StreamingDecoder`; a host's framing (Bedrock's `harness._hosts.bedrock.
+    EventDecoder`)."""
+
+    @property
+    def rest_at(self) -> int: ...
+
+    def feed(self, piece: bytes) -> list[dict[str, Any]]: ...
+
+    def finish(self) -> object: ...
+
+
 class AnswerReader(Protocol):
     """One answer's provider-specific reading, as `StreamGuard` drives it."""
 
     @property
-    def decoder(self) -> StreamingDecoder:
+    def decoder(self) -> StreamingDecoder | BodyDecoder:
         """The decoder that reads the body as the provider's SDK does."""
 
     #: the event the guard withholds from, as its notes name it (`message_delta`)

@@ -128,9 +128,14 @@ class FrameDecoder:
     def __init__(self) -> None:
         self._held = bytearray()
         self._count = 0  # frames read so far, to name the one at fault
+        #: after each `feed`, where in that piece the last frame it completed ends: the
+        #: bytes before are whole frames, those after a frame under way (-1: it completed
+        #: none), as `harness._providers.sse.StreamingDecoder.rest_at` says of events
+        self.rest_at = -1
 
     def feed(self, piece: bytes) -> list[Frame]:
         """The frames `piece` completes; `FrameError` at the first bad one."""
+        self.rest_at = -1
         self._held += piece
         frames: list[Frame] = []
         start = 0
@@ -145,6 +150,8 @@ class FrameDecoder:
             start += total
         if start:
             del held[:start]
+        if frames:
+            self.rest_at = len(piece) - len(held)
         return frames
 
     def finish(self) -> None:

@@ -13,6 +13,7 @@ SDK's own readers; `clients` builds those clients (each from its provider's `Sdk
 the recording clients too; `frameworks` hands one to a framework that takes none;
 `calls` groups a session's turns into the calls the SDK makes of them (an answer it
 retries goes with the turn after it). It may import the flat core, the adapter,
-`harness._cassette`, `harness._providers` (the OpenAI adapters) and `harness._record`
-(the recording clients' transport).
+`harness._cassette`, `harness._providers` (the OpenAI adapters), `harness._hosts` (a
+request to Bedrock's or Vertex's path answered in that host's framing) and
+`harness._record` (the recording clients' transport).
 """

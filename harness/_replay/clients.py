@@ -30,6 +30,15 @@ dialects of one SDK may be mixed: one `OpenAI` calls both). `sdk="openai"` (or
 `"anthropic"`, any registered provider's SDK package) says which is wanted, checked
 against the cassettes, and is what type checkers read the client's type from.
 
+`host="bedrock"` or `"vertex"` gives the client of the cassettes' dialect on that host
+instead (the provider says which: `Provider.hosted`; Anthropic's `AnthropicBedrock`,
+`AnthropicVertex`), built with dummy credentials passed explicitly (a Bedrock API key
+and region, no AWS session; a Google access token, project and region), so nothing is
+read from the user's AWS or Google configuration; it answers in-process too, Bedrock's
+streams in AWS event-stream frames. A cassette whose header names its host (`"host":
+"bedrock"`) gets that host's client by default; `host="direct"` asks for the direct
+API's whatever the header says.
+
 Every client is built by its SDK's description (`harness._providers.sdk.Sdk`: its
 classes, its base URL, how it is built around an HTTP client), over the family a
 `ClientKind` names (sync or async); a live one's key and base URL come from the
@@ -56,17 +65,35 @@ from harness._replay.replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer
 from harness._replay.sdk import ReplayTransport
 
 if TYPE_CHECKING:
-    from anthropic import Anthropic, AsyncAnthropic
+    from anthropic import (
+        Anthropic,
+        AnthropicBedrock,
+        AnthropicVertex,
+        AsyncAnthropic,
+        AsyncAnthropicBedrock,
+        AsyncAnthropicVertex,
+    )
     from openai import AsyncOpenAI, OpenAI
 
     from harness._record.live import RecordingTransport
 
     #: Any client made here (what `captured_requests` and the others take).
-    AnyClient: TypeAlias = Anthropic | AsyncAnthropic | OpenAI | AsyncOpenAI
+    AnyClient: TypeAlias = (
+        Anthropic
+        | AsyncAnthropic
+        | OpenAI
+        | AsyncOpenAI
+        | AnthropicBedrock
+        | AsyncAnthropicBedrock
+        | AnthropicVertex
+        | AsyncAnthropicVertex
+    )
 
 __all__ = [
     "DEFAULT_MATCH_ON",
+    "DIRECT",
     "DUMMY_API_KEY",
+    "HOST",
     "SDK",
     "Cassettes",
     "ClientKind",
@@ -93,6 +120,11 @@ DUMMY_API_KEY: Final = "harness-replay-no-key"
 #: Which SDK's client a cassette client is, as type checkers read `sdk=` (the built-in
 #: providers' SDK packages; at run time any registered provider's SDK package is taken).
 SDK: TypeAlias = Literal["anthropic", "openai"]
+#: Where a cassette client's requests go, as type checkers read `host=` (the direct API,
+#: or a host of `harness._hosts`; None: the cassettes' header's, else the direct API).
+HOST: TypeAlias = Literal["direct", "bedrock", "vertex"]
+#: The `host=` asking for the direct API's client whatever the cassettes' header says.
+DIRECT: Final = "direct"
 
 #: What answers each client made here: its `Replayer`, or a recording client's transport
 #: (both keep `requests` and `errors`).
@@ -166,6 +198,31 @@ def _sdk_of(replayer: Replayer, wanted: str | None) -> Sdk:
     return sdk
 
 
+def _hosted_sdk(replayer: Replayer, sdk: Sdk, host: str | None) -> Sdk:
+    """The SDK client answering on `host` (None: the cassettes' header's, if they agree;
+    `DIRECT` or none: `sdk`, the direct API's); `InputError` for a host the cassettes'
+    provider is not served on."""
+    if host is None:
+        named = {cassette.host for cassette in replayer.cassettes}
+        host = named.pop() if len(named) == 1 else None
+        if host is None:
+            return sdk
+    if host == DIRECT:
+        return sdk
+    dialects = {cassette.dialect.name: cassette.dialect for cassette in replayer.cassettes}
+    if not dialects:
+        dialects = {found.name: found for found in [provider(ANTHROPIC)]}
+    hosted = [found.hosted.get(host) for found in dialects.values()]
+    if not hosted or None in hosted:
+        names = ", ".join(sorted(dialects))
+        served = sorted({name for found in dialects.values() for name in found.hosted})
+        told = f"served on {', '.join(served)}" if served else "served on no host but its API"
+        raise InputError(f"host={host!r}: the cassettes' dialect ({names}) is {told}")
+    found = hosted[0]
+    assert found is not None
+    return found
+
+
 def _client(sdk: Sdk, used: Replayer, asynchronous: bool, options: dict[str, Any]) -> Any:
     kind = ClientKind(sdk, asynchronous=asynchronous)
     http_client = kind.http_client(transport=ReplayTransport(used), base_url=sdk.base_url)
@@ -179,7 +236,32 @@ def _client(sdk: Sdk, used: Replayer, asynchronous: bool, options: dict[str, Any
 def cassette_client(
     cassettes: Cassettes,
     *,
+    host: Literal["bedrock"],
+    sdk: Literal["anthropic"] | None = ...,
+    chunking: Chunking = ...,
+    realtime: bool = ...,
+    match_on: Sequence[str] | None = ...,
+    replayer: Replayer | None = ...,
+    **options: Any,
+) -> AnthropicBedrock: ...
+@overload
+def cassette_client(
+    cassettes: Cassettes,
+    *,
+    host: Literal["vertex"],
+    sdk: Literal["anthropic"] | None = ...,
+    chunking: Chunking = ...,
+    realtime: bool = ...,
+    match_on: Sequence[str] | None = ...,
+    replayer: Replayer | None = ...,
+    **options: Any,
+) -> AnthropicVertex: ...
+@overload
+def cassette_client(
+    cassettes: Cassettes,
+    *,
     sdk: Literal["openai"],
+    host: Literal["direct"] | None = ...,
     chunking: Chunking = ...,
     realtime: bool = ...,
     match_on: Sequence[str] | None = ...,
@@ -191,6 +273,7 @@ def cassette_client(
     cassettes: Cassettes,
     *,
     sdk: Literal["anthropic"] | None = ...,
+    host: HOST | None = ...,
     chunking: Chunking = ...,
     realtime: bool = ...,
     match_on: Sequence[str] | None = ...,
@@ -203,30 +286,60 @@ def cassette_client(
     cassettes: Cassettes,
     *,
     sdk: SDK | None = None,
+    host: HOST | None = None,
     chunking: Chunking = Chunking(),
     realtime: bool = False,
     match_on: Sequence[str] | None = DEFAULT_MATCH_ON,
     replayer: Replayer | None = None,
     **options: Any,
-) -> Anthropic | OpenAI:
+) -> Anthropic | OpenAI | AnthropicBedrock | AnthropicVertex:
     """An `anthropic.Anthropic` answering each request from the next cassette, or an
     `openai.OpenAI` for OpenAI cassettes (their headers say; `sdk` checks it, and types it).
 
     `chunking` cuts the bytes (`Chunking(size=..., seed=...)`), `realtime` sleeps to the
     recorded `at` offsets, `match_on` names the request fields compared with a cassette's
-    recorded request (None: no matching; the default, the provider's own). Other keywords
+    recorded request (None: no matching; the default, the provider's own). `host`
+    (`"bedrock"`, `"vertex"`) gives the dialect's client on that host, with dummy
+    credentials (default: the host the cassettes' header names; `"direct"`: the direct
+    API's whatever it names). Other keywords
     go to the client (`max_retries`, `timeout`, `default_headers`). `replayer` shares one
     `Replayer` (and its order) between clients; the cassette options are then its own.
     """
     used = replayer or _replayer(cassettes, chunking, realtime, match_on)
-    return _client(_sdk_of(used, sdk), used, False, options)  # type: ignore[no-any-return]
+    found = _hosted_sdk(used, _sdk_of(used, sdk), host)
+    return _client(found, used, False, options)  # type: ignore[no-any-return]
 
 
 @overload
 def async_cassette_client(
     cassettes: Cassettes,
     *,
+    host: Literal["bedrock"],
+    sdk: Literal["anthropic"] | None = ...,
+    chunking: Chunking = ...,
+    realtime: bool = ...,
+    match_on: Sequence[str] | None = ...,
+    replayer: Replayer | None = ...,
+    **options: Any,
+) -> AsyncAnthropicBedrock: ...
+@overload
+def async_cassette_client(
+    cassettes: Cassettes,
+    *,
+    host: Literal["vertex"],
+    sdk: Literal["anthropic"] | None = ...,
+    chunking: Chunking = ...,
+    realtime: bool = ...,
+    match_on: Sequence[str] | None = ...,
+    replayer: Replayer | None = ...,
+    **options: Any,
+) -> AsyncAnthropicVertex: ...
+@overload
+def async_cassette_client(
+    cassettes: Cassettes,
+    *,
     sdk: Literal["openai"],
+    host: Literal["direct"] | None = ...,
     chunking: Chunking = ...,
     realtime: bool = ...,
     match_on: Sequence[str] | None = ...,
@@ -238,6 +351,7 @@ def async_cassette_client(
     cassettes: Cassettes,
     *,
     sdk: Literal["anthropic"] | None = ...,
+    host: HOST | None = ...,
     chunking: Chunking = ...,
     realtime: bool = ...,
     match_on: Sequence[str] | None = ...,
@@ -250,15 +364,17 @@ def async_cassette_client(
     cassettes: Cassettes,
     *,
     sdk: SDK | None = None,
+    host: HOST | None = None,
     chunking: Chunking = Chunking(),
     realtime: bool = False,
     match_on: Sequence[str] | None = DEFAULT_MATCH_ON,
     replayer: Replayer | None = None,
     **options: Any,
-) -> AsyncAnthropic | AsyncOpenAI:
+) -> AsyncAnthropic | AsyncOpenAI | AsyncAnthropicBedrock | AsyncAnthropicVertex:
     """The same as `cassette_client`, as an `anthropic.AsyncAnthropic` (`openai.AsyncOpenAI`)."""
     used = replayer or _replayer(cassettes, chunking, realtime, match_on)
-    return _client(_sdk_of(used, sdk), used, True, options)  # type: ignore[no-any-return]
+    found = _hosted_sdk(used, _sdk_of(used, sdk), host)
+    return _client(found, used, True, options)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ from typing import Any, Final, overload
 from harness._cassette.codec import Cassette, DirectiveHandler, KeptCassette, pass_over
 from harness._directives import AT, CUT, DONE, HTTP_ERROR, STALL
 from harness._exceptions import APIErrorEvent, ReplayError
+from harness._hosts import Host
 
 __all__ = [
     "DEFAULT_READ_TIMEOUT",
@@ -197,28 +198,40 @@ class PlannedResponse:
 
 
 def sse_pieces(
-    cassette: Cassette, on_directive: DirectiveHandler = pass_over, *, realtime: bool = False
+    cassette: Cassette,
+    on_directive: DirectiveHandler = pass_over,
+    *,
+    realtime: bool = False,
+    host: Host | None = None,
 ) -> Iterator[Piece]:
     """The cassette's events as SSE bytes, one piece an event, with its stalls and cuts;
-    with `realtime`, a stall until each `at` offset from the first piece asked for.
+    with `realtime`, a stall until each `at` offset from the first piece asked for; on a
+    `host` with frames of its own (Bedrock's), each event in its frame instead, a cut
+    `after_bytes` falling inside the frame.
 
     Other directives go to `on_directive` as they are reached. A kept cassette without
     directives is answered from its SSE bytes as they are (`KeptCassette.plain_sse`).
     """
-    if isinstance(cassette, KeptCassette) and cassette.plain_sse is not None:
+    encode = host.encode if host is not None else None
+    if encode is None and isinstance(cassette, KeptCassette) and cassette.plain_sse is not None:
         return iter(cassette.plain_sse)
-    return _sse_pieces(cassette, on_directive, realtime)
+    return _sse_pieces(cassette, on_directive, realtime, encode)
 
 
 def _sse_pieces(
-    cassette: Cassette, on_directive: DirectiveHandler, realtime: bool
+    cassette: Cassette,
+    on_directive: DirectiveHandler,
+    realtime: bool,
+    encode: Callable[[dict[str, Any]], bytes] | None = None,
 ) -> Iterator[Piece]:
     pacer = RealtimePacer() if realtime else None
     done = cassette.dialect.framing.done
     cut_at: int | None = None
     for line in cassette.lines():
         data = line.data
-        encoded = cassette.sse(line) if line.kind == "event" else None
+        encoded = None
+        if line.kind == "event":
+            encoded = cassette.sse(line) if encode is None else encode(data)
         if encoded is None and done is not None and data["harness"] == DONE:
             encoded = done  # the provider's end-of-body line: bytes, as an event's
         if encoded is not None:
@@ -308,11 +321,13 @@ def plan_response(
     chunking: Chunking = Chunking(),
     on_directive: DirectiveHandler = pass_over,
     realtime: bool = False,
+    host: Host | None = None,
 ) -> PlannedResponse:
     """The answer the API would give a request that `cassette` recorded the answer to.
 
     `stream` is the request's own `"stream"` field; `realtime` paces a stream at its
-    recorded `at` offsets. A non-streaming answer that cannot
+    recorded `at` offsets; `host` is where the request went (None: the direct API), whose
+    framing a stream travels in. A non-streaming answer that cannot
     be built from the events raises `ReplayError`; a bad cassette raises `CassetteError`.
     """
     error = _http_error(cassette)
@@ -323,5 +338,7 @@ def plan_response(
         planned = _message_pieces(cassette)
         planned.body = chunking.cut(planned.body)
         return planned
-    pieces = sse_pieces(cassette, on_directive, realtime=realtime)
-    return PlannedResponse(200, dict(SSE_HEADERS), chunking.cut(pieces))
+    pieces = sse_pieces(cassette, on_directive, realtime=realtime, host=host)
+    kind = host.content_type if host is not None else None
+    headers = {"content-type": kind} if kind is not None else dict(SSE_HEADERS)
+    return PlannedResponse(200, headers, chunking.cut(pieces))

@@ -41,6 +41,7 @@ from harness._cassette.codec import (
 from harness._cassette.request import CapturedRequest, json_body
 from harness._cassette.sessions import TURN_PATTERN, turn_files
 from harness._exceptions import CassetteError, HarnessError, ReplayError, RequestMismatchError
+from harness._hosts import hosted_at
 from harness._providers import Provider, providers
 from harness._redact import redact
 from harness._replay.plan import Chunking, PlannedResponse, plan_response
@@ -201,7 +202,13 @@ class Replayer:
         self, method: str, path: str, headers: Mapping[str, str], body: Any, size: int = 0
     ) -> CapturedRequest:
         """`capture` for a body its caller has parsed already (None: not JSON), `size`
-        bytes as sent."""
+        bytes as sent. A request to a host's path (Bedrock's, Vertex's) is kept as the
+        direct API would have it: the model and `stream` its path carries put back in
+        the body (`harness._hosts.Hosted.direct_request`), so it is matched and answered
+        as any other."""
+        hosted = hosted_at(path)
+        if hosted is not None:
+            body = hosted.direct_request(body)
         request = CapturedRequest.of(method, path, headers, body)
         with self._lock:
             self._requests.append(request)
@@ -333,12 +340,14 @@ class Replayer:
         """`cassette`'s answer to an already captured `request`, after the match check."""
         self.check_endpoint(cassette, request, number)
         self.check_match(cassette, request, number)
+        hosted = hosted_at(request.path)
         return plan_response(
             cassette,
             stream=request.json.get("stream") is True,
             chunking=self.chunking,
             on_directive=self.on_directive,
             realtime=self.realtime,
+            host=hosted.host if hosted is not None else None,
         )
 
     def fields(self, cassette: Cassette) -> tuple[str, ...] | None:

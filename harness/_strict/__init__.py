@@ -9,8 +9,8 @@ middleware (openai: the guard in its HTTP client); `sdk_errors` makes what the g
 raises into an SDK's reading the SDK's own `APIError` too, so that no SDK release wraps
 or retries it; `report` words what it would have
 raised, for the fault reports; `policy` reads the stop reasons a command line allows
-(`max_tokens,stop_sequence`). May import the core, `_cassette`, `_providers` and
-`_replay`; the SDK only inside `client`, `http_client` and `report` (`sdk_errors` reads the
-SDKs already loaded).
+(`max_tokens,stop_sequence`). May import the core, `_cassette`, `_providers`, `_hosts`
+(a call at Bedrock's or Vertex's path, Bedrock's frames) and `_replay`; the SDK only
+inside `client`, `http_client` and `report` (`sdk_errors` reads the SDKs already loaded).
 `httpx` (v1) clients are answered from cassettes by `harness._replay.httpx1`.
 """

@@ -9,6 +9,11 @@ there, or from the body, is a `StreamProtocolError` that is also the SDK's `APIE
 is, neither retried nor wrapped. Everything else (the HTTP client, its
 transport, proxies and hooks, retries, timeouts, headers, a cassette client's requests
 and errors) is the original's.
+
+The SDK's clients on a host take it too (`AnthropicBedrock`, `AnthropicVertex` and their
+async twins: the default provider's `Provider.hosted`), with the same middleware: a
+Vertex stream is the same SSE at another path, a Bedrock stream is read frame by frame
+(`harness._hosts.bedrock.FramedReader`), its frames handed on as they came.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import httpx2
 
 from harness._exceptions import InputError
+from harness._hosts import hosted_at
+from harness._providers.anthropic.guard import AnthropicReader
 from harness._replay.clients import share_source
 from harness._strict.guard import check_answer
 from harness._strict.policy import completing_stop_reasons
@@ -26,7 +33,14 @@ from harness._strict.sdk_errors import raised_as_sdk_errors
 from harness._strict.transport import answer_kind, guarded_body, unencoded_headers
 
 if TYPE_CHECKING:
-    from anthropic import Anthropic, AsyncAnthropic
+    from anthropic import (
+        Anthropic,
+        AnthropicBedrock,
+        AnthropicVertex,
+        AsyncAnthropic,
+        AsyncAnthropicBedrock,
+        AsyncAnthropicVertex,
+    )
     from anthropic._middleware import AsyncCallNext, CallNext
     from anthropic._request import APIRequest
     from anthropic._response import APIResponse, AsyncAPIResponse
@@ -34,7 +48,17 @@ if TYPE_CHECKING:
 
 __all__ = ["strict"]
 
-Client = TypeVar("Client", "Anthropic", "AsyncAnthropic", "OpenAI", "AsyncOpenAI")
+Client = TypeVar(
+    "Client",
+    "Anthropic",
+    "AsyncAnthropic",
+    "OpenAI",
+    "AsyncOpenAI",
+    "AnthropicBedrock",
+    "AsyncAnthropicBedrock",
+    "AnthropicVertex",
+    "AsyncAnthropicVertex",
+)
 
 
 def _checked_kind(request: APIRequest, response: Any) -> str | None:
@@ -46,11 +70,15 @@ def _checked_kind(request: APIRequest, response: Any) -> str | None:
 
 
 def _guard_stream(http: httpx2.Response, stop_reasons: Collection[str]) -> None:
-    """Swap the body of a stream the SDK has read none of for the guarded one."""
+    """Swap the body of a stream the SDK has read none of for the guarded one (read in
+    the framing of the host it came from, if its own: Bedrock's)."""
     unread = httpx2.Response(
         http.status_code, headers=http.headers, stream=http.stream, request=http.request
     )
-    http.stream = guarded_body(unread, stop_reasons)
+    hosted = hosted_at(http.request.url.path)
+    framed = hosted.host.reader if hosted is not None else None
+    reader = None if framed is None else framed(AnthropicReader(stop_reasons=stop_reasons))
+    http.stream = guarded_body(unread, stop_reasons, reader=reader)
     http.headers = httpx2.Headers(unencoded_headers(unread))
     if hasattr(http, "_content"):
         # Read already (a transport that answered with bytes: httpx's `MockTransport`
@@ -136,15 +164,14 @@ def strict(
         copy = strict_openai(cast(Any, client), allow_stop_reasons, profile)
         share_source(cast(Any, client), copy)
         return cast(Client, copy)
-    from anthropic import Anthropic, AsyncAnthropic
-
-    if not isinstance(client, Anthropic | AsyncAnthropic):
+    if not _takes_middleware(client):
         raise InputError(
-            f"harness.strict takes an anthropic.Anthropic or AsyncAnthropic, or an "
+            f"harness.strict takes an anthropic.Anthropic or AsyncAnthropic (or the same on "
+            f"Bedrock or Vertex: AnthropicBedrock, AnthropicVertex), or an "
             f"openai.OpenAI or AsyncOpenAI, not {type(client).__name__}"
         )
     stop_reasons = completing_stop_reasons(allow_stop_reasons)
-    guarded = client.with_middleware(_middleware(stop_reasons))
+    guarded: Client = cast(Any, client).with_middleware(_middleware(stop_reasons))
     share_source(client, guarded)
     return guarded
 
@@ -156,6 +183,17 @@ def _is_openai(client: object) -> bool:
     from harness._providers import sdks
 
     return any(sdk.is_client(client) for sdk in sdks() if sdk.package != _middleware_sdk())
+
+
+def _takes_middleware(client: object) -> bool:
+    """Whether `client` is a client of the default provider's SDK, on the direct API or a
+    host (`Provider.hosted`): one `harness.strict`'s middleware goes into."""
+    from harness._exceptions import ANTHROPIC
+    from harness._providers import provider
+
+    found = provider(ANTHROPIC)
+    found.sdk.module()  # loaded: its classes are looked up, not imported
+    return any(sdk.is_client(client) for sdk in (found.sdk, *found.hosted.values()))
 
 
 def _middleware_sdk() -> str:

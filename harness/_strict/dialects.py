@@ -9,18 +9,36 @@ it as a stream, the `AnswerReader` for a stream, the check of a non-streaming va
 gives None for an answer the guard passes untouched. `check_whole` reads a non-streaming
 body as the SDKs do and checks it so. What each provider reads of the request, and what
 completes its answers, is its own; this module only routes, and spells no provider.
+
+A call at a host's path (`harness._hosts`: Bedrock's `/model/{id}/invoke-with-response-
+stream`, Vertex's `...:streamRawPredict`) is claimed for the first provider served there
+(`Provider.hosted`), and asked of it as the direct API's call (`Hosted.direct_request`:
+the model and `stream` the path carries put back in the body, at the provider's own
+endpoint); a stream there is read in the host's framing (`Host.reader`: Bedrock's
+frames, each event judged by the provider's reader, the bytes handed on as they came).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Mapping
 
+import orjson
+
+from harness._hosts import Hosted, hosted_at
 from harness._json import sdk_json
 from harness._providers import Provider, providers, registry_cache
-from harness._providers.answers import AnswerCheck
+from harness._providers.answers import AnswerCheck, AnswerReader, request_json
 from harness._strict.guard import check_answer
 
-__all__ = ["AnswerCheck", "answer_check", "check_whole", "provider_of"]
+__all__ = [
+    "AnswerCheck",
+    "answer_check",
+    "check_whole",
+    "claimed",
+    "host_call",
+    "provider_of",
+]
 
 
 @registry_cache
@@ -29,10 +47,27 @@ def _guarded() -> tuple[Provider, ...]:
     return tuple(found for found in providers() if found.has("guard"))
 
 
+def host_call(method: str, path: str) -> Hosted | None:
+    """The host call (Bedrock's, Vertex's) a request is, else None."""
+    return hosted_at(path) if method.upper() == "POST" else None
+
+
+def claimed(found: Provider, method: str, path: str) -> bool:
+    """Whether a request is a call of `found`'s: at its own endpoint (`guard.claims`), or
+    at a host's path where it is served."""
+    if found.guard.claims(method, path):
+        return True
+    hosted = host_call(method, path)
+    return hosted is not None and hosted.host.name in found.hosted
+
+
 def provider_of(method: str, path: str) -> Provider | None:
     """The provider whose answers a request to `path` gets, if the guard checks them."""
     for found in _guarded():
         if found.guard.claims(method, path):
+            return found
+    for found in _guarded():
+        if claimed(found, method, path):
             return found
     return None
 
@@ -57,10 +92,22 @@ def answer_check(
     found = dialect or provider_of(method, path)
     if found is None:
         return None
+    hosted = None if found.guard.claims(method, path) else host_call(method, path)
+    if hosted is not None:  # asked as the direct API's call (module docstring)
+        path = found.framing.endpoints[0]
+        content = orjson.dumps(hosted.direct_request(request_json(content)))
     check: AnswerCheck | None = found.guard.answer_check(
         method, path, params, content, allowed, profile
     )
-    return check
+    framed = hosted.host.reader if hosted is not None else None
+    if check is None or framed is None:
+        return check
+    inner = check.reader
+
+    def reader() -> AnswerReader:
+        return framed(inner())
+
+    return dataclasses.replace(check, reader=reader)
 
 
 def check_whole(check: AnswerCheck, answer: bytes | bytearray, content_type: str) -> None:

@@ -12,13 +12,14 @@ So wherever the guard raises into an SDK's reading (`harness.strict`'s middlewar
 HTTP client, `StrictTransport`, the guarded body), `as_sdk_error` makes the error an
 instance of the `APIError` of each SDK that is loaded as well: a class of its own with
 the guard's class first, made once per set of SDKs. A `SSEFormatError` (a framing the
-SDK would fail on) is made so the same way. The object stays the one the guard raised
-(its class is swapped in place: its code, message, notes and traceback are kept), so
-`except harness.StreamProtocolError` catches it with its `.code`, and code that already
-handles `anthropic.APIError` / `openai.APIError` keeps handling it. It carries what
-those classes promise: `message`, `request` (a copy without the headers that hold a
-credential, as the openai SDK keeps its own) and `body` (None: the API sent no error),
-and openai's `param` and `type` (None); its `code` stays the error table's code.
+SDK would fail on) is made so the same way, and a `FrameError` (Bedrock's frames). The
+object stays the one the guard raised (its class is swapped in place: its code, message,
+notes and traceback are kept), so `except harness.StreamProtocolError` catches it with
+its `.code`, and code that already handles `anthropic.APIError` / `openai.APIError`
+keeps handling it. It carries what those classes promise: `message`, `request` (a copy
+without the headers that hold a credential, as the openai SDK keeps its own) and `body`
+(None: the API sent no error), and openai's `param` and `type` (None); its `code` stays
+the error table's code.
 
 No SDK is imported here: an SDK whose client raised it is loaded already.
 """
@@ -32,6 +33,7 @@ from functools import cache
 from typing import Any, Final, cast
 
 from harness._exceptions import StreamProtocolError
+from harness._providers.eventstream import FrameError
 from harness._providers.sse import SSEFormatError
 
 __all__ = [
@@ -42,9 +44,10 @@ __all__ = [
     "request_of",
 ]
 
-#: What the guard raises: the adapter's error, and a framing the SDK would fail on.
-GuardError = StreamProtocolError | SSEFormatError
-_GUARD_ERRORS: Final = (StreamProtocolError, SSEFormatError)
+#: What the guard raises: the adapter's error, and a framing the SDK would fail on (SSE,
+#: or Bedrock's frames: a `FrameError`, `bad_frame` or `truncated_frame`).
+GuardError = StreamProtocolError | SSEFormatError | FrameError
+_GUARD_ERRORS: Final = (StreamProtocolError, SSEFormatError, FrameError)
 
 #: Request headers that carry a credential (both SDKs', Azure's, a proxy's).
 _CREDENTIAL_HEADERS: Final = ("authorization", "x-api-key", "api-key", "proxy-authorization")

@@ -34,7 +34,13 @@ from harness._inflate import Inflater, normal_coding
 from harness._providers import provider
 from harness._providers.answers import AnswerReader, asks_for_stream
 from harness._providers.anthropic.adapter import COMPLETE_STOP_REASONS
-from harness._strict.dialects import AnswerCheck, answer_check, check_whole, provider_of
+from harness._strict.dialects import (
+    AnswerCheck,
+    answer_check,
+    check_whole,
+    claimed,
+    provider_of,
+)
 from harness._strict.guard import StreamGuard, aguarded, guarded
 from harness._strict.policy import completing_stop_reasons
 from harness._strict.sdk_errors import (
@@ -62,11 +68,12 @@ _ENCODING_HEADERS: Final = frozenset({"content-encoding", "content-length"})
 
 def answer_kind(method: str, path: str, status: int, *, stream: bool) -> str | None:
     """ "stream" or "message" for a successful answer to a call of the default provider's
-    (`POST .../v1/messages`, as its guard `claims` it) that the guard checks, None for
+    (`POST .../v1/messages`, as its guard `claims` it, or at a host's path: `claimed`)
+    that the guard checks, None for
     any other (the transport's, the SDK middleware's and the
     proxy's one test). As the SDK reads it: by whether the request asked for a stream
     (`stream`), whatever the answer's content type says."""
-    if not provider(ANTHROPIC).guard.claims(method, path):
+    if not claimed(provider(ANTHROPIC), method, path):
         return None
     if not 200 <= status < 300:
         return None

@@ -4,15 +4,25 @@
 `/v1` below it), the variables the client reads (`ANTHROPIC_BASE_URL`,
 `ANTHROPIC_API_KEY`); a dependency of the harness, so no extra installs it. A live
 recording goes through the SDK itself (`RECORDING`: `harness._record.live`).
+
+`HOSTED` says where else the dialect is served (`harness._hosts`) and which of the SDK's
+clients reads it there: `AnthropicBedrock` (Bedrock, its events in AWS event-stream
+frames) and `AnthropicVertex` (Vertex, the same SSE). A cassette client of those is
+built with dummy credentials passed explicitly (a Bedrock API key and region, a Google
+access token, project and region), so nothing is read from the user's AWS or Google
+configuration; its base URL is the server's address (Bedrock's paths start at the root,
+Vertex's below `/v1`).
 """
 
 from __future__ import annotations
 
-from typing import Final
+import inspect
+from collections.abc import Callable
+from typing import Any, Final
 
 from harness._providers.sdk import ClientEnv, Sdk
 
-__all__ = ["RECORDING", "SDK"]
+__all__ = ["HOSTED", "RECORDING", "SDK"]
 
 SDK: Final = Sdk(
     "anthropic",
@@ -23,3 +33,64 @@ SDK: Final = Sdk(
 )
 #: How `harness record` records a Messages stream: through the SDK's own streamed call.
 RECORDING: Final = "sdk"
+
+
+#: The dummy credentials a hosted cassette client is built with (never the user's): on
+#: Bedrock a dummy API key (the bearer token `AnthropicBedrock` takes since Bedrock's API
+#: keys), so no AWS session is made, which would read the user's profile and config
+#: (`AWS_PROFILE`, `~/.aws/config`); an SDK too old to take one signs with a dummy key
+#: pair. On Vertex, a dummy access token, project and region: no Google credentials.
+DUMMY_AWS: Final = {"aws_region": "us-east-1"}
+DUMMY_AWS_TOKEN: Final = {"api_key": "harness-replay-no-key"}
+DUMMY_AWS_KEYS: Final = {
+    "aws_access_key": "AKIDSTREAMHARNESS",
+    "aws_secret_key": "stream-harness-dummy-secret",
+}
+DUMMY_GOOGLE: Final = {
+    "region": "us-east5",
+    "project_id": "stream-harness",
+    "access_token": "dummy",
+}
+
+
+def _bedrock_credentials(client_class: Callable[..., Any]) -> dict[str, str]:
+    takes_key = "api_key" in inspect.signature(client_class).parameters
+    return {**DUMMY_AWS, **(DUMMY_AWS_TOKEN if takes_key else DUMMY_AWS_KEYS)}
+
+
+def _hosted_build(
+    credentials: Callable[[Callable[..., Any]], dict[str, str]],
+) -> Callable[..., Any]:
+    def build(
+        client_class: Callable[..., Any],
+        http_client: Any,
+        *,
+        base_url: str | None,
+        api_key: str,
+        options: dict[str, Any],
+    ) -> Any:
+        given = {**credentials(client_class), **options}  # the caller's own settings win
+        return client_class(base_url=base_url, http_client=http_client, **given)
+
+    return build
+
+
+#: Where else Messages is served, and the client reading it there (module docstring).
+HOSTED: Final = {
+    "bedrock": Sdk(
+        "anthropic",
+        ("AnthropicBedrock", "AsyncAnthropicBedrock"),
+        "https://bedrock-runtime.us-east-1.amazonaws.com",
+        ClientEnv("ANTHROPIC_BEDROCK_BASE_URL", "AWS_BEARER_TOKEN_BEDROCK"),
+        label="Anthropic on Bedrock",
+        build=_hosted_build(_bedrock_credentials),
+    ),
+    "vertex": Sdk(
+        "anthropic",
+        ("AnthropicVertex", "AsyncAnthropicVertex"),
+        "https://us-east5-aiplatform.googleapis.com/v1",
+        ClientEnv("ANTHROPIC_VERTEX_BASE_URL", "ANTHROPIC_VERTEX_PROJECT_ID", "/v1"),
+        label="Anthropic on Vertex",
+        build=_hosted_build(lambda client_class: dict(DUMMY_GOOGLE)),
+    ),
+}

@@ -1,0 +1,159 @@
+"""`harness.strict` and `StrictTransport` for Anthropic on Bedrock and Vertex: every
+library cassette's verdict through `AnthropicBedrock` (the guard reading Bedrock's
+frames, handing them on byte for byte) and `AnthropicVertex` (the same SSE at Vertex's
+path) is the direct client's; a bad or cut frame raises its `FrameError` code as the
+SDK's own error."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from conftest import LIBRARY, library_cassettes, not_installed
+
+import harness
+from harness import StrictTransport
+from harness._cassette.codec import Cassette
+from harness._hosts import bedrock, vertex
+from harness._providers.anthropic.guard import AnthropicReader
+from harness._providers.eventstream import FrameError
+from harness._replay.clients import HOST
+from harness._strict.dialects import provider_of
+from harness._strict.guard import StreamGuard
+
+anthropic = pytest.importorskip("anthropic")
+pytest.importorskip("botocore", reason=not_installed("botocore"))
+
+CASSETTES = library_cassettes()
+ASK: Any = {
+    "model": "claude-sonnet-4-5",
+    "max_tokens": 64,
+    "messages": [{"role": "user", "content": "Go"}],
+}
+STREAM_PATHS = {
+    "bedrock": "/model/claude-sonnet-4-5/invoke-with-response-stream",
+    "vertex": "/v1/projects/p/locations/l/publishers/anthropic/models/claude:streamRawPredict",
+}
+
+
+def _verdict(client: Any, *, stream: bool) -> list[Any]:
+    """The events the code read, then what was raised: the guard's code, or the SDK's
+    error class."""
+    seen: list[Any] = []
+    try:
+        if stream:
+            seen += [event.type for event in client.messages.create(**ASK, stream=True)]
+        else:
+            seen.append(client.messages.create(**ASK).stop_reason)
+    except harness.StreamProtocolError as error:
+        seen.append(("refused", error.code))
+    except anthropic.APIStatusError as error:
+        seen.append((type(error).__name__, error.status_code))
+    return seen
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "plain"])
+@pytest.mark.parametrize("host", ["bedrock", "vertex"])
+def test_every_cassettes_verdict_on_a_host_is_the_direct_clients(host: HOST, stream: bool) -> None:
+    refused = 0
+    for path in CASSETTES:
+        with (
+            harness.cassette_client(path, host=host, match_on=None, max_retries=0) as hosted,
+            harness.cassette_client(path, match_on=None, max_retries=0) as direct,
+        ):
+            verdict = _verdict(harness.strict(hosted), stream=stream)
+            assert verdict == _verdict(harness.strict(direct), stream=stream), path
+            refused += isinstance(verdict[-1], tuple) and verdict[-1][0] == "refused"
+    # every broken stream but the 529 (the API's own error) refused; of the Messages the
+    # broken ones fold into, some
+    errors = len(list((LIBRARY / "errors").glob("*.jsonl")))
+    assert refused >= (errors - 1 if stream else 1)
+
+
+@pytest.mark.parametrize("host", ["bedrock", "vertex"])
+def test_the_async_clients_on_a_host_are_guarded_too(host: HOST) -> None:
+    path = LIBRARY / "errors" / "unclosed_tool_blocks.jsonl"
+
+    async def read() -> str:
+        async with harness.async_cassette_client(path, host=host, match_on=None) as client:
+            try:
+                async for _ in await harness.strict(client).messages.create(**ASK, stream=True):
+                    pass
+            except harness.StreamProtocolError as error:
+                return error.code
+        return "passed"
+
+    assert asyncio.run(read()) == "unclosed_tool_blocks"
+
+
+def _bedrock_body(path: Path) -> bytes:
+    return b"".join(bedrock.encode_event(event) for event in Cassette(path).events())
+
+
+@pytest.mark.parametrize("size", [1, 5, 64, None], ids=["1", "5", "64", "whole"])
+def test_the_guard_hands_bedrocks_frames_on_as_they_came(size: int | None) -> None:
+    body = _bedrock_body(LIBRARY / "two_tools.jsonl")
+    guard = StreamGuard(reader=bedrock.FramedReader(AnthropicReader()))
+    step = size or len(body)
+    released = b"".join(guard.feed(body[at : at + step]) for at in range(0, len(body), step))
+    assert released + guard.finish() == body
+    assert guard.failure is None
+
+
+def _client_over(body: bytes) -> Any:
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        headers = {"content-type": bedrock.CONTENT_TYPE}
+        return httpx2.Response(200, headers=headers, content=body)
+
+    transport = StrictTransport(httpx2.MockTransport(answer))
+    return anthropic.AnthropicBedrock(
+        aws_access_key="AKIDEXAMPLE",
+        aws_secret_key="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+        aws_region="us-east-1",
+        max_retries=0,
+        http_client=httpx2.Client(transport=transport),
+    )
+
+
+def _flipped(body: bytes, at: int) -> bytes:
+    return body[:at] + bytes([body[at] ^ 1]) + body[at + 1 :]
+
+
+GOOD = _bedrock_body(LIBRARY / "text_only.jsonl")
+FIRST = len(bedrock.encode_event(next(Cassette(LIBRARY / "text_only.jsonl").events())))
+BROKEN = {
+    "prelude-crc": (_flipped(GOOD, FIRST + 9), "bad_frame"),
+    "message-crc": (_flipped(GOOD, FIRST + 20), "bad_frame"),
+    "cut-in-prelude": (GOOD[: FIRST + 6], "truncated_frame"),
+    "cut-in-payload": (GOOD[: FIRST + 40], "truncated_frame"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_a_bad_or_cut_frame_is_raised_as_the_sdks_own_error_with_its_code(name: str) -> None:
+    body, code = BROKEN[name]
+    with _client_over(body) as client, pytest.raises(FrameError) as raised:
+        list(client.messages.create(**ASK, stream=True))
+    assert raised.value.code == code
+    assert isinstance(raised.value, anthropic.APIError)  # neither wrapped nor retried
+
+
+def test_strict_transport_under_anthropic_bedrock_refuses_a_broken_stream() -> None:
+    body = _bedrock_body(LIBRARY / "errors" / "missing_message_stop.jsonl")
+    with _client_over(body) as client, pytest.raises(harness.StreamProtocolError) as raised:
+        list(client.messages.create(**ASK, stream=True))
+    assert raised.value.code == "missing_message_stop"
+    with _client_over(GOOD) as client:
+        assert [e.type for e in client.messages.create(**ASK, stream=True)][-1] == "message_stop"
+
+
+@pytest.mark.parametrize("host", sorted(STREAM_PATHS))
+def test_the_guard_claims_a_call_at_a_hosts_path_for_the_dialect_served_there(host: str) -> None:
+    path = STREAM_PATHS[host]
+    assert (bedrock.STREAM_PATH if host == "bedrock" else vertex.STREAM_PATH).search(path)
+    found = provider_of("POST", path)
+    assert found is not None and host in found.hosted
+    assert provider_of("GET", path) is None
