@@ -22,7 +22,7 @@ if sys.dont_write_bytecode and _VENV.is_dir():
 # pytester runs in-process and unloads every module first imported during an inner run;
 # loading what the plugin imports lazily now keeps one copy of each class across runs
 # (and saves re-importing the SDK and hypothesis, ~3 s, in every run).
-import anthropic  # noqa: F401
+import anthropic
 import hypothesis
 import pytest
 
@@ -108,6 +108,24 @@ def typescript_final_messages(
     )
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     return {line.pop("cassette"): line for line in lines}
+
+
+def anthropic_on(host: str, **options: Any) -> Any:
+    """An `anthropic` client of `host` (`direct`, `bedrock`, `vertex`) built as its docs
+    build one, with dummy credentials passed explicitly; `options` (`base_url`,
+    `http_client`, `max_retries`) go to it."""
+    if host == "bedrock":
+        return anthropic.AnthropicBedrock(
+            aws_access_key="AKIDEXAMPLE",
+            aws_secret_key="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+            aws_region="us-east-1",
+            **options,
+        )
+    if host == "vertex":
+        return anthropic.AnthropicVertex(
+            region="us-east5", project_id="a-project", access_token="a-token", **options
+        )
+    return anthropic.Anthropic(api_key="sk-test", **options)
 
 
 def library_cassettes(provider: str | None = ANTHROPIC, folder: Path = LIBRARY) -> list[Path]:

@@ -5,13 +5,13 @@ reads it; and Bedrock's frames read back into the same events."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
-from conftest import library_cassettes, not_installed
+from conftest import anthropic_on, library_cassettes, not_installed
 
 from harness._cassette.codec import Cassette
 from harness._hosts import bedrock, vertex
@@ -67,25 +67,7 @@ def _direct(path: Path) -> list[Any]:
         Cassette(path).sse(line) for line in Cassette(path).lines() if line.kind == "event"
     )
     http = _served(body, "text/event-stream", None, [])
-    return _read(anthropic.Anthropic(api_key="sk-test", max_retries=0, http_client=http))
-
-
-CLIENTS: dict[str, Callable[[Any], Any]] = {
-    "bedrock": lambda http: anthropic.AnthropicBedrock(
-        aws_access_key="AKIDEXAMPLE",
-        aws_secret_key="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
-        aws_region="us-east-1",
-        max_retries=0,
-        http_client=http,
-    ),
-    "vertex": lambda http: anthropic.AnthropicVertex(
-        region="us-east5",
-        project_id="a-project",
-        access_token="a-token",
-        max_retries=0,
-        http_client=http,
-    ),
-}
+    return _read(anthropic_on("direct", max_retries=0, http_client=http))
 
 
 def _hosted(path: Path, host: str) -> bytes:
@@ -105,7 +87,7 @@ def test_every_anthropic_cassette_reads_the_same_on_bedrock_and_vertex(
     paths: list[str] = []
     content_type = bedrock.CONTENT_TYPE if host == "bedrock" else "text/event-stream"
     http = _served(_hosted(path, host), content_type, size, paths)
-    assert _read(CLIENTS[host](http)) == _direct(path)
+    assert _read(anthropic_on(host, max_retries=0, http_client=http)) == _direct(path)
     [asked] = paths
     pattern = bedrock.STREAM_PATH if host == "bedrock" else vertex.STREAM_PATH
     assert pattern.fullmatch(asked), asked
@@ -127,7 +109,8 @@ def test_an_exception_frame_is_the_error_the_sdk_raises() -> None:
         "throttlingException", "Too many"
     )
     error = {"type": "error", "error": {"type": "throttlingException", "message": "Too many"}}
-    seen = _read(CLIENTS["bedrock"](_served(body, bedrock.CONTENT_TYPE, None, [])))
+    http = _served(body, bedrock.CONTENT_TYPE, None, [])
+    seen = _read(anthropic_on("bedrock", max_retries=0, http_client=http))
     assert seen[-1] == ("APIStatusError", error)
     assert bedrock.EventDecoder().feed(body)[-1] == error
 

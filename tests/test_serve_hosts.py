@@ -7,12 +7,12 @@ frames, and the wire directives (a cut mid-frame, an HTTP error, a stall) as on 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LIBRARY, library_cassettes, not_installed
+from conftest import LIBRARY, anthropic_on, library_cassettes, not_installed
 
 from harness._hosts import bedrock
 from harness._http.hosting import ServerThread
@@ -29,23 +29,10 @@ ASK: Any = {
     "messages": [{"role": "user", "content": "Go"}],
 }
 
-CLIENTS: dict[str, Callable[[str], Any]] = {
-    "direct": lambda url: anthropic.Anthropic(api_key="sk-test", base_url=url, max_retries=0),
-    "bedrock": lambda url: anthropic.AnthropicBedrock(
-        aws_access_key="AKIDEXAMPLE",
-        aws_secret_key="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
-        aws_region="us-east-1",
-        base_url=url,
-        max_retries=0,
-    ),
-    "vertex": lambda url: anthropic.AnthropicVertex(
-        region="us-east5",
-        project_id="a-project",
-        access_token="dummy",
-        base_url=url + "/v1",
-        max_retries=0,
-    ),
-}
+
+def _client(host: str, url: str) -> Any:
+    """`host`'s client pointed at `harness serve` (Vertex's base URL ends in `/v1`)."""
+    return anthropic_on(host, base_url=url + "/v1" if host == "vertex" else url, max_retries=0)
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +69,7 @@ def test_every_anthropic_cassette_is_served_at_the_hosts_paths_as_on_the_direct_
 ) -> None:
     url, server = served
     before = server.replayer.captured
-    with CLIENTS["direct"](url) as direct, CLIENTS[host](url) as hosted:
+    with _client("direct", url) as direct, _client(host, url) as hosted:
         for name in NAMES:
             assert _outcome(hosted, name, stream=stream) == _outcome(direct, name, stream=stream)
     asked = [request.path for request in list(server.replayer.requests)[before:]]
@@ -101,7 +88,7 @@ def test_a_bedrock_stream_is_event_stream_frames_of_the_cassettes_events(
     served: tuple[str, CassetteServer],
 ) -> None:
     url, _ = served
-    with CLIENTS["bedrock"](url) as client:
+    with _client("bedrock", url) as client:
         response = client.messages.with_streaming_response.create(
             **ASK, stream=True, extra_headers={"x-harness-cassette": "text_only"}
         )
@@ -145,8 +132,8 @@ def test_the_wire_directives_behave_on_the_hosts_as_on_the_direct_api(
     server = CassetteServer([str(tmp_path)], match_on=None)
     with (
         ServerThread(server.app()) as url,
-        CLIENTS[host](url) as hosted_client,
-        CLIENTS["direct"](url) as direct_client,
+        _client(host, url) as hosted_client,
+        _client("direct", url) as direct_client,
     ):
         hosted = _outcome(hosted_client, "v", stream=True)
         direct = _outcome(direct_client, "v", stream=True)
@@ -165,7 +152,7 @@ def test_a_request_to_a_host_is_kept_as_the_direct_apis(
     """Bedrock carries the model and `stream` in its path: `/_harness/requests` (and the
     match on `model`) read them back in the body."""
     url, server = served
-    with CLIENTS["bedrock"](url) as client:
+    with _client("bedrock", url) as client:
         _outcome(client, "text_only", stream=True)
     kept = list(server.replayer.requests)[-1]
     assert kept.path == "/model/claude-sonnet-4-5/invoke-with-response-stream"

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from conftest import LIBRARY, library_cassettes, not_installed
+from conftest import LIBRARY, anthropic_on, library_cassettes, not_installed
 
 import harness
 from harness import StrictTransport
@@ -109,13 +109,7 @@ def _client_over(body: bytes) -> Any:
         return httpx2.Response(200, headers=headers, content=body)
 
     transport = StrictTransport(httpx2.MockTransport(answer))
-    return anthropic.AnthropicBedrock(
-        aws_access_key="AKIDEXAMPLE",
-        aws_secret_key="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
-        aws_region="us-east-1",
-        max_retries=0,
-        http_client=httpx2.Client(transport=transport),
-    )
+    return anthropic_on("bedrock", max_retries=0, http_client=httpx2.Client(transport=transport))
 
 
 def _flipped(body: bytes, at: int) -> bytes:
