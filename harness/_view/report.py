@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from harness._view.page import document, escape, write_page
+from harness._view.page import cut, document, escape, write_page
 
 __all__ = ["conform_page", "escape", "fault_run_page", "page", "variant_link"]
 
@@ -56,8 +56,8 @@ def page(title: str, body: str, *, style: str = "") -> str:
 
 
 def _short(text: str, limit: int = SHORT) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    """A text on one line, cut to `limit` characters."""
+    return cut(" ".join(text.split()), limit)
 
 
 def _more(text: str, label: str = "more") -> str:
