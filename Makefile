@@ -16,7 +16,7 @@ OLDEST := .venv-oldest
 EXTRAS := test,pytest,openai,frameworks
 EXTRAS_BUT_FRAMEWORKS := test,pytest,openai
 # The SDKs and frameworks whose versions a lane prints before its run.
-TRACKED := anthropic|openai|httpx2|httpx|pydantic-ai-slim|langchain-anthropic|langchain-openai|openai-agents|litellm
+TRACKED := anthropic|openai|httpx2|httpx|boto3|botocore|google-genai|pydantic-ai-slim|langchain-anthropic|langchain-openai|langchain-aws|langchain-google-genai|openai-agents|litellm
 
 .PHONY: demo test quick lint unit coverage wheel-check conform-ts bench node chromium screenshots clean lock test-latest test-oldest tables
 
