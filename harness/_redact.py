@@ -110,12 +110,19 @@ def _redacted(value: Any, answer: bool) -> Any:
 
 def _parts(name: str, value: str) -> Iterable[str]:
     """The credentials one header, query parameter or userinfo value carries: the value,
-    the token after an auth scheme (`Bearer sk-...`) and a Basic pair's password, each
+    the token after an auth scheme (`Bearer sk-...`) and a Basic pair's password, an AWS
+    SigV4 signature's `Credential` (and the access key id in it) and `Signature`, each
     cookie's value."""
     yield value
     scheme, _, token = value.strip().partition(" ")
     if token:
         yield token.strip()
+        if scheme.upper().startswith("AWS4-"):
+            for part in token.split(","):
+                field, _, given = part.strip().partition("=")
+                if field in ("Credential", "Signature"):
+                    yield given
+                    yield given.partition("/")[0]
         if scheme.lower() == "basic":
             try:
                 pair = base64.b64decode(token.strip(), validate=True).decode("utf-8")

@@ -20,7 +20,10 @@ them, the content type and the frame of one event (None: the dialect's SSE), the
 of a stream there (Bedrock's `FramedReader`), and how a
 request to it reads as the direct API's (`direct_request`: the model and `stream` a
 host carries in its path put back in the body, so matching and planning read it as
-they read any other). `hosted_at(path)` finds the host a request's path is for.
+they read any other), and how a recording reads a stream there (`decoder`: Bedrock's
+`EventDecoder`, the events out of its frames). `hosted_at(path)` finds the host a
+request's path is for, `framed_as(content_type)` the host whose framing an answer's
+content type names.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from urllib.parse import unquote
 from harness._hosts import bedrock, vertex
 from harness._providers.answers import AnswerReader
 
-__all__ = ["HOSTS", "Host", "Hosted", "host", "hosted_at"]
+__all__ = ["HOSTS", "Host", "Hosted", "framed_as", "host", "hosted_at"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +57,9 @@ class Host:
     encode: Callable[[dict[str, Any]], bytes] | None = None
     #: the guard's reading of a stream there, made of the dialect's (None: its own)
     reader: Callable[[AnswerReader], AnswerReader] | None = None
+    #: a new decoder of a streamed body there into the dialect's events, as a recording
+    #: reads it (`feed(bytes) -> events`, `finish()`; None: the dialect's SSE)
+    decoder: Callable[[], Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +96,7 @@ HOSTS: Final[Mapping[str, Host]] = {
         bedrock.CONTENT_TYPE,
         bedrock.encode_event,
         bedrock.FramedReader,
+        bedrock.EventDecoder,
     ),
     "vertex": Host(
         "vertex",
@@ -116,4 +123,18 @@ def hosted_at(path: str) -> Hosted | None:
             match = pattern.search(path)
             if match is not None and match.end() == len(path):
                 return Hosted(found, unquote(match["model"]), stream)
+    return None
+
+
+def framed_as(content_type: str) -> Host | None:
+    """The host whose own framing an answer of `content_type` is in (Bedrock's
+    event-stream frames), else None (SSE or JSON, read as the direct API's)."""
+    kind = content_type.partition(";")[0].strip().lower()
+    for found in HOSTS.values():
+        if (
+            found.content_type is not None
+            and found.decoder is not None
+            and kind == found.content_type
+        ):
+            return found
     return None

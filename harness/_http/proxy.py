@@ -19,6 +19,14 @@ OpenAI client's base URL has it, or none when `--upstream` ends in `/v1`), read 
 - an HTTP error: one `{"harness": "http_error", ...}` line (status, the headers a
   client's retry logic reads, the error JSON).
 
+A call at a host's path (`harness._hosts`: Bedrock's `/model/{id}/invoke-with-response-
+stream` and `/invoke`, Vertex's `...:streamRawPredict` and `:rawPredict`) is recorded
+as the direct API's call of the provider served there: its request with the model and
+`stream` its path carries put back (`Hosted.direct_request`), the header's `host` naming
+it, a stream in Bedrock's frames read into the dialect's events as the guard reads them
+(`Host.decoder`). Under `strict` such a stream is judged as the direct API's, and a
+broken one ends in the error event in the host's framing (on Bedrock a chunk frame).
+
 The header holds the request without credentials (`redact_request`) and, for OpenAI,
 its `provider`. Each line is kept without credential-like fields, and with the
 credentials the client's request carried (its key's header, a credential-like query
@@ -63,7 +71,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import IO, TYPE_CHECKING, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final, Literal
 
 import aiohttp
 import orjson
@@ -75,9 +83,11 @@ from harness._cassette.sessions import last_turn, turn_path
 from harness._directives import AT, CUT
 from harness._exceptions import StreamProtocolError
 from harness._files import atomic_write
+from harness._hosts import Host, Hosted, hosted_at
 from harness._http.hosting import MAX_BODY, TOO_DEEP, api_error, harness_app
 from harness._inflate import DECODED_CODINGS, DecodeError, Inflater, normal_coding
 from harness._json import MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
+from harness._providers.eventstream import FrameError
 from harness._providers.recorded import Recorded
 from harness._providers.sse import SSEFormatError, encode_event
 from harness._record.answer import StreamLines, lines_of_answer, recorded_dialect
@@ -215,6 +225,7 @@ class _Answer:
         streamed: bool,
         dialect: Recorded | None = None,
         secrets: tuple[str, ...] = (),
+        host: Host | None = None,
     ) -> None:
         self.status = status
         #: the credentials the request carried, masked wherever the answer repeats them
@@ -226,7 +237,7 @@ class _Answer:
         #: a 200 to a request for a stream: read as one, as the SDK reads it
         self.streamed = streamed
         self._inflate = _Inflate(self.headers.get("content-encoding", ""), MAX_BODY_BYTES)
-        self._sse = StreamLines(dialect, max_line=MAX_LINE_BYTES, secrets=secrets)
+        self._sse = StreamLines(dialect, max_line=MAX_LINE_BYTES, secrets=secrets, host=host)
         self._body: bytes | bytearray = bytearray()
         self._first: dict[str, Any] | None = None
         self.file = file
@@ -396,7 +407,7 @@ class RecordingProxy:
         body = await request.read()
         start = time.monotonic()
         where = f"{request.method} {request.path}"
-        request_json, dialect = _recorded_request(request, body)
+        request_json, dialect, hosted = _recorded_request(request, body)
         check = self._check(request, body, request_json)
         guard = None if check is None else _guard(check)
         #: the SDK reads the answer as a stream if it asked for one, whatever it is labelled
@@ -415,7 +426,17 @@ class RecordingProxy:
                     self.log(f"{where}: not recorded: {file.target}: {error.strerror or error}")
                     file = None
             return await self._forward(
-                request, body, where, start, request_json, file, guard, streams, check, dialect
+                request,
+                body,
+                where,
+                start,
+                request_json,
+                file,
+                guard,
+                streams,
+                check,
+                dialect,
+                hosted,
             )
         finally:
             if file is not None:
@@ -433,6 +454,7 @@ class RecordingProxy:
         streams: bool,
         check: AnswerCheck | None = None,
         dialect: Recorded | None = None,
+        hosted: Hosted | None = None,
     ) -> web.StreamResponse:
         assert self._session is not None
         headers = CIMultiDict(
@@ -463,10 +485,19 @@ class RecordingProxy:
         if file is not None:
             # What the client forwarded to upstream: masked wherever the answer repeats it.
             secrets = credentials(request.headers, self.upstream + request.rel_url.raw_path_qs)
-            header = self._header(mask(request_json or {}, secrets), dialect)
+            header = self._header(mask(request_json or {}, secrets), dialect, hosted)
             streamed = streams and upstream.status == 200
+            host = None if hosted is None else hosted.host
             answer = _Answer(
-                upstream.status, upstream.headers, start, file, header, streamed, dialect, secrets
+                upstream.status,
+                upstream.headers,
+                start,
+                file,
+                header,
+                streamed,
+                dialect,
+                secrets,
+                host,
             )
         return await self._relay(request, upstream, where, answer, guard, streams, check)
 
@@ -511,7 +542,7 @@ class RecordingProxy:
                     answer.feed(piece)
                 try:
                     released = piece if guard is None else guard.feed(piece)
-                except SSEFormatError as error:
+                except (SSEFormatError, FrameError) as error:
                     self.log(f"{where}: --strict: {error}: the connection is closed")
                     broke_off = True  # the client sees a drop: there is no event to end with
                     break
@@ -524,7 +555,9 @@ class RecordingProxy:
                     break
             if guard is not None and not broke_off:
                 try:
-                    ended, refused = await self._end_strictly(where, response, guard)
+                    ended, refused = await self._end_strictly(
+                        where, response, guard, hosted_at(request.path)
+                    )
                 except (ConnectionResetError, aiohttp.ClientConnectionError):
                     return self._client_left(where, upstream.status, response)
                 broke_off = not ended
@@ -647,17 +680,22 @@ class RecordingProxy:
         return check
 
     async def _end_strictly(
-        self, where: str, response: web.StreamResponse, guard: StreamGuard
+        self,
+        where: str,
+        response: web.StreamResponse,
+        guard: StreamGuard,
+        hosted: Hosted | None = None,
     ) -> tuple[bool, str]:
-        """The rest of a guarded answer, or the `error` event ending a broken one, and what
-        the answer's line says of the refusal ("" for none); False when the answer cannot
-        be ended so (the client's connection is cut instead)."""
+        """The rest of a guarded answer, or the `error` event ending a broken one (in the
+        framing of the host it was asked of: Bedrock's, a chunk frame), and what the
+        answer's line says of the refusal ("" for none); False when the answer cannot be
+        ended so (the client's connection is cut instead)."""
         from harness._strict.guard import strict_error_event
 
         if guard.failure is None:
             try:
                 rest = guard.finish()
-            except SSEFormatError as error:  # a last line no SDK reads (not UTF-8)
+            except (SSEFormatError, FrameError) as error:  # a last line no SDK reads
                 self.log(f"{where}: --strict: {error}: the connection is closed")
                 return False, ""
             if rest:
@@ -665,14 +703,19 @@ class RecordingProxy:
         if guard.failure is None:
             return True, ""
         failure = guard.failure
-        await response.write(encode_event(strict_error_event(failure)))
+        framed = None if hosted is None else hosted.host.encode
+        await response.write((framed or encode_event)(strict_error_event(failure)))
         response.force_close()
         why = "".join(f"; {note}" for note in getattr(failure, "__notes__", ()))
         return True, f" (--strict: {failure.code}: the answer ends in an error event{why})"
 
-    def _header(self, request: dict[str, Any], dialect: Recorded | None) -> dict[str, Any]:
+    def _header(
+        self, request: dict[str, Any], dialect: Recorded | None, hosted: Hosted | None = None
+    ) -> dict[str, Any]:
         model = str(request.get("model", "unknown model"))
         named = {} if dialect is None else {"provider": dialect.provider}
+        if hosted is not None:
+            named["host"] = hosted.host.name
         return make_header(
             f"Recorded by harness proxy from {model}",
             "recorded",
@@ -807,22 +850,47 @@ def _no_retry(response: web.Response) -> web.Response:
 
 def _recorded_request(
     request: web.Request, body: bytes
-) -> tuple[dict[str, Any] | None, Recorded | None]:
-    """The JSON body of a call the proxy records, and its OpenAI dialect (None: a Messages
-    call, `POST /v1/messages`); (None, None) for any other request, passed through."""
+) -> tuple[dict[str, Any] | None, Recorded | None, Hosted | None]:
+    """The JSON body of a call the proxy records, its OpenAI dialect (None: a Messages
+    call, `POST /v1/messages`) and the host it is a call of (None: the direct API's);
+    (None, None, None) for any other request, passed through. A host's call (Bedrock's,
+    Vertex's) is kept as the direct API's request (`Hosted.direct_request`: the model and
+    `stream` its path carries put back in the body), of the provider served there."""
     dialect = None
+    hosted = None
+    nothing = None, None, None
     if request.method != "POST":
-        return None, None
+        return nothing
     if request.path.rstrip("/") != messages_path():
         dialect = recorded_dialect(request.method, request.path)
-        if dialect is None:
-            return None, None
+        hosted = hosted_at(request.path) if dialect is None else None
+        if dialect is None and hosted is None:
+            return nothing
+        if hosted is not None:
+            served = _served_at(hosted)
+            if served is False:
+                return nothing
+            dialect = served
     try:
         parsed = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return None, None
+        return nothing
     if not isinstance(parsed, dict):
-        return None, None
-    if dialect is not None:
+        return nothing
+    if hosted is not None:
+        parsed = hosted.direct_request(parsed)
+    elif dialect is not None:
         parsed = dialect.request_of("POST", str(request.rel_url), parsed)
-    return parsed, dialect
+    return parsed, dialect, hosted
+
+
+def _served_at(hosted: Hosted) -> Recorded | Literal[False] | None:
+    """The dialect of the first provider served at `hosted`'s host (`Provider.hosted`):
+    None for the default provider's (Messages, read as it always was), False for none."""
+    from harness._exceptions import ANTHROPIC
+    from harness._providers import providers
+
+    for found in providers():
+        if hosted.host.name in found.hosted:
+            return None if found.name == ANTHROPIC else found.recorded
+    return False

@@ -24,6 +24,7 @@ from typing import Any, Final
 from harness._cassette.codec import EVENT_SCHEMAS, _schema_reason
 from harness._directives import DONE, HTTP_ERROR
 from harness._exceptions import ANTHROPIC
+from harness._hosts import Host, framed_as
 from harness._json import MAX_NESTING, deeper_than_limit
 from harness._providers import providers
 from harness._providers.anthropic.message import events_from_message
@@ -87,8 +88,9 @@ def lines_of_answer(
     what = "a Messages answer" if dialect is None else f"a {dialect.call} answer"
     if status != 200:
         raise ValueError(f"status {status} is not {what}")
-    if "text/event-stream" in kept.get("content-type", ""):
-        reader = StreamLines(dialect, secrets=secrets)
+    framed = framed_as(kept.get("content-type", ""))
+    if framed is not None or "text/event-stream" in kept.get("content-type", ""):
+        reader = StreamLines(dialect, secrets=secrets, host=framed)
         events = [*reader.feed(bytes(body)), *reader.finish()]
         if reader.events == 0:
             raise ValueError("the stream held no event")
@@ -107,7 +109,9 @@ class StreamLines:
     and for Chat the `done` directive where the body sent `[DONE]`, as import reads a
     whole body. `SSEFormatError` (or `ValueError`) says why a body cannot be a
     cassette, `secrets` masked in it; a line or event past `max_line` bytes is refused
-    as soon as it is held."""
+    as soon as it is held. At a host with a framing of its own (`host`: Bedrock's
+    frames) its `decoder` reads the events instead, as the guard reads them (a frame it
+    refuses is a `FrameError`, a `ValueError`)."""
 
     def __init__(
         self,
@@ -115,13 +119,18 @@ class StreamLines:
         *,
         max_line: int | None = None,
         secrets: tuple[str, ...] = (),
+        host: Host | None = None,
     ) -> None:
         self._dialect = dialect
         self._secrets = secrets
         #: the events read so far (directives aside)
         self.events = 0
-        if dialect is None or dialect.field_lines is None:
-            self._decoder: StreamingDecoder = StreamingDecoder(max_line=max_line)
+        self._decoder: Any
+        if host is not None and host.decoder is not None:
+            self._decoder = host.decoder()
+            self._dialect = None  # the host's decoder gives the events themselves
+        elif dialect is None or dialect.field_lines is None:
+            self._decoder = StreamingDecoder(max_line=max_line)
         else:
             self._decoder = FieldsDecoder(max_line=max_line)
 
@@ -129,7 +138,7 @@ class StreamLines:
         return self._lines(self._decoder.feed(piece))
 
     def finish(self) -> list[dict[str, Any]]:
-        return self._lines(self._decoder.finish())
+        return self._lines(self._decoder.finish() or [])
 
     def _lines(self, read: list[dict[str, Any]]) -> list[dict[str, Any]]:
         dialect = self._dialect

@@ -1,0 +1,224 @@
+"""`harness proxy` at Bedrock's and Vertex's paths: `AnthropicBedrock` and
+`AnthropicVertex` pointed at the proxy, the proxy at `harness serve`; each call is
+recorded as the direct API's request, its header naming the host, Bedrock's frames
+read into the dialect's events; `--strict` ends a broken stream in the host's framing,
+so the SDK raises. Credentials (SigV4's `Authorization`, `X-Amz-Security-Token`, a
+Google bearer token, cookies) reach upstream and are written nowhere, even where an
+upstream on 127.0.0.1 echoes them back in its events and its errors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from conftest import LIBRARY, anthropic_on, not_installed
+
+from harness._cassette.codec import Cassette
+from harness._hosts import HOSTS, bedrock
+from harness._http.hosting import ServerThread
+from harness._http.proxy import RecordingProxy
+from harness._http.server import CassetteServer
+from harness._providers.sse import encode_event
+from harness._replay.direct import replay_outcome
+
+anthropic = pytest.importorskip("anthropic")
+pytest.importorskip("botocore", reason=not_installed("botocore"))
+
+ASK: Any = {
+    "model": "claude-sonnet-4-5",
+    "max_tokens": 64,
+    "messages": [{"role": "user", "content": "Go"}],
+}
+HOST_NAMES = ["bedrock", "vertex"]
+SESSION_TOKEN = "FwoGZXIvYXdzEXAMPLESESSIONTOKEN"
+COOKIE = "sessionid-abcdef0123456789"
+GOOGLE_TOKEN = "ya29.a0AfH6SMBexampleGoogleBearer"
+
+
+def _client(host: str, url: str, **options: Any) -> Any:
+    base = url + "/v1" if host == "vertex" else url
+    return anthropic_on(host, base_url=base, max_retries=0, **options)
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[str]:
+    server = CassetteServer([str(LIBRARY)], match_on=None)
+    with ServerThread(server.app()) as url:
+        yield url
+
+
+def _proxy(upstream: str, out: Path, *, strict: bool = False) -> RecordingProxy:
+    return RecordingProxy(upstream, out, strict=strict)
+
+
+@pytest.mark.parametrize("host", HOST_NAMES)
+def test_a_hosted_stream_is_recorded_as_the_dialects_events_under_a_header_naming_the_host(
+    served: str, tmp_path: Path, host: str
+) -> None:
+    proxy = _proxy(served, tmp_path)
+    with ServerThread(proxy.app()) as url, _client(host, url) as client:
+        headers = {"x-harness-cassette": "two_tools.jsonl"}
+        with client.messages.stream(**ASK, extra_headers=headers) as stream:
+            message = stream.get_final_message()
+    assert message.stop_reason == "tool_use"
+    [written] = proxy.written
+    recorded = Cassette(written)
+    assert recorded.header["host"] == host
+    assert recorded.header["request"]["model"] == "claude-sonnet-4-5"
+    assert "stream" not in recorded.header["request"]
+    assert list(recorded.events()) == list(Cassette(LIBRARY / "two_tools.jsonl").events())
+    assert replay_outcome(written).error is None
+
+
+@pytest.mark.parametrize("host", HOST_NAMES)
+def test_a_hosted_plain_call_is_recorded_as_the_events_of_its_message(
+    served: str, tmp_path: Path, host: str
+) -> None:
+    proxy = _proxy(served, tmp_path)
+    with ServerThread(proxy.app()) as url, _client(host, url) as client:
+        headers = {"x-harness-cassette": "two_tools.jsonl"}
+        message = client.messages.create(**ASK, extra_headers=headers)
+    assert message.stop_reason == "tool_use"
+    recorded = Cassette(proxy.written[0])
+    assert recorded.header["host"] == host
+    assert recorded.header["synthesized_from"] == "message"
+    assert replay_outcome(proxy.written[0]).error is None
+
+
+@pytest.mark.parametrize("host", HOST_NAMES)
+def test_strict_ends_a_broken_hosted_stream_so_the_sdk_raises_the_code(
+    served: str, tmp_path: Path, host: str
+) -> None:
+    proxy = _proxy(served, tmp_path, strict=True)
+    seen: list[str] = []
+    headers = {"x-harness-cassette": "errors/missing_message_stop.jsonl"}
+    with (
+        ServerThread(proxy.app()) as url,
+        _client(host, url) as client,
+        pytest.raises(anthropic.APIStatusError) as raised,
+    ):
+        for event in client.messages.create(**ASK, stream=True, extra_headers=headers):
+            seen.append(event.type)
+    assert raised.value.body["error"]["code"] == "missing_message_stop"  # type: ignore[index]
+    assert "message_delta" not in seen
+    outcome = replay_outcome(proxy.written[0]).error
+    assert getattr(outcome, "code", None) == "missing_message_stop"
+
+
+@pytest.mark.parametrize("host", HOST_NAMES)
+def test_strict_passes_a_good_hosted_stream_as_it_is(
+    served: str, tmp_path: Path, host: str
+) -> None:
+    proxy = _proxy(served, tmp_path, strict=True)
+    headers = {"x-harness-cassette": "two_tools.jsonl"}
+    with ServerThread(proxy.app()) as url, _client(host, url) as client:
+        types = [
+            event.type
+            for event in client.messages.create(**ASK, stream=True, extra_headers=headers)
+        ]
+    expected = [e["type"] for e in Cassette(LIBRARY / "two_tools.jsonl").events()]
+    assert types == [kind for kind in expected if kind != "ping"]
+
+
+def _echo(request_headers: Any) -> str:
+    """What an upstream that repeats its request's credentials says back."""
+    return " ".join(f"{name}={value}" for name, value in request_headers.items())
+
+
+def _echoing_events(said: str) -> list[dict[str, Any]]:
+    return [
+        {"type": "message_start", "message": {"id": "msg_1", "type": "message",
+         "role": "assistant", "content": [], "model": "m", "stop_reason": None,
+         "usage": {"input_tokens": 1, "output_tokens": 0}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": said}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+         "usage": {"output_tokens": 1}, "echo": {"deep": [{"said": said}]}},
+        {"type": "message_stop"},
+    ]  # fmt: skip
+
+
+def _echoing_upstream() -> web.Application:
+    """Bedrock's and Vertex's streamed calls answered with the request's headers said
+    back in a text delta and nested in an event; any other call, a 403 saying them."""
+    app = web.Application()
+
+    async def stream(request: web.Request) -> web.StreamResponse:
+        events = _echoing_events(_echo(request.headers))
+        if "invoke-with-response-stream" in request.path:
+            body = b"".join(bedrock.encode_event(event) for event in events)
+            return web.Response(body=body, content_type=bedrock.CONTENT_TYPE)
+        body = b"".join(encode_event(event) for event in events)
+        return web.Response(body=body, content_type="text/event-stream")
+
+    async def refuse(request: web.Request) -> web.Response:
+        error = {"type": "error", "error": {"type": "permission_error",
+                                            "message": _echo(request.headers)}}  # fmt: skip
+        return web.json_response(error, status=403)
+
+    for found in HOSTS.values():
+        app.router.add_post(found.stream_route, stream)
+        app.router.add_post(found.plain_route, refuse)
+    return app
+
+
+def _credentials(host: str) -> dict[str, Any]:
+    cookie = {"default_headers": {"Cookie": f"session={COOKIE}"}}
+    if host == "bedrock":
+        return {**cookie, "aws_session_token": SESSION_TOKEN}
+    return cookie
+
+
+@pytest.mark.parametrize("host", HOST_NAMES)
+def test_credentials_reach_upstream_and_are_written_and_printed_nowhere(
+    tmp_path: Path, host: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logged: list[str] = []
+    with ServerThread(_echoing_upstream()) as upstream:
+        proxy = RecordingProxy(upstream, tmp_path, log=logged.append)
+        with ServerThread(proxy.app()) as url:
+            options = _credentials(host)
+            if host == "bedrock":
+                client = _client(host, url, **options)
+            else:
+                client = anthropic.AnthropicVertex(
+                    region="us-east5",
+                    project_id="a-project",
+                    access_token=GOOGLE_TOKEN,
+                    base_url=url + "/v1",
+                    max_retries=0,
+                    **options,
+                )
+            with client:
+                said = [
+                    event.delta.text
+                    for event in client.messages.create(**ASK, stream=True)
+                    if event.type == "content_block_delta"
+                ]
+                with pytest.raises(anthropic.PermissionDeniedError):
+                    client.messages.create(**ASK)
+    said_text = " ".join(said)
+    secrets = [COOKIE]
+    if host == "bedrock":
+        secrets += [SESSION_TOKEN, "AKIDEXAMPLE"]
+        assert "Signature=" in said_text, "SigV4 reached upstream"
+        signature = said_text.split("Signature=")[1].split()[0].strip(",")
+        secrets.append(signature)
+    else:
+        secrets.append(GOOGLE_TOKEN)
+    for secret in secrets:
+        assert secret in said_text, "upstream got every credential"
+    assert len(proxy.written) == 2
+    written = "".join(Path(path).read_text() for path in proxy.written)
+    printed = "\n".join(logged) + capsys.readouterr().out
+    for secret in secrets:
+        assert secret not in written
+        assert secret not in printed
+    assert "***" in written, "what upstream repeated is masked, not dropped"
+    lines = [json.loads(line) for line in Path(proxy.written[0]).read_text().splitlines()]
+    assert lines[0]["host"] == host
