@@ -407,12 +407,20 @@ def test_a_failure_after_the_answer_began_is_told_with_the_status_sent_not_as_a_
     assert logged == ["POST /v1/messages -> 201, then an internal error (RuntimeError: a bug): cut"]
 
 
+#: The hosted clients' variables, as the anthropic SDK reads them (`lib/bedrock`,
+#: `lib/vertex`: Vertex's paths below `/v1`), asked of the provider's `HOSTED`.
+HOSTED = "ANTHROPIC_BEDROCK_BASE_URL=http://h:1 ANTHROPIC_VERTEX_BASE_URL=http://h:1/v1"
+
+
 @pytest.mark.parametrize(
     ("paths", "line"),
     [
-        ([LIBRARY / "text_only.jsonl"], "ANTHROPIC_BASE_URL=http://h:1"),
+        (
+            [LIBRARY / "text_only.jsonl"],
+            "ANTHROPIC_BASE_URL=http://h:1 " + HOSTED,
+        ),
         ([LIBRARY / "openai" / "responses"], "OPENAI_BASE_URL=http://h:1/v1"),
-        ([LIBRARY], "ANTHROPIC_BASE_URL=http://h:1 OPENAI_BASE_URL=http://h:1/v1"),
+        ([LIBRARY], f"ANTHROPIC_BASE_URL=http://h:1 {HOSTED} OPENAI_BASE_URL=http://h:1/v1"),
     ],
     ids=["anthropic", "openai-both-dialects-once", "both"],
 )
@@ -426,7 +434,7 @@ def test_serve_announces_the_base_url_of_each_sdk_its_cassettes_answer(
 def test_the_proxy_announces_every_sdks_base_url(tmp_path: Path) -> None:
     providers = RecordingProxy("http://upstream", tmp_path).providers
     assert base_url_line("http://h:1", providers) == (
-        "ANTHROPIC_BASE_URL=http://h:1 OPENAI_BASE_URL=http://h:1/v1"
+        f"ANTHROPIC_BASE_URL=http://h:1 {HOSTED} OPENAI_BASE_URL=http://h:1/v1"
     )
 
 

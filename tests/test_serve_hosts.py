@@ -213,3 +213,20 @@ def test_an_unsigned_body_without_a_content_type_is_still_refused_at_a_hosts_pat
         headers={"content-type": ""},
     )
     assert answer.status_code == 415
+
+
+@pytest.mark.parametrize("host", ["bedrock", "vertex"])
+def test_the_served_line_points_the_hosted_clients_at_the_server_by_their_variables(
+    served: tuple[str, CassetteServer], host: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness._http.hosting import base_url_line
+
+    url, server = served
+    line = base_url_line(url, server.providers)
+    for assignment in line.split():
+        name, _, value = assignment.partition("=")
+        monkeypatch.setenv(name, value)
+    with anthropic_on(host, max_retries=0) as client:  # no base_url: the SDK reads its own
+        headers = {"x-harness-cassette": "two_tools.jsonl"}
+        message = client.messages.create(**ASK, extra_headers=headers)
+    assert message.stop_reason == "tool_use"

@@ -83,9 +83,11 @@ Examples:
   harness serve cassettes/openai/ --port 8080       # OpenAI's Chat and Responses
   OPENAI_BASE_URL=http://127.0.0.1:8080/v1 python my_openai_app.py
 
-The first stdout line holds the base URL of each SDK whose cassettes are served,
-ANTHROPIC_BASE_URL=http://HOST:PORT OPENAI_BASE_URL=http://HOST:PORT/v1 (export
-$(head -n 1 LOG) sets them), then one line a request.
+The first stdout line holds the base URL of each SDK client whose cassettes are
+served, ANTHROPIC_BASE_URL=http://HOST:PORT (then the Bedrock and Vertex clients'
+ANTHROPIC_BEDROCK_BASE_URL=http://HOST:PORT ANTHROPIC_VERTEX_BASE_URL=http://HOST:PORT/v1)
+OPENAI_BASE_URL=http://HOST:PORT/v1 (export $(head -n 1 LOG) sets them), then one
+line a request.
 POST /v1/messages is answered from the Anthropic cassettes, /v1/chat/completions
 from the openai-chat ones, /v1/responses (and its resume GET /v1/responses/ID)
 from the openai-responses ones; an error in each API's own JSON shape.
@@ -169,7 +171,9 @@ becomes OUT/turn-NN.jsonl, in arrival order, written once it has ended; the
 request is kept without credentials, and the key is never written. The client's
 path is added to --upstream as sent. Other endpoints, and the Responses resume
 GET /v1/responses/{id}, pass through unrecorded. The first stdout line is each
-SDK's base URL: ANTHROPIC_BASE_URL=http://HOST:PORT OPENAI_BASE_URL=http://HOST:PORT/v1.
+SDK client's base URL: ANTHROPIC_BASE_URL=http://HOST:PORT (and the Bedrock and
+Vertex clients' ANTHROPIC_BEDROCK_BASE_URL, ANTHROPIC_VERTEX_BASE_URL)
+OPENAI_BASE_URL=http://HOST:PORT/v1.
 With --strict, a streamed answer that breaks the protocol ends, at the event
 that breaks it, in an SSE error event naming the code; a broken non-streaming
 answer, or one that cannot be checked (a compressed stream, an answer over

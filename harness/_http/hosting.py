@@ -374,16 +374,19 @@ async def _start(app: web.Application, host: str, port: int) -> tuple[web.AppRun
 
 
 def base_url_line(server: str, providers: Collection[str]) -> str:
-    """The line `serve` and `proxy` start with: `VARIABLE=URL` for each SDK whose client
-    reaches one of `providers` at `server` (each provider's `client_env`, from its SDK),
-    once an SDK, in the registry's order, separated by spaces: `export $(head -n 1 LOG)`
-    sets them all (`ANTHROPIC_BASE_URL=http://HOST:PORT OPENAI_BASE_URL=http://HOST:PORT/v1`)."""
+    """The line `serve` and `proxy` start with: `VARIABLE=URL` for each SDK client that
+    reaches one of `providers` at `server` (each provider's `client_env`, from its SDK,
+    then the clients of the hosts it is served on, from its `hosted`: the Anthropic SDK's
+    `ANTHROPIC_BEDROCK_BASE_URL` and `ANTHROPIC_VERTEX_BASE_URL`), once a variable, in
+    the registry's order, separated by spaces: `export $(head -n 1 LOG)` sets them all
+    (`ANTHROPIC_BASE_URL=http://HOST:PORT ... OPENAI_BASE_URL=http://HOST:PORT/v1`)."""
     from harness._providers import providers as registered
 
     served = dict.fromkeys(
-        found.client_env
+        env
         for found in registered()
         if found.name in providers and found.has("client")
+        for env in (found.client_env, *(sdk.env for sdk in found.hosted.values()))
     )
     return " ".join(env.assignment(server) for env in served)
 
