@@ -19,6 +19,7 @@ from harness._cassette.codec import (
     schema,
 )
 from harness._exceptions import CassetteError, InputError
+from harness._hosts import HOSTS
 from harness._replay.calls import Call, call_events, played
 from harness._terminal import json_text, printable
 from harness._testing.rules import RuleCheck
@@ -146,6 +147,7 @@ Examples:
   harness replay --format json cassettes/errors/orphan_json_delta.jsonl
   harness replay cassettes/            # every *.jsonl below, sorted
   harness replay --via sdk --chunk-size 7 cassettes/   # through a real SDK client
+  harness replay --via sdk --host bedrock cassettes/two_tools.jsonl   # AnthropicBedrock
   harness replay --realtime recorded.jsonl            # at the recorded pace
   curl -s https://example.org/rec.jsonl | harness replay -   # - is standard input
   harness replay --trace broken/interleaved.drop_tool_stop.jsonl   # where it broke
@@ -178,6 +180,13 @@ error; 2 a cassette is unusable (PATH:LINE: reason on stderr)."""
     help="direct: build the SDK's event objects from the lines; sdk: send the lines as SSE "
     "bytes through a real SDK client, Anthropic's or OpenAI's as the cassette's provider "
     "is (in-process, no socket).",
+)
+@click.option(
+    "--host",
+    type=click.Choice(["direct", *HOSTS]),
+    help="With --via sdk: the client of the cassette's dialect on this host reads it "
+    "(bedrock: AnthropicBedrock, Bedrock's event-stream frames; vertex: AnthropicVertex). "
+    "Default: the host the cassette's header names, else direct.",
 )
 @click.option(
     "--chunk-size",
@@ -222,6 +231,7 @@ def replay(
     paths: tuple[str, ...],
     output_format: str,
     via: str,
+    host: str | None,
     chunk_size: int | None,
     chunk_seed: int | None,
     realtime: bool,
@@ -233,6 +243,8 @@ def replay(
     if via != "sdk" and (chunk_size is not None or chunk_seed is not None):
         option = "--chunk-size" if chunk_size is not None else "--chunk-seed"
         raise click.UsageError(f"{option} needs --via sdk (only the SDK path reads bytes)")
+    if via != "sdk" and host is not None:
+        raise click.UsageError("--host needs --via sdk (a host's client reads the bytes)")
     if show_trace and via != "direct":
         raise click.UsageError("--trace replays directly: it does not combine with --via sdk")
     if profile is not None:
@@ -249,6 +261,7 @@ def replay(
     wire = {
         "profile": profile,
         "via": via,
+        "host": host,
         "chunking": Chunking(chunk_size, chunk_seed),
         "realtime": realtime,
         "read_timeout": timeout,

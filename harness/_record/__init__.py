@@ -6,6 +6,7 @@ SDK); `answer` turns one HTTP answer, whole or as it arrives, into a cassette's 
 (for them and the proxy).
 
 It may import the flat core, `harness._cassette`, `harness._providers` (a provider's
-answer fold) and `harness._hosts` (a host's framing: Bedrock's frames), nothing else: the recording clients
-that build on it live with the cassette clients, in `harness._replay.clients`.
+answer fold) and `harness._hosts` (a host's framing: Bedrock's frames), nothing else:
+the recording clients that build on it live with the cassette clients, in
+`harness._replay.clients`.
 """

@@ -12,6 +12,13 @@ header's request implies, as direct replay tells it (a forced `tool_choice`, a r
 SDK's helper (`chat.completions.stream()`, `responses.stream()`), which accumulates the
 answer itself and so may raise first (docs/replay.md).
 
+A cassette is read on a host (`host`: `bedrock`, `vertex`, or `direct`; None, the host
+its header names, else the direct API) by the client its provider says reads it there
+(`Provider.hosted`: `AnthropicBedrock`, `AnthropicVertex`, built with dummy
+credentials): the replayer answers at that host's path, in its framing (Bedrock's
+event-stream frames, cut as anywhere at any byte), and the same reader reads the SDK's
+stream.
+
 An error line mid-stream that the SDK raises before any reader sees it (the `openai`
 SDK's `APIError`) is handed to the adapter as the line it was (its reading's
 `error_line`), so that the outcome's code is the one direct replay gives; Anthropic's
@@ -30,7 +37,8 @@ from harness._cassette.codec import Cassette, DirectiveHandler
 from harness._events import ModelEvent
 from harness._exceptions import InputError
 from harness._providers import Provider, provider
-from harness._replay.clients import ClientKind
+from harness._providers.sdk import Sdk
+from harness._replay.clients import DIRECT, ClientKind
 from harness._replay.plan import Chunking
 from harness._replay.replayer import Replayer
 
@@ -42,6 +50,7 @@ __all__ = [
     "client_events",
     "items",
     "replay_via_client",
+    "sdk_on",
 ]
 
 #: The reader a replay goes through unless told (the iteration of `create(stream=True)`).
@@ -58,6 +67,20 @@ def check_reader(found: Provider, reader: str) -> None:
             f"an {found.sdk.named} cassette is replayed through {readers[0]}() only, not {reader!r}"
         )
     raise InputError(f"reader must be one of {', '.join(readers)}, not {reader!r}")
+
+
+def sdk_on(cassette: Cassette, host: str | None) -> Sdk:
+    """The SDK client reading `cassette` on `host` (None: its header's host, else the
+    direct API's); `InputError` in one line for a host its dialect is not served on."""
+    found = cassette.dialect
+    named = host or cassette.host or DIRECT
+    if named == DIRECT:
+        return found.sdk
+    sdk = found.hosted.get(named)
+    if sdk is None:
+        served = ", ".join([DIRECT, *found.hosted])
+        raise InputError(f"host {named!r}: {found.sdk.named} cassettes are read on {served} only")
+    return sdk
 
 
 def _reader(found: Provider, reader: str, *, asynchronous: bool) -> Callable[[Any], Any]:
@@ -127,13 +150,14 @@ def items(
     realtime: bool,
     read_timeout: float | None,
     reader: str = DEFAULT_READER,
+    host: str | None = None,
 ) -> Iterator[Any]:
     """What the SDK's `reader` hands on for the cassette, through a client made for it
-    (closed at the end)."""
+    on `host` (`sdk_on`; closed at the end)."""
     found = cassette.dialect
     read = _reader(found, reader, asynchronous=False)
     replayer = _replayer(cassette, chunking, on_directive, realtime)
-    client = _client(ClientKind(found.sdk, asynchronous=False), replayer, read_timeout)
+    client = _client(ClientKind(sdk_on(cassette, host), asynchronous=False), replayer, read_timeout)
     try:
         yield from _read(found, read(client))
     finally:
@@ -147,12 +171,13 @@ async def aitems(
     realtime: bool,
     read_timeout: float | None,
     reader: str = DEFAULT_READER,
+    host: str | None = None,
 ) -> AsyncIterator[Any]:
     """`items` through the SDK's async client."""
     found = cassette.dialect
     read = _reader(found, reader, asynchronous=True)
     replayer = _replayer(cassette, chunking, on_directive, realtime)
-    client = _client(ClientKind(found.sdk, asynchronous=True), replayer, read_timeout)
+    client = _client(ClientKind(sdk_on(cassette, host), asynchronous=True), replayer, read_timeout)
     try:
         async for item in read(client):
             yield item
@@ -173,11 +198,14 @@ def replay_via_client(
     realtime: bool,
     read_timeout: float | None,
     reader: str = DEFAULT_READER,
+    host: str | None = None,
 ) -> Iterator[ModelEvent]:
-    """Internal events of a cassette, read by its provider's SDK client through `reader`."""
+    """Internal events of a cassette, read by its provider's SDK client on `host` through
+    `reader`."""
     found = cassette.dialect
     check_reader(found, reader)  # a bad reader fails here, at once
-    read = items(cassette, chunking, on_directive, realtime, read_timeout, reader)
+    sdk_on(cassette, host)  # and a host it is not served on
+    read = items(cassette, chunking, on_directive, realtime, read_timeout, reader, host)
     return found.to_model_events(read, **_driver_options(cassette))
 
 
@@ -189,9 +217,11 @@ def areplay_via_client(
     realtime: bool,
     read_timeout: float | None,
     reader: str = DEFAULT_READER,
+    host: str | None = None,
 ) -> AsyncIterator[ModelEvent]:
     """The same through the SDK's async client and the async driver."""
     found = cassette.dialect
     check_reader(found, reader)
-    read = aitems(cassette, chunking, on_directive, realtime, read_timeout, reader)
+    sdk_on(cassette, host)
+    read = aitems(cassette, chunking, on_directive, realtime, read_timeout, reader, host)
     return found.ato_model_events(read, **_driver_options(cassette))

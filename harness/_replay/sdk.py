@@ -245,13 +245,18 @@ async def aoutcome_via_sdk(source: CassetteSource, chunking: Chunking = Chunking
     return await acollect(areplay_events(source, via=Via.SDK, chunking=chunking))
 
 
-def _path(via: str | Via, chunking: Chunking, reader: str | None = None) -> Via:
-    """Which path a replay takes; `InputError` for chunking or a reader without the wire path."""
+def _path(
+    via: str | Via, chunking: Chunking, reader: str | None = None, host: str | None = None
+) -> Via:
+    """Which path a replay takes; `InputError` for chunking, a reader or a host without
+    the wire path."""
     path = Via.parse(via)
     if path is Via.DIRECT and chunking != Chunking():
         raise InputError("chunking applies to via='sdk' only")
     if path is Via.DIRECT and reader is not None:
         raise InputError("reader applies to via='sdk' only")
+    if path is Via.DIRECT and host is not None:
+        raise InputError("host applies to via='sdk' only")
     return path
 
 
@@ -279,6 +284,7 @@ def _via_sdk(
     on_directive: DirectiveHandler,
     realtime: bool,
     read_timeout: float | None,
+    host: str | None = None,
 ) -> Any:
     from harness._replay.readers import areplay_via_client, replay_via_client
 
@@ -297,6 +303,7 @@ def _via_sdk(
         realtime=realtime,
         read_timeout=read_timeout,
         reader=reader or found.readers[0],
+        host=host,
     )
 
 
@@ -309,6 +316,7 @@ def replay_events(
     on_directive: DirectiveHandler = pass_over,
     read_timeout: float | None = DEFAULT_READ_TIMEOUT,
     reader: str | None = None,
+    host: str | None = None,
 ) -> Iterator[ModelEvent]:
     """A cassette's internal events, lazily: the one replay entry point.
 
@@ -322,11 +330,14 @@ def replay_events(
     Through the SDK, the cassette goes to a client of its provider's SDK (an OpenAI one to
     `openai.OpenAI`); `reader` picks the SDK's reader: `"create"` (the default, every
     dialect's: the iteration of `create(stream=True)`) or, for OpenAI's, `"stream"` (its
-    helper, `chat.completions.stream()` / `responses.stream()`).
+    helper, `chat.completions.stream()` / `responses.stream()`). `host` picks where it
+    is served (`bedrock`, `vertex`: `AnthropicBedrock` reading Bedrock's frames,
+    `AnthropicVertex`; `direct`); None, the host the cassette's header names, else the
+    direct API (`harness._replay.readers.sdk_on`).
     """
-    if _path(via, chunking, reader) is Via.SDK:
+    if _path(via, chunking, reader, host) is Via.SDK:
         events: Iterator[ModelEvent] = _via_sdk(
-            source, reader, False, chunking, on_directive, realtime, read_timeout
+            source, reader, False, chunking, on_directive, realtime, read_timeout, host
         )
         return events
     return replay(source, on_directive, realtime=realtime, read_timeout=read_timeout)
@@ -341,12 +352,13 @@ def areplay_events(
     on_directive: DirectiveHandler = pass_over,
     read_timeout: float | None = DEFAULT_READ_TIMEOUT,
     reader: str | None = None,
+    host: str | None = None,
 ) -> AsyncIterator[ModelEvent]:
     """`replay_events` for the async driver (`ato_model_events`), with the same options;
     `realtime` waits without blocking the event loop."""
-    if _path(via, chunking, reader) is Via.SDK:
+    if _path(via, chunking, reader, host) is Via.SDK:
         events: AsyncIterator[ModelEvent] = _via_sdk(
-            source, reader, True, chunking, on_directive, realtime, read_timeout
+            source, reader, True, chunking, on_directive, realtime, read_timeout, host
         )
         return events
     return areplay(source, on_directive, realtime=realtime, read_timeout=read_timeout)

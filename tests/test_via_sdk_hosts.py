@@ -1,0 +1,99 @@
+"""`--via sdk` on a host: every Anthropic library cassette read by `AnthropicBedrock`
+(Bedrock's event-stream frames, cut at any byte) and `AnthropicVertex` (the same SSE at
+Vertex's path) gives the outcome direct replay gives; the host is the one asked, else
+the one the cassette's header names, else the direct API."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from conftest import LIBRARY, library_cassettes, not_installed
+
+from harness import Chunking, Outcome, replay_outcome
+from harness._cassette.codec import Cassette
+from harness._exceptions import InputError
+from harness._replay.direct import acollect, collect
+from harness._replay.readers import sdk_on
+from harness._replay.sdk import areplay_events, replay_events
+from harness_cli.main import cli
+
+pytest.importorskip("botocore", reason=not_installed("botocore"))
+
+SHIPPED = library_cassettes()
+HOSTS = ["bedrock", "vertex"]
+
+
+def _lines(outcome: Outcome) -> list[dict[str, Any]]:
+    return outcome.to_json_lines()
+
+
+@pytest.mark.parametrize("host", HOSTS)
+@pytest.mark.parametrize("path", SHIPPED, ids=[str(p.relative_to(LIBRARY)) for p in SHIPPED])
+def test_every_library_cassette_reads_the_same_through_the_hosts_client(
+    path: Path, host: str
+) -> None:
+    expected = _lines(replay_outcome(path))
+    chunked = Chunking(size=5, seed=len(path.name))
+    read = collect(replay_events(path, via="sdk", host=host, chunking=chunked))
+    assert _lines(read) == expected
+    aread = asyncio.run(acollect(areplay_events(path, via="sdk", host=host)))
+    assert _lines(aread) == expected
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_bedrocks_frames_cut_at_every_byte_read_the_same(host: str) -> None:
+    path = LIBRARY / "two_tools.jsonl"
+    read = collect(replay_events(path, via="sdk", host=host, chunking=Chunking(size=1)))
+    assert _lines(read) == _lines(replay_outcome(path))
+
+
+def _with_header(tmp_path: Path, **fields: Any) -> Path:
+    lines = (LIBRARY / "text_only.jsonl").read_text().splitlines()
+    header = {**json.loads(lines[0]), **fields}
+    path = tmp_path / "hosted.jsonl"
+    path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    return path
+
+
+def test_the_host_is_the_one_asked_else_the_headers_else_the_direct_apis(
+    tmp_path: Path,
+) -> None:
+    on_bedrock = Cassette(_with_header(tmp_path, host="bedrock"))
+    assert sdk_on(on_bedrock, None).clients[0] == "AnthropicBedrock"
+    assert sdk_on(on_bedrock, "vertex").clients[0] == "AnthropicVertex"
+    assert sdk_on(on_bedrock, "direct").clients[0] == "Anthropic"
+    assert sdk_on(Cassette(LIBRARY / "text_only.jsonl"), None).clients[0] == "Anthropic"
+
+
+def test_a_host_a_dialect_is_not_served_on_is_refused_in_one_line() -> None:
+    chat = next(iter(library_cassettes("openai-chat")))
+    with pytest.raises(InputError, match="host 'bedrock': OpenAI cassettes are read on direct"):
+        collect(replay_events(chat, via="sdk", host="bedrock"))
+    result = CliRunner().invoke(cli, ["replay", "--via", "sdk", "--host", "vertex", str(chat)])
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1 and "Traceback" not in result.output
+
+
+def test_the_command_reads_through_the_hosts_client_as_directly() -> None:
+    paths = [str(LIBRARY / "two_tools.jsonl"), str(LIBRARY / "errors" / "overloaded_error.jsonl")]
+    direct = CliRunner().invoke(cli, ["replay", *paths])
+    for host in HOSTS:
+        args = ["replay", "--via", "sdk", "--host", host, "--chunk-size", "3", *paths]
+        hosted = CliRunner().invoke(cli, args)
+        assert (hosted.exit_code, hosted.output) == (direct.exit_code, direct.output)
+    assert "api_error   overloaded_error: Overloaded" in direct.output
+
+
+def test_host_needs_the_sdk_path() -> None:
+    result = CliRunner().invoke(
+        cli, ["replay", "--host", "bedrock", str(LIBRARY / "text_only.jsonl")]
+    )
+    assert result.exit_code == 2
+    assert "--host needs --via sdk" in result.output
+    with pytest.raises(InputError, match="host applies to via='sdk' only"):
+        replay_events(LIBRARY / "text_only.jsonl", host="bedrock")
