@@ -10,7 +10,9 @@ so one machine serves both drivers: `to_model_events` (sync) and `ato_model_even
 
 State:
 - whether `message_start` was seen (it must come first, `ping` aside) and whether
-  `message_stop` was seen (after it only `ping` may arrive);
+  `message_stop` was seen (after it only `ping` may arrive); Vertex's `vertex_event`
+  (its usage report, which `AnthropicVertex` hands on and its stream helper passes
+  over) is passed over as `ping` is, wherever it comes (`PASSED_OVER`);
 - the kind of every open content block, keyed by index: `input_json_delta` is only
   legal at an open `tool_use` block, and passed over at a server-side tool block;
 - the open `tool_use` blocks, keyed by index, in opening order. Several may be open
@@ -52,6 +54,7 @@ from harness._json import strict_json
 
 __all__ = [
     "COMPLETE_STOP_REASONS",
+    "PASSED_OVER",
     "StreamAdapter",
     "ato_model_events",
     "to_model_events",
@@ -59,6 +62,9 @@ __all__ = [
 
 #: The stop reasons that complete a message by default: anything else left it unfinished.
 COMPLETE_STOP_REASONS: frozenset[str] = frozenset({"end_turn", "tool_use"})
+#: The events that carry no part of the message, passed over wherever they come: `ping`,
+#: and the `vertex_event` Google Vertex adds to a stream (its usage report).
+PASSED_OVER: frozenset[str] = frozenset({"ping", "vertex_event"})
 
 
 def _is_server_tool(kind: str) -> bool:
@@ -155,7 +161,7 @@ class StreamAdapter:
 
     def _feed(self, kind: str, event: Any) -> list[ModelEvent]:
         """`feed` for any event but a content block's delta in a message under way."""
-        if kind == "ping":
+        if kind in PASSED_OVER:
             return []
         if self._stopped:
             raise StreamProtocolError("event_after_message_stop", event_type=kind)

@@ -69,6 +69,9 @@ class AnthropicReader:
             return GO
         if kind == "ping":
             return HARMLESS
+        # Vertex's `vertex_event` goes on to the adapter, which passes it over: the SDK
+        # hands it on, so it keeps its place among the withheld events (never HARMLESS,
+        # which would send it ahead of a held `message_delta`).
         if kind == "error":
             return API_ERROR
         self._adapter.feed(EventView(event))

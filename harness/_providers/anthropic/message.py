@@ -20,6 +20,8 @@ import json
 from collections.abc import Iterable
 from typing import Any, Final
 
+from harness._providers.anthropic.adapter import PASSED_OVER
+
 __all__ = [
     "STATUS_OF_ERROR_TYPE",
     "StreamErrorEvent",
@@ -79,7 +81,7 @@ def message_from_events(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
         if kind == "message_start":
             message = copy.deepcopy(event.get("message") or {})
             continue
-        if kind == "ping":
+        if kind in PASSED_OVER:  # `ping`, Vertex's `vertex_event`
             continue
         if message is None:
             raise ValueError(f"the stream begins with {kind}, not message_start")
