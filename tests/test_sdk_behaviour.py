@@ -120,3 +120,27 @@ def test_doctor_says_in_one_line_that_an_sdk_is_missing(monkeypatch: pytest.Monk
         "harness doctor: the openai SDK is not installed (pip install openai); "
         "--provider names the providers to check without it"
     ]
+
+
+def test_doctor_serves_the_rows_to_the_clients_on_each_host_the_dialect_is_served_on() -> None:
+    assert behaviour.hosts("anthropic") == ("bedrock", "vertex")
+    assert behaviour.hosts("openai-chat") == ()
+
+
+@pytest.mark.slow
+def test_doctor_reads_the_rows_through_anthropicbedrock_and_anthropicvertex_as_documented(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    documented = behaviour.documented()
+    row, reader = "text_only/drop_message_stop", "messages.create(stream=True)"
+    assert reader in documented["rows"]["anthropic"][row]
+    documented["rows"]["anthropic"][row][reader] = "raises connection_error:Invented"
+    path = tmp_path / "sdk_behaviour.json"
+    path.write_text(json.dumps(documented))
+    monkeypatch.setattr(behaviour, "BEHAVIOUR_FILE", path)
+    result = CliRunner().invoke(cli, ["doctor", "--provider", "anthropic"])
+    assert result.exit_code == 1, result.output
+    rows = len(documented["rows"]["anthropic"])
+    for host in ("bedrock", "vertex"):
+        assert f"anthropic on {host}: {rows} rows x 2 readers, 1 differ" in result.output
+        assert f"anthropic on {host} {row} via {reader}: documented raises" in result.output

@@ -18,7 +18,9 @@ Examples:
 Run it after upgrading anthropic or openai. It prints the installed SDK and framework
 versions against the range the harness was tested with, then serves the fault
 catalogue's rows to the installed SDK readers (create(stream=True) and the stream
-helper) and reports each row that reads otherwise than docs/sdk-readers.md says.
+helper), through the direct client and through its clients on the hosts the dialect is
+served on (AnthropicBedrock, AnthropicVertex), and reports each row that reads otherwise
+than docs/sdk-readers.md says.
 Exit status: 0 every row as documented; 1 a row differs (each is listed); 2 an SDK
 it needs is not installed."""
 
@@ -72,4 +74,13 @@ def doctor(providers: tuple[str, ...]) -> None:
         for change in found:
             click.echo(f"    {change}")
         changes.extend(found)
+        for host in behaviour.hosts(provider):  # its clients on Bedrock, Vertex: the same rows
+            then = documented["rows"].get(provider, {})
+            on_host = f"{provider} on {host}"
+            found = behaviour.changed_rows(on_host, behaviour.measure(provider, host), then)
+            verdict = "as documented" if not found else f"{len(found)} differ"
+            click.echo(f"  {on_host}: {len(now)} rows x {readers} readers, {verdict}")
+            for change in found:
+                click.echo(f"    {change}")
+            changes.extend(found)
     sys.exit(Exit.FAILED if changes else Exit.OK)

@@ -42,6 +42,7 @@ __all__ = [
     "Change",
     "changed_rows",
     "documented",
+    "hosts",
     "measure",
     "measured_with",
     "sdk_of",
@@ -109,14 +110,17 @@ def _no_adapter(events: Iterable[Any]) -> Iterator[Any]:
     return iter(())  # the rows are served to the SDK's readers, not to an adapter
 
 
-def measure(provider: str) -> dict[str, dict[str, str]]:
-    """Row -> reader -> what the installed SDK's reader does with that broken stream.
+def measure(provider: str, host: str | None = None) -> dict[str, dict[str, str]]:
+    """Row -> reader -> what the installed SDK's reader does with that broken stream
+    (through the client of the provider's dialect on `host`, `AnthropicBedrock` or
+    `AnthropicVertex`, when given: `hosts(provider)`; else the direct API's).
 
     The rows run on a few threads: most of the time is the SDK's retry back-off on the
     rows it retries (`http_429_then_ok`, `http_529`), spent waiting. A warning the SDK
     gives on the way (pydantic's, about a field's type) is not an outcome: the table reads
     the same under pytest's `filterwarnings = error` as under `make tables`."""
     readers = READERS[provider]
+    on = {} if host is None else {"host": host}
     with (
         warnings.catch_warnings(),
         tempfile.TemporaryDirectory(prefix="harness-doctor-") as folder,
@@ -126,13 +130,21 @@ def measure(provider: str) -> dict[str, dict[str, str]]:
         runs = [(row, name, case) for row, case in cases for name in readers]
         with ThreadPoolExecutor(max_workers=_THREADS) as pool:
             outcomes = pool.map(
-                lambda run: _outcome(readers[run[1]], run[2].turn_served, run[2].client_options),
+                lambda run: _outcome(
+                    readers[run[1]], run[2].turn_served, {**run[2].client_options, **on}
+                ),
                 runs,
             )
             table: dict[str, dict[str, str]] = {row: {} for row, _ in cases}
             for (row, name, _), outcome in zip(runs, outcomes, strict=True):
                 table[row][name] = outcome
     return table
+
+
+def hosts(provider: str) -> tuple[str, ...]:
+    """The hosts besides the direct API a provider's dialect is served on
+    (`Provider.hosted`), whose clients `harness doctor` serves the same rows to."""
+    return tuple(registered(provider).hosted)
 
 
 def installed_version(package: str) -> str | None:
