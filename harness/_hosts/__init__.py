@@ -20,7 +20,10 @@ them, the content type and the frame of one event (None: the dialect's SSE), the
 of a stream there (Bedrock's `FramedReader`), and how a
 request to it reads as the direct API's (`direct_request`: the model and `stream` a
 host carries in its path put back in the body, so matching and planning read it as
-they read any other). `hosted_at(path)` finds the host a request's path is for.
+they read any other), and, for a host whose streams travel in event-stream frames, the
+frames the binary fault rows break (`frames`, a `Framed`). `hosted_at(path)` finds the
+host a request's path is for; `framed(framing, host)` the frames a dialect's stream
+travels in there (the host's, else the dialect's own: `Framing.frames`), None for SSE.
 """
 
 from __future__ import annotations
@@ -33,8 +36,10 @@ from urllib.parse import unquote
 
 from harness._hosts import bedrock, vertex
 from harness._providers.answers import AnswerReader
+from harness._providers.frame_rows import Framed
+from harness._providers.wire import Framing
 
-__all__ = ["HOSTS", "Host", "Hosted", "host", "hosted_at"]
+__all__ = ["HOSTS", "Host", "Hosted", "framed", "host", "hosted_at"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +59,8 @@ class Host:
     encode: Callable[[dict[str, Any]], bytes] | None = None
     #: the guard's reading of a stream there, made of the dialect's (None: its own)
     reader: Callable[[AnswerReader], AnswerReader] | None = None
+    #: its event-stream frames, for the binary fault rows (None: its streams are SSE)
+    frames: Framed | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +97,7 @@ HOSTS: Final[Mapping[str, Host]] = {
         bedrock.CONTENT_TYPE,
         bedrock.encode_event,
         bedrock.FramedReader,
+        Framed(bedrock.encode_event, bedrock.EventDecoder),
     ),
     "vertex": Host(
         "vertex",
@@ -107,6 +115,13 @@ def host(name: str) -> Host:
         return HOSTS[name]
     except KeyError:
         raise KeyError(f"no host {name!r}: the hosts are {', '.join(HOSTS)}") from None
+
+
+def framed(framing: Framing, host_name: str | None) -> Framed | None:
+    """The frames a dialect (its `framing`) travels in on the host `host_name` (None, or
+    one no host has: the direct API), else in its own wire; None: SSE."""
+    found = HOSTS.get(host_name) if host_name is not None else None
+    return found.frames if found is not None else framing.frames
 
 
 def hosted_at(path: str) -> Hosted | None:
