@@ -61,6 +61,9 @@ class Host:
     reader: Callable[[AnswerReader], AnswerReader] | None = None
     #: its event-stream frames, for the binary fault rows (None: its streams are SSE)
     frames: Framed | None = None
+    #: the streamed call an export writes (`{model}` the model, quoted): a region's
+    #: endpoint, placeholders where the recorded call named a project
+    export_url: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +101,7 @@ HOSTS: Final[Mapping[str, Host]] = {
         bedrock.encode_event,
         bedrock.FramedReader,
         Framed(bedrock.encode_event, bedrock.EventDecoder),
+        "https://bedrock-runtime.us-east-1.amazonaws.com/model/{model}/invoke-with-response-stream",
     ),
     "vertex": Host(
         "vertex",
@@ -105,6 +109,8 @@ HOSTS: Final[Mapping[str, Host]] = {
         vertex.PLAIN_PATH,
         f"{_VERTEX_MODEL}:streamRawPredict",
         f"{_VERTEX_MODEL}:rawPredict",
+        export_url="https://us-east5-aiplatform.googleapis.com/v1/projects/a-project/locations"
+        "/us-east5/publishers/anthropic/models/{model}:streamRawPredict",
     ),
 }
 
