@@ -33,6 +33,8 @@ __all__ = [
     "CUT",
     "DIRECTIVES",
     "DONE",
+    "FRAME",
+    "FRAME_FAULTS",
     "HANG",
     "HTTP_ERROR",
     "MAX_AT_MS",
@@ -57,6 +59,12 @@ STALL: Final = "stall"
 #: `data: [DONE]` (the sentinel that ends a Chat Completions body is no JSON object): a
 #: line of its stream, which the codec takes in that provider's cassettes alone.
 DONE: Final = "done"
+#: `{"harness": "frame", "fault": F}` or `{"harness": "frame", "headers": {...},
+#: "payload": ...}`: a stream served in event-stream frames broken in its frames
+#: (`harness._providers.frame_rows`); no line of a stream served as SSE.
+FRAME: Final = "frame"
+#: A `frame` line's `fault`s: what it does to the next event's frame.
+FRAME_FAULTS: Final = ("prelude_crc", "message_crc", "cut_in_prelude", "cut_in_payload")
 #: `{"harness": "abort"}`: the agent's abort signal is set here.
 ABORT: Final = "abort"
 #: `{"harness": "hang"}`: the stream waits, deaf to the signal, until cancelled.
@@ -119,6 +127,14 @@ DIRECTIVES: Final[Mapping[str, Directive]] = _registry(
         frozenset({"direct", "wire"}),
     ),
     Directive(
+        FRAME,
+        (),
+        ("fault", "headers", "payload"),
+        "in a stream served in event-stream frames: the next event's frame broken "
+        "(`fault`), or a frame of its own (`headers`, `payload`) sent here",
+        frozenset({"direct", "wire", "agent"}),
+    ),
+    Directive(
         ABORT,
         (),
         (),
@@ -146,6 +162,8 @@ def directive_problem(data: Mapping[str, Any]) -> str | None:
         ms = data.get("ms")
         if isinstance(ms, bool) or not isinstance(ms, int | float) or not 0 <= ms <= MAX_AT_MS:
             return f"an at directive needs ms, a number of milliseconds from 0 to {MAX_AT_MS}"
+    if directive.name == FRAME and ("fault" in data) == ("headers" in data):
+        return "a frame directive needs a fault or headers (one of them)"
     missing = [field for field in directive.required if field not in data]
     if missing:
         return f"a {directive.name} directive needs {' and '.join(missing)}"

@@ -26,6 +26,16 @@ drops the connection half-way through an event's bytes, which the SDK raises as
 timeout, so `httpx2.ReadTimeout` fires. Their codes: `api_error:<error.type>`, `done`,
 and `connection_error:<exception name>`.
 
+A stream served in AWS event-stream frames (Anthropic's on Bedrock: a cassette whose
+header names `"host": "bedrock"`, or a dialect whose own wire is frames) adds the
+binary rows (`harness._providers.frame_rows`), the same for every such dialect: a bit
+flipped under the prelude or the message CRC and a frame cut in its prelude or its
+payload (`bad_frame`, `truncated_frame`: what a reader of the frames, the guard, says),
+an exception frame mid-stream (`api_error:throttlingException`) and a frame of an
+unknown `:message-type` (`bad_frame`). `catalogue(provider, host=...)` holds them where
+the stream is framed so; `derive_variants` reads the host from the good cassette's
+`header`. Over SSE there are none: no frame to break.
+
 A good stream from a compatible server is good under its profile (docs/profiles.md):
 `derive_variants(..., profile="vllm")` judges each row's stream as the harness's adapter
 reads it under that profile (`expected_under`), and leaves out a row the profile reads
@@ -43,6 +53,7 @@ from harness._exceptions import ANTHROPIC
 from harness._providers import names, provider as registered, registry_cache
 from harness._providers.anthropic import faults as _anthropic
 from harness._providers.fault_rows import DONE, STALL_MS, Events, Fault, Variant
+from harness._providers.frame_rows import FRAME_ROWS
 
 __all__ = [
     "CATALOGUE",
@@ -85,16 +96,29 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def catalogue(provider: str = ANTHROPIC) -> tuple[Fault, ...]:
-    """The fault catalogue of `provider`; `ValueError` for a provider that has none."""
+def catalogue(provider: str = ANTHROPIC, *, host: str | None = None) -> tuple[Fault, ...]:
+    """The fault catalogue of `provider`, served on `host` (None: its own API): the binary
+    rows after its own where its stream travels in event-stream frames there; `ValueError`
+    for a provider that has none."""
+    from harness._hosts import framed
+
     catalogues = _catalogues()
     try:
-        return catalogues[provider]
+        rows = catalogues[provider]
     except KeyError:
         known = ", ".join(catalogues)
         raise ValueError(
             f"no fault catalogue for provider {provider!r} (there is one for {known})"
         ) from None
+    if framed(registered(provider).framing, host) is None:
+        return rows
+    return (*rows, *FRAME_ROWS)
+
+
+def _host(header: Mapping[str, Any] | None) -> str | None:
+    """The host a cassette's header says it was recorded on (None: the direct API)."""
+    found = (header or {}).get("host")
+    return found if isinstance(found, str) else None
 
 
 def stream_lines(source: CassetteSource) -> Events:
@@ -108,9 +132,9 @@ def stream_lines(source: CassetteSource) -> Events:
     ]
 
 
-def fault_named(name: str, *, provider: str = ANTHROPIC) -> Fault:
-    """The entry of `provider`'s catalogue called `name`; `KeyError` if there is none."""
-    for fault in catalogue(provider):
+def fault_named(name: str, *, provider: str = ANTHROPIC, host: str | None = None) -> Fault:
+    """The entry of `provider`'s catalogue (on `host`) called `name`; `KeyError` if none."""
+    for fault in catalogue(provider, host=host):
         if fault.name == name:
             return fault
     raise KeyError(name)
@@ -166,10 +190,11 @@ def derive_variants(
     The input is not modified. The expectations hold for a stream that replays to `done`:
     a cassette's `stream_lines` (an OpenAI Chat stream's include its `[DONE]` line). A
     stream from a compatible server is judged under its `profile` (`expected_under`,
-    given the good cassette's `header`): a row the profile reads as good is left out.
+    given the good cassette's `header`): a row the profile reads as good is left out. The
+    header's `host` adds the binary rows where the stream travels in frames (`catalogue`).
     """
     variants = []
-    for fault in catalogue(provider):
+    for fault in catalogue(provider, host=_host(header)):
         broken = fault.derive(events)
         if broken is None:
             continue

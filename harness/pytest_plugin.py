@@ -248,7 +248,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     from harness.faults import PROVIDERS, catalogue
 
-    provider = _collected_provider(metafunc)
+    provider, host = _collected_provider(metafunc)
     marker = metafunc.definition.get_closest_marker("cassette")
     # a cassette not found yet (a conftest's folder) is checked against every catalogue
     # here, and against its own when the fixture reads it
@@ -266,7 +266,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             "fault_variant", [_WrongAccept(problem)], ids=["accept"], indirect=True
         )
         return
-    names = [fault.name for fault in catalogue(provider or ANTHROPIC)]
+    names = [fault.name for fault in catalogue(provider or ANTHROPIC, host=host)]
     metafunc.parametrize("fault_variant", names, ids=names, indirect=True)
 
 
@@ -288,9 +288,15 @@ def _accept_problem(accept: object, where: str, providers: Sequence[str]) -> str
         for name, why in accept.items()
     ):
         return f"{usage}, each with its reason"
+    from harness._hosts import HOSTS
     from harness.faults import catalogue
 
-    known = {fault.name for provider in providers for fault in catalogue(provider)}
+    known = {
+        fault.name
+        for provider in providers
+        for host in (None, *HOSTS)
+        for fault in catalogue(provider, host=host)
+    }
     unknown = sorted(set(accept) - known)
     if not unknown:
         return None
@@ -302,17 +308,18 @@ def _accept_problem(accept: object, where: str, providers: Sequence[str]) -> str
     return f"{usage}: {', '.join(unknown)}: no such row in {where_not} ({listed} names them)"
 
 
-def _collected_provider(metafunc: pytest.Metafunc) -> str | None:
-    """The provider of the cassette a `fault_variant` test marks, as far as collection can
-    find it (`--harness-cassette-dir`, the marker's `dir=`, else `cassettes/` beside the
-    test module: a conftest's `harness_cassette_dir` is not known yet), whose catalogue's
-    rows the test runs; None for one not found or unreadable (Anthropic's rows run)."""
+def _collected_provider(metafunc: pytest.Metafunc) -> tuple[str | None, str | None]:
+    """The provider and the host of the cassette a `fault_variant` test marks, as far as
+    collection can find it (`--harness-cassette-dir`, the marker's `dir=`, else
+    `cassettes/` beside the test module: a conftest's `harness_cassette_dir` is not known
+    yet), whose catalogue's rows the test runs (a host's frames add the binary rows);
+    None for one not found or unreadable (Anthropic's rows run)."""
     from harness._exceptions import HarnessError
-    from harness._testing.plugin_providers import cassette_provider
+    from harness._testing.plugin_providers import cassette_host, cassette_provider
 
     marker = metafunc.definition.get_closest_marker("cassette")
     if marker is None or len(marker.args) != 1 or not isinstance(marker.args[0], str):
-        return None
+        return None, None
     option_dir: str | None = metafunc.config.getoption("harness_cassette_dir")
     folder = metafunc.definition.path.parent / "cassettes"
     if option_dir is not None:
@@ -321,11 +328,11 @@ def _collected_provider(metafunc: pytest.Metafunc) -> str | None:
         folder = metafunc.definition.path.parent / marker.kwargs["dir"]
     path = cassette_path(marker.args[0], folder)
     if not path.exists():
-        return None
+        return None, None
     try:
-        return cassette_provider(path)
+        return cassette_provider(path), cassette_host(path)
     except HarnessError:
-        return None  # the fixture reports the cassette's problem, with the test
+        return None, None  # the fixture reports the cassette's problem, with the test
 
 
 _RUN_ID = pytest.StashKey[str]()
@@ -846,14 +853,15 @@ def fault_variant(
     """
     from harness._exceptions import HarnessError
     from harness._testing.fault_runs import derive_into, pending_fault
-    from harness._testing.plugin_providers import cassette_provider, profile_for
+    from harness._testing.plugin_providers import cassette_host, cassette_provider, profile_for
     from harness.faults import fault_named
 
     if isinstance(request.param, _WrongAccept):
         _fail(request.param.problem)
     try:
         provider = cassette_provider(harness_cassette)
-        fault = fault_named(request.param, provider=provider)
+        host = cassette_host(harness_cassette)
+        fault = fault_named(request.param, provider=provider, host=host)
     except HarnessError as error:
         _fail(str(error))
     except KeyError:

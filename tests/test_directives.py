@@ -187,6 +187,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "stall": {"harness": "stall", "ms": 1},
     "abort": {"harness": "abort"},
     "hang": {"harness": "hang"},
+    "frame": {"harness": "frame", "fault": "prelude_crc"},
 }
 
 
@@ -199,6 +200,8 @@ def with_directive(tmp_path: Path, name: str) -> Path:
     events = StreamBuilder().text(0, "Done.").stop("end_turn").events()
     path = tmp_path / f"{name}.jsonl"
     lines = [EXAMPLES[name], *events]
+    if name == "frame":  # a line of a stream in frames: a Bedrock one
+        lines.insert(0, {"cassette": 1, "host": "bedrock"})
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
 

@@ -37,7 +37,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "_providers": set(),
     "_hosts": {"_providers"},
     "_cassette": {"_providers"},
-    "_interop": {"_cassette", "_providers"},
+    "_interop": {"_cassette", "_hosts", "_providers"},
     "_record": {"_cassette", "_hosts", "_providers"},
     "_replay": {"_cassette", "_hosts", "_providers", "_record"},
     "_strict": {"_cassette", "_hosts", "_providers", "_replay"},

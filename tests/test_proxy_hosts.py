@@ -67,9 +67,11 @@ def test_a_hosted_stream_is_recorded_as_the_dialects_events_under_a_header_namin
     assert message.stop_reason == "tool_use"
     [written] = proxy.written
     recorded = Cassette(written)
-    assert recorded.header["host"] == host
-    assert recorded.header["request"]["model"] == "claude-sonnet-4-5"
-    assert "stream" not in recorded.header["request"]
+    header = recorded.header
+    assert header is not None
+    assert header["host"] == host
+    assert header["request"]["model"] == "claude-sonnet-4-5"
+    assert "stream" not in header["request"]
     assert list(recorded.events()) == list(Cassette(LIBRARY / "two_tools.jsonl").events())
     assert replay_outcome(written).error is None
 
@@ -83,9 +85,10 @@ def test_a_hosted_plain_call_is_recorded_as_the_events_of_its_message(
         headers = {"x-harness-cassette": "two_tools.jsonl"}
         message = client.messages.create(**ASK, extra_headers=headers)
     assert message.stop_reason == "tool_use"
-    recorded = Cassette(proxy.written[0])
-    assert recorded.header["host"] == host
-    assert recorded.header["synthesized_from"] == "message"
+    header = Cassette(proxy.written[0]).header
+    assert header is not None
+    assert header["host"] == host
+    assert header["synthesized_from"] == "message"
     assert replay_outcome(proxy.written[0]).error is None
 
 
@@ -103,7 +106,7 @@ def test_strict_ends_a_broken_hosted_stream_so_the_sdk_raises_the_code(
     ):
         for event in client.messages.create(**ASK, stream=True, extra_headers=headers):
             seen.append(event.type)
-    assert raised.value.body["error"]["code"] == "missing_message_stop"  # type: ignore[index]
+    assert raised.value.body["error"]["code"] == "missing_message_stop"
     assert "message_delta" not in seen
     outcome = replay_outcome(proxy.written[0]).error
     assert getattr(outcome, "code", None) == "missing_message_stop"

@@ -86,4 +86,4 @@ def test_an_overloaded_error_after_a_200_is_the_apis_error_on_vertex() -> None:
         with pytest.raises(anthropic.APIStatusError) as raised:
             for _event in client.messages.create(**ASK, stream=True):
                 pass
-        assert raised.value.body["error"]["type"] == "overloaded_error"  # type: ignore[index]
+        assert raised.value.body["error"]["type"] == "overloaded_error"

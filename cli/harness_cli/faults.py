@@ -18,6 +18,7 @@ from harness._cassette.sessions import (
     write_turns,
 )
 from harness._exceptions import ANTHROPIC, CassetteError
+from harness._hosts import HOSTS
 from harness._terminal import printable
 from harness.faults import (
     CATALOGUE,
@@ -47,6 +48,11 @@ harness.cassette_client.
 Directive lines of the good cassette are not carried over (but for an OpenAI Chat
 cassette's {"harness": "done"}, its data: [DONE], which is part of its stream).
 
+A cassette recorded on Bedrock ("host": "bedrock" in its header: its stream travels in
+event-stream frames) gets the binary rows too (a flipped CRC bit, a frame cut in its
+prelude or payload, an exception frame, an unknown :message-type), and its variants'
+headers name the host; --list --host bedrock prints them.
+
 An OpenAI cassette gets its provider's catalogue (the provider its header names; --list
 --provider NAME prints it), and its variants' headers name the same provider.
 
@@ -69,8 +75,8 @@ def _expect_width(rows: tuple[Fault, ...]) -> int:
 EXPECT_WIDTH = _expect_width(CATALOGUE)
 
 
-def _list_catalogue(provider: str) -> None:
-    rows = catalogue(provider)
+def _list_catalogue(provider: str, host: str | None) -> None:
+    rows = catalogue(provider, host=host)
     width, expect_width = max(len(fault.name) for fault in rows), _expect_width(rows)
     for fault in rows:
         click.echo(f"{fault.name:<{width}}  {fault.expect:<{expect_width}}  {fault.description}")
@@ -126,6 +132,12 @@ def _broken_turn(good: str, turn: int | None) -> tuple[str, int | None]:
     help="With --list: the provider whose catalogue to print (default: anthropic).",
 )
 @click.option(
+    "--host",
+    type=click.Choice(sorted(HOSTS)),
+    help="With --list: the host the stream is served on (bedrock adds the binary rows of "
+    "its event-stream frames).",
+)
+@click.option(
     "--profile",
     metavar="NAME",
     help="Read GOOD (a Chat Completions cassette) and judge each row under a compatible "
@@ -137,14 +149,17 @@ def faults(
     turn: int | None,
     list_only: bool,
     provider: str | None,
+    host: str | None,
     profile: str | None,
 ) -> None:
     """Write one broken variant of a good cassette (or session turn) per applicable fault."""
     if list_only:
         if profile is not None:
             _fail("--profile reads GOOD's stream: it does not combine with --list")
-        _list_catalogue(provider or ANTHROPIC)
+        _list_catalogue(provider or ANTHROPIC, host)
         return
+    if host is not None:
+        _fail("--host is for --list: GOOD's header names the host its stream was recorded on")
     if good is None or out_dir is None:
         _fail("harness faults: give GOOD.jsonl (or a session folder) and --out DIR, or --list")
     from harness._providers import provider as registered
@@ -181,8 +196,10 @@ def faults(
     stem = "stdin" if good == "-" else Path(good).stem if number is None else Path(good).name
     model = (cassette.header or {}).get("model")
     named = {} if cassette.provider == ANTHROPIC else {"provider": cassette.provider}
+    if cassette.host is not None:
+        named["host"] = cassette.host
     judged = {} if profile is None else {"profile": profile}
-    expect_width = _expect_width(catalogue(cassette.provider))
+    expect_width = _expect_width(catalogue(cassette.provider, host=cassette.host))
     variants = derive_variants(
         events, provider=cassette.provider, profile=profile, header=cassette.header
     )

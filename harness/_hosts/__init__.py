@@ -20,10 +20,12 @@ them, the content type and the frame of one event (None: the dialect's SSE), the
 of a stream there (Bedrock's `FramedReader`), and how a
 request to it reads as the direct API's (`direct_request`: the model and `stream` a
 host carries in its path put back in the body, so matching and planning read it as
-they read any other), and how a recording reads a stream there (`decoder`: Bedrock's
-`EventDecoder`, the events out of its frames). `hosted_at(path)` finds the host a
-request's path is for, `framed_as(content_type)` the host whose framing an answer's
-content type names.
+they read any other), and, for a host whose streams travel in event-stream frames, the
+frames (`frames`, a `Framed`: one event's frame, and a new decoder of frames back into
+events) that the binary fault rows break and a recording reads. `hosted_at(path)` finds
+the host a request's path is for; `framed_as(content_type)` the host whose framing an
+answer's content type names; `framed(framing, host)` the frames a dialect's stream
+travels in there (the host's, else the dialect's own: `Framing.frames`), None for SSE.
 """
 
 from __future__ import annotations
@@ -36,8 +38,10 @@ from urllib.parse import unquote
 
 from harness._hosts import bedrock, vertex
 from harness._providers.answers import AnswerReader
+from harness._providers.frame_rows import Framed
+from harness._providers.wire import Framing
 
-__all__ = ["HOSTS", "Host", "Hosted", "framed_as", "host", "hosted_at"]
+__all__ = ["HOSTS", "Host", "Hosted", "framed", "framed_as", "host", "hosted_at"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +61,11 @@ class Host:
     encode: Callable[[dict[str, Any]], bytes] | None = None
     #: the guard's reading of a stream there, made of the dialect's (None: its own)
     reader: Callable[[AnswerReader], AnswerReader] | None = None
-    #: a new decoder of a streamed body there into the dialect's events, as a recording
-    #: reads it (`feed(bytes) -> events`, `finish()`; None: the dialect's SSE)
-    decoder: Callable[[], Any] | None = None
+    #: its event-stream frames, for the binary fault rows (None: its streams are SSE)
+    frames: Framed | None = None
+    #: the streamed call an export writes (`{model}` the model, quoted): a region's
+    #: endpoint, placeholders where the recorded call named a project
+    export_url: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +102,8 @@ HOSTS: Final[Mapping[str, Host]] = {
         bedrock.CONTENT_TYPE,
         bedrock.encode_event,
         bedrock.FramedReader,
-        bedrock.EventDecoder,
+        Framed(bedrock.encode_event, bedrock.EventDecoder),
+        "https://bedrock-runtime.us-east-1.amazonaws.com/model/{model}/invoke-with-response-stream",
     ),
     "vertex": Host(
         "vertex",
@@ -104,6 +111,8 @@ HOSTS: Final[Mapping[str, Host]] = {
         vertex.PLAIN_PATH,
         f"{_VERTEX_MODEL}:streamRawPredict",
         f"{_VERTEX_MODEL}:rawPredict",
+        export_url="https://us-east5-aiplatform.googleapis.com/v1/projects/a-project/locations"
+        "/us-east5/publishers/anthropic/models/{model}:streamRawPredict",
     ),
 }
 
@@ -114,6 +123,13 @@ def host(name: str) -> Host:
         return HOSTS[name]
     except KeyError:
         raise KeyError(f"no host {name!r}: the hosts are {', '.join(HOSTS)}") from None
+
+
+def framed(framing: Framing, host_name: str | None) -> Framed | None:
+    """The frames a dialect (its `framing`) travels in on the host `host_name` (None, or
+    one no host has: the direct API), else in its own wire; None: SSE."""
+    found = HOSTS.get(host_name) if host_name is not None else None
+    return found.frames if found is not None else framing.frames
 
 
 def hosted_at(path: str) -> Hosted | None:
@@ -131,10 +147,6 @@ def framed_as(content_type: str) -> Host | None:
     event-stream frames), else None (SSE or JSON, read as the direct API's)."""
     kind = content_type.partition(";")[0].strip().lower()
     for found in HOSTS.values():
-        if (
-            found.content_type is not None
-            and found.decoder is not None
-            and kind == found.content_type
-        ):
+        if found.frames is not None and kind == found.content_type:
             return found
     return None

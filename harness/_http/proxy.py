@@ -24,7 +24,7 @@ stream` and `/invoke`, Vertex's `...:streamRawPredict` and `:rawPredict`) is rec
 as the direct API's call of the provider served there: its request with the model and
 `stream` its path carries put back (`Hosted.direct_request`), the header's `host` naming
 it, a stream in Bedrock's frames read into the dialect's events as the guard reads them
-(`Host.decoder`). Under `strict` such a stream is judged as the direct API's, and a
+(`Host.frames`). Under `strict` such a stream is judged as the direct API's, and a
 broken one ends in the error event in the host's framing (on Bedrock a chunk frame).
 
 The header holds the request without credentials (`redact_request`) and, for OpenAI,

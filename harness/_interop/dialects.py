@@ -7,7 +7,9 @@ which calls are its (method and path), the request a cassette keeps, an SSE body
 plain answer as the cassette's lines, the model they name, and the call and body an
 export writes. `for_call` finds an exchange's dialect by its request (the first provider
 in the registry's order whose call it is), `for_provider` a cassette's by its header.
-The importer and the exporter spell no provider and no event type: they ask here.
+`hosted_call` finds a call on a host (`harness._hosts`: Bedrock, Vertex) and the
+dialect served there. The importer and the exporter spell no provider and no event
+type: they ask here.
 """
 
 from __future__ import annotations
@@ -15,10 +17,20 @@ from __future__ import annotations
 from typing import Final
 from urllib.parse import urlsplit
 
+from harness._hosts import Hosted, hosted_at
 from harness._providers import provider, providers, registry_cache
 from harness._providers.recorded import Line, Recorded
 
-__all__ = ["NOT_A_CALL", "Dialect", "Line", "calls", "dialects", "for_call", "for_provider"]
+__all__ = [
+    "NOT_A_CALL",
+    "Dialect",
+    "Line",
+    "calls",
+    "dialects",
+    "for_call",
+    "for_provider",
+    "hosted_call",
+]
 
 #: What import and export need of one provider (its `interop` module's `RECORDED`).
 Dialect = Recorded
@@ -51,6 +63,22 @@ def for_call(method: str, uri: str) -> Dialect | None:
         return None
     method = method.upper()
     return next((dialect for dialect in dialects() if dialect.is_call(method, path)), None)
+
+
+def hosted_call(method: str, uri: str) -> tuple[Dialect, Hosted] | None:
+    """The dialect whose call `method uri` is on a host (Bedrock's `/model/{id}/invoke...`,
+    Vertex's `:streamRawPredict`), and the call as that host's: the first provider in the
+    registry's order served there (`Provider.hosted`); None for no host's call."""
+    try:
+        path = urlsplit(uri).path
+    except ValueError:
+        return None
+    hosted = hosted_at(path) if method.upper() == "POST" else None
+    if hosted is None:
+        return None
+    served = (d for d in dialects() if hosted.host.name in provider(d.provider).hosted)
+    found = next(served, None)
+    return None if found is None else (found, hosted)
 
 
 def for_provider(name: str) -> Dialect:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from typing import Any, Final
+from urllib.parse import quote
 
 import orjson
 import yaml
@@ -26,6 +27,7 @@ from harness._cassette.codec import Cassette
 from harness._directives import DONE, HTTP_ERROR
 from harness._exceptions import ANTHROPIC
 from harness._files import atomic_write
+from harness._hosts import HOSTS
 from harness._interop.dialects import Dialect, Line, for_provider
 from harness._providers.anthropic import interop as anthropic
 from harness._redact import redact_request
@@ -56,13 +58,21 @@ def _request(header: dict[str, Any], dialect: Dialect, lines: list[Line]) -> dic
     return body
 
 
-def _response(body: bytes, error: dict[str, Any] | None) -> dict[str, Any]:
+def _response(
+    body: bytes, error: dict[str, Any] | None, content_type: str | None = None
+) -> dict[str, Any]:
     if error is not None:
         headers = {str(k).lower(): [str(v)] for k, v in (error.get("headers") or {}).items()}
         return {
             "body": {"string": orjson.dumps(error.get("body")).decode("utf-8")},
             "headers": {**headers, "content-type": ["application/json"]},
             "status": {"code": int(error["status"]), "message": "Error"},
+        }
+    if content_type is not None:  # frames: bytes, which YAML writes as `!!binary`
+        return {
+            "body": {"string": body},
+            "headers": {"content-type": [content_type]},
+            "status": {"code": 200, "message": "OK"},
         }
     return {
         "body": {"string": body.decode("utf-8")},
@@ -72,6 +82,24 @@ def _response(body: bytes, error: dict[str, Any] | None) -> dict[str, Any]:
         },
         "status": {"code": 200, "message": "OK"},
     }
+
+
+def _hosted(
+    header: dict[str, Any], dialect: Dialect, call: tuple[str, str, dict[str, Any] | None]
+) -> tuple[tuple[str, str, dict[str, Any] | None], Any, str | None]:
+    """The call at the host the header names (its path carries the model and `stream`, as
+    the host's SDK sends it), the frames the answer travels in there, and their content
+    type; the dialect's own call, and its own frames, for none."""
+    host = HOSTS.get(str(header.get("host")))
+    framed_type = "application/vnd.amazon.eventstream"
+    if host is None:
+        return call, dialect.frames, framed_type if dialect.frames is not None else None
+    method, _, body = call
+    body = dict(body or {})
+    model = str(body.pop("model", ""))
+    body.pop("stream", None)
+    uri = host.export_url.format(model=quote(model, safe=""))
+    return (method, uri, body), host.frames, host.content_type
 
 
 def vcr_cassette(
@@ -86,7 +114,15 @@ def vcr_cassette(
     directive `error`."""
     dialect = for_provider(provider)
     lines = [dialect.done if event.get("harness") == DONE else event for event in events]
-    method, uri, body = dialect.exported_call(_request(header, dialect, lines))
+    call, frames, content_type = _hosted(
+        header, dialect, dialect.exported_call(_request(header, dialect, lines))
+    )
+    method, uri, body = call
+    answer = (
+        dialect.sse_body(lines)
+        if frames is None
+        else b"".join(frames.encode(line) for line in lines if isinstance(line, dict))
+    )
     request_headers = {"accept": ["application/json"], **dialect.request_headers}
     if body is not None:
         request_headers["content-type"] = ["application/json"]
@@ -102,7 +138,7 @@ def vcr_cassette(
                     "method": method,
                     "uri": uri,
                 },
-                "response": _response(dialect.sse_body(lines), error),
+                "response": _response(answer, error, content_type),
             }
         ],
         "version": 1,

@@ -45,7 +45,8 @@ from harness._cassette.codec import EVENT_SCHEMAS, _schema_reason, make_header, 
 from harness._directives import CUT, DONE, HTTP_ERROR
 from harness._exceptions import ANTHROPIC, CassetteImportError, OutputError
 from harness._files import AtomicBatch
-from harness._interop.dialects import NOT_A_CALL, Dialect, Line, for_call
+from harness._hosts import Hosted
+from harness._interop.dialects import NOT_A_CALL, Dialect, Line, for_call, hosted_call
 from harness._interop.har import exchanges_from_har, is_har_document
 from harness._interop.reading import (
     BodyError,
@@ -58,6 +59,8 @@ from harness._interop.reading import (
 )
 from harness._interop.vcr import exchanges_from_vcr, is_vcr_document
 from harness._json import MAX_NESTING, deeper_than_limit
+from harness._providers.eventstream import FrameError
+from harness._providers.frame_rows import Framed
 from harness._providers.sse import unfinished_event
 from harness._redact import credentials, mask, mask_text, redact_answer, redact_request, redact_uri
 
@@ -124,27 +127,59 @@ def _stream_lines(dialect: Dialect, body: bytes) -> tuple[list[Line], int]:
         raise _Skip(f"unreadable stream: {error}") from None
 
 
-def _body_lines(exchange: Exchange, dialect: Dialect) -> tuple[list[Line], bool, int]:
+_PRELUDE: Final = 12
+
+
+def _frame_lines(frames: Framed, body: bytes) -> tuple[list[Line], int | None]:
+    """A body of event-stream frames read a frame at a time (the host's or the dialect's
+    reader: `Framed`), and where it broke: None (it did not), 0 at a bad frame, else how
+    many bytes of a frame the body ends inside. The lines before a break are kept."""
+    reader = frames.decoder()
+    lines: list[Line] = []
+    at = 0
+    while at < len(body):
+        total = int.from_bytes(body[at : at + 4], "big") if len(body) - at >= 4 else 0
+        piece = body[at : at + max(total, _PRELUDE)]
+        try:
+            lines += reader.feed(piece)
+            if len(piece) < max(total, _PRELUDE):
+                reader.finish()
+        except FrameError as error:
+            if not lines:
+                raise _Skip(f"unreadable frames: {error}") from None
+            return lines, len(piece) if error.code == "truncated_frame" else 0
+        at += len(piece)
+    return lines, None
+
+
+def _body_lines(
+    exchange: Exchange, dialect: Dialect, frames: Framed | None = None
+) -> tuple[list[Line], bool, int | None]:
     """The lines of a 200 answer, whether they were synthesised from a plain answer, and
-    how many bytes into an unfinished event a streamed body was cut (0: it was not).
+    where a streamed body was cut: how many bytes into an unfinished event (or frame),
+    0 at a bad frame, None where it was not.
 
     A body that is a JSON object is a plain answer; any other is SSE (it starts with a
-    field or a comment).
+    field or a comment), or event-stream frames where the call's host or dialect sends
+    them (`frames`).
     """
     if exchange.response_json is not None:
-        return _answer_lines(dialect, exchange.response_json), True, 0
+        return _answer_lines(dialect, exchange.response_json), True, None
     body = _decoded_body(exchange)
     if body.lstrip().startswith(b"{"):
         try:
             answer = orjson.loads(body)
         except orjson.JSONDecodeError:
             raise _Skip("the JSON body is not valid JSON") from None
-        return _answer_lines(dialect, answer), True, 0
+        return _answer_lines(dialect, answer), True, None
+    if frames is not None:
+        lines, broke = _frame_lines(frames, body)
+        return lines, False, broke
     lines, cut = _stream_lines(dialect, body)
     if not lines:
         content_type = exchange.response_headers.get("content-type", "")
         raise _Skip(f"not a stream nor {dialect.answer} (content-type {content_type or 'missing'})")
-    return lines, False, cut
+    return lines, False, cut or None
 
 
 #: Response headers an `http_error` line keeps: what a client's retry reads, nothing else.
@@ -188,14 +223,16 @@ def _http_error(exchange: Exchange) -> dict[str, Any]:
     return {**line, "headers": headers} if headers else line
 
 
-def _lines(exchange: Exchange, dialect: Dialect) -> tuple[list[dict[str, Any]], str]:
+def _lines(
+    exchange: Exchange, dialect: Dialect, frames: Framed | None = None
+) -> tuple[list[dict[str, Any]], str]:
     """A call's cassette lines (events and directives), and what kind of answer it had:
     `streamed`, `plain` (its lines synthesised) or `error`."""
     if exchange.status != 200:
         if not dialect.http_errors:
             raise _Skip(f"status {exchange.status}")
         return [_http_error(exchange)], "error"
-    read, synthesized, cut = _body_lines(exchange, dialect)
+    read, synthesized, cut = _body_lines(exchange, dialect, frames)
     definition = EVENT_SCHEMAS[dialect.provider]
     secrets = _secrets(exchange)
     lines: list[dict[str, Any]] = []
@@ -210,6 +247,8 @@ def _lines(exchange: Exchange, dialect: Dialect) -> tuple[list[dict[str, Any]], 
         lines.append(line)
     if cut:  # the connection dropped `cut` bytes into the next event, as a fault cuts one
         lines.append({"harness": CUT, "after_bytes": cut})
+    elif cut == 0:  # a bad frame: the stream is cut there
+        lines.append({"harness": CUT})
     return lines, "plain" if synthesized else "streamed"
 
 
@@ -246,13 +285,22 @@ def _recorded_at(exchange: Exchange) -> str | None:
 
 
 def _header(
-    path: str, exchange: Exchange, dialect: Dialect, lines: list[dict[str, Any]], kind: str
+    path: str,
+    exchange: Exchange,
+    dialect: Dialect,
+    lines: list[dict[str, Any]],
+    kind: str,
+    hosted: Hosted | None = None,
 ) -> dict[str, Any]:
     request = dialect.request_of(exchange.method.upper(), exchange.uri, _request(exchange))
+    if hosted is not None:  # the model (and `stream`) its path carries, in the body
+        request = hosted.direct_request(request)
     model = request.get("model") or (dialect.model_of(lines) if kind != "error" else None)
     metadata: dict[str, Any] = {}
     if dialect.provider != ANTHROPIC:
         metadata["provider"] = dialect.provider
+    if hosted is not None:
+        metadata["host"] = hosted.host.name
     if isinstance(model, str):
         metadata["model"] = model
     sdk_version = exchange.request_headers.get("x-stainless-package-version", "")
@@ -327,11 +375,16 @@ def import_recording(
         label = f"{path} #{exchange.number} {what}"
         target = os.path.join(out_dir, f"{stem}-{exchange.number:02d}.jsonl")
         try:
-            dialect = for_call(exchange.method, exchange.uri)
+            found = hosted_call(exchange.method, exchange.uri)
+            hosted = None if found is None else found[1]
+            dialect = for_call(exchange.method, exchange.uri) if found is None else found[0]
             if dialect is None:
                 raise _Skip(NOT_A_CALL)
-            lines, kind = _lines(exchange, dialect)
-            header = _header(path, exchange, dialect, lines, kind)
+            frames = dialect.frames if hosted is None else hosted.host.frames
+            if hosted is not None and not hosted.stream:
+                frames = None  # a plain call's answer is JSON on every host
+            lines, kind = _lines(exchange, dialect, frames)
+            header = _header(path, exchange, dialect, lines, kind, hosted)
             write_cassette(target, lines, header=header, overwrite=force, batch=batch)
         except _Skip as reason:
             report.skipped.append(f"{label}: {_shown(str(reason))}")

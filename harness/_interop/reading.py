@@ -110,6 +110,8 @@ def first_values(headers: Any) -> dict[str, str]:
         name, value = item
         if isinstance(value, list):
             value = value[0] if value else ""
+        if isinstance(value, bytes):  # botocore's headers, which vcrpy keeps as `!!binary`
+            value = value.decode("utf-8", "replace")
         flat.setdefault(str(name).lower(), "" if value is None else str(value))
     return flat
 

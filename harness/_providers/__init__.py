@@ -51,11 +51,12 @@ its `Message` fold and the SDK's event objects.
 Beside them, neutral: `sdk`, the `Sdk` a `client` module gives; `sse`, the one SSE
 decoder, as the SDKs read a body (CR, LF or CRLF; no event without its blank line; an
 event the SDK would drop silently told apart); `eventstream`, AWS event-stream frames
-(Bedrock's framing) read as botocore reads them; `openai_sse` what the openai SDK reads
-differently, and `openai_framing` the `data` both OpenAI dialects send; `openai_shared`
-the little both OpenAI dialects have in common (their message prefix, a call's arguments
-read as a JSON object, an `error` line as `APIErrorEvent`, an SDK object read as its
-line's dict, the API's error answers).
+(Bedrock's framing) read as botocore reads them, and `frame_rows` the binary fault rows
+of a stream in them (the same for every dialect so framed: `Framed`); `openai_sse`
+what the openai SDK reads differently, and `openai_framing` the `data` both OpenAI
+dialects send; `openai_shared` the little both OpenAI dialects have in common (their
+message prefix, a call's arguments read as a JSON object, an `error` line as
+`APIErrorEvent`, an SDK object read as its line's dict, the API's error answers).
 
 The subpackages import the flat core and the provider-neutral modules here only, never
 each other and never an SDK at import time; this module imports none of them until a

@@ -56,6 +56,8 @@ class Fault:
     before: tuple[Events, ...] = field(default=(), repr=False, compare=False)
     #: True when the variant holds HTTP or connection directives: replay it through a client
     wire: bool = False
+    #: True for a binary row (`frame_rows`): a stream served in event-stream frames alone
+    framed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

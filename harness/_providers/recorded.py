@@ -3,15 +3,20 @@
 `Recorded` says which calls are the provider's (method and path, any host), the request
 a cassette keeps, an SSE body (whole, or its events as they arrive) and a plain answer
 as the cassette's lines, the model they
-name, and the call and body an export writes. `harness._interop.dialects` finds an
-exchange's provider through these; the importer and the exporter spell no event type.
+name, the call and body an export writes, and for a dialect whose own wire is
+event-stream frames, those (`frames`: import decodes a binary body with them).
+`harness._interop.dialects` finds an exchange's provider through these; the importer
+and the exporter spell no event type.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness._providers.frame_rows import Framed
 
 __all__ = ["Line", "Recorded"]
 
@@ -45,3 +50,7 @@ class Recorded:
     #: a body read as it arrives (the proxy, `harness record`); None: `sse.StreamingDecoder`
     #: reads it (Anthropic's, whose events are named)
     field_lines: Callable[[list[tuple[str | None, bytes]]], list[Any]] | None = None
+    #: a dialect whose own wire is AWS event-stream frames: its frames (an event's, and a
+    #: reader of them into its lines), which import reads a binary body with and export
+    #: writes one with; None: SSE (a host's frames, Bedrock's, are the host's to give)
+    frames: Framed | None = None

@@ -6,9 +6,10 @@ is sent as (Chat's `data: [DONE]`), the non-streaming answer the events fold int
 `ValueError` when they fold into none), the paths its requests are POSTed to, the
 request fields replay compares by default, and, for a dialect whose streams resume,
 how a resume request is told apart and which lines answer it, and the shape of the error
-a server of ours answers its requests with. The plan (`harness._replay.plan`), the
-`Replayer`, the cassette's `sse()` and `harness serve` read a dialect through
-`provider(name).framing` alone, never by spelling an event type.
+a server of ours answers its requests with, and for a dialect whose own wire is
+event-stream frames, those (`frames`: the binary fault rows are then its rows too).
+The plan (`harness._replay.plan`), the `Replayer`, the cassette's `sse()` and `harness
+serve` read a dialect through `provider(name).framing` alone, never by spelling an event type.
 
 `ClientEnv` is what the provider's SDK reads from the environment to be pointed at a
 server (the variables, what follows the server's address in its base URL), part of its
@@ -21,7 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from harness._providers.frame_rows import Framed
 
 __all__ = ["ClientEnv", "DirectBuilders", "Framing", "Line"]
 
@@ -81,6 +85,9 @@ class Framing:
     #: for each place they hold what the live API would not send, legal for the schema;
     #: None: nothing to warn of (`harness validate` prints these as warnings)
     unlike_the_api: Callable[[Iterable[Any]], Iterator[tuple[int, str]]] | None = None
+    #: a dialect whose own wire is AWS event-stream frames: its frames (one event's, and a
+    #: reader of them), which the binary fault rows break (`frame_rows`); None: SSE
+    frames: Framed | None = None
 
 
 @dataclass(frozen=True, slots=True)

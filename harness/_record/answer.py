@@ -126,8 +126,8 @@ class StreamLines:
         #: the events read so far (directives aside)
         self.events = 0
         self._decoder: Any
-        if host is not None and host.decoder is not None:
-            self._decoder = host.decoder()
+        if host is not None and host.frames is not None:
+            self._decoder = host.frames.decoder()
             self._dialect = None  # the host's decoder gives the events themselves
         elif dialect is None or dialect.field_lines is None:
             self._decoder = StreamingDecoder(max_line=max_line)

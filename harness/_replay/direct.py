@@ -39,10 +39,19 @@ from harness._cassette.codec import (
     pass_over,
     read_cassette,
 )
-from harness._directives import CUT, DONE, HTTP_ERROR, STALL
+from harness._directives import CUT, DONE, FRAME, HTTP_ERROR, STALL
 from harness._events import ModelEvent, event_to_json
-from harness._exceptions import ANTHROPIC, APIErrorEvent, StreamProtocolError, error_chain
+from harness._exceptions import (
+    ANTHROPIC,
+    APIErrorEvent,
+    ReplayError,
+    StreamProtocolError,
+    error_chain,
+)
+from harness._hosts import framed
 from harness._providers import Provider, provider, sdk_classes
+from harness._providers.eventstream import FrameError
+from harness._providers.frame_rows import UNFRAMED, Framed, FramedReplay
 from harness._replay.plan import (
     DEFAULT_READ_TIMEOUT,
     AsyncPacer,
@@ -91,6 +100,7 @@ def line_reader(
     sdk_objects: bool = True,
     read_timeout: float | None = DEFAULT_READ_TIMEOUT,
     dialect: Provider | str | None = None,
+    frames: Framed | None = None,
 ) -> Callable[[CassetteLine], Any | None]:
     """The one step from a line of a `dialect` cassette (the default provider's if None)
     to what its SDK's stream makes of it, shared by every direct path and the trace
@@ -103,16 +113,24 @@ def line_reader(
     `RemoteProtocolError` at a `cut` (an event cut mid-way is never emitted by the SDK's
     SSE decoder), `ReadTimeout` at a `stall` longer than `read_timeout` seconds (this path
     has no clock: a shorter stall changes nothing, a longer one is known at once to end
-    as the client's timeout would; None: no timeout). With `sdk_objects=False` no SDK is
-    imported (see the module).
+    as the client's timeout would; None: no timeout). A stream in event-stream `frames`
+    reads its `frame` lines through them (`FramedReplay`): a `FrameError` where a reader
+    of the frames meets a bad or cut one, the API's error at an exception frame. With
+    `sdk_objects=False` no SDK is imported (see the module).
     """
     builders = _dialect(dialect).reading.direct_builders(sdk_objects)
     build, api_error, done = builders.event, builders.api_error, builders.done
+    in_frames = FramedReplay(frames) if frames is not None else None
 
     def event_of(line: CassetteLine) -> Any | None:
         data = line.data
         if line.kind == "directive":
             name = data["harness"]
+            if name == FRAME:
+                if in_frames is None:
+                    raise ReplayError(UNFRAMED.format(line=line.number))
+                read = in_frames.directive(data)
+                return build(read[0]) if read else None
             if name == HTTP_ERROR:
                 raise api_error(data["body"], int(data["status"]), data.get("headers"))
             if name == CUT:
@@ -126,7 +144,7 @@ def line_reader(
                 return done
             on_directive(data)
             return None
-        return build(data)
+        return build(data if in_frames is None else in_frames.event(data))
 
     return event_of
 
@@ -156,7 +174,11 @@ def provider_items(
     """The cassette's stream as its provider's adapter is fed it (`line_reader`); raises
     as a live client would at an API error, a `cut` or a long stall."""
     event_of = line_reader(
-        on_directive, sdk_objects=sdk_objects, read_timeout=read_timeout, dialect=cassette.dialect
+        on_directive,
+        sdk_objects=sdk_objects,
+        read_timeout=read_timeout,
+        dialect=cassette.dialect,
+        frames=framed(cassette.dialect.framing, cassette.host),
     )
     for line in cassette.lines():
         event = event_of(line)
@@ -280,7 +302,7 @@ class Outcome:
     """What a stream came to: the events yielded, then the error that ended it (or None)."""
 
     events: list[ModelEvent] = field(default_factory=list)
-    error: StreamProtocolError | APIStatusError | APIErrorEvent | None = None
+    error: StreamProtocolError | APIStatusError | APIErrorEvent | FrameError | None = None
     #: the cassette file replayed, when there is one to replay again (a failure report
     #: names its trace); not compared: two replays of one stream are equal wherever it lives
     source: str | None = field(default=None, compare=False, repr=False)
@@ -301,7 +323,7 @@ def is_stream_failure(error: BaseException) -> bool:
     """Whether `error` is how a stream ends badly: the adapter's error, the API's error
     (the SDK's, or `APIErrorEvent`), or the connection failing (dropped, timed out) as a
     live one can. Imports nothing: an SDK error exists only once the SDK is loaded."""
-    if isinstance(error, StreamProtocolError | APIErrorEvent):
+    if isinstance(error, StreamProtocolError | APIErrorEvent | FrameError):
         return True
     if _is_connection_failure(error):
         return True
@@ -383,6 +405,9 @@ def failure_code(error: BaseException) -> str | None:
     protocol = protocol_error(error)
     if protocol is not None:
         return protocol.code
+    frame = frame_error(error)
+    if frame is not None:
+        return frame.code
     if is_stream_failure(error):
         line = failure_to_json(error)
         return f"{line['type']}:{line['error_type']}"
@@ -397,10 +422,16 @@ def protocol_error(error: BaseException) -> StreamProtocolError | None:
     )
 
 
+def frame_error(error: BaseException) -> FrameError | None:
+    """The bad or cut frame that ended a stream in event-stream frames (`bad_frame`,
+    `truncated_frame`): `error`, or the one in its chain."""
+    return next((link for link in error_chain(error) if isinstance(link, FrameError)), None)
+
+
 def failure_to_json(error: BaseException) -> dict[str, Any]:
     """The `protocol_error`, `api_error` or `connection_error` line (docs/replay.md) of an
-    error that ended a stream."""
-    protocol = protocol_error(error)
+    error that ended a stream (a bad frame's is a `protocol_error` of its framing)."""
+    protocol = protocol_error(error) or frame_error(error)
     if protocol is not None:
         return {"type": "protocol_error", "code": protocol.code, "message": str(protocol)}
     if _is_connection_failure(error):

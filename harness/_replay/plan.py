@@ -14,6 +14,10 @@ the way it carries out a stall, blocking or not):
 - `{"harness": "cut"}`: the connection drops here; with `"after_bytes": N`, after the
   first N bytes of the next event's SSE encoding (mid-line).
 - `{"harness": "stall", "ms": N}`: no byte for N ms before the next one.
+- `{"harness": "frame", ...}`: on a host whose streams travel in event-stream frames
+  (Bedrock's), the next event's frame broken, or a frame of its own sent here
+  (`harness._providers.frame_rows`); served as SSE, such a cassette is refused
+  (`ReplayError`), and a non-streamed answer (JSON, no frames) passes it over.
 
 A streamed answer is SSE (`text/event-stream`), an `error` event included, as the API
 sends one mid-stream. A non-streaming answer is the JSON the events fold into, or the
@@ -32,9 +36,10 @@ from dataclasses import dataclass
 from typing import Any, Final, overload
 
 from harness._cassette.codec import Cassette, DirectiveHandler, KeptCassette, pass_over
-from harness._directives import AT, CUT, DONE, HTTP_ERROR, STALL
+from harness._directives import AT, CUT, DONE, FRAME, HTTP_ERROR, STALL
 from harness._exceptions import APIErrorEvent, ReplayError
-from harness._hosts import Host
+from harness._hosts import Host, framed
+from harness._providers.frame_rows import UNFRAMED, Framed, broken_frame, own_frame
 
 __all__ = [
     "DEFAULT_READ_TIMEOUT",
@@ -215,7 +220,8 @@ def sse_pieces(
     encode = host.encode if host is not None else None
     if encode is None and isinstance(cassette, KeptCassette) and cassette.plain_sse is not None:
         return iter(cassette.plain_sse)
-    return _sse_pieces(cassette, on_directive, realtime, encode)
+    frames = framed(cassette.dialect.framing, host.name if host is not None else None)
+    return _sse_pieces(cassette, on_directive, realtime, encode, frames)
 
 
 def _sse_pieces(
@@ -223,10 +229,12 @@ def _sse_pieces(
     on_directive: DirectiveHandler,
     realtime: bool,
     encode: Callable[[dict[str, Any]], bytes] | None = None,
+    frames: Framed | None = None,
 ) -> Iterator[Piece]:
     pacer = RealtimePacer() if realtime else None
     done = cassette.dialect.framing.done
     cut_at: int | None = None
+    frame_fault: str | None = None
     for line in cassette.lines():
         data = line.data
         encoded = None
@@ -235,6 +243,12 @@ def _sse_pieces(
         if encoded is None and done is not None and data["harness"] == DONE:
             encoded = done  # the provider's end-of-body line: bytes, as an event's
         if encoded is not None:
+            if frame_fault is not None:
+                encoded, ends = broken_frame(encoded, frame_fault)
+                frame_fault = None
+                if ends:  # the body ends inside the frame: no cut, the answer is over
+                    yield encoded
+                    return
             if cut_at is not None:
                 yield encoded[:cut_at]
                 yield Cut()
@@ -242,7 +256,14 @@ def _sse_pieces(
             yield encoded
             continue
         name = data["harness"]
-        if name == STALL:
+        if name == FRAME:
+            if frames is None:
+                raise ReplayError(f"{cassette.path}: {UNFRAMED.format(line=line.number)}")
+            if "fault" in data:
+                frame_fault = str(data["fault"])
+            else:
+                yield own_frame(data)
+        elif name == STALL:
             yield Stall(int(data["ms"]))
         elif name == CUT:
             if "after_bytes" not in data:
@@ -257,6 +278,18 @@ def _sse_pieces(
             on_directive(data)
     if cut_at is not None:  # a mid-event cut with no event after it: cut at the end
         yield Cut()
+
+
+def _check_framed(cassette: Cassette, host: Host | None) -> None:
+    """`ReplayError` when a cassette with `frame` lines is to be served as SSE: at once,
+    not mid-answer."""
+    if isinstance(cassette, KeptCassette) and cassette.plain_sse is not None:
+        return
+    if framed(cassette.dialect.framing, host.name if host is not None else None) is not None:
+        return
+    for line in cassette.lines():
+        if line.kind == "directive" and line.data["harness"] == FRAME:
+            raise ReplayError(f"{cassette.path}: {UNFRAMED.format(line=line.number)}")
 
 
 def _http_error(cassette: Cassette) -> dict[str, Any] | None:
@@ -338,6 +371,7 @@ def plan_response(
         planned = _message_pieces(cassette)
         planned.body = chunking.cut(planned.body)
         return planned
+    _check_framed(cassette, host)
     pieces = sse_pieces(cassette, on_directive, realtime=realtime, host=host)
     kind = host.content_type if host is not None else None
     headers = {"content-type": kind} if kind is not None else dict(SSE_HEADERS)

@@ -442,15 +442,19 @@ def _write_responses(
     good: str,
     folder: Path,
     provider: str = ANTHROPIC,
+    host: str | None = None,
 ) -> list[Path]:
     """The variant's files: `<fault>.jsonl`, or a session folder `<fault>/turn-NN.jsonl`;
-    their header names `provider` unless it is Anthropic (a header's default), and the
-    profile the expected outcome holds under, if any."""
+    their header names `provider` unless it is Anthropic (a header's default), the `host`
+    the good stream was recorded on (its client's, its frames'), and the profile the
+    expected outcome holds under, if any."""
     from harness._cassette.codec import make_header, write_cassette
     from harness._cassette.sessions import write_turns
 
     fault = case.fault
     named = {} if provider == ANTHROPIC else {"provider": provider}
+    if host is not None:
+        named["host"] = host
     judged = {} if case.profile is None else {"profile": case.profile}
     header = make_header(
         f"{fault.name}: {fault.description} (from {good})",
@@ -554,7 +558,9 @@ def derive_into(
         case.tolerated = True
         return False
     case.expected_code = expected
-    written = _write_responses([*fault.before, broken], case, os.fspath(good), folder, provider)
+    written = _write_responses(
+        [*fault.before, broken], case, os.fspath(good), folder, provider, cassette.host
+    )
     at = turns.index(broken_turn)
     case.path = written[-1]
     case.responses = [*turns[:at], *written, *turns[at + 1 :]]

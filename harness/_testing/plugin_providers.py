@@ -42,17 +42,27 @@ __all__ = [
 def cassette_provider(path: str | os.PathLike[str]) -> str:
     """The provider a cassette's header names (a session folder's: its first turn's);
     the default one for a cassette that does not exist yet or names none."""
+    found = _first_cassette(path)
+    return ANTHROPIC if found is None else found.provider
+
+
+def cassette_host(path: str | os.PathLike[str]) -> str | None:
+    """The host a cassette's header names (a session folder's: its first turn's); None
+    (the direct API) for a cassette that does not exist yet or names none."""
+    found = _first_cassette(path)
+    return None if found is None else found.host
+
+
+def _first_cassette(path: str | os.PathLike[str]) -> Any:
     from harness._cassette.codec import Cassette
 
     found = Path(path)
     if found.is_dir():
         turns = sorted(found.glob("turn-*.jsonl"))
         if not turns:
-            return ANTHROPIC
+            return None
         found = turns[0]
-    if not found.is_file():
-        return ANTHROPIC
-    return Cassette(found).provider
+    return Cassette(found) if found.is_file() else None
 
 
 def _sdk_of_provider(name: str) -> str:
