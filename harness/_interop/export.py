@@ -6,7 +6,8 @@ included, in its existing suite: one interaction, the call of the cassette's pro
 `/v1/chat/completions` or `/v1/responses`, or the Responses resume `GET`) with the
 cassette's recorded request (or `{"model": ..., "stream": true}` when it has none),
 answered 200 `text/event-stream` with the lines framed as the API frames them (Chat's
-`done` line as `data: [DONE]`), or, for a cassette whose answer is an `http_error` line,
+`done` line as `data: [DONE]`; Bedrock ConverseStream's as event-stream frames, its
+content type, the body YAML's `!!binary`), or, for a cassette whose answer is an `http_error` line,
 that status, its headers and the error JSON. Other directive lines are not carried over:
 vcrpy replays a body whole, so a fault variant's cut stream is simply a body that ends
 there, which is what the SDK sees when a server closes the connection cleanly. A
@@ -56,7 +57,20 @@ def _request(header: dict[str, Any], dialect: Dialect, lines: list[Line]) -> dic
     return body
 
 
-def _response(body: bytes, error: dict[str, Any] | None) -> dict[str, Any]:
+def _body(body: bytes) -> str | bytes:
+    """A body as vcrpy keeps it: text, or its bytes (YAML's `!!binary`) when it is not
+    UTF-8 (Bedrock's event-stream frames)."""
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        return body
+
+
+def _response(
+    body: bytes,
+    error: dict[str, Any] | None,
+    content_type: str = "text/event-stream; charset=utf-8",
+) -> dict[str, Any]:
     if error is not None:
         headers = {str(k).lower(): [str(v)] for k, v in (error.get("headers") or {}).items()}
         return {
@@ -65,11 +79,8 @@ def _response(body: bytes, error: dict[str, Any] | None) -> dict[str, Any]:
             "status": {"code": int(error["status"]), "message": "Error"},
         }
     return {
-        "body": {"string": body.decode("utf-8")},
-        "headers": {
-            "cache-control": ["no-cache"],
-            "content-type": ["text/event-stream; charset=utf-8"],
-        },
+        "body": {"string": _body(body)},
+        "headers": {"cache-control": ["no-cache"], "content-type": [content_type]},
         "status": {"code": 200, "message": "OK"},
     }
 
@@ -102,7 +113,7 @@ def vcr_cassette(
                     "method": method,
                     "uri": uri,
                 },
-                "response": _response(dialect.sse_body(lines), error),
+                "response": _response(dialect.sse_body(lines), error, dialect.content_type),
             }
         ],
         "version": 1,

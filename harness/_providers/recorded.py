@@ -3,7 +3,8 @@
 `Recorded` says which calls are the provider's (method and path, any host), the request
 a cassette keeps, an SSE body (whole, or its events as they arrive) and a plain answer
 as the cassette's lines, the model they
-name, and the call and body an export writes. `harness._interop.dialects` finds an
+name, and the call and body an export writes (and that body's content type, SSE unless
+the dialect's is another: Bedrock's ConverseStream frames). `harness._interop.dialects` finds an
 exchange's provider through these; the importer and the exporter spell no event type.
 """
 
@@ -45,3 +46,5 @@ class Recorded:
     #: a body read as it arrives (the proxy, `harness record`); None: `sse.StreamingDecoder`
     #: reads it (Anthropic's, whose events are named)
     field_lines: Callable[[list[tuple[str | None, bytes]]], list[Any]] | None = None
+    #: the content type of a streamed body `sse_body` writes (Bedrock's event-stream frames)
+    content_type: str = "text/event-stream; charset=utf-8"
