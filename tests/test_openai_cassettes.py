@@ -314,6 +314,7 @@ def test_coverage_of_the_whole_library_reaches_every_code_of_every_provider() ->
         "12 of 12 error codes reached",
         "17 of 17 openai-chat error codes reached",
         "16 of 16 openai-responses error codes reached",
+        "13 of 13 bedrock-converse error codes reached",
     ]
 
 

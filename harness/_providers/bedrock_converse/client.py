@@ -35,6 +35,14 @@ __all__ = ["DUMMY_SECRET", "RECORDING", "REGION", "SDK", "auth_headers", "build"
 REGION: Final = "us-east-1"
 #: The dummy secret key every client signs with (the access key is the harness's dummy).
 DUMMY_SECRET: Final = "harness-replay-no-secret"
+#: The session variables read from no environment variable and no file: no profile,
+#: and the empty file as `~/.aws/config` and `~/.aws/credentials` (botocore's
+#: `session_vars`: name -> (config key, environment variable, default, converter)).
+_ISOLATED: Final = {
+    "profile": (None, None, None, None),
+    "config_file": (None, None, os.devnull, None),
+    "credentials_file": (None, None, os.devnull, None),
+}
 #: botocore's default read timeout, used when none is given.
 _READ_TIMEOUT: Final = 60.0
 
@@ -114,9 +122,7 @@ def build(
     if retries is not None:
         settings["retries"] = {"total_max_attempts": int(retries) + 1, "mode": "standard"}
     made = Config(**settings)
-    session = botocore.session.Session()
-    session.set_config_variable("config_file", os.devnull)
-    session.set_config_variable("credentials_file", os.devnull)
+    session = botocore.session.Session(session_vars=_ISOLATED)
     client = session.create_client(
         "bedrock-runtime",
         region_name=region,
