@@ -109,7 +109,10 @@ def test_serve_sends_an_exception_line_as_the_exception_boto3_raises(
     client = clients("throttling_exception")
     stream = client.converse_stream(modelId=MODEL, messages=MESSAGES)["stream"]
     with pytest.raises(botocore_exceptions.EventStreamError) as raised:
-        list(stream)
+        try:
+            list(stream)
+        finally:
+            stream.close()  # its connection, left mid-body, closed now rather than by the GC
     assert raised.value.response["Error"] == {
         "Code": "throttlingException",
         "Message": "Too many requests.",

@@ -145,6 +145,8 @@ class ConverseAdapter:
         self._text = text
         self._started = False
         self._blocks: dict[int, _Block] = {}
+        #: the indexes of the open text blocks (the fast path's)
+        self._texts: set[int] = set()
         self._calls = 0
         self.stop_reason: object = None
         self._metadata = False
@@ -160,24 +162,29 @@ class ConverseAdapter:
 
     def feed(self, item: Any) -> list[ModelEvent]:
         """Take one event (a dict of one key); return the events it completes."""
-        if self._reading and type(item) is dict:
+        if self._reading:
             # Almost every event is a text delta of an open text block, or a piece of an
-            # open tool block's input: read them in the fewest steps, raising nothing.
-            event = item.get("contentBlockDelta")
-            if type(event) is dict:
-                delta = event.get("delta")
-                block = self._blocks.get(event.get("contentBlockIndex"))  # type: ignore[arg-type]
-                if block is not None and type(delta) is dict and len(delta) == 1:
+            # open tool block's input: read them in the fewest steps, raising nothing
+            # (`_feed` applies every rule to the rest, and to a line lacking a key here).
+            try:
+                event = item["contentBlockDelta"]
+                delta = event["delta"]
+                index = event["contentBlockIndex"]
+            except (KeyError, TypeError):
+                pass
+            else:
+                if type(delta) is dict and len(delta) == 1 and type(index) is int:
                     text = delta.get("text")
-                    if type(text) is str and block.kind is _TEXT:
+                    if type(text) is str and index in self._texts:
                         if text and self._text:
                             made = new_event(TextEvent)
                             set_text(made, text)
                             return [made]
                         return []
                     use = delta.get("toolUse")
-                    if block.kind is _TOOL and type(use) is dict:
-                        piece = use.get("input")
+                    block = self._blocks.get(index) if type(use) is dict else None
+                    if block is not None and block.kind is _TOOL:
+                        piece = use.get("input")  # type: ignore[union-attr]
                         if type(piece) is str:
                             block.pieces.append(piece)
                             return []
@@ -277,6 +284,8 @@ class ConverseAdapter:
             if use is not None:
                 raise _error("orphan_tool_delta", index=_shown(index))
             block = self._blocks[index] = _Block(_TEXT)  # type: ignore[index]
+            if type(index) is int:
+                self._texts.add(index)
         if block.kind == _TOOL:
             other = next((kind for kind in delta if kind != "toolUse"), None)
             if other is not None:
@@ -297,6 +306,8 @@ class ConverseAdapter:
     def _stop(self, event: dict[str, Any]) -> list[ModelEvent]:
         index = event.get("contentBlockIndex")
         block = self._blocks.pop(index, None)  # type: ignore[arg-type]
+        if type(index) is int:
+            self._texts.discard(index)
         if block is None or block.kind != _TOOL:
             return []
         joined = "".join(block.pieces)
