@@ -102,7 +102,10 @@ def test_serve_keeps_answering_while_nobody_reads_its_output() -> None:
         first = _read_until(read_end, b"\n").decode()
         url = first.split(" ")[0].removeprefix("ANTHROPIC_BASE_URL=")
         # the library holds both SDKs' cassettes: each one's base URL, on the first line
-        assert first == f"ANTHROPIC_BASE_URL={url} OPENAI_BASE_URL={url}/v1\n"
+        assert first == (
+            f"ANTHROPIC_BASE_URL={url} OPENAI_BASE_URL={url}/v1"
+            f" AWS_ENDPOINT_URL_BEDROCK_RUNTIME={url}\n"
+        )
         _fill(write_end)  # as a fixture that read the URL and never reads again
         headers = {"x-api-key": KEY, "x-harness-cassette": "text_only"}
         with httpx2.Client(timeout=30) as client:
@@ -412,7 +415,11 @@ def test_a_failure_after_the_answer_began_is_told_with_the_status_sent_not_as_a_
     [
         ([LIBRARY / "text_only.jsonl"], "ANTHROPIC_BASE_URL=http://h:1"),
         ([LIBRARY / "openai" / "responses"], "OPENAI_BASE_URL=http://h:1/v1"),
-        ([LIBRARY], "ANTHROPIC_BASE_URL=http://h:1 OPENAI_BASE_URL=http://h:1/v1"),
+        (
+            [LIBRARY],
+            "ANTHROPIC_BASE_URL=http://h:1 OPENAI_BASE_URL=http://h:1/v1"
+            " AWS_ENDPOINT_URL_BEDROCK_RUNTIME=http://h:1",
+        ),
     ],
     ids=["anthropic", "openai-both-dialects-once", "both"],
 )
@@ -427,6 +434,7 @@ def test_the_proxy_announces_every_sdks_base_url(tmp_path: Path) -> None:
     providers = RecordingProxy("http://upstream", tmp_path).providers
     assert base_url_line("http://h:1", providers) == (
         "ANTHROPIC_BASE_URL=http://h:1 OPENAI_BASE_URL=http://h:1/v1"
+        " AWS_ENDPOINT_URL_BEDROCK_RUNTIME=http://h:1"
     )
 
 

@@ -12,12 +12,13 @@ boto3 has no async client: `acreate_items` reads the sync one (the driver is the
 async one). Nothing here imports boto3: the client is given.
 
 Direct replay feeds the adapter the lines' dicts (`direct_builders`), an `http_error`
-line raised as `APIErrorEvent`.
+line raised as `APIErrorEvent`. It has no `USER_READERS` yet: `harness doctor` and
+docs/sdk-readers.md do not measure boto3 (their table is written by `make tables`).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any, Final
 
 from harness._exceptions import APIErrorEvent
@@ -27,8 +28,6 @@ __all__ = [
     "DRIVER_OPTIONS",
     "READERS",
     "REQUEST",
-    "SAMPLES",
-    "USER_READERS",
     "acreate_items",
     "create_items",
     "direct_builders",
@@ -104,19 +103,3 @@ def direct_builders(sdk_objects: bool) -> DirectBuilders:
     """What direct replay feeds the adapter: each line's dict (whatever `sdk_objects`
     says: boto3's events are dicts), an `http_error` line raised as `APIErrorEvent`."""
     return DirectBuilders(_line, _http_error)
-
-
-#: The library's good cassettes (a text answer, one with tool calls) `USER_READERS` are
-#: served the fault rows of, under the harness's cassette library.
-SAMPLES: Final = ("bedrock/converse/text.jsonl", "bedrock/converse/tool_use.jsonl")
-
-
-def _drain(client: Any) -> None:
-    for _ in client.converse_stream(**REQUEST)["stream"]:
-        pass
-
-
-#: Reader name -> how a user's code reads the stream with a client.
-USER_READERS: Final[dict[str, Callable[[Any], None]]] = {
-    "converse_stream()['stream']": _drain,
-}
