@@ -2,7 +2,7 @@
 
 `cassettes/` stays at the top of the checkout (its scripts write it there); the wheel gets
 a copy of its cassettes (the top level, `errors/`, the sessions' turns, and the same of
-each OpenAI dialect under `openai/`; data only) as
+each OpenAI dialect under `openai/`, Bedrock ConverseStream's under `bedrock/`; data only) as
 `harness/_library/`, which `harness conform` runs by default
 (`harness._testing.conform.library_path`), and the compatible servers' cassettes
 (docs/profiles.md), which `cassettes/openai/generate.py` writes beside the tests, as its
@@ -24,6 +24,8 @@ SHIPPED = (
     "openai/*/*.jsonl",
     "openai/*/errors/*.jsonl",
     "openai/*/sessions/*/turn-*.jsonl",
+    "bedrock/*/*.jsonl",
+    "bedrock/*/errors/*.jsonl",
 )
 
 #: (folder of the checkout, its cassettes, where under `harness/_library/` they go)

@@ -6,10 +6,12 @@ and then its adapter, `passes` runs each, and keeps each one's median run; the r
 printed is the median of the rounds' ratios, with their spread (lowest-highest), so that
 other work on a shared machine moves both sides of a round alike and shows as a spread.
 The bodies: a text answer of many deltas, then a call of many pieces, in each dialect:
-Chat Completions (`ChatAdapter`), Responses (`ResponsesAdapter`), and for reference the
-Anthropic adapter as replay feeds it (`StreamAdapter.feed` over an `EventView` of each
-line). The OpenAI adapters' target (docs/openai-adapters.md) is 2x; printed, never
-asserted. `harness bench` prints the same table (section h) and its targets.
+Chat Completions (`ChatAdapter`), Responses (`ResponsesAdapter`), Bedrock's
+ConverseStream (`ConverseAdapter`, the events as boto3 yields them), and for reference
+the Anthropic adapter as replay feeds it (`StreamAdapter.feed` over an `EventView` of each
+line). The OpenAI and Converse adapters' target (docs/openai-adapters.md,
+docs/bedrock-converse.md) is 2x; printed, never asserted. `harness bench` prints the same
+table (section h) and its targets.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import IO, Any, Final
 import orjson
 
 from harness._providers.anthropic.adapter import StreamAdapter
+from harness._providers.bedrock_converse.adapter import ConverseAdapter
 from harness._providers.openai_chat.adapter import DONE, ChatAdapter
 from harness._providers.openai_responses.adapter import ResponsesAdapter
 from harness._views import EventView
@@ -35,6 +38,7 @@ __all__ = [
     "Row",
     "anthropic_body",
     "chat_body",
+    "converse_body",
     "main",
     "measure",
     "print_rows",
@@ -44,7 +48,7 @@ __all__ = [
 #: the OpenAI adapters' target: at most this many times the floor an event
 TARGET: Final = 2.0
 #: the dialects the target is for (the Anthropic row is for reference)
-TARGETED: Final = ("chat", "responses")
+TARGETED: Final = ("chat", "responses", "converse")
 
 
 def anthropic_body(deltas: int, pieces: int) -> list[bytes]:
@@ -135,6 +139,29 @@ def responses_body(deltas: int, pieces: int) -> list[bytes]:
     return [orjson.dumps({**event, "sequence_number": n}) for n, event in enumerate(events)]
 
 
+def converse_body(deltas: int, pieces: int) -> list[bytes]:
+    """A ConverseStream's events as boto3 yields them: text, then one call, metadata."""
+
+    def delta(index: int, value: dict[str, Any]) -> bytes:
+        return orjson.dumps({"contentBlockDelta": {"contentBlockIndex": index, "delta": value}})
+
+    use = {"toolUseId": "tooluse_Bx7Qp2u1Yv9mZ3kR8aLw", "name": "read"}
+    usage = {"inputTokens": 25, "outputTokens": 12, "totalTokens": 37}
+    return [
+        orjson.dumps({"messageStart": {"role": "assistant"}}),
+        *(delta(0, {"text": f" word{n}"}) for n in range(deltas)),
+        orjson.dumps({"contentBlockStop": {"contentBlockIndex": 0}}),
+        orjson.dumps({"contentBlockStart": {"contentBlockIndex": 1, "start": {"toolUse": use}}}),
+        *(
+            delta(1, {"toolUse": {"input": piece}})
+            for piece in ['{"path": "', *("a" * pieces), '"}']
+        ),
+        orjson.dumps({"contentBlockStop": {"contentBlockIndex": 1}}),
+        orjson.dumps({"messageStop": {"stopReason": "tool_use"}}),
+        orjson.dumps({"metadata": {"usage": usage, "metrics": {"latencyMs": 412}}}),
+    ]
+
+
 def _parse(lines: Sequence[bytes]) -> None:
     loads = orjson.loads
     for line in lines:
@@ -169,10 +196,20 @@ def _responses(lines: Sequence[bytes]) -> None:
     adapter.finish()
 
 
+def _converse(lines: Sequence[bytes]) -> None:
+    loads = orjson.loads
+    adapter = ConverseAdapter()
+    feed = adapter.feed
+    for line in lines:
+        feed(loads(line))
+    adapter.finish()
+
+
 BODIES: Final[dict[str, tuple[Callable[[int, int], list[bytes]], Callable[..., None]]]] = {
     "anthropic": (anthropic_body, _anthropic),
     "chat": (chat_body, _chat),
     "responses": (responses_body, _responses),
+    "converse": (converse_body, _converse),
 }
 
 

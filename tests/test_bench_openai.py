@@ -6,9 +6,10 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from bench.openai_adapters import anthropic_body, chat_body, main, responses_body
+from bench.openai_adapters import anthropic_body, chat_body, converse_body, main, responses_body
 from harness._events import DoneEvent, ToolCallEvent
 from harness._providers.anthropic.adapter import to_model_events as anthropic_events
+from harness._providers.bedrock_converse.adapter import to_model_events as converse_events
 from harness._providers.openai_chat.adapter import DONE, to_model_events as chat_events
 from harness._providers.openai_responses.adapter import to_model_events as responses_events
 from harness._views import EventView
@@ -20,7 +21,8 @@ def test_the_benchmarked_bodies_are_good_answers() -> None:
     anthropic = list(
         anthropic_events(EventView(orjson.loads(line)) for line in anthropic_body(5, 3))
     )
-    for events in (chat, responses, anthropic):
+    converse = list(converse_events(map(orjson.loads, converse_body(5, 3))))
+    for events in (chat, responses, anthropic, converse):
         assert len(events) == 7
         assert events[-2:] == [events[-2], DoneEvent()]
         assert isinstance(events[-2], ToolCallEvent)
@@ -32,7 +34,7 @@ def test_a_quick_run_prints_a_ratio_and_its_spread_for_each_dialect(
 ) -> None:
     assert main(["--quick"]) == 0
     rows = capsys.readouterr().out.splitlines()[2:]
-    assert [row.split()[0] for row in rows] == ["anthropic", "chat", "responses"]
+    assert [row.split()[0] for row in rows] == ["anthropic", "chat", "responses", "converse"]
     for row in rows:
         ratio, spread, met = row.split()[-3:]
         low, high = map(float, spread.removesuffix("x").split("-"))

@@ -239,7 +239,7 @@ def test_the_429_before_the_good_stream_is_openais_rate_limit_answer(
 
 def test_anthropic_stays_the_default_provider() -> None:
     assert catalogue() is CATALOGUE is catalogue(ANTHROPIC)
-    assert PROVIDERS == (ANTHROPIC, CHAT, RESPONSES)
+    assert PROVIDERS == (ANTHROPIC, CHAT, RESPONSES, "bedrock-converse")
     assert fault_named("drop_message_start") is fault_named(
         "drop_message_start", provider=ANTHROPIC
     )

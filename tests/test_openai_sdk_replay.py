@@ -334,7 +334,8 @@ def test_one_client_speaks_one_sdk() -> None:
         cassette_client([CHAT_TEXT, ROOT / "cassettes" / "text_only.jsonl"])
     with pytest.raises(InputError, match="sdk='anthropic', but the cassettes are openai ones"):
         cassette_client(CHAT_TEXT, sdk="anthropic")
-    with pytest.raises(InputError, match="sdk must be 'anthropic' or 'openai', not 'gemini'"):
+    refused = "sdk must be 'anthropic' or 'openai' or 'boto3', not 'gemini'"
+    with pytest.raises(InputError, match=refused):
         cassette_client(CHAT_TEXT, sdk="gemini")  # type: ignore[call-overload]
     both = cassette_client([CHAT_TEXT, RESPONSES_TEXT], sdk="openai")  # one OpenAI calls both
     assert both.chat.completions.create(model="m", messages=[]).choices

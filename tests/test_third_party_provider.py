@@ -218,7 +218,7 @@ def test_a_bad_entry_point_is_told_in_one_line_and_left_out(
     name = line.split(" = ")[0]
     with caplog.at_level(logging.WARNING, logger="harness.providers"):
         registered = names()
-    assert registered == ("anthropic", "openai-chat", "openai-responses")
+    assert registered == ("anthropic", "openai-chat", "openai-responses", "bedrock-converse")
     [record] = caplog.records
     assert "\n" not in record.getMessage() and why in record.getMessage()
     assert why in refused()[name]

@@ -11,7 +11,8 @@ routes map a path to its `Provider`, resolved here once: the server passes that 
 on with each request, never its name. A host's paths (`harness._hosts`: Bedrock's
 `/model/{model}/invoke-with-response-stream`, Vertex's `...:streamRawPredict`) are
 routed to the first provider in the registry that says it is served there
-(`Provider.hosted`).
+(`Provider.hosted`). A dialect whose paths name the model (`Framing.paths`: Bedrock's
+ConverseStream) gives its endpoints as routes, and a path is its when they match.
 """
 
 from __future__ import annotations
@@ -72,6 +73,10 @@ def provider_of_path(method: str, path: str) -> Provider | None:
     found = post_routes().get(path) or _hosted_provider(path)
     if found is not None:
         return found
+    for found in providers():
+        paths = found.framing.paths
+        if paths is not None and paths.read(path) is not None:
+            return found
     for found in providers():
         resume = found.framing.resume_target
         if resume is not None and resume(method, path) is not None:

@@ -6,7 +6,8 @@ included, in its existing suite: one interaction, the call of the cassette's pro
 `/v1/chat/completions` or `/v1/responses`, or the Responses resume `GET`) with the
 cassette's recorded request (or `{"model": ..., "stream": true}` when it has none),
 answered 200 `text/event-stream` with the lines framed as the API frames them (Chat's
-`done` line as `data: [DONE]`), or, for a cassette whose answer is an `http_error` line,
+`done` line as `data: [DONE]`; Bedrock ConverseStream's as event-stream frames, its
+content type, the body YAML's `!!binary`), or, for a cassette whose answer is an `http_error` line,
 that status, its headers and the error JSON. Other directive lines are not carried over:
 vcrpy replays a body whole, so a fault variant's cut stream is simply a body that ends
 there, which is what the SDK sees when a server closes the connection cleanly. A
@@ -91,9 +92,8 @@ def _hosted(
     the host's SDK sends it), the frames the answer travels in there, and their content
     type; the dialect's own call, and its own frames, for none."""
     host = HOSTS.get(str(header.get("host")))
-    framed_type = "application/vnd.amazon.eventstream"
     if host is None:
-        return call, dialect.frames, framed_type if dialect.frames is not None else None
+        return call, dialect.frames, dialect.content_type if dialect.frames is not None else None
     method, _, body = call
     body = dict(body or {})
     model = str(body.pop("model", ""))

@@ -109,6 +109,7 @@ PACKAGES: Final[dict[str, str]] = {
     "anthropic": "anthropic",
     "openai-chat": "openai_chat",
     "openai-responses": "openai_responses",
+    "bedrock-converse": "bedrock_converse",
 }
 #: The entry point group another distribution registers a provider in: `name = package`,
 #: the import path of a package laid out as the subpackages here are.

@@ -31,6 +31,7 @@ int as int32 or int64, bytes, str, `uuid.UUID`).
 from __future__ import annotations
 
 import struct
+import sys
 import uuid
 import zlib
 from collections.abc import Mapping
@@ -47,6 +48,7 @@ __all__ = [
     "FrameError",
     "HeaderValue",
     "encode_frame",
+    "is_sdk_frame_error",
 ]
 
 #: botocore's limits: a frame declaring more is refused before its bytes are awaited.
@@ -75,6 +77,14 @@ class FrameError(ValueError):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+def is_sdk_frame_error(error: BaseException) -> bool:
+    """Whether `error` is botocore's refusal of a bad frame (its `ParserError`: a CRC
+    mismatch, a bad length), as the SDKs that read these frames with it raise it
+    (`AnthropicBedrock`, boto3). Imports nothing: botocore's is only once it is loaded."""
+    found = sys.modules.get("botocore.eventstream")
+    return found is not None and isinstance(error, found.ParserError)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,8 +3,9 @@
 `Recorded` says which calls are the provider's (method and path, any host), the request
 a cassette keeps, an SSE body (whole, or its events as they arrive) and a plain answer
 as the cassette's lines, the model they
-name, the call and body an export writes, and for a dialect whose own wire is
-event-stream frames, those (`frames`: import decodes a binary body with them).
+name, the call and body an export writes (and that body's content type, SSE unless
+the dialect's is another: Bedrock's ConverseStream frames), and for a dialect whose own
+wire is event-stream frames, those (`frames`: import decodes a binary body with them).
 `harness._interop.dialects` finds an exchange's provider through these; the importer
 and the exporter spell no event type.
 """
@@ -54,3 +55,5 @@ class Recorded:
     #: reader of them into its lines), which import reads a binary body with and export
     #: writes one with; None: SSE (a host's frames, Bedrock's, are the host's to give)
     frames: Framed | None = None
+    #: the content type of a streamed body `sse_body` writes (Bedrock's event-stream frames)
+    content_type: str = "text/event-stream; charset=utf-8"

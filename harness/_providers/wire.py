@@ -6,10 +6,13 @@ is sent as (Chat's `data: [DONE]`), the non-streaming answer the events fold int
 `ValueError` when they fold into none), the paths its requests are POSTed to, the
 request fields replay compares by default, and, for a dialect whose streams resume,
 how a resume request is told apart and which lines answer it, and the shape of the error
-a server of ours answers its requests with, and for a dialect whose own wire is
-event-stream frames, those (`frames`: the binary fault rows are then its rows too).
-The plan (`harness._replay.plan`), the `Replayer`, the cassette's `sse()` and `harness
-serve` read a dialect through `provider(name).framing` alone, never by spelling an event type.
+a server of ours answers its requests with. A dialect whose paths name the model and say
+whether the answer streams (Bedrock's ConverseStream: `/model/{modelId}/converse-stream`
+and `/model/{modelId}/converse`) says so with `ModelPaths`, and one whose streams are not
+SSE gives its `content_type`, and, when they are event-stream frames, those (`frames`:
+the binary fault rows are then its rows too). The plan (`harness._replay.plan`), the
+`Replayer`, the cassette's `sse()` and `harness serve` read a dialect through
+`provider(name).framing` alone, never by spelling an event type.
 
 `ClientEnv` is what the provider's SDK reads from the environment to be pointed at a
 server (the variables, what follows the server's address in its base URL), part of its
@@ -20,14 +23,16 @@ reading (a provider's `reading.direct_builders`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import unquote
 
 if TYPE_CHECKING:
     from harness._providers.frame_rows import Framed
 
-__all__ = ["ClientEnv", "DirectBuilders", "Framing", "Line"]
+__all__ = ["ClientEnv", "DirectBuilders", "Framing", "Line", "ModelPaths"]
 
 
 class Line(Protocol):
@@ -56,6 +61,42 @@ class ClientEnv:
     def assignment(self, server: str) -> str:
         """`VARIABLE=URL`: the variable set to `base_url(server)`."""
         return f"{self.base_url_variable}={self.base_url(server)}"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelPaths:
+    """A dialect's two paths when they name the model and say whether the answer streams:
+    each a regular expression with a `model` group (matched at a path's end, under any
+    base URL's path), and the same as an aiohttp route (`{model}` the variable). A
+    request to one is kept as if its body said so (`request`): the model and `stream`
+    put in it, so matching on `model` and the choice of a stream work as for any other."""
+
+    stream: re.Pattern[str]
+    plain: re.Pattern[str]
+    stream_route: str
+    plain_route: str
+
+    def read(self, path: str) -> tuple[str, bool] | None:
+        """(the model, whether it streams) of a request to `path`; None: neither path."""
+        for pattern, streamed in ((self.stream, True), (self.plain, False)):
+            match = pattern.search(path)
+            if match is not None and match.end() == len(path):
+                return unquote(match["model"]), streamed
+        return None
+
+    def request(self, path: str, body: Any) -> Any:
+        """`body` as the path says it: its model and `stream` in it (a body that is no
+        object, or a path of neither, as it is)."""
+        read = self.read(path)
+        if read is None or not isinstance(body, dict):
+            return body
+        model, streamed = read
+        kept = {"model": model, **body}
+        if streamed:
+            kept["stream"] = True
+        else:
+            kept.pop("stream", None)
+        return kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +129,11 @@ class Framing:
     #: a dialect whose own wire is AWS event-stream frames: its frames (one event's, and a
     #: reader of them), which the binary fault rows break (`frame_rows`); None: SSE
     frames: Framed | None = None
+    #: a streamed answer's content type; None: SSE (`text/event-stream`)
+    content_type: str | None = None
+    #: paths naming the model and whether it streams (its `endpoints` are their routes);
+    #: None: the model and `stream` are in the body
+    paths: ModelPaths | None = None
 
 
 @dataclass(frozen=True, slots=True)

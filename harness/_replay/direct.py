@@ -50,7 +50,7 @@ from harness._exceptions import (
 )
 from harness._hosts import framed
 from harness._providers import Provider, provider, sdk_classes
-from harness._providers.eventstream import FrameError
+from harness._providers.eventstream import FrameError, is_sdk_frame_error
 from harness._providers.frame_rows import UNFRAMED, Framed, FramedReplay
 from harness._replay.plan import (
     DEFAULT_READ_TIMEOUT,
@@ -321,9 +321,12 @@ class Outcome:
 
 def is_stream_failure(error: BaseException) -> bool:
     """Whether `error` is how a stream ends badly: the adapter's error, the API's error
-    (the SDK's, or `APIErrorEvent`), or the connection failing (dropped, timed out) as a
+    (the SDK's, or `APIErrorEvent`), a bad frame (ours, or botocore's refusal of it as an
+    SDK raises it), or the connection failing (dropped, timed out) as a
     live one can. Imports nothing: an SDK error exists only once the SDK is loaded."""
     if isinstance(error, StreamProtocolError | APIErrorEvent | FrameError):
+        return True
+    if is_sdk_frame_error(error):  # an SDK reading event-stream frames refused one
         return True
     if _is_connection_failure(error):
         return True

@@ -20,10 +20,12 @@ the way it carries out a stall, blocking or not):
   (`ReplayError`), and a non-streamed answer (JSON, no frames) passes it over.
 
 A streamed answer is SSE (`text/event-stream`), an `error` event included, as the API
-sends one mid-stream. A non-streaming answer is the JSON the events fold into, or the
-HTTP error an API error line stands for. Both are the cassette's provider's framing
-(`cassette.dialect.framing`: Anthropic's `Message`, Chat's `chat.completion` and
-`data: [DONE]` for a `done` line, a Responses `response`); nothing here names an event.
+sends one mid-stream, unless the dialect's framing gives its own content type (Bedrock's
+ConverseStream: event-stream frames, each line's bytes its `encode`). A non-streaming
+answer is the JSON the events fold into, or the HTTP error an API error line stands
+for. Both are the cassette's provider's framing (`cassette.dialect.framing`: Anthropic's
+`Message`, Chat's `chat.completion` and `data: [DONE]` for a `done` line, a Responses
+`response`); nothing here names an event.
 """
 
 from __future__ import annotations
@@ -373,6 +375,6 @@ def plan_response(
         return planned
     _check_framed(cassette, host)
     pieces = sse_pieces(cassette, on_directive, realtime=realtime, host=host)
-    kind = host.content_type if host is not None else None
+    kind = host.content_type if host is not None else cassette.dialect.framing.content_type
     headers = {"content-type": kind} if kind is not None else dict(SSE_HEADERS)
     return PlannedResponse(200, headers, chunking.cut(pieces))

@@ -10,7 +10,9 @@ compared with it on the chosen fields (by default its provider's: Anthropic's `m
 `messages`, `system`, `tools`; Chat's `model`, `messages`, `tools`; Responses' `model`,
 `input`, `instructions`, `tools`; `match_on=None` turns matching off); a difference
 raises `ReplayError` with a readable diff of each differing field, as vcrpy lists near
-misses. Running out of cassettes raises `ReplayError` too: a test fails with one line,
+misses. A request to a path naming the model (Bedrock's ConverseStream) is kept with
+the model and `stream` its path says put in its body, as a host's is (`Framing.paths`).
+Running out of cassettes raises `ReplayError` too: a test fails with one line,
 it never hangs. A request to another provider's endpoint (a Responses request answered
 by a Chat cassette) is a `ReplayError` as well.
 
@@ -128,6 +130,16 @@ def _resume_request(method: str, path: str) -> tuple[Provider, str] | None:
     return None
 
 
+def _as_its_paths_say(path: str, body: Any) -> Any:
+    """`body` with the model and `stream` a dialect's path carries put in it (its
+    framing's `paths`: Bedrock's ConverseStream), as a host's request is kept."""
+    for found in providers():
+        paths = found.framing.paths
+        if paths is not None and paths.read(path) is not None:
+            return paths.request(path, body)
+    return body
+
+
 class Replayer:
     """Answers requests from `cassettes`, one response a request, in order; thread-safe.
 
@@ -207,8 +219,7 @@ class Replayer:
         the body (`harness._hosts.Hosted.direct_request`), so it is matched and answered
         as any other."""
         hosted = hosted_at(path)
-        if hosted is not None:
-            body = hosted.direct_request(body)
+        body = hosted.direct_request(body) if hosted is not None else _as_its_paths_say(path, body)
         request = CapturedRequest.of(method, path, headers, body)
         with self._lock:
             self._requests.append(request)
@@ -366,6 +377,8 @@ class Replayer:
         endpoints = framing.endpoints
         if framing.any_path or not endpoints or request.path.endswith(endpoints):
             return  # under any base URL's path
+        if framing.paths is not None and framing.paths.read(request.path) is not None:
+            return  # a path naming the model (Bedrock's ConverseStream)
         which = f"request {number}" if number is not None else "the request"
         raise ReplayError(
             f"{which} is {request.method} {request.path}, but {cassette.path} is an "

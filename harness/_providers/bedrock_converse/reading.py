@@ -1,0 +1,105 @@
+"""boto3's reader of a ConverseStream, as the event dicts it hands the adapter.
+
+`create`: `client.converse_stream(modelId=..., messages=...)["stream"]`, whose iteration
+yields each event as a dict of one key (botocore's event-stream parser: Bedrock's `p`
+padding and any field its service model does not know dropped, an event of a name it
+does not know skipped). An exception frame is raised mid-stream as botocore's
+`EventStreamError`, whose code is the exception's name: `error_line` hands it back as
+the line it was (`{"throttlingException": {"message": ...}}`), so the outcome is the
+`api_error:<name>` direct replay gives. An HTTP error answer before the stream is
+botocore's `ClientError`, raised here as the `APIErrorEvent` of its code and message.
+boto3 has no async client: `acreate_items` reads the sync one (the driver is then the
+async one). Nothing here imports boto3: the client is given.
+
+Direct replay feeds the adapter the lines' dicts (`direct_builders`), an `http_error`
+line raised as `APIErrorEvent`. It has no `USER_READERS` yet: `harness doctor` and
+docs/sdk-readers.md do not measure boto3 (their table is written by `make tables`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any, Final
+
+from harness._exceptions import APIErrorEvent
+from harness._providers.wire import DirectBuilders
+
+__all__ = [
+    "DRIVER_OPTIONS",
+    "READERS",
+    "REQUEST",
+    "acreate_items",
+    "create_items",
+    "direct_builders",
+    "error_line",
+]
+
+#: The SDK's one reader of a stream: the iteration of `converse_stream()["stream"]`.
+READERS: Final = ("create",)
+#: The request every replay sends (the transport answers it from the cassette).
+REQUEST: Final[dict[str, Any]] = {
+    "modelId": "harness-replay",
+    "messages": [{"role": "user", "content": [{"text": "replay"}]}],
+}
+#: What the driver is told: nothing (the stream has no end sentinel).
+DRIVER_OPTIONS: Final[dict[str, Any]] = {}
+
+
+def _client_error(error: Exception) -> APIErrorEvent | None:
+    """botocore's `ClientError` for an HTTP error answer, as the `APIErrorEvent` of its
+    code and message; None for any other error (an `EventStreamError` included)."""
+    response = getattr(error, "response", None)
+    if type(error).__name__ == "EventStreamError" or not isinstance(response, dict):
+        return None
+    details = response.get("Error") or {}
+    status = (response.get("ResponseMetadata") or {}).get("HTTPStatusCode") or 500
+    body: dict[str, object] = {
+        "error": {"type": str(details.get("Code")), "message": str(details.get("Message"))}
+    }
+    return APIErrorEvent(body, int(status))
+
+
+def create_items(client: Any) -> Iterator[Any]:
+    """The events of `converse_stream()["stream"]`."""
+    try:
+        answer = client.converse_stream(**REQUEST)
+    except Exception as error:
+        found = _client_error(error)
+        if found is None:
+            raise
+        raise found from error
+    yield from answer["stream"]
+
+
+async def acreate_items(client: Any) -> AsyncIterator[Any]:
+    """`create_items` for the async driver (boto3's client is sync)."""
+    for item in create_items(client):
+        yield item
+
+
+def error_line(error: Exception) -> dict[str, Any] | None:
+    """The exception line botocore raised `error` for mid-stream (its `EventStreamError`),
+    as the line it was; None for any other error."""
+    if type(error).__name__ != "EventStreamError":
+        return None
+    details = getattr(error, "response", {}).get("Error") or {}
+    return {str(details.get("Code")): {"message": str(details.get("Message", ""))}}
+
+
+def _line(data: dict[str, Any]) -> dict[str, Any]:
+    return data
+
+
+def _http_error(body: Any, status: int | None = None, headers: Any = None) -> APIErrorEvent:
+    """An `http_error` line as the error replay reports: Bedrock's body (`message`,
+    `__type`) read as `{"error": {"type", "message"}}`."""
+    if isinstance(body, dict) and "error" not in body:
+        kind = str(body.get("__type") or "error").rpartition("#")[2]
+        body = {"error": {"type": kind, "message": str(body.get("message", ""))}}
+    return APIErrorEvent(body, 200 if status is None else status)
+
+
+def direct_builders(sdk_objects: bool) -> DirectBuilders:
+    """What direct replay feeds the adapter: each line's dict (whatever `sdk_objects`
+    says: boto3's events are dicts), an `http_error` line raised as `APIErrorEvent`."""
+    return DirectBuilders(_line, _http_error)

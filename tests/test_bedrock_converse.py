@@ -1,0 +1,208 @@
+"""Bedrock's ConverseStream (`bedrock-converse`) through real boto3: `harness serve` and
+`cassette_client` answer `converse_stream` and `converse` as Bedrock does, and what the
+adapter reads rather than refuses (docs/bedrock-converse.md).
+
+The contract every provider keeps (its parts, its table, its catalogue against the
+library) is `tests/test_providers.py`, `test_faults.py` and `test_conform.py`'s, which
+iterate the registry; here is what only this dialect has.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import not_installed
+
+import harness
+from harness import StreamProtocolError
+from harness._exceptions import APIErrorEvent, InputError
+from harness._http.hosting import ServerThread
+from harness._http.server import CassetteServer
+from harness._providers.bedrock_converse.adapter import ConverseAdapter, to_model_events
+from harness._providers.bedrock_converse.interop import answer_lines, stream_body, stream_lines
+
+boto3 = pytest.importorskip("boto3", reason=not_installed("boto3"))
+botocore_exceptions = pytest.importorskip("botocore.exceptions")
+
+LIBRARY = Path(__file__).resolve().parent.parent / "cassettes" / "bedrock" / "converse"
+MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0"
+MESSAGES: Any = [{"role": "user", "content": [{"text": "Weather in Paris?"}]}]
+
+
+def _lines(name: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (LIBRARY / name).read_text().splitlines()[1:]]
+
+
+def _client(url: str) -> Any:
+    """boto3's own client at `harness serve`, with dummy credentials passed explicitly."""
+    return boto3.client(
+        "bedrock-runtime",
+        region_name="us-east-1",
+        endpoint_url=url,
+        aws_access_key_id="AKIDEXAMPLE",
+        aws_secret_access_key="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+    )
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[str]:
+    server = CassetteServer([str(LIBRARY), str(LIBRARY / "errors")], match_on=None)
+    with ServerThread(server.app()) as url:
+        yield url
+
+
+@pytest.fixture
+def clients(served: str) -> Iterator[Callable[[str], Any]]:
+    """A boto3 client at the server naming cassette `name`, each closed after the test
+    (its connection pool's sockets with it)."""
+    made: list[Any] = []
+
+    def named(name: str) -> Any:
+        client = _client(served)
+
+        def header(request: Any, **_: Any) -> None:
+            request.headers["x-harness-cassette"] = name
+
+        client.meta.events.register("before-sign.bedrock-runtime.*", header)
+        made.append(client)
+        return client
+
+    yield named
+    for client in made:
+        client.close()
+
+
+def test_serve_answers_converse_stream_with_the_cassettes_events(
+    clients: Callable[[str], Any],
+) -> None:
+    client = clients("tool_use")
+    answer = client.converse_stream(modelId=MODEL, messages=MESSAGES)
+    assert list(answer["stream"]) == _lines("tool_use.jsonl")  # Bedrock's `p` dropped
+
+
+def test_serve_answers_converse_with_the_answer_the_events_fold_into(
+    clients: Callable[[str], Any],
+) -> None:
+    client = clients("tool_use")
+    answer = client.converse(modelId=MODEL, messages=MESSAGES)
+    assert answer["stopReason"] == "tool_use"
+    assert answer["output"]["message"]["content"] == [
+        {"text": "Let me check the weather."},
+        {
+            "toolUse": {
+                "toolUseId": "tooluse_Weather01",
+                "name": "get_weather",
+                "input": {"city": "Paris"},
+            }
+        },
+    ]
+    assert answer["usage"]["totalTokens"] == 37
+
+
+def test_serve_sends_an_exception_line_as_the_exception_boto3_raises(
+    clients: Callable[[str], Any],
+) -> None:
+    client = clients("throttling_exception")
+    stream = client.converse_stream(modelId=MODEL, messages=MESSAGES)["stream"]
+    with pytest.raises(botocore_exceptions.EventStreamError) as raised:
+        try:
+            list(stream)
+        finally:
+            stream.close()  # its connection, left mid-body, closed now rather than by the GC
+    assert raised.value.response["Error"] == {
+        "Code": "throttlingException",
+        "Message": "Too many requests.",
+    }
+    with pytest.raises(botocore_exceptions.ClientError) as plain:
+        clients("throttling_exception").converse(modelId=MODEL, messages=MESSAGES)
+    assert plain.value.response["Error"]["Code"] == "ThrottlingException"
+
+
+def test_a_cassette_client_is_a_bedrock_runtime_client_answered_in_process() -> None:
+    client: Any = harness.cassette_client(str(LIBRARY / "two_tools.jsonl"), max_retries=0)
+    events = list(client.converse_stream(modelId=MODEL, messages=MESSAGES)["stream"])
+    assert events == _lines("two_tools.jsonl")
+    [sent] = harness.captured_requests(client)
+    assert sent.path == f"/model/{MODEL}/converse-stream"
+    assert sent.json["model"] == MODEL and sent.json["stream"] is True
+    assert sent.json["messages"] == MESSAGES
+    assert "wJalrXUtnFEMI" not in json.dumps(sent.headers)
+
+
+def test_a_cassette_clients_credentials_are_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing is read from the user's AWS configuration: a profile that does not exist
+    and a config file that cannot be read change nothing."""
+    monkeypatch.setenv("AWS_PROFILE", "no-such-profile")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
+    client: Any = harness.cassette_client(str(LIBRARY / "text.jsonl"))
+    answer = client.converse(modelId=MODEL, messages=MESSAGES)
+    assert answer["output"]["message"]["content"] == [{"text": "Paris is the capital of France."}]
+
+
+def test_boto3_has_no_async_client() -> None:
+    with pytest.raises(InputError, match="boto3 has no async client"):
+        harness.async_cassette_client(str(LIBRARY / "text.jsonl"))
+
+
+def _adapt(lines: list[dict[str, Any]], **policy: Any) -> list[Any]:
+    return list(to_model_events(lines, **policy))
+
+
+START: Any = {"messageStart": {"role": "assistant"}}
+END_TURN: Any = {"messageStop": {"stopReason": "end_turn"}}
+
+
+def test_what_is_read_and_not_refused() -> None:
+    lines = [
+        START,
+        {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": ""}, "p": "abc"}},
+        {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": "Hi"}}},
+        {"contentBlockStop": {"contentBlockIndex": 0}},
+        {"contentBlockStop": {"contentBlockIndex": 7}},  # a stop for no open block
+        END_TURN,
+    ]
+    assert [event.type for event in _adapt(lines)] == ["text", "done"]
+    start = {
+        "contentBlockStart": {
+            "contentBlockIndex": 0,
+            "start": {"toolUse": {"toolUseId": "t", "name": "n"}},
+        }
+    }
+    empty = {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"toolUse": {"input": ""}}}}
+    stop = {"contentBlockStop": {"contentBlockIndex": 0}}
+    events = _adapt([START, start, empty, stop, {"messageStop": {"stopReason": "tool_use"}}])
+    assert events[0].call.input == {}
+
+
+def test_the_policy_widens_the_stop_reasons() -> None:
+    cut = [START, {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": "Hi"}}}]
+    cut.append({"messageStop": {"stopReason": "max_tokens"}})
+    with pytest.raises(StreamProtocolError, match="stopReason max_tokens is not supported"):
+        _adapt(cut)
+    policy = {"stop_reasons": {"end_turn", "tool_use", "max_tokens"}}
+    assert [event.type for event in _adapt(cut, **policy)] == ["text", "done"]
+
+
+def test_a_failed_machine_stays_failed() -> None:
+    adapter = ConverseAdapter()
+    with pytest.raises(APIErrorEvent):
+        adapter.feed({"throttlingException": {"message": "slow down"}})
+    with pytest.raises(APIErrorEvent):
+        adapter.feed(START)
+
+
+@pytest.mark.parametrize("name", ["tool_use.jsonl", "reasoning.jsonl", "server_tool.jsonl"])
+def test_a_stream_body_reads_back_as_its_lines_and_a_plain_answer_as_events_alike(
+    name: str,
+) -> None:
+    lines = _lines(name)
+    assert stream_lines(stream_body(lines)) == lines
+    client: Any = harness.cassette_client(str(LIBRARY / name))
+    folded = client.converse(modelId=MODEL, messages=MESSAGES)
+    folded.pop("ResponseMetadata")
+    again = answer_lines(json.loads(json.dumps(folded, default=str)))
+    assert [type(e) for e in _adapt(again)] == [type(e) for e in _adapt(lines)]
