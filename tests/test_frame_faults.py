@@ -94,8 +94,8 @@ def test_each_row_comes_to_its_code_directly_and_through_the_guarded_bedrock_cli
 #: waits for the rest of a cut frame (the body ended: the stream simply stops) and
 #: passes over a frame it does not know: silent, where the guard refuses.
 UNGUARDED = {
-    "frame_prelude_crc": "ChecksumMismatch",
-    "frame_message_crc": "ChecksumMismatch",
+    "frame_prelude_crc": "connection_error:ChecksumMismatch",
+    "frame_message_crc": "connection_error:ChecksumMismatch",
     "frame_cut_in_prelude": "done",
     "frame_cut_in_payload": "done",
     "exception_mid_stream": "api_error:throttlingException",

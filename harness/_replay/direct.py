@@ -321,12 +321,9 @@ class Outcome:
 
 def is_stream_failure(error: BaseException) -> bool:
     """Whether `error` is how a stream ends badly: the adapter's error, the API's error
-    (the SDK's, or `APIErrorEvent`), a bad frame (ours, or botocore's refusal of it as an
-    SDK raises it), or the connection failing (dropped, timed out) as a
+    (the SDK's, or `APIErrorEvent`), a bad frame, or the connection failing (dropped, timed out) as a
     live one can. Imports nothing: an SDK error exists only once the SDK is loaded."""
     if isinstance(error, StreamProtocolError | APIErrorEvent | FrameError):
-        return True
-    if is_sdk_frame_error(error):  # an SDK reading event-stream frames refused one
         return True
     if _is_connection_failure(error):
         return True
@@ -334,7 +331,14 @@ def is_stream_failure(error: BaseException) -> bool:
 
 
 def _is_connection_failure(error: BaseException) -> bool:
-    return _is_transport_error(error) or isinstance(error, sdk_classes("APIConnectionError"))
+    """The transport failing, as the HTTP library or the SDK says, or the bytes it carried
+    not being event-stream frames, as botocore (reading them in `AnthropicBedrock` and
+    boto3) refuses them: `connection_error:ChecksumMismatch`."""
+    return (
+        _is_transport_error(error)
+        or isinstance(error, sdk_classes("APIConnectionError"))
+        or is_sdk_frame_error(error)
+    )
 
 
 def _is_transport_error(error: BaseException) -> bool:
