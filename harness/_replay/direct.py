@@ -321,8 +321,9 @@ class Outcome:
 
 def is_stream_failure(error: BaseException) -> bool:
     """Whether `error` is how a stream ends badly: the adapter's error, the API's error
-    (the SDK's, or `APIErrorEvent`), a bad frame, or the connection failing (dropped, timed out) as a
-    live one can. Imports nothing: an SDK error exists only once the SDK is loaded."""
+    (the SDK's, or `APIErrorEvent`), a bad frame, or the connection failing (dropped,
+    timed out) as a live one can. Imports nothing: an SDK error exists only once the SDK
+    is loaded."""
     if isinstance(error, StreamProtocolError | APIErrorEvent | FrameError):
         return True
     if _is_connection_failure(error):
