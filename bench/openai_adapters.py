@@ -7,9 +7,9 @@ printed is the median of the rounds' ratios, with their spread (lowest-highest),
 other work on a shared machine moves both sides of a round alike and shows as a spread.
 The bodies: a text answer of many deltas, then a call of many pieces, in each dialect:
 Chat Completions (`ChatAdapter`), Responses (`ResponsesAdapter`), and for reference the
-Anthropic adapter as replay feeds it (`StreamAdapter.feed` over an `EventView` of each
-line). The OpenAI adapters' target (docs/openai-adapters.md) is 2x; printed, never
-asserted. `harness bench` prints the same table (section h) and its targets.
+Anthropic adapter as replay feeds it (`StreamAdapter.feed` over each line's dict). The
+OpenAI adapters' target (docs/openai-adapters.md) is 2x; printed, never asserted.
+`harness bench` prints the same table (section h) and its targets.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ import orjson
 from harness._providers.anthropic.adapter import StreamAdapter
 from harness._providers.openai_chat.adapter import DONE, ChatAdapter
 from harness._providers.openai_responses.adapter import ResponsesAdapter
-from harness._views import EventView
 from harness.builder import StreamBuilder
 
 __all__ = [
@@ -146,7 +145,7 @@ def _anthropic(lines: Sequence[bytes]) -> None:
     adapter = StreamAdapter()
     feed = adapter.feed
     for line in lines:
-        feed(EventView(loads(line)))
+        feed(loads(line))
     adapter.finish()
 
 
