@@ -8,8 +8,8 @@ other work on a shared machine moves both sides of a round alike and shows as a 
 The bodies: a text answer of many deltas, then a call of many pieces, in each dialect:
 Chat Completions (`ChatAdapter`), Responses (`ResponsesAdapter`), Bedrock's
 ConverseStream (`ConverseAdapter`, the events as boto3 yields them), and for reference
-the Anthropic adapter as replay feeds it (`StreamAdapter.feed` over an `EventView` of each
-line). The OpenAI and Converse adapters' target (docs/openai-adapters.md,
+the Anthropic adapter as replay feeds it (`StreamAdapter.feed` over each line's dict).
+The OpenAI and Converse adapters' target (docs/openai-adapters.md,
 docs/bedrock-converse.md) is 2x; printed, never asserted. `harness bench` prints the same
 table (section h) and its targets.
 """
@@ -30,7 +30,6 @@ from harness._providers.anthropic.adapter import StreamAdapter
 from harness._providers.bedrock_converse.adapter import ConverseAdapter
 from harness._providers.openai_chat.adapter import DONE, ChatAdapter
 from harness._providers.openai_responses.adapter import ResponsesAdapter
-from harness._views import EventView
 from harness.builder import StreamBuilder
 
 __all__ = [
@@ -173,7 +172,7 @@ def _anthropic(lines: Sequence[bytes]) -> None:
     adapter = StreamAdapter()
     feed = adapter.feed
     for line in lines:
-        feed(EventView(loads(line)))
+        feed(loads(line))
     adapter.finish()
 
 

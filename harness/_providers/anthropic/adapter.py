@@ -28,6 +28,15 @@ for a guard that must refuse the event completing a broken answer before passing
 Events are dispatched on their `type` strings, never on `isinstance`: the SDK builds an
 event of a type it does not know leniently, as an object of some other class.
 
+`feed` also takes an event line's parsed object, a `dict`, as replay and the guard feed
+it where nothing of the SDK reaches user code: read as its view (`harness._views`) reads
+it, which is what the SDK's object would hold for the same line. The two events almost
+every stream is made of, a text delta and a JSON piece of an open tool block, are read
+from the dict on a path of their own while a message is under way (`_reading`), with no
+view built; it takes nothing the rules would refuse or read otherwise (a key missing, a
+`delta` that is not a dict, a piece that is not a string, a block not open), and leaves
+the rest to the rules, over the line's view.
+
 Any violation raises `StreamProtocolError`; the machine then stays failed, as h11's
 does: every later call raises a new `StreamProtocolError` of the same code, chained
 from the first (`__cause__`).
@@ -46,11 +55,14 @@ from harness._events import (
     TextEvent,
     ToolCall,
     ToolCallEvent,
+    new_event,
+    set_text,
     text_event,
     tool_input,
 )
 from harness._exceptions import StreamProtocolError
 from harness._json import strict_json
+from harness._views import EventView
 
 __all__ = [
     "COMPLETE_STOP_REASONS",
@@ -102,6 +114,8 @@ class StreamAdapter:
         self._tool_calls = 0
         self._error: StreamProtocolError | None = None
         self._finished = False
+        #: started, not stopped, no error (so not finished either): a line's fast path's state
+        self._reading = False
 
     @property
     def open_tool_blocks(self) -> tuple[int, ...]:
@@ -120,7 +134,35 @@ class StreamAdapter:
         return tuple(islice(self._tools, limit))
 
     def feed(self, event: Any) -> list[ModelEvent]:
-        """Take one raw stream event; return the internal events it completes."""
+        """Take one raw stream event (the SDK's object, or its line's parsed `dict`); return
+        the internal events it completes."""
+        if type(event) is dict:
+            if self._reading:
+                # Almost every line is a text delta or a piece of an open tool block's JSON:
+                # read them in the fewest steps, raising nothing (the rules read the rest,
+                # and a line lacking a key read here, over its view).
+                try:
+                    delta = event["delta"]
+                    if event["type"] == "content_block_delta" and type(delta) is dict:
+                        delta_type = delta["type"]
+                        if delta_type == "text_delta":
+                            if self._text:
+                                made = new_event(TextEvent)
+                                set_text(made, delta["text"])
+                                return [made]
+                            return []
+                        if delta_type == "input_json_delta":
+                            # the look-up finds a block as the rules' does: by equality, so a
+                            # `1.0` or a `True` finds block 1, which the view reads as 1, True
+                            tool = self._tools.get(event["index"])
+                            piece = delta["partial_json"]
+                            if tool is not None and type(piece) is str:
+                                tool.json.append(piece)
+                                tool.received_json_delta = True
+                                return []
+                except KeyError:
+                    pass
+            event = EventView(event)
         if self._error is not None or self._finished:
             self._check_usable()
         try:
@@ -133,6 +175,7 @@ class StreamAdapter:
             return self._feed(kind, event)
         except StreamProtocolError as error:
             self._error = error
+            self._reading = False
             raise
 
     def finish(self) -> list[ModelEvent]:
@@ -148,6 +191,7 @@ class StreamAdapter:
             self._check_end()
         except StreamProtocolError as error:
             self._error = error
+            self._reading = False
             raise
 
     def _check_usable(self) -> None:
@@ -168,7 +212,7 @@ class StreamAdapter:
         if not self._started:
             if kind != "message_start":
                 raise StreamProtocolError("missing_message_start", event_type=kind)
-            self._started = True
+            self._started = self._reading = True
             return []
         if kind == "content_block_start":
             return self._block_start(event.index, event.content_block)
@@ -179,6 +223,7 @@ class StreamAdapter:
         elif kind == "message_stop":
             self._check_no_open_tools()
             self._stopped = True
+            self._reading = False
         # A repeated message_start, and event types the API may add later, yield nothing.
         return []
 

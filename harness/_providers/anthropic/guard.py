@@ -4,9 +4,10 @@ default one), and a non-streaming `Message` checked whole.
 `claims`: a `POST .../v1/messages` (under any base URL's path) is Messages'; the request
 asks for a stream by its body's `"stream": true` (`answer_check`). `AnthropicReader`:
 `StreamingDecoder` (the Anthropic SDK's rules, `harness._providers.sse`) and a
-`StreamAdapter(text=False)` fed the light event views; `message_delta` completes an
-answer. `check_message` applies the same rules to a non-streaming `Message` JSON, as
-the events a stream of it carries (`events_from_message`).
+`StreamAdapter(text=False)` fed the events' dicts (read as their light views read them);
+`message_delta` completes an answer. `check_message` applies the same rules to a
+non-streaming `Message` JSON, as the events a stream of it carries
+(`events_from_message`).
 """
 
 from __future__ import annotations
@@ -29,18 +30,17 @@ from harness._providers.anthropic.errors import PROVIDER
 from harness._providers.anthropic.framing import ENDPOINT
 from harness._providers.anthropic.message import events_from_message
 from harness._providers.sse import StreamingDecoder
-from harness._views import EventView
 
 __all__ = ["TEXT_DELTA", "AnthropicReader", "answer_check", "check_message", "claims", "is_message"]
 
 #: Each text delta `StreamingDecoder.text_delta` tells, as the adapter reads it when it
 #: builds no `TextEvent`: a delta of type `text_delta`, nothing more read.
-TEXT_DELTA: Final = EventView({"type": "content_block_delta", "delta": {"type": "text_delta"}})
+TEXT_DELTA: Final = {"type": "content_block_delta", "delta": {"type": "text_delta"}}
 
 
 class AnthropicReader:
     """A Messages stream's reading: `StreamingDecoder` (the Anthropic SDK's rules) and a
-    `StreamAdapter(text=False)` fed the light event views; `message_delta` completes."""
+    `StreamAdapter(text=False)` fed the events' dicts; `message_delta` completes."""
 
     completing = "message_delta"
     rewritten = False
@@ -65,7 +65,7 @@ class AnthropicReader:
     def read(self, event: dict[str, Any]) -> int:
         kind = event["type"]
         if kind == "content_block_delta":  # almost every event: the fewest steps
-            self._adapter.feed(EventView(event))
+            self._adapter.feed(event)
             return GO
         if kind == "ping":
             return HARMLESS
@@ -74,7 +74,7 @@ class AnthropicReader:
         # which would send it ahead of a held `message_delta`).
         if kind == "error":
             return API_ERROR
-        self._adapter.feed(EventView(event))
+        self._adapter.feed(event)
         if kind == "message_stop":
             self._adapter.check_end()
         return COMPLETING if kind == "message_delta" else GO
@@ -137,7 +137,7 @@ def check_message(
     rules then judge what is left, and the client reports what it cannot read."""
     adapter = StreamAdapter(stop_reasons=stop_reasons)
     for event in events_from_message(_readable(message)):
-        adapter.feed(EventView(event))
+        adapter.feed(event)
     adapter.finish()
 
 

@@ -16,9 +16,10 @@ Direct replay (no client) feeds the adapter what the SDK's stream would have han
 `direct_builders(sdk_objects)`: the SDK's own event objects (built as fast as
 `construct` builds them, equal to the SDK's) and its `APIStatusError` for an `error`
 event or an `http_error` line (made by the SDK's own factory, on a 200 answer mid-stream);
-or, where nothing of the SDK reaches user code, light `EventView`s and `APIErrorEvent`s
-without the SDK. Either way `ping` is passed over, as the SDK passes it. The SDK is
-imported only for its objects, on first use.
+or, where nothing of the SDK reaches user code, each line's own dict (which the adapter
+reads as its light view, `harness._views`, reads it: what the SDK's object would hold)
+and `APIErrorEvent`s, without the SDK. Either way `ping` is passed over, as the SDK
+passes it. The SDK is imported only for its objects, on first use.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 from harness._exceptions import APIErrorEvent
 from harness._providers.wire import DirectBuilders
-from harness._views import EventView
 
 if TYPE_CHECKING:
     from anthropic import Anthropic
@@ -161,10 +161,16 @@ def _view_error(body: dict[str, Any], status: int | None = None, headers: Any = 
     return _sdk_builders().api_error(body, status, headers)
 
 
-#: Without the SDK: light views, `APIErrorEvent`s.
-VIEW_BUILDERS: Final = DirectBuilders(_fed(EventView, _view_error), _view_error)
+def _line(data: dict[str, Any]) -> dict[str, Any]:
+    """The line's own object: the adapter reads a `dict` as its view would (no view built,
+    nor anything else, for each event)."""
+    return data
+
+
+#: Without the SDK: the lines' dicts, `APIErrorEvent`s.
+VIEW_BUILDERS: Final = DirectBuilders(_fed(_line, _view_error), _view_error)
 
 
 def direct_builders(sdk_objects: bool) -> DirectBuilders:
-    """What direct replay feeds the adapter: the SDK's objects, or the light views."""
+    """What direct replay feeds the adapter: the SDK's objects, or the lines' dicts."""
     return _sdk_builders() if sdk_objects else VIEW_BUILDERS
