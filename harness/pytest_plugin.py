@@ -28,11 +28,15 @@ catalogue (what differs by provider: `harness._testing.plugin_providers`). Under
 `missing`/`all` they go live and record the answers instead
 (`harness._testing.client_session`), with the key of the cassettes' SDK (`ANTHROPIC_API_KEY`,
 `OPENAI_API_KEY`): a cassette not recorded yet names no provider, so the marker's
-`sdk="openai"` says an OpenAI client records it. Under `drift` they record the cassettes
-that exist again into a folder of their own (`--harness-drift-dir`), and the end of the
-run says which answer in another shape now (`harness._testing.drift`). Request matching is the
-`harness_match_on` fixture, then the marker's `match_on=` (None: off). Strict clients
-(`harness.strict`: the adapter's rules at the transport) are the ini option
+`sdk="openai"` says an OpenAI client records it. Where they are served is the ini option
+`harness_host`, then the marker's `host=`, then `--harness-host` (`bedrock`: an
+`anthropic.AnthropicBedrock`, `vertex`: an `AnthropicVertex`; none: the cassette header's
+host), the run's choice only for cassettes whose dialect is served there; recording there
+goes through the host's client with the user's cloud credentials. Under `drift` they
+record the cassettes that exist again into a folder of their own (`--harness-drift-dir`),
+and the end of the run says which answer in another shape now (`harness._testing.drift`).
+Request matching is the `harness_match_on` fixture, then the marker's `match_on=` (None:
+off). Strict clients (`harness.strict`: the adapter's rules at the transport) are the ini option
 `harness_strict` (default false), then the marker's `strict=`, then `--harness-strict
 on|off`; their stop-reason policy is `harness_allow_stop_reasons`, then
 `--harness-allow-stop-reasons`. A compatible server's profile (`harness_profile`, then

@@ -6,7 +6,8 @@ whether the test replays (a `Replayer` every client of the test shares, so a syn
 an async client answer from one order) or records (a live `recording_client` writing
 each answer to the next cassette; the key comes from the variable of the cassettes' SDK,
 `ANTHROPIC_API_KEY` or `OPENAI_API_KEY`, the SDK from their headers, else the marker's
-`sdk=`: a cassette not recorded yet names none). The decision
+`sdk=`: a cassette not recorded yet names none; on a host, `host=` or the headers' host,
+the host's client with the user's cloud credentials: `Sdk.live_options`). The decision
 goes through the plugin's one `RecordGate` (`harness._testing.record_once`): a cassette
 shared by parallel tests is recorded once, and under `all` once per run.
 
