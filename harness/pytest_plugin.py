@@ -28,11 +28,15 @@ catalogue (what differs by provider: `harness._testing.plugin_providers`). Under
 `missing`/`all` they go live and record the answers instead
 (`harness._testing.client_session`), with the key of the cassettes' SDK (`ANTHROPIC_API_KEY`,
 `OPENAI_API_KEY`): a cassette not recorded yet names no provider, so the marker's
-`sdk="openai"` says an OpenAI client records it. Under `drift` they record the cassettes
-that exist again into a folder of their own (`--harness-drift-dir`), and the end of the
-run says which answer in another shape now (`harness._testing.drift`). Request matching is the
-`harness_match_on` fixture, then the marker's `match_on=` (None: off). Strict clients
-(`harness.strict`: the adapter's rules at the transport) are the ini option
+`sdk="openai"` says an OpenAI client records it. Where they are served is the ini option
+`harness_host`, then the marker's `host=`, then `--harness-host` (`bedrock`: an
+`anthropic.AnthropicBedrock`, `vertex`: an `AnthropicVertex`; none: the cassette header's
+host), the run's choice only for cassettes whose dialect is served there; recording there
+goes through the host's client with the user's cloud credentials. Under `drift` they
+record the cassettes that exist again into a folder of their own (`--harness-drift-dir`),
+and the end of the run says which answer in another shape now (`harness._testing.drift`).
+Request matching is the `harness_match_on` fixture, then the marker's `match_on=` (None:
+off). Strict clients (`harness.strict`: the adapter's rules at the transport) are the ini option
 `harness_strict` (default false), then the marker's `strict=`, then `--harness-strict
 on|off`; their stop-reason policy is `harness_allow_stop_reasons`, then
 `--harness-allow-stop-reasons`. A compatible server's profile (`harness_profile`, then
@@ -84,6 +88,7 @@ MARKER_KEYWORDS: Final = (
     "strict",
     "accept",
     "sdk",
+    "host",
 )
 
 
@@ -180,6 +185,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "clients read into OpenAI's form (vllm, gemini, ...: docs/profiles.md); overrides "
         "the harness_profile ini option",
     )
+    group.addoption(
+        "--harness-host",
+        action="store",
+        dest="harness_host",
+        default=None,
+        metavar="HOST",
+        help="where harness_client and harness_async_client are served: bedrock "
+        "(anthropic.AnthropicBedrock), vertex (AnthropicVertex) or direct (the API's own "
+        "client), for every test whose cassettes' dialect is served there; overrides the "
+        "marker's host= and the harness_host ini option (default: the host the cassette's "
+        "header names, else direct)",
+    )
+    parser.addini(
+        "harness_host",
+        "where the client fixtures are served: bedrock, vertex or direct, for the cassettes "
+        "whose dialect is served there (default: the host each cassette's header names)",
+        default="",
+    )
     parser.addini(
         "harness_profile",
         "the compatible server profile of the strict OpenAI clients (default: openai, "
@@ -210,16 +233,18 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "cassette(*names_or_paths, dir=None, record=None, request=None, match_on=..., "
-        "fault_turn=None, strict=None, accept=None): the cassettes the harness fixtures replay "
-        "(several, or a session folder, answer a client's requests in order; fault_variant "
-        "breaks a session's turn fault_turn, default the last; strict: harness.strict clients; "
-        "accept: {fault_name: why}, rows the code accepts on purpose); a name is looked up in "
-        "the cassette folder, .jsonl added",
+        "fault_turn=None, strict=None, accept=None, sdk=None, host=None): the cassettes the "
+        "harness fixtures replay (several, or a session folder, answer a client's requests in "
+        "order; fault_variant breaks a session's turn fault_turn, default the last; strict: "
+        "harness.strict clients; accept: {fault_name: why}, rows the code accepts on purpose; "
+        "host: bedrock, vertex or direct, where the clients are served); a name is looked up "
+        "in the cassette folder, .jsonl added",
     )
     config.stash[_RUN_ID] = uuid.uuid4().hex
     config.stash[_STRICT_INI] = _ini_bool(config, "harness_strict")
     config.stash[_ALLOWED] = _allowed_stop_reasons(config)
     config.stash[_PROFILE] = _profile(config)
+    config.stash[_HOST] = _run_host(config)
     worker = hasattr(config, "workerinput")
     if config.getoption("harness_report") and not worker:
         _register_report(config)  # before FaultRows: its line comes after their summary
@@ -339,6 +364,30 @@ _RUN_ID = pytest.StashKey[str]()
 _STRICT_INI = pytest.StashKey[bool]()
 _ALLOWED = pytest.StashKey[tuple[str, ...]]()
 _PROFILE = pytest.StashKey["str | None"]()
+_HOST = pytest.StashKey["str | None"]()
+
+
+def _host_problem(name: object) -> str | None:
+    """What is wrong with a host's name (None: nothing): not `direct` or a known host."""
+    from harness._hosts import HOSTS
+    from harness._replay.clients import DIRECT
+
+    known = (DIRECT, *HOSTS)
+    return None if name in known else f"takes {', '.join(known)}, not {name!r}"
+
+
+def _run_host(config: pytest.Config) -> str | None:
+    """The run's host for the client fixtures: `--harness-host`, else the ini option; None
+    (each cassette's header's) when unset; an unknown name is a usage error."""
+    option: str | None = config.getoption("harness_host")
+    name = option if option is not None else str(config.getini("harness_host")).strip()
+    if not name:
+        return None
+    problem = _host_problem(name)
+    if problem is not None:
+        where = "--harness-host" if option is not None else "ini option harness_host"
+        raise pytest.UsageError(f"{where} {problem}")
+    return name
 
 
 def _profile(config: pytest.Config) -> str | None:
@@ -428,6 +477,9 @@ class CassetteMark:
     #: which SDK's client the fixtures give (`anthropic`, `openai`): the one a cassette not
     #: recorded yet is recorded with (None: the headers', else Anthropic's)
     sdk: str | None = None
+    #: where the client fixtures are served (`bedrock`, `vertex`, `direct`; None: the
+    #: run's `--harness-host` or ini option, else the cassettes' header's)
+    host: str | None = None
 
     @property
     def name(self) -> str:
@@ -504,7 +556,11 @@ def _read_mark(node: pytest.Item, fixture: str) -> CassetteMark:
             sdk_named(sdk)
         except InputError:
             _fail(f"{where}: @pytest.mark.cassette sdk= takes {sdk_choices()}")
+    host = marker.kwargs.get("host")
+    if host is not None and _host_problem(host) is not None:
+        _fail(f"{where}: @pytest.mark.cassette host= {_host_problem(host)}")
     return CassetteMark(
+        host=host,
         accept=_accepted(
             marker.kwargs.get("accept"), where, "fault_variant" in getattr(node, "fixturenames", ())
         ),
@@ -731,6 +787,17 @@ def _strict_chosen(request: pytest.FixtureRequest) -> bool:
     if mark.strict is not None:
         return mark.strict
     return request.config.stash[_STRICT_INI]
+
+
+def _chosen_host(request: pytest.FixtureRequest, mark: CassetteMark) -> dict[str, Any]:
+    """Where the client fixtures are served: the ini option `harness_host` < the marker's
+    `host=` < `--harness-host` (later wins), as the `ClientSession`'s keywords. The run's host (the
+    command line's, the ini option's) is for the cassettes whose dialect is served there;
+    a marker's is the test's own, an error where it is not. None: the header's host."""
+    option: str | None = request.config.getoption("harness_host")
+    if option is None and mark.host is not None:
+        return {"host": mark.host, "host_for_all": False}
+    return {"host": request.config.stash[_HOST], "host_for_all": True}
 
 
 def _records_by_client(request: pytest.FixtureRequest) -> bool:
@@ -1107,6 +1174,7 @@ def _open_session(
             fault=fault,
             derive=request.node.stash.get(_DERIVE, None),
             sdk=sdk,
+            **_chosen_host(request, mark),
         )
         skip = session.open()
     except HarnessError as error:

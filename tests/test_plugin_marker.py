@@ -131,7 +131,7 @@ def test_misuse_fails_the_test_with_one_clear_line(project: pytest.Pytester) -> 
             "*test_no_marker*the harness_replay fixture needs "
             "@pytest.mark.cassette('name-or-path')",
             "*test_unknown_keyword*unknown keyword(s) folder "
-            "(known: dir, record, request, match_on, fault_turn, strict, accept, sdk)",
+            "(known: dir, record, request, match_on, fault_turn, strict, accept, sdk, host)",
             "*test_two_names*harness_replay and fault_variant take one cassette; several, "
             "or a session folder, answer harness_client's requests",
             "*test_bad_record_mode*record mode 'sometimes' is not one of "

@@ -63,6 +63,11 @@ class Sdk:
     flat_error_body: bool = False
     #: (client class, HTTP client, base_url=, api_key=, options=) -> a client
     build: Callable[..., Any] = with_http_client
+    #: a live client's credentials where the SDK and its cloud's own tools find them, as
+    #: the client's keywords (`InputError` in one line saying what to set when there are
+    #: none); None: the key variable's key (`live_key`). A host's client (Bedrock's,
+    #: Vertex's) signs with the user's cloud credentials, never a key of the SDK's own.
+    live_credentials: Callable[[], dict[str, Any]] | None = None
 
     @property
     def named(self) -> str:
@@ -92,6 +97,32 @@ class Sdk:
                 "set it to opt in"
             )
         return key
+
+    def live_options(self) -> dict[str, Any]:
+        """A live client's credentials, as its keywords: `api_key` from the key variable
+        (`live_key`), or a host's `live_credentials`: the opt-in to a billed call;
+        `InputError` in one line saying what to set without them."""
+        if self.live_credentials is None:
+            return {"api_key": self.live_key()}
+        return self.live_credentials()
+
+    def live_client(
+        self,
+        http_client: Any,
+        *,
+        asynchronous: bool,
+        base_url: str | None,
+        credentials: dict[str, Any],
+        **options: Any,
+    ) -> Any:
+        """A live client (sync or async) over `http_client` with `credentials`
+        (`live_options()`): a host's built as its users build one, no dummy in it."""
+        if self.live_credentials is None:
+            return self.client(
+                http_client, asynchronous=asynchronous, base_url=base_url, **credentials, **options
+            )
+        client_class = self.client_class(asynchronous=asynchronous)
+        return client_class(http_client=http_client, base_url=base_url, **credentials, **options)
 
     def client_class(self, *, asynchronous: bool) -> Any:
         """Its sync or async client class (the SDK imported here)."""

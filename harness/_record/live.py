@@ -50,6 +50,7 @@ from harness._cassette.sessions import turn_path
 from harness._directives import AT
 from harness._exceptions import ANTHROPIC, InputError, OutputError, RecordError
 from harness._files import atomic_write
+from harness._hosts import hosted_at
 from harness._providers import provider
 from harness._providers.anthropic.tracing import shown_text
 from harness._providers.recorded import Recorded
@@ -403,7 +404,9 @@ class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
     `paths[k]` receives the k-th answer; `session`, if given, is a folder receiving
     `turn-NN.jsonl` for answers beyond `paths` (a marker naming a session folder). Each
     request is also captured, redacted, in `requests`. A file is only written once its
-    whole answer arrived.
+    whole answer arrived. A call to a host (Bedrock's or Vertex's path: `harness._hosts`)
+    is kept as the direct API's request, its events read out of the host's framing, and
+    the header's `host` names it; SigV4's signature and a Google token are masked as any key.
     """
 
     def __init__(
@@ -453,14 +456,17 @@ class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         response_body: bytes,
         response: httpx2.Response,
     ) -> None:
-        captured = CapturedRequest.of(
-            request.method, request.url.path, request.headers, json_body(body)
-        )
+        # The provider is the endpoint's (Chat's or Responses' path under any prefix);
+        # any other call is a Messages one, read as it always was: at a host's path
+        # (Bedrock's, Vertex's) kept as the direct API's request, the header naming the host.
+        dialect = recorded_dialect(request.method, request.url.path)
+        hosted = hosted_at(request.url.path) if dialect is None else None
+        sent = json_body(body)
+        if hosted is not None:
+            sent = hosted.direct_request(sent)
+        captured = CapturedRequest.of(request.method, request.url.path, request.headers, sent)
         self.requests.append(captured)
         path = self._path(len(self.requests))
-        # The provider is the endpoint's (Chat's or Responses' path under any prefix);
-        # any other call is a Messages one, read as it always was.
-        dialect = recorded_dialect(request.method, request.url.path)
         # The key the client sent is masked wherever the answer repeats it.
         secrets = credentials(request.headers, str(request.url))
         try:
@@ -476,6 +482,8 @@ class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
             ) from None
         if dialect is not None:
             metadata["provider"] = dialect.provider
+        if hosted is not None:
+            metadata["host"] = hosted.host.name
         version = _sdk_version(request, dialect)
         if version:
             metadata["sdk_version"] = version

@@ -395,6 +395,18 @@ class ClientKind:
         """A new socket transport of this family (what a live client sends through)."""
         return httpx2.AsyncHTTPTransport() if self.asynchronous else httpx2.HTTPTransport()
 
+    def live_client(self, http_client: Any, *, credentials: dict[str, Any], **options: Any) -> Any:
+        """A live client of the SDK, of this family, over `http_client`, with the user's
+        own `credentials` (`Sdk.live_options`: a key, or a host's cloud credentials)."""
+        base_url = options.pop("base_url", None)
+        return self.sdk.live_client(
+            http_client,
+            asynchronous=self.asynchronous,
+            base_url=base_url,
+            credentials=credentials,
+            **options,
+        )
+
     def client(self, http_client: Any, *, api_key: str, **options: Any) -> Any:
         """A client of the SDK, of this family, over `http_client` (`base_url` among the
         options, None: the SDK's own choice)."""
@@ -433,10 +445,12 @@ def recording_client_of(
     """`recording_client` or `async_recording_client`, as `kind` says (all arguments given),
     or a client of another SDK for its kind (`openai.OpenAI` / `AsyncOpenAI`): the key from
     the SDK's variable (`OPENAI_API_KEY`) unless given, the base URL from its
-    (`OPENAI_BASE_URL`) when set and none is given."""
+    (`OPENAI_BASE_URL`) when set and none is given. A host's client (`AnthropicBedrock`,
+    `AnthropicVertex`: `kind.sdk` a provider's `hosted` one) records with the user's
+    cloud credentials instead (`Sdk.live_options`), found where the SDK finds them."""
     from harness._record.live import RecordingTransport
 
-    key = api_key or live_api_key(kind.sdk)
+    credentials = {"api_key": api_key} if api_key else kind.sdk.live_options()
     base_url = base_url or os.environ.get(kind.sdk.env.base_url_variable) or None
     transport = RecordingTransport(
         kind.transport(),
@@ -447,7 +461,7 @@ def recording_client_of(
         written=written,
     )
     http_client = kind.http_client(transport=transport)
-    client = kind.client(http_client, api_key=key, base_url=base_url, **options)
+    client = kind.live_client(http_client, credentials=credentials, base_url=base_url, **options)
     _SOURCES[client] = transport
     return client
 

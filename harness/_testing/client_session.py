@@ -6,7 +6,8 @@ whether the test replays (a `Replayer` every client of the test shares, so a syn
 an async client answer from one order) or records (a live `recording_client` writing
 each answer to the next cassette; the key comes from the variable of the cassettes' SDK,
 `ANTHROPIC_API_KEY` or `OPENAI_API_KEY`, the SDK from their headers, else the marker's
-`sdk=`: a cassette not recorded yet names none). The decision
+`sdk=`: a cassette not recorded yet names none; on a host, `host=` or the headers' host,
+the host's client with the user's cloud credentials: `Sdk.live_options`). The decision
 goes through the plugin's one `RecordGate` (`harness._testing.record_once`): a cassette
 shared by parallel tests is recorded once, and under `all` once per run.
 
@@ -22,11 +23,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, overload
+from typing import TYPE_CHECKING, Any, Final, cast, overload
 
 import httpx2
 
 from harness._exceptions import InputError
+from harness._hosts import hosted_at
 from harness._modes import RecordMode
 from harness._replay.cache import kept_cassettes
 from harness._replay.plan import PlannedResponse
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
     from anthropic import Anthropic, AsyncAnthropic
 
     from harness._record.live import RecordingTransport
-    from harness._replay.clients import ClientKind
+    from harness._replay.clients import HOST, ClientKind
     from harness._replay.replayer import CapturedRequest
     from harness._replay.sdk import ReplayTransport
     from harness._testing.fault_runs import FaultCase
@@ -74,6 +76,8 @@ class ClientSession:
         fault: FaultCase | None = None,
         derive: Callable[[], bool] | None = None,
         sdk: str | None = None,
+        host: str | None = None,
+        host_for_all: bool = False,
     ) -> None:
         from harness._testing.plugin_providers import cassette_sdk, key_variable
 
@@ -81,6 +85,8 @@ class ClientSession:
         #: the SDK of the test's clients (the cassettes' headers', else the marker's `sdk=`)
         self.sdk = cassette_sdk(self.paths, sdk, where)
         self.key_variable = key_variable(self.sdk)
+        #: where the test's clients are served (None: the cassettes' header's host)
+        self.host = self._served_host(host, host_for_all, where)
         self.mode = mode
         self.match_on = match_on
         self.where = where
@@ -102,6 +108,44 @@ class ClientSession:
         if fault is not None and fault.pending and derive is None:
             raise InputError(f"{where}: a pending fault variant needs its derivation")
 
+    def _served_host(self, host: str | None, for_all: bool, where: str) -> HOST | None:
+        """`host` (a marker's: `InputError` where the cassettes' dialect is not served);
+        a host chosen `for_all` (the run's) is the direct API's where it is not."""
+        from harness._replay.clients import DIRECT
+        from harness._testing.plugin_providers import hosted_sdk
+
+        if host is None or host == DIRECT or hosted_sdk(self.sdk, host) is not None:
+            return cast("HOST | None", host)  # the plugin checked the name
+        if for_all:
+            return DIRECT
+        raise InputError(
+            f"{where}: @pytest.mark.cassette host={host!r}: {self.sdk} cassettes are served "
+            "on no such host"
+        )
+
+    def _live_sdk(self) -> Any:
+        """The SDK client a recording goes through: the host's (the chosen one, else the
+        one the cassettes' headers name) or the API's own."""
+        from harness._replay.clients import DIRECT, sdk_named
+        from harness._testing.plugin_providers import cassette_host, hosted_sdk
+
+        host = self.host if self.host is not None else cassette_host(self.paths)
+        hosted = None if host in (None, DIRECT) else hosted_sdk(self.sdk, str(host))
+        return hosted or sdk_named(self.sdk)
+
+    def _live_missing(self) -> str | None:
+        """Why the test cannot record (its credentials not found), as a skip says it."""
+        live = self._live_sdk()
+        if live.live_credentials is None:
+            if os.environ.get(self.key_variable):
+                return None
+            return f"needs {self.key_variable}, which is not set"
+        try:
+            live.live_options()
+        except InputError as error:
+            return f"through {live.named}: {error}"
+        return None
+
     @staticmethod
     def _is_session(path: Path) -> bool:
         return path.is_dir() or path.suffix != ".jsonl"
@@ -118,12 +162,10 @@ class ClientSession:
                 from harness._testing.plugin_providers import refuse_recording
 
                 refuse_recording(self.paths, self.where, self.mode, self.sdk)
-            if not os.environ.get(self.key_variable):
+            missing = self._live_missing()
+            if missing is not None:
                 names = ", ".join(str(path) for path in self.paths)
-                return (
-                    f"record mode {self.mode}: recording {names} live needs "
-                    f"{self.key_variable}, which is not set"
-                )
+                return f"record mode {self.mode}: recording {names} live {missing}"
             if self._gate.acquire():  # no other worker recorded it while this one waited
                 earlier = self._gate.earlier_failure()
                 if earlier is not None:
@@ -198,16 +240,16 @@ class ClientSession:
     def _fault_recording_client(self, kind: ClientKind) -> Any:
         """A live client whose first answer is recorded, then replaced by the fault's variant."""
         from harness._record.live import RecordingTransport
-        from harness._replay.clients import live_api_key
 
+        credentials = kind.sdk.live_options()
         recording = RecordingTransport(
             kind.transport(), self.paths, description=self._description, written=self._written
         )
         assert self.fault is not None
         timeout = self.fault.client_options.get("timeout")
         transport = _RecordThenServe(recording, self._serve_recorded_fault, timeout)
-        key = live_api_key(kind.sdk)
-        client = kind.client(kind.http_client(transport=transport), api_key=key)
+        http_client = kind.http_client(transport=transport)
+        client = kind.live_client(http_client, credentials=credentials, base_url=None)
         self._clients.append(client)
         return client
 
@@ -228,14 +270,14 @@ class ClientSession:
     def client(self) -> Anthropic:
         """The test's `anthropic.Anthropic` (an `openai.OpenAI` for OpenAI cassettes)."""
         if self.recording:
-            from harness._replay.clients import sdk_named, sync_kind
+            from harness._replay.clients import sync_kind
 
-            recording: Anthropic = self._recording_client(sync_kind(sdk_named(self.sdk)))
+            recording: Anthropic = self._recording_client(sync_kind(self._live_sdk()))
             return recording
         from harness._replay.clients import cassette_client
 
         built: Anthropic = cassette_client(
-            [], sdk=self._sdk, replayer=self._replayer, **self._options()
+            [], sdk=self._sdk, host=self.host, replayer=self._replayer, **self._options()
         )
         self._clients.append(built)
         return built
@@ -243,14 +285,14 @@ class ClientSession:
     def async_client(self) -> AsyncAnthropic:
         """The test's `anthropic.AsyncAnthropic` (an `openai.AsyncOpenAI` for OpenAI's)."""
         if self.recording:
-            from harness._replay.clients import async_kind, sdk_named
+            from harness._replay.clients import async_kind
 
-            recording: AsyncAnthropic = self._recording_client(async_kind(sdk_named(self.sdk)))
+            recording: AsyncAnthropic = self._recording_client(async_kind(self._live_sdk()))
             return recording
         from harness._replay.clients import async_cassette_client
 
         built: AsyncAnthropic = async_cassette_client(
-            [], sdk=self._sdk, replayer=self._replayer, **self._options()
+            [], sdk=self._sdk, host=self.host, replayer=self._replayer, **self._options()
         )
         self._clients.append(built)
         return built
@@ -418,7 +460,10 @@ class _FaultReplayer(Replayer):
         case = self.case
         retried = self._answered == case.variant_index + 1 and headers.get(RETRY_HEADER, "0") != "0"
         at_variant = retried or self._answered == case.variant_index
+        hosted = hosted_at(path)  # a host's path says it (Bedrock's), else the body
         streamed = b'"stream":true' in body.replace(b" ", b"")
+        if hosted is not None:
+            streamed = hosted.stream
         if at_variant and not case.fault.wire and not streamed:
             import pytest
 

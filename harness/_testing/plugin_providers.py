@@ -25,13 +25,16 @@ from typing import TYPE_CHECKING, Any
 from harness._exceptions import ANTHROPIC, InputError
 
 if TYPE_CHECKING:
+    from harness._providers.sdk import Sdk
     from harness._testing.fault_runs import Adapter
 
 __all__ = [
     "adapter_items",
+    "cassette_host",
     "cassette_provider",
     "cassette_sdk",
     "default_adapter",
+    "hosted_sdk",
     "key_variable",
     "profile_for",
     "refuse_recording",
@@ -63,6 +66,32 @@ def _first_cassette(path: str | os.PathLike[str]) -> Any:
             return None
         found = turns[0]
     return Cassette(found) if found.is_file() else None
+
+
+def cassette_host(paths: Iterable[Path]) -> str | None:
+    """The host the headers of the cassettes that exist name, when they agree (a session
+    folder's: its first turn's); None for none, or for several."""
+    from harness._cassette.codec import Cassette
+
+    named: set[str | None] = set()
+    for path in paths:
+        found = path
+        if found.is_dir():
+            found = next(iter(sorted(found.glob("turn-*.jsonl"))), found)
+        if found.is_file():
+            named.add(Cassette(found).host)
+    return named.pop() if len(named) == 1 else None
+
+
+def hosted_sdk(sdk: str, host: str) -> Sdk | None:
+    """The SDK client reading the dialect of `sdk`'s cassettes on `host` (a provider's
+    `hosted`: Anthropic's `AnthropicBedrock` on `bedrock`); None if none is served there."""
+    from harness._providers import providers
+
+    for found in providers():
+        if found.sdk.package == sdk and host in found.hosted:
+            return found.hosted[host]
+    return None
 
 
 def _sdk_of_provider(name: str) -> str:

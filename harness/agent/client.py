@@ -4,8 +4,11 @@
 place that talks to the Anthropic SDK: it maps the loop's messages and tool definitions
 to the Messages API parameters, streams, and runs the strict adapter over the SDK's
 events (the OpenAI clients, `harness.agent.openai_client`, do the same through
-`adapted`). It answers the abort signal: the moment the signal is set it stops waiting
-for the next event and closes the SDK stream (and with it the HTTP response).
+`adapted`). The client may be any of the SDK's async Messages clients: `AsyncAnthropic`,
+or `AsyncAnthropicBedrock` / `AsyncAnthropicVertex` for Claude on Amazon Bedrock or
+Google Vertex (the same events, whatever framing carried them). It answers the abort
+signal: the moment the signal is set it stops waiting for the next event and closes the
+SDK stream (and with it the HTTP response).
 """
 
 from __future__ import annotations
@@ -22,7 +25,12 @@ from harness.agent.signal import AbortSignal
 from harness.agent.tools import ToolDefinition
 
 if TYPE_CHECKING:
-    from anthropic import AsyncAnthropic
+    from typing import TypeAlias
+
+    from anthropic import AsyncAnthropic, AsyncAnthropicBedrock, AsyncAnthropicVertex
+
+    #: The SDK's async clients whose `messages.create` streams Messages events.
+    AsyncMessagesClient: TypeAlias = AsyncAnthropic | AsyncAnthropicBedrock | AsyncAnthropicVertex
 
 __all__ = ["AnthropicModelClient", "ModelClient", "ModelRequest", "adapted", "request_params"]
 
@@ -60,11 +68,13 @@ def request_params(request: ModelRequest, *, model: str, max_tokens: int) -> dic
 
 
 class AnthropicModelClient:
-    """`ModelClient` over `AsyncAnthropic` (created from the environment when not given)."""
+    """`ModelClient` over `AsyncAnthropic` (created from the environment when not given),
+    or over `AsyncAnthropicBedrock` / `AsyncAnthropicVertex` given (`model` is then the
+    host's name for it: a Bedrock model id, a Vertex model name)."""
 
     def __init__(
         self,
-        client: AsyncAnthropic | None = None,
+        client: AsyncMessagesClient | None = None,
         *,
         model: str = DEFAULT_MODEL,
         max_tokens: int = 4096,
@@ -73,7 +83,7 @@ class AnthropicModelClient:
         self.model = model
         self.max_tokens = max_tokens
 
-    def _sdk(self) -> AsyncAnthropic:
+    def _sdk(self) -> AsyncMessagesClient:
         if self._client is None:
             from anthropic import AsyncAnthropic
 

@@ -11,15 +11,20 @@ frames) and `AnthropicVertex` (Vertex, the same SSE). A cassette client of those
 built with dummy credentials passed explicitly (a Bedrock API key and region, a Google
 access token, project and region), so nothing is read from the user's AWS or Google
 configuration; its base URL is the server's address (Bedrock's paths start at the root,
-Vertex's below `/v1`).
+Vertex's below `/v1`). A live one (a recording) is built as the user builds theirs with
+no credentials given: the SDK finds them where the cloud's own tools do (`live_bedrock`:
+a Bedrock API key, else AWS's credential chain; `live_vertex`: Google's application
+default credentials), and nothing of them is written (the recording masks what it sends).
 """
 
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable
 from typing import Any, Final
 
+from harness._exceptions import InputError
 from harness._providers.sdk import ClientEnv, Sdk
 
 __all__ = ["HOSTED", "RECORDING", "SDK"]
@@ -75,6 +80,63 @@ def _hosted_build(
     return build
 
 
+#: What a live call to a host costs: said with what is missing, so the user knows the opt-in.
+_BILLED: Final = "a recording calls {} live (and is billed)"
+
+
+def live_bedrock() -> dict[str, str]:
+    """`AnthropicBedrock`'s keywords for a live call: the region alone, once a Bedrock API
+    key (`AWS_BEARER_TOKEN_BEDROCK`) or AWS credentials are found (the client then reads
+    and signs with them itself); `InputError` naming what to set otherwise."""
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    if not os.environ.get("AWS_BEARER_TOKEN_BEDROCK"):
+        try:
+            from botocore.session import get_session
+        except ImportError:
+            raise InputError(
+                'botocore is not installed: pip install "anthropic[bedrock]"'
+            ) from None
+        session = get_session()  # what boto3, and so the SDK's signing, reads
+        if session.get_credentials() is None:
+            raise InputError(
+                f"no AWS credentials found: {_BILLED.format('Bedrock')}; set "
+                "AWS_BEARER_TOKEN_BEDROCK, or credentials the AWS CLI finds (AWS_ACCESS_KEY_ID "
+                "and AWS_SECRET_ACCESS_KEY, AWS_PROFILE), to opt in"
+            )
+        region = region or session.get_config_variable("region")
+    if not region:
+        raise InputError("no AWS region for Bedrock: set AWS_REGION")
+    return {"aws_region": region}
+
+
+def live_vertex() -> dict[str, Any]:
+    """`AnthropicVertex`'s keywords for a live call: the region (`CLOUD_ML_REGION`), the
+    project (`ANTHROPIC_VERTEX_PROJECT_ID`, else the credentials') and Google's application
+    default credentials; `InputError` naming what to set otherwise."""
+    region = os.environ.get("CLOUD_ML_REGION")
+    if not region:
+        raise InputError(
+            f"CLOUD_ML_REGION is not set: {_BILLED.format('Vertex')}; set it to opt in"
+        )
+    try:
+        import google.auth
+        from google.auth.exceptions import DefaultCredentialsError
+    except ImportError:
+        raise InputError('google-auth is not installed: pip install "anthropic[vertex]"') from None
+    scope = "https://www.googleapis.com/auth/cloud-platform"
+    try:
+        credentials, project = google.auth.default(scopes=[scope])
+    except DefaultCredentialsError:
+        raise InputError(
+            f"no Google credentials found: {_BILLED.format('Vertex')}; run gcloud auth "
+            "application-default login, or set GOOGLE_APPLICATION_CREDENTIALS, to opt in"
+        ) from None
+    project = os.environ.get("ANTHROPIC_VERTEX_PROJECT_ID") or project
+    if not project:
+        raise InputError("no Google Cloud project for Vertex: set ANTHROPIC_VERTEX_PROJECT_ID")
+    return {"region": region, "project_id": project, "credentials": credentials}
+
+
 #: Where else Messages is served, and the client reading it there (module docstring).
 HOSTED: Final = {
     "bedrock": Sdk(
@@ -84,6 +146,7 @@ HOSTED: Final = {
         ClientEnv("ANTHROPIC_BEDROCK_BASE_URL", "AWS_BEARER_TOKEN_BEDROCK"),
         label="Anthropic on Bedrock",
         build=_hosted_build(_bedrock_credentials),
+        live_credentials=live_bedrock,
     ),
     "vertex": Sdk(
         "anthropic",
@@ -92,5 +155,6 @@ HOSTED: Final = {
         ClientEnv("ANTHROPIC_VERTEX_BASE_URL", "ANTHROPIC_VERTEX_PROJECT_ID", "/v1"),
         label="Anthropic on Vertex",
         build=_hosted_build(lambda client_class: dict(DUMMY_GOOGLE)),
+        live_credentials=live_vertex,
     ),
 }
