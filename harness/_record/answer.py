@@ -34,8 +34,9 @@ from harness._redact import mask_text, redact_answer
 
 __all__ = ["RETRY_HEADERS", "StreamLines", "kept_line", "lines_of_answer", "recorded_dialect"]
 
-#: Headers of an HTTP error answer a cassette keeps: the ones a client's retries read.
-RETRY_HEADERS: Final = ("retry-after", "retry-after-ms", "x-should-retry")
+#: Headers of an HTTP error answer a cassette keeps: the ones a client's retries read, and
+#: the one an AWS SDK reads the error's code from (`x-amzn-errortype`).
+RETRY_HEADERS: Final = ("retry-after", "retry-after-ms", "x-should-retry", "x-amzn-errortype")
 
 
 def recorded_dialect(method: str, path: str) -> Recorded | None:
