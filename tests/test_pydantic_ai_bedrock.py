@@ -15,6 +15,7 @@ import yaml
 from botocore.eventstream import EventStreamBuffer
 
 from harness._cassette.codec import Cassette
+from harness._interop.export import export_har, export_name, export_vcr
 from harness._interop.importer import import_recording
 from harness._replay.direct import Outcome, replay_outcome
 from harness._replay.sdk import outcome_via_sdk
@@ -160,3 +161,20 @@ def test_nova_2s_client_tool_typed_tool_use_is_a_client_call_its_server_tool_is_
         if "toolUse" in event.get("contentBlockStart", {}).get("start", {})
     ]
     assert types == ["server_tool_use", "tool_use"]
+
+
+@pytest.mark.parametrize("to", ["vcr", "har"])
+def test_each_exports_and_reimports_to_the_same_cassette(
+    imported: dict[str, Path], tmp_path: Path, to: str
+) -> None:
+    """The export (vcrpy `!!binary` frames, or HAR base64) of every imported cassette,
+    imported again, is the same cassette: its lines, its request, its model."""
+    for name, path in imported.items():
+        first = Cassette(path)
+        target = export_name(str(tmp_path), name, to)
+        (export_har if to == "har" else export_vcr)(str(path), target)
+        report = import_recording(target, str(tmp_path / "again"))
+        again = Cassette(report.written[0][0])
+        assert [line.data for line in again.lines()] == [line.data for line in first.lines()]
+        for key in ("provider", "model", "request"):
+            assert (again.header or {})[key] == (first.header or {})[key], (name, key)

@@ -13,6 +13,7 @@ in it (`model`). Export writes the lines back as the frames Bedrock sends.
 from __future__ import annotations
 
 from typing import Any, Final
+from urllib.parse import quote
 
 import orjson
 
@@ -118,9 +119,10 @@ def model_of(lines: list[Any]) -> Any:
 
 
 def exported_call(request: dict[str, Any]) -> tuple[str, str, dict[str, Any] | None]:
-    """The method, URI and JSON body of the call an export replays (the model in its path)."""
+    """The method, URI and JSON body of the call an export replays (the model in its path,
+    quoted as botocore quotes it: `:` as `%3A`)."""
     body = {key: value for key, value in request.items() if key not in ("model", "stream")}
-    model = request.get("model") or "harness-model"
+    model = quote(str(request.get("model") or "harness-model"), safe="")
     return "POST", f"{API_URL}/model/{model}/converse-stream", body
 
 
