@@ -48,10 +48,12 @@ def is_call(method: str, path: str) -> bool:
 
 
 def request_of(method: str, uri: str, body: dict[str, Any]) -> dict[str, Any]:
-    """The request a cassette keeps: the body, with the model its path names."""
+    """The request as the path says it (`PATHS.request`): the body, with the model its
+    path names and, for the stream, `"stream": true` (which a cassette does not keep: the
+    proxy reads the answer as a stream by it)."""
     path = uri.split("://", 1)[-1].partition("/")[2].partition("?")[0]
-    read = PATHS.read("/" + path)
-    return {"model": read[0], **body} if read is not None else body
+    kept: dict[str, Any] = PATHS.request("/" + path, body)
+    return kept
 
 
 def stream_lines(body: bytes) -> list[dict[str, Any]]:
