@@ -59,6 +59,7 @@ from ._http.server import (
     CassetteServer as CassetteServer,
 )
 from ._interop.export import (
+    export_har as export_har,
     export_vcr as export_vcr,
 )
 from ._interop.importer import (

@@ -77,30 +77,35 @@ def is_secret_name(name: str) -> bool:
 
 
 #: Fields of an answer named like a credential that are the protocol's own, by the `type`
-#: of the object holding them: a thinking block's `signature` (a checksum the API reads
-#: back), which a stream must keep to stay a stream.
-_ANSWER_FIELDS: Final = frozenset({("thinking", "signature"), ("signature_delta", "signature")})
+#: of the object holding them, or for a dialect whose objects have no `type` by the key
+#: that object sits under: a thinking block's `signature` (a checksum the API reads back;
+#: Converse's `reasoningContent` delta carries it too), which a stream must keep to stay
+#: a stream.
+_ANSWER_FIELDS: Final = frozenset(
+    {("thinking", "signature"), ("signature_delta", "signature"), ("reasoningContent", "signature")}
+)
 #: The field of an OpenAI log-probability entry (an object with a `logprob`) that holds
 #: the token's text: the protocol's own too.
 _LOGPROB_TOKEN: Final = "token"
 
 
-def _protocol_field(value: dict[Any, Any], key: str) -> bool:
-    """Whether `value[key]`, named like a credential, is an answer's own field."""
+def _protocol_field(value: dict[Any, Any], key: str, under: object) -> bool:
+    """Whether `value[key]`, named like a credential, is an answer's own field (`value`
+    sitting under the key `under`)."""
     if key == _LOGPROB_TOKEN:
         return "logprob" in value
-    return (value.get("type"), key) in _ANSWER_FIELDS
+    return (value.get("type"), key) in _ANSWER_FIELDS or (under, key) in _ANSWER_FIELDS
 
 
-def _redacted(value: Any, answer: bool) -> Any:
+def _redacted(value: Any, answer: bool, under: object = None) -> Any:
     if isinstance(value, dict):
         return {
-            key: _redacted(item, answer)
+            key: _redacted(item, answer, key)
             for key, item in value.items()
             if not (
                 isinstance(key, str)
                 and is_secret_name(key)
-                and not (answer and _protocol_field(value, key))
+                and not (answer and _protocol_field(value, key, under))
             )
         }
     if isinstance(value, list | tuple):

@@ -178,6 +178,26 @@ def test_what_is_read_and_not_refused() -> None:
     assert events[0].call.input == {}
 
 
+def test_a_tool_start_is_the_clients_unless_its_type_is_server_tool_use() -> None:
+    """Nova 2 names its client tool's start `"type": "tool_use"` (pydantic-ai's recording,
+    tests/data/pydantic-ai-bedrock/): a call; `server_tool_use` is passed over."""
+
+    def call(kind: str | None) -> list[str]:
+        use = {"toolUseId": "t", "name": "n", **({"type": kind} if kind else {})}
+        start = {"contentBlockStart": {"contentBlockIndex": 0, "start": {"toolUse": use}}}
+        piece = {
+            "contentBlockDelta": {"contentBlockIndex": 0, "delta": {"toolUse": {"input": "{}"}}}
+        }
+        stop = {"contentBlockStop": {"contentBlockIndex": 0}}
+        end = {
+            "messageStop": {"stopReason": "end_turn" if kind == "server_tool_use" else "tool_use"}
+        }
+        return [event.type for event in _adapt([START, start, piece, stop, end])]
+
+    assert call(None) == call("tool_use") == ["tool_call", "done"]
+    assert call("server_tool_use") == ["done"]
+
+
 def test_the_policy_widens_the_stop_reasons() -> None:
     cut = [START, {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": "Hi"}}}]
     cut.append({"messageStop": {"stopReason": "max_tokens"}})

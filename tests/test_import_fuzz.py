@@ -18,6 +18,7 @@ from conftest import ROOT
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from harness import Cassette
+from harness._interop.dialects import calls
 from harness_cli.main import cli
 
 RECORDINGS = sorted((ROOT / "tests" / "data" / "recordings").iterdir())
@@ -36,9 +37,9 @@ def _check_import(name: str, content: bytes) -> None:
         )
         assert "Traceback" not in result.output
         for line in result.stderr.splitlines():
-            assert line.startswith(
-                (str(source), str(out), "no Messages, Chat Completions or Responses call")
-            ), line
+            assert line.startswith((str(source), str(out), f"no {calls().removeprefix('a ')}")), (
+                line
+            )
         for written in out.glob("*.jsonl") if out.exists() else []:
             assert Cassette(written).validate() > 0
 

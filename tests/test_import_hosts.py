@@ -18,7 +18,7 @@ from conftest import LIBRARY
 
 from harness._cassette.codec import Cassette
 from harness._hosts import bedrock
-from harness._interop.export import export_vcr
+from harness._interop.export import export_har, export_name, export_vcr
 from harness._interop.importer import import_recording
 from harness._providers.sse import encode_event
 from harness._replay.direct import replay_outcome
@@ -120,16 +120,24 @@ def test_a_hosted_call_imports_as_its_events_naming_its_host_and_model(
     assert outcome_code(replay_outcome(cassette.path)) == "done"
 
 
+@pytest.mark.parametrize("to", ["vcr", "har"])
 @pytest.mark.parametrize("host", sorted(CALLS))
 def test_an_exported_hosted_cassette_reimports_to_the_same_cassette(
-    tmp_path: Path, host: str
+    tmp_path: Path, host: str, to: str
 ) -> None:
     uri, body, content_type, _ = CALLS[host]
     first = _imported(_vcr(tmp_path, uri, body, content_type), tmp_path / "one")
-    exported = tmp_path / "exported.yaml"
-    export_vcr(first.path, str(exported))
-    if host == "bedrock":
+    exported = Path(export_name(str(tmp_path), "exported", to))
+    (export_har if to == "har" else export_vcr)(first.path, str(exported))
+    if host == "bedrock" and to == "vcr":
         assert "string: !!binary" in exported.read_text()
+    if to == "har":
+        (entry,) = json.loads(exported.read_text())["log"]["entries"]
+        content = entry["response"]["content"]
+        if host == "bedrock":
+            assert entry["request"]["url"] == uri
+        assert content.get("encoding") == ("base64" if host == "bedrock" else None)
+        assert content["mimeType"].startswith(content_type)
     again = _imported(exported, tmp_path / "two")
     assert [line.data for line in again.lines()] == [line.data for line in first.lines()]
     assert (again.header or {})["request"] == (first.header or {})["request"]

@@ -158,3 +158,16 @@ def test_an_answer_keeps_a_logprob_token_and_drops_a_token_elsewhere() -> None:
     event = {"choices": [{"logprobs": {"content": [entry]}}], "token": "sess-secret"}
     assert redact_answer(event) == {"choices": [{"logprobs": {"content": [entry]}}]}
     assert redact(entry) == {"logprob": -0.1, "top_logprobs": [{"logprob": -2}]}
+
+
+def test_an_answer_keeps_a_reasoning_signature_under_its_key_and_drops_one_elsewhere() -> None:
+    """Converse's reasoning delta has no `type`: its `signature` is known by the key the
+    object sits under (`reasoningContent`), as Messages' is by the object's `type`."""
+    delta = {"reasoningContent": {"signature": "Eu0CCkgIBxABGAIq"}}
+    event = {"contentBlockDelta": {"contentBlockIndex": 0, "delta": delta}}
+    assert redact_answer(event) == event
+    assert redact(event) == {
+        "contentBlockDelta": {"contentBlockIndex": 0, "delta": {"reasoningContent": {}}}
+    }
+    elsewhere = {"metadata": {"signature": "AWS4-SIGNATURE-VALUE"}}
+    assert redact_answer(elsewhere) == {"metadata": {}}

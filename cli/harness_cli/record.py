@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 import click
 
@@ -12,6 +14,7 @@ from harness._exceptions import ANTHROPIC, InputError, OutputError, RecordError
 from harness._providers import provider as registered
 from harness._record.live import DEFAULT_MAX_DURATION, DEFAULT_TIMEOUT, build_request, record
 from harness._record.over_http import build_http_request, record_over_http
+from harness._record.through_sdk import build_sdk_request, record_through_sdk, records_itself
 from harness._terminal import printable
 from harness_cli.choices import ProviderChoice
 from harness_cli.exit import Exit
@@ -28,6 +31,8 @@ Examples:
       --tool get_weather=schemas/weather.json --out cassettes/recorded/weather.jsonl
   harness record --provider openai-responses --request body.json --out rec.jsonl
   harness record --provider openai-chat --base-url http://127.0.0.1:8000/v1 ...  # vLLM
+  harness record --provider bedrock-converse --model us.amazon.nova-micro-v1:0 \
+      --prompt hi --out rec.jsonl    # boto3, signed with your usual AWS credentials
 
 The cassette keeps the header (source, SDK version, model, the request without
 credentials, UTC time) and every raw event in arrival order, each after an
@@ -136,10 +141,21 @@ def record_command(
 
     try:
         found = registered(provider)
-        api_key = found.sdk.live_key()
-        # how it is recorded is the provider's: its SDK's own call, or a plain streamed POST
+        # how it is recorded is the provider's: its SDK's own call (Anthropic's, or one
+        # that signs it with the user's own credentials: boto3's), or a plain streamed POST
+        itself = records_itself(found)
+        api_key = None if itself else found.sdk.live_key()
         through_sdk = found.recording == "sdk"
-        build = build_request if through_sdk else partial(build_http_request, provider)
+        build: Callable[..., dict[str, Any]]
+        recorder: Callable[..., int]
+        if itself:
+            build = partial(build_sdk_request, provider)
+            recorder = partial(record_through_sdk, provider)
+        elif through_sdk:
+            build, recorder = build_request, record
+        else:
+            build = partial(build_http_request, provider)
+            recorder = partial(record_over_http, provider)
         request = build(
             request_file=request_file,
             model=model,
@@ -149,7 +165,6 @@ def record_command(
             tools=tools,
         )
         variable = found.client_env.base_url_variable
-        recorder = record if through_sdk else partial(record_over_http, provider)
         count = recorder(
             request,
             out,

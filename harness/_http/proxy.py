@@ -26,6 +26,10 @@ as the direct API's call of the provider served there: its request with the mode
 it, a stream in Bedrock's frames read into the dialect's events as the guard reads them
 (`Host.frames`). Under `strict` such a stream is judged as the direct API's, and a
 broken one ends in the error event in the host's framing (on Bedrock a chunk frame).
+A dialect whose own wire is event-stream frames (Bedrock's ConverseStream, `POST
+/model/{id}/converse-stream` and `/converse`: its `Recorded.frames`) is recorded as its
+own provider's, each frame read into its line by its own decoder, the request as its
+path says it (`request_of`: the model, and `stream` for the stream).
 
 The header holds the request without credentials (`redact_request`) and, for OpenAI,
 its `provider`. Each line is kept without credential-like fields, and with the

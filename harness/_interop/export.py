@@ -13,10 +13,18 @@ vcrpy replays a body whole, so a fault variant's cut stream is simply a body tha
 there, which is what the SDK sees when a server closes the connection cleanly. A
 YAML comment at the top names the cassette, and the fault and expected outcome of a
 variant. `harness import` of the result gives the same lines back.
+
+`harness export --to har` writes the same interaction as a HAR 1.2 file (`export_har`),
+the form devtools, mitmproxy and Charles read: the request's JSON as `postData`, the
+answer as `content.text`, plain for SSE and base64 (`encoding: "base64"`) for
+event-stream frames (Bedrock's), the comment as the log's `comment`, and
+`startedDateTime` the cassette's `recorded_at` (the epoch when it has none: HAR
+requires one). Its import gives the same lines back too.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 from typing import Any, Final
 from urllib.parse import quote
@@ -32,8 +40,22 @@ from harness._hosts import HOSTS
 from harness._interop.dialects import Dialect, Line, for_provider
 from harness._providers.anthropic import interop as anthropic
 from harness._redact import redact_request
+from harness._version import __version__
 
-__all__ = ["API_URL", "export_name", "export_vcr", "vcr_cassette"]
+__all__ = [
+    "API_URL",
+    "FORMATS",
+    "export_har",
+    "export_name",
+    "export_vcr",
+    "har_log",
+    "vcr_cassette",
+]
+
+#: What `harness export --to` writes, and each one's file suffix.
+FORMATS: Final = {"vcr": ".yaml", "har": ".har"}
+#: A HAR entry's start when the cassette names no `recorded_at` (HAR requires one).
+_EPOCH: Final = "1970-01-01T00:00:00.000Z"
 
 API_URL: Final = anthropic.API_URL
 
@@ -153,12 +175,8 @@ def _comment(cassette: Cassette) -> str:
     return "".join(f"{line}\n" for line in lines)
 
 
-def export_vcr(path: str, target: str, *, force: bool = False) -> int:
-    """Write the cassette at `path` as the vcrpy cassette `target`; the number of events.
-
-    Raises `CassetteError` for an unusable cassette and `FileExistsError` when `target`
-    exists and not `force`; the write is atomic.
-    """
+def _exported(path: str) -> tuple[Cassette, dict[str, Any], int]:
+    """The cassette at `path`, its vcrpy document, and its number of events."""
     cassette = Cassette(path)
     lines = [
         line.data
@@ -173,14 +191,100 @@ def export_vcr(path: str, target: str, *, force: bool = False) -> int:
         errors[0] if errors else None,
         provider=cassette.provider,
     )
+    return cassette, document, sum("harness" not in event for event in events)
+
+
+def export_vcr(path: str, target: str, *, force: bool = False) -> int:
+    """Write the cassette at `path` as the vcrpy cassette `target`; the number of events.
+
+    Raises `CassetteError` for an unusable cassette and `FileExistsError` when `target`
+    exists and not `force`; the write is atomic.
+    """
+    cassette, document, count = _exported(path)
     text = _comment(cassette) + yaml.dump(
         document, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100
     )
     with atomic_write(target, overwrite=force) as handle:
         handle.write(text.encode("utf-8"))
-    return sum("harness" not in event for event in events)
+    return count
 
 
-def export_name(out_dir: str, stem: str) -> str:
-    """Where the vcrpy cassette of the cassette named `stem` goes."""
-    return os.path.join(out_dir, f"{stem}.yaml")
+def _har_headers(headers: dict[str, list[str]]) -> list[dict[str, str]]:
+    return [{"name": name, "value": value} for name, values in headers.items() for value in values]
+
+
+def _har_content(body: str | bytes, mime_type: str) -> dict[str, Any]:
+    """A response's `content`: frames (bytes) base64, as devtools keeps a binary body."""
+    raw = body if isinstance(body, bytes) else body.encode("utf-8")
+    if isinstance(body, bytes):
+        return {
+            "size": len(raw),
+            "mimeType": mime_type,
+            "text": base64.b64encode(raw).decode("ascii"),
+            "encoding": "base64",
+        }
+    return {"size": len(raw), "mimeType": mime_type, "text": body}
+
+
+def har_log(document: dict[str, Any], comment: str, started: str | None = None) -> dict[str, Any]:
+    """A vcrpy document (`vcr_cassette`) as a HAR 1.2 log of the same entries."""
+    entries = []
+    for interaction in document["interactions"]:
+        request, response = interaction["request"], interaction["response"]
+        headers = request["headers"]
+        body = request.get("body")
+        sent: dict[str, Any] = {
+            "method": request["method"],
+            "url": request["uri"],
+            "httpVersion": "HTTP/1.1",
+            "cookies": [],
+            "headers": _har_headers(headers),
+            "queryString": [],
+            "headersSize": -1,
+            "bodySize": len(body.encode("utf-8")) if body is not None else 0,
+        }
+        if body is not None:
+            sent["postData"] = {"mimeType": headers["content-type"][0], "text": body}
+        content = _har_content(response["body"]["string"], response["headers"]["content-type"][0])
+        status = response["status"]
+        entries.append(
+            {
+                "startedDateTime": started or _EPOCH,
+                "time": 0,
+                "request": sent,
+                "response": {
+                    "status": status["code"],
+                    "statusText": status["message"],
+                    "httpVersion": "HTTP/1.1",
+                    "cookies": [],
+                    "headers": _har_headers(response["headers"]),
+                    "content": content,
+                    "redirectURL": "",
+                    "headersSize": -1,
+                    "bodySize": content["size"],
+                },
+                "cache": {},
+                "timings": {"send": 0, "wait": 0, "receive": 0},
+            }
+        )
+    creator = {"name": "stream-harness", "version": __version__}
+    return {"log": {"version": "1.2", "creator": creator, "entries": entries, "comment": comment}}
+
+
+def export_har(path: str, target: str, *, force: bool = False) -> int:
+    """Write the cassette at `path` as the HAR file `target`; the number of events. Raises
+    as `export_vcr` does."""
+    cassette, document, count = _exported(path)
+    comment = "".join(line.removeprefix("# ") + "\n" for line in _comment(cassette).splitlines())
+    recorded_at = (cassette.header or {}).get("recorded_at")
+    log = har_log(
+        document, comment.rstrip("\n"), recorded_at if isinstance(recorded_at, str) else None
+    )
+    with atomic_write(target, overwrite=force) as handle:
+        handle.write(orjson.dumps(log, option=orjson.OPT_INDENT_2) + b"\n")
+    return count
+
+
+def export_name(out_dir: str, stem: str, to: str = "vcr") -> str:
+    """Where the export (`to`: a key of `FORMATS`) of the cassette named `stem` goes."""
+    return os.path.join(out_dir, f"{stem}{FORMATS[to]}")

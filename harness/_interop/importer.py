@@ -182,8 +182,9 @@ def _body_lines(
     return lines, False, cut or None
 
 
-#: Response headers an `http_error` line keeps: what a client's retry reads, nothing else.
-_ERROR_HEADERS: Final = ("retry-after", "retry-after-ms", "x-should-retry")
+#: Response headers an `http_error` line keeps: what a client's retry reads, and the one
+#: an AWS SDK reads the error's code from (`x-amzn-errortype`), nothing else.
+_ERROR_HEADERS: Final = ("retry-after", "retry-after-ms", "x-should-retry", "x-amzn-errortype")
 
 
 def _secrets(exchange: Exchange) -> tuple[str, ...]:

@@ -34,8 +34,9 @@ from harness._redact import mask_text, redact_answer
 
 __all__ = ["RETRY_HEADERS", "StreamLines", "kept_line", "lines_of_answer", "recorded_dialect"]
 
-#: Headers of an HTTP error answer a cassette keeps: the ones a client's retries read.
-RETRY_HEADERS: Final = ("retry-after", "retry-after-ms", "x-should-retry")
+#: Headers of an HTTP error answer a cassette keeps: the ones a client's retries read, and
+#: the one an AWS SDK reads the error's code from (`x-amzn-errortype`).
+RETRY_HEADERS: Final = ("retry-after", "retry-after-ms", "x-should-retry", "x-amzn-errortype")
 
 
 def recorded_dialect(method: str, path: str) -> Recorded | None:
@@ -89,6 +90,14 @@ def lines_of_answer(
     if status != 200:
         raise ValueError(f"status {status} is not {what}")
     framed = framed_as(kept.get("content-type", ""))
+    if dialect is not None and dialect.frames is not None:  # its own frames, not a host's
+        framed = None
+        if kept.get("content-type", "").partition(";")[0].strip() == dialect.content_type:
+            reader = StreamLines(dialect, secrets=secrets)
+            events = [*reader.feed(bytes(body)), *reader.finish()]
+            if reader.events == 0:
+                raise ValueError("the stream held no event")
+            return events, {}
     if framed is not None or "text/event-stream" in kept.get("content-type", ""):
         reader = StreamLines(dialect, secrets=secrets, host=framed)
         events = [*reader.feed(bytes(body)), *reader.finish()]
@@ -111,7 +120,9 @@ class StreamLines:
     cassette, `secrets` masked in it; a line or event past `max_line` bytes is refused
     as soon as it is held. At a host with a framing of its own (`host`: Bedrock's
     frames) its `decoder` reads the events instead, as the guard reads them (a frame it
-    refuses is a `FrameError`, a `ValueError`)."""
+    refuses is a `FrameError`, a `ValueError`); a dialect whose own wire is frames
+    (`Recorded.frames`: ConverseStream's) reads them with its own decoder, wherever
+    it is served."""
 
     def __init__(
         self,
@@ -126,9 +137,12 @@ class StreamLines:
         #: the events read so far (directives aside)
         self.events = 0
         self._decoder: Any
-        if host is not None and host.frames is not None:
-            self._decoder = host.frames.decoder()
-            self._dialect = None  # the host's decoder gives the events themselves
+        frames = dialect.frames if dialect is not None else None
+        if frames is None and host is not None:
+            frames = host.frames
+        if frames is not None:
+            self._decoder = frames.decoder()
+            self._dialect = None  # the frames' decoder gives the events themselves
         elif dialect is None or dialect.field_lines is None:
             self._decoder = StreamingDecoder(max_line=max_line)
         else:

@@ -12,8 +12,9 @@ called once the stream is exhausted and returns the final `DoneEvent` or raises.
 State:
 - whether `messageStart` came (it must be the first event, and come once);
 - the open blocks, keyed by `contentBlockIndex`: a client tool block is opened by a
-  `contentBlockStart` whose `start.toolUse` names it (`toolUseId`, `name`), and its
-  `toolUse` deltas add `input` text; a text or reasoning block is opened by its first
+  `contentBlockStart` whose `start.toolUse` names it (`toolUseId`, `name`; its `type`
+  absent, or any but `server_tool_use`: Nova 2 sends `tool_use`, `is_client_tool`), and
+  its `toolUse` deltas add `input` text; a text or reasoning block is opened by its first
   delta (Bedrock sends no start for them); a server tool block (`start.toolUse` of
   `type` `server_tool_use`, or a `start.toolResult`) and any other start (`image`) open a
   block whose deltas are passed over, as Anthropic's server tools are;
@@ -43,7 +44,7 @@ chained from the first.
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Iterator
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 from harness._events import (
     DoneEvent,
@@ -66,11 +67,23 @@ __all__ = [
     "api_error",
     "ato_model_events",
     "event_name",
+    "is_client_tool",
     "to_model_events",
 ]
 
 #: The stop reasons that complete an answer by default: anything else cut or replaced it.
 COMPLETE_STOP_REASONS: frozenset[str] = frozenset({"end_turn", "tool_use"})
+
+#: The one `toolUse` start `type` that is not the client's tool: the service model's one
+#: value. Nova 2 names a client tool `tool_use` (a value the model does not list), and
+#: pydantic-ai reads any type but this one as the client's: so does the adapter.
+SERVER_TOOL_USE: Final = "server_tool_use"
+
+
+def is_client_tool(use: object) -> TypeGuard[dict[str, Any]]:
+    """Whether a `contentBlockStart`'s `start.toolUse` opens a client tool block."""
+    return type(use) is dict and use.get("type") != SERVER_TOOL_USE
+
 
 #: The exception events a stream may end in -> the HTTP status Bedrock gives each
 #: (botocore's bedrock-runtime service model).
@@ -265,7 +278,7 @@ class ConverseAdapter:
         start = event.get("start")
         start = start if type(start) is dict else {}
         use = start.get("toolUse")
-        if type(use) is dict and use.get("type") is None:
+        if is_client_tool(use):
             ident, name = use.get("toolUseId"), use.get("name")
             block = _Block(
                 _TOOL, ident if type(ident) is str else "", name if type(name) is str else ""

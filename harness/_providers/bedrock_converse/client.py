@@ -15,13 +15,22 @@ and `config` may be given too.
 `SDK` says so (`Sdk.build` is `build`); boto3 has no async client (aioboto3 is another
 project), so the async family is refused in one line. `harness serve` answers a boto3
 client whose `endpoint_url=` is the server, or which reads
-`AWS_ENDPOINT_URL_BEDROCK_RUNTIME` (the variable `serve` prints). `RECORDING` is `http`,
-but a live recording is not done yet (SigV4 signing): `auth_headers` refuses it.
+`AWS_ENDPOINT_URL_BEDROCK_RUNTIME` (the variable `serve` prints).
+
+A live recording goes through boto3 itself (`RECORDING` is `sdk`), which signs it with
+SigV4: `live_client` builds a `bedrock-runtime` client from the user's usual AWS
+configuration and credential chain (environment, profile, SSO, instance role: the
+harness holds none of them, and keeps none), `live_secrets` are its credentials' values
+to mask wherever an answer repeats them, `live_request` the ConverseStream request the
+options make, and `live_events` the events `converse_stream` yields for a request kept
+as a cassette keeps it (`model` the `modelId`). `live_failure` says a failure of
+boto3's in one line. `harness._record.through_sdk` writes the cassette.
 """
 
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
@@ -29,7 +38,18 @@ from harness._exceptions import InputError
 from harness._providers.sdk import Sdk
 from harness._providers.wire import ClientEnv
 
-__all__ = ["DUMMY_SECRET", "RECORDING", "REGION", "SDK", "auth_headers", "build"]
+__all__ = [
+    "DUMMY_SECRET",
+    "RECORDING",
+    "REGION",
+    "SDK",
+    "build",
+    "live_client",
+    "live_events",
+    "live_failure",
+    "live_request",
+    "live_secrets",
+]
 
 #: The region a client is made in unless `region_name=` is given.
 REGION: Final = "us-east-1"
@@ -145,13 +165,119 @@ SDK: Final = Sdk(
     label="Bedrock Converse",
     build=build,
 )
-#: How `harness record` records it: not yet (`auth_headers` says so).
-RECORDING: Final = "http"
+#: How `harness record` records it: through boto3's own `converse_stream` (module docstring).
+RECORDING: Final = "sdk"
 
 
-def auth_headers(api_key: str) -> dict[str, str]:
-    """A live recording would sign with SigV4: not done yet, refused in one line."""
-    raise InputError(
-        "harness record does not record bedrock-converse yet: record with boto3 "
-        "(converse_stream) and write the events it yields as the cassette's lines"
+def live_client(base_url: str | None, timeout: float) -> Any:
+    """A `bedrock-runtime` client signing with the user's own AWS credentials (their usual
+    chain), no retries, `timeout` seconds of silence at most; `base_url` as its endpoint
+    (else boto3's own: `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`, or the region's). `InputError`
+    in one line when the chain holds no credentials: the opt-in to a billed call."""
+    import botocore.session
+    from botocore.config import Config
+
+    session = botocore.session.Session()  # boto3's: the user's configuration and chain
+    if session.get_credentials() is None:
+        raise InputError(
+            "no AWS credentials found (AWS_ACCESS_KEY_ID, AWS_PROFILE, SSO or a role): "
+            "recording calls Bedrock (and is billed); set them to opt in"
+        )
+    config = Config(
+        retries={"total_max_attempts": 1, "mode": "standard"},
+        read_timeout=timeout,
+        connect_timeout=timeout,
     )
+    region = session.get_config_variable("region") or REGION
+    client = session.create_client(
+        "bedrock-runtime", region_name=region, endpoint_url=base_url, config=config
+    )
+    sent: list[dict[str, str]] = []
+    _SENT[client] = sent
+
+    def keep(request: Any, **_: Any) -> None:
+        sent.append(
+            {
+                str(k): v.decode() if isinstance(v, bytes) else str(v)
+                for k, v in request.headers.items()
+            }
+        )
+
+    client.meta.events.register("before-send.bedrock-runtime", keep)
+    return client
+
+
+#: The headers each live client signed and sent (its SigV4 `Authorization`, its token).
+_SENT: Final[weakref.WeakKeyDictionary[Any, list[dict[str, str]]]] = weakref.WeakKeyDictionary()
+
+
+def live_secrets(client: Any) -> tuple[list[str], list[dict[str, str]]]:
+    """The values of the client's credentials (access key, secret, session token), and the
+    headers it has sent so far (SigV4's `Authorization`, which holds the signature)."""
+    frozen = client._request_signer._credentials.get_frozen_credentials()
+    values = [value for value in (frozen.access_key, frozen.secret_key, frozen.token) if value]
+    return values, list(_SENT.get(client, []))
+
+
+def live_request(
+    *,
+    model: str | None,
+    prompt: str | None,
+    system: str | None,
+    max_tokens: int | None,
+    tools: list[tuple[str, dict[str, Any]]],
+) -> dict[str, Any]:
+    """The ConverseStream fields the options give, as a cassette keeps a request (`model`
+    for boto3's `modelId`)."""
+    request: dict[str, Any] = {}
+    if model is not None:
+        request["model"] = model
+    if prompt is not None:
+        request["messages"] = [{"role": "user", "content": [{"text": prompt}]}]
+    if system is not None:
+        request["system"] = [{"text": system}]
+    if max_tokens is not None:
+        request["inferenceConfig"] = {"maxTokens": max_tokens}
+    if tools:
+        specs = [
+            {"toolSpec": {"name": name, "inputSchema": {"json": schema}}} for name, schema in tools
+        ]
+        request["toolConfig"] = {"tools": specs}
+    return request
+
+
+def live_events(client: Any, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The events `converse_stream` yields for `request` (its `model` as `modelId`); an
+    exception frame raised mid-stream is yielded as the line it was, then the stream ends."""
+    from harness._providers.bedrock_converse.reading import error_line
+
+    arguments = {key: value for key, value in request.items() if key not in ("model", "stream")}
+    if "modelId" not in arguments:
+        arguments["modelId"] = request.get("model")
+    stream = client.converse_stream(**arguments)["stream"]
+    try:
+        yield from stream
+    except Exception as error:
+        line = error_line(error)
+        if line is None:
+            raise
+        yield line
+    finally:
+        stream.close()
+
+
+def live_failure(error: BaseException) -> tuple[str, str] | None:
+    """A boto3 failure as (`refused`, `timeout` or `connection`, what it said); None for
+    an error of no AWS SDK's."""
+    name = type(error).__name__
+    module = type(error).__module__
+    if not module.startswith(("botocore", "urllib3")):
+        return None
+    if name in ("ReadTimeoutError", "ConnectTimeoutError"):
+        return "timeout", str(error)
+    response = getattr(error, "response", None)
+    if isinstance(response, dict) and "Error" in response:
+        status = (response.get("ResponseMetadata") or {}).get("HTTPStatusCode", "")
+        details = response["Error"]
+        return "refused", f"{status} {details.get('Code')}: {details.get('Message')}".strip()
+    return "connection", str(error)

@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from harness._providers.bedrock_converse.adapter import EXCEPTIONS, event_name
+from harness._providers.bedrock_converse.adapter import EXCEPTIONS, event_name, is_client_tool
 from harness._providers.bedrock_converse.errors import PROVIDER
 from harness._providers.bedrock_converse.framing import encode_event, error_body
 from harness._providers.fault_rows import DONE, Events, Fault, http_error, wire_rows, without
@@ -44,7 +44,7 @@ def _tool_blocks(events: Events) -> list[tuple[int, int]]:
     for at in _named(events, "contentBlockStart"):
         event = events[at]["contentBlockStart"]
         use = event.get("start", {}).get("toolUse")
-        if isinstance(use, dict) and use.get("type") is None:
+        if is_client_tool(use):
             found.append((at, event.get("contentBlockIndex")))
     return found
 

@@ -13,6 +13,7 @@ in it (`model`). Export writes the lines back as the frames Bedrock sends.
 from __future__ import annotations
 
 from typing import Any, Final
+from urllib.parse import quote
 
 import orjson
 
@@ -47,10 +48,12 @@ def is_call(method: str, path: str) -> bool:
 
 
 def request_of(method: str, uri: str, body: dict[str, Any]) -> dict[str, Any]:
-    """The request a cassette keeps: the body, with the model its path names."""
+    """The request as the path says it (`PATHS.request`): the body, with the model its
+    path names and, for the stream, `"stream": true` (which a cassette does not keep: the
+    proxy reads the answer as a stream by it)."""
     path = uri.split("://", 1)[-1].partition("/")[2].partition("?")[0]
-    read = PATHS.read("/" + path)
-    return {"model": read[0], **body} if read is not None else body
+    kept: dict[str, Any] = PATHS.request("/" + path, body)
+    return kept
 
 
 def stream_lines(body: bytes) -> list[dict[str, Any]]:
@@ -118,9 +121,10 @@ def model_of(lines: list[Any]) -> Any:
 
 
 def exported_call(request: dict[str, Any]) -> tuple[str, str, dict[str, Any] | None]:
-    """The method, URI and JSON body of the call an export replays (the model in its path)."""
+    """The method, URI and JSON body of the call an export replays (the model in its path,
+    quoted as botocore quotes it: `:` as `%3A`)."""
     body = {key: value for key, value in request.items() if key not in ("model", "stream")}
-    model = request.get("model") or "harness-model"
+    model = quote(str(request.get("model") or "harness-model"), safe="")
     return "POST", f"{API_URL}/model/{model}/converse-stream", body
 
 

@@ -90,11 +90,24 @@ def _line(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _error_code(body: dict[str, Any], status: int | None, headers: Any) -> str:
+    """The code botocore gives an HTTP error (its rest-json parser): the
+    `x-amzn-errortype` header, else the body's `code` (or `Code`), else its `__type`,
+    else the status as text; `Name:detail` and `namespace#Name` read as `Name`."""
+    found = {str(name).lower(): value for name, value in dict(headers or {}).items()}
+    code = found.get("x-amzn-errortype")
+    if code is None:
+        code = body.get("code", body.get("Code", body.get("__type")))
+    if code is None:
+        code = str(status) if status else "error"
+    return str(code).split(":", 1)[0].rpartition("#")[2]
+
+
 def _http_error(body: Any, status: int | None = None, headers: Any = None) -> APIErrorEvent:
-    """An `http_error` line as the error replay reports: Bedrock's body (`message`,
-    `__type`) read as `{"error": {"type", "message"}}`."""
+    """An `http_error` line as the error replay reports: Bedrock's body (`message`, its
+    code where botocore finds it, `_error_code`) read as `{"error": {"type", "message"}}`."""
     if isinstance(body, dict) and "error" not in body:
-        kind = str(body.get("__type") or "error").rpartition("#")[2]
+        kind = _error_code(body, status, headers)
         body = {"error": {"type": kind, "message": str(body.get("message", ""))}}
     return APIErrorEvent(body, 200 if status is None else status)
 

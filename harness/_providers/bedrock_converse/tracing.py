@@ -13,7 +13,12 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from harness._providers.bedrock_converse.adapter import EXCEPTIONS, ConverseAdapter, event_name
+from harness._providers.bedrock_converse.adapter import (
+    EXCEPTIONS,
+    ConverseAdapter,
+    event_name,
+    is_client_tool,
+)
 from harness._terminal import printable
 
 __all__ = ["arguments", "compared", "describe", "machine", "open_items", "shown_text"]
@@ -52,7 +57,7 @@ def describe(
     if name == "contentBlockStart":
         start = _object(event.get("start"))
         use = _object(start.get("toolUse"))
-        if use and use.get("type") is None:
+        if use and is_client_tool(use):
             named = " ".join(printable(str(use.get(key))) for key in ("name", "toolUseId"))
             return shown, index, f"start({at}) tool {named}", nothing
         return shown, index, f"start({at}) server {printable(str(next(iter(start), '')))}", nothing
