@@ -142,7 +142,7 @@ def _echoing_upstream() -> web.Application:
 
     async def stream(request: web.Request) -> web.Response:
         said = _echo(request.headers)
-        events = [
+        events: list[dict[str, Any]] = [
             {"messageStart": {"role": "assistant"}},
             {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": said}}},
             {"contentBlockStop": {"contentBlockIndex": 0}},

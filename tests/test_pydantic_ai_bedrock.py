@@ -94,6 +94,7 @@ def test_each_replays_as_the_model_answered_directly_and_through_boto3(
     model, text, calls, ended = ANSWERED[name]
     cassette = Cassette(imported[name])
     assert cassette.provider == "bedrock-converse"
+    assert cassette.header is not None
     assert cassette.header["request"]["model"] == model
     for outcome in (
         replay_outcome(imported[name], sdk_objects=False),

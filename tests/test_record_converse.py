@@ -97,7 +97,7 @@ def _echoing(got: list[dict[str, str]]) -> web.Application:
     async def stream(request: web.Request) -> web.Response:
         got.append(dict(request.headers))
         said = " ".join(f"{name}={value}" for name, value in request.headers.items())
-        events = [
+        events: list[dict[str, Any]] = [
             {"messageStart": {"role": "assistant"}},
             {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": said}}},
             {"throttlingException": {"message": f"slow down {said}"}},

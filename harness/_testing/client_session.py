@@ -127,9 +127,9 @@ class ClientSession:
         """The SDK client a recording goes through: the host's (the chosen one, else the
         one the cassettes' headers name) or the API's own."""
         from harness._replay.clients import DIRECT, sdk_named
-        from harness._testing.plugin_providers import cassette_host, hosted_sdk
+        from harness._testing.plugin_providers import cassettes_host, hosted_sdk
 
-        host = self.host if self.host is not None else cassette_host(self.paths)
+        host = self.host if self.host is not None else cassettes_host(self.paths)
         hosted = None if host in (None, DIRECT) else hosted_sdk(self.sdk, str(host))
         return hosted or sdk_named(self.sdk)
 

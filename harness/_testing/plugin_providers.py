@@ -33,6 +33,7 @@ __all__ = [
     "cassette_host",
     "cassette_provider",
     "cassette_sdk",
+    "cassettes_host",
     "default_adapter",
     "hosted_sdk",
     "key_variable",
@@ -68,7 +69,7 @@ def _first_cassette(path: str | os.PathLike[str]) -> Any:
     return Cassette(found) if found.is_file() else None
 
 
-def cassette_host(paths: Iterable[Path]) -> str | None:
+def cassettes_host(paths: Iterable[Path]) -> str | None:
     """The host the headers of the cassettes that exist name, when they agree (a session
     folder's: its first turn's); None for none, or for several."""
     from harness._cassette.codec import Cassette
