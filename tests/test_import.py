@@ -127,4 +127,4 @@ def test_a_cassette_without_any_stream_exits_1(api: FakeMessagesAPI, tmp_path: P
         httpx2.get(f"{api.base_url}/status")
     result = CliRunner().invoke(cli, ["import", str(source), "--out", str(tmp_path / "o")])
     assert result.exit_code == 1
-    assert "no Messages, Chat Completions or Responses call found to import" in result.stderr
+    assert "no Messages, Chat Completions, Responses or Gemini generateContent call found to import" in result.stderr

@@ -37,7 +37,7 @@ def _check_import(name: str, content: bytes) -> None:
         assert "Traceback" not in result.output
         for line in result.stderr.splitlines():
             assert line.startswith(
-                (str(source), str(out), "no Messages, Chat Completions or Responses call")
+                (str(source), str(out), "no Messages, Chat Completions, Responses or Gemini generateContent call")
             ), line
         for written in out.glob("*.jsonl") if out.exists() else []:
             assert Cassette(written).validate() > 0

@@ -426,7 +426,7 @@ def test_serve_announces_the_base_url_of_each_sdk_its_cassettes_answer(
 def test_the_proxy_announces_every_sdks_base_url(tmp_path: Path) -> None:
     providers = RecordingProxy("http://upstream", tmp_path).providers
     assert base_url_line("http://h:1", providers) == (
-        "ANTHROPIC_BASE_URL=http://h:1 OPENAI_BASE_URL=http://h:1/v1"
+        "ANTHROPIC_BASE_URL=http://h:1 OPENAI_BASE_URL=http://h:1/v1 GOOGLE_GEMINI_BASE_URL=http://h:1"
     )
 
 
