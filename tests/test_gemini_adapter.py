@@ -188,7 +188,6 @@ def test_malformed_function_call_without_content() -> None:
 @pytest.mark.parametrize(
     ("chunks", "code"),
     [
-        ([["not", "an", "object"]], "not_an_object"),
         (
             [{"candidates": [chunk()["candidates"][0], {"index": 1}]}],
             "multiple_candidates",
@@ -263,7 +262,13 @@ def test_an_error_chunk_is_the_apis_error_by_its_status() -> None:
 def test_a_failed_machine_stays_failed() -> None:
     adapter = GeminiAdapter()
     with pytest.raises(StreamProtocolError):
-        adapter.feed(["x"])
+        adapter.feed(chunk({"functionCall": {"args": {}}}))
     with pytest.raises(StreamProtocolError) as again:
         adapter.feed(chunk({"text": "a"}))
-    assert again.value.code == "not_an_object"
+    assert again.value.code == "unnamed_function_call"
+
+
+def test_a_chunk_that_is_not_an_object_is_an_empty_response_as_google_genai_reads_it() -> None:
+    answer = [TextEvent("a"), DoneEvent()]
+    assert events([["not", "an", "object"], "text", chunk({"text": "a"}, finish="STOP")]) == answer
+    assert events([chunk({"text": "a"}, finish="STOP"), [1]]) == answer

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx2
+from conftest import GEMINI_LIBRARY
 from google import genai
 from google.genai import types
 
@@ -16,9 +17,8 @@ from harness._providers.gemini.adapter import to_model_events
 from harness._providers.jsonarray import elements_from_body
 from harness._providers.sse import sse_fields
 
-DATA = Path(__file__).parent / "data" / "gemini"
-TEXT = DATA / "text.jsonl"
-CALL = DATA / "function_call.jsonl"
+TEXT = GEMINI_LIBRARY / "text.jsonl"
+CALL = GEMINI_LIBRARY / "one_tool.jsonl"
 
 
 def _serve(*paths: Path) -> ServerThread:
@@ -32,7 +32,7 @@ def test_the_quick_start_google_genai_streams_from_harness_serve() -> None:
             client.models.generate_content_stream(model="gemini-2.5-flash", contents="hi")
         )
         assert (
-            "".join(chunk.text or "" for chunk in chunks) == "The capital of Mexico is Mexico City."
+            "".join(chunk.text or "" for chunk in chunks) == "Paris is the capital of France."
         )
         calls = [
             call
@@ -41,7 +41,9 @@ def test_the_quick_start_google_genai_streams_from_harness_serve() -> None:
             )
             for call in chunk.function_calls or []
         ]
-        assert [(call.name, call.args) for call in calls] == [("get_country", {})]
+        assert [(call.name, call.args) for call in calls] == [
+            ("get_weather", {"city": "Paris", "unit": "celsius"})
+        ]
 
 
 def test_the_array_without_alt_sse_and_the_plain_answer() -> None:
@@ -51,7 +53,7 @@ def test_the_array_without_alt_sse_and_the_plain_answer() -> None:
         assert array.headers["content-type"].startswith("application/json")
         assert array.content.startswith(b"[{") and array.content.endswith(b"\n]")
         chunks = elements_from_body(array.content)
-        assert len(chunks) == 3
+        assert len(chunks) == 4
         sse = httpx2.post(f"{url}{path}:streamGenerateContent?alt=sse", json={"contents": []})
         assert sse.headers["content-type"].startswith("text/event-stream")
         assert [data for _, data in sse_fields(sse.content)] == [
@@ -65,7 +67,7 @@ def test_the_array_without_alt_sse_and_the_plain_answer() -> None:
         ]
         plain = httpx2.post(f"{url}{path}:generateContent", json={"contents": []}).json()
         parts = plain["candidates"][0]["content"]["parts"]
-        assert parts == [{"text": "The capital of Mexico is Mexico City."}]
+        assert parts == [{"text": "Paris is the capital of France."}]
         assert plain["candidates"][0]["finishReason"] == "STOP"
     assert [type(event).__name__ for event in to_model_events(chunks)][-1] == "DoneEvent"
 

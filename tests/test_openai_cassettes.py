@@ -314,6 +314,7 @@ def test_coverage_of_the_whole_library_reaches_every_code_of_every_provider() ->
         "12 of 12 error codes reached",
         "17 of 17 openai-chat error codes reached",
         "16 of 16 openai-responses error codes reached",
+        "11 of 11 gemini error codes reached",
     ]
 
 
@@ -323,7 +324,11 @@ def test_serve_of_the_library_answers_from_every_providers_cassettes() -> None:
 
     server = CassetteServer([str(LIBRARY)], match_on=None)
     assert len(server.cassettes) == len(library_cassettes(None))
-    assert {cassette.provider for cassette in server.cassettes} == {ANTHROPIC, *PROVIDERS.values()}
+    assert {cassette.provider for cassette in server.cassettes} == {
+        ANTHROPIC,
+        *PROVIDERS.values(),
+        "gemini",
+    }
     assert server.left_out == []
 
 

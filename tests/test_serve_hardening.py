@@ -101,8 +101,10 @@ def test_serve_keeps_answering_while_nobody_reads_its_output() -> None:
     try:
         first = _read_until(read_end, b"\n").decode()
         url = first.split(" ")[0].removeprefix("ANTHROPIC_BASE_URL=")
-        # the library holds both SDKs' cassettes: each one's base URL, on the first line
-        assert first == f"ANTHROPIC_BASE_URL={url} OPENAI_BASE_URL={url}/v1\n"
+        # the library holds every SDK's cassettes: each one's base URL, on the first line
+        assert first == (
+            f"ANTHROPIC_BASE_URL={url} OPENAI_BASE_URL={url}/v1 GOOGLE_GEMINI_BASE_URL={url}\n"
+        )
         _fill(write_end)  # as a fixture that read the URL and never reads again
         headers = {"x-api-key": KEY, "x-harness-cassette": "text_only"}
         with httpx2.Client(timeout=30) as client:
@@ -412,9 +414,14 @@ def test_a_failure_after_the_answer_began_is_told_with_the_status_sent_not_as_a_
     [
         ([LIBRARY / "text_only.jsonl"], "ANTHROPIC_BASE_URL=http://h:1"),
         ([LIBRARY / "openai" / "responses"], "OPENAI_BASE_URL=http://h:1/v1"),
-        ([LIBRARY], "ANTHROPIC_BASE_URL=http://h:1 OPENAI_BASE_URL=http://h:1/v1"),
+        ([LIBRARY / "gemini"], "GOOGLE_GEMINI_BASE_URL=http://h:1"),
+        (
+            [LIBRARY],
+            "ANTHROPIC_BASE_URL=http://h:1 OPENAI_BASE_URL=http://h:1/v1"
+            " GOOGLE_GEMINI_BASE_URL=http://h:1",
+        ),
     ],
-    ids=["anthropic", "openai-both-dialects-once", "both"],
+    ids=["anthropic", "openai-both-dialects-once", "gemini", "every-sdk"],
 )
 def test_serve_announces_the_base_url_of_each_sdk_its_cassettes_answer(
     paths: list[Path], line: str

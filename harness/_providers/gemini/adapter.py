@@ -30,9 +30,12 @@ State:
 Passed over: thought parts (`thought: true`) and `thoughtSignature`, code execution
 (`executableCode`, `codeExecutionResult`: run by the server, as server tools are),
 `inlineData` and `fileData`, grounding and citation metadata, `safetyRatings`, an empty
-text part, a chunk with usage alone, and any field the adapter does not know.
+text part, a chunk with usage alone, and any field the adapter does not know; and a
+chunk that is not a JSON object (`data: [1]`), which google-genai reads as an empty
+response (no cassette can hold one; the streamed JSON array refuses it,
+`harness._providers.jsonarray`).
 
-Refused (`errors`): a chunk that is not a JSON object, a second candidate, a blocked
+Refused (`errors`): a second candidate, a blocked
 prompt, a finish reason not accepted (`MAX_TOKENS`, `SAFETY`, `RECITATION`,
 `MALFORMED_FUNCTION_CALL`, ... even beside a parsed call), content after the finish, a
 call without a name or whose `args` are not an object, and the streamed-argument
@@ -138,7 +141,6 @@ class GeminiAdapter:
         self._finish_reasons = finish_reasons
         self._calls: list[_Call] = []
         self._open: _Call | None = None
-        self._count = 0
         #: candidate 0's finish reason, once read
         self.finish_reason: str | None = None
         self._error: StreamProtocolError | APIErrorEvent | None = None
@@ -190,9 +192,8 @@ class GeminiAdapter:
             raise RuntimeError("GeminiAdapter.finish() was already called")
 
     def _feed(self, item: Any) -> list[ModelEvent]:
-        self._count += 1
         if not isinstance(item, dict):
-            raise _error("not_an_object", number=self._count, shape=_shape(item))
+            return []  # an empty response, as google-genai reads one (the module)
         if item.get("error"):
             raise _api_error(item)
         candidates = item.get("candidates")
@@ -312,7 +313,7 @@ def _set(call: _Call, path: object, piece: dict[str, Any]) -> None:
     if "stringValue" in piece:
         value: object = piece["stringValue"]
     elif "numberValue" in piece:
-        value = piece["numberValue"]
+        value = _number(piece["numberValue"])
     elif "boolValue" in piece:
         value = piece["boolValue"]
     elif "nullValue" in piece:
@@ -338,6 +339,14 @@ def _set(call: _Call, path: object, piece: dict[str, Any]) -> None:
         call.continuing.add(key)
     else:
         call.continuing.discard(key)
+
+
+def _number(value: object) -> object:
+    """A `numberValue` as the protocol types it, a double (`3` is `3.0`, as google-genai
+    reads it), so that every path gives the same arguments; anything else as it is."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
 
 
 def _has(holder: Any, step: str | int) -> bool:

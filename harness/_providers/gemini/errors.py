@@ -19,7 +19,6 @@ PREFIX: Final = "Gemini stream protocol error: "
 
 #: code -> message template (after the prefix)
 ERROR_TABLE: Final[dict[str, str]] = {
-    "not_an_object": "chunk {number} is {shape}, not a JSON object",
     "multiple_candidates": "a chunk carried candidate {candidate}; only candidate 0 is read",
     "missing_finish_reason": "stream ended without a finishReason",
     "unsupported_finish_reason": "finishReason {finish_reason} is not supported",
@@ -36,8 +35,6 @@ ERROR_TABLE: Final[dict[str, str]] = {
 #: field of a template -> what it holds, as a regular expression (as `ERROR_FIELDS` of
 #: `harness._exceptions`)
 ERROR_FIELDS: Final[dict[str, str]] = {
-    "number": r"\d+",
-    "shape": r"(a list|a string|a number|a boolean|null)",
     "candidate": r".+",
     "finish_reason": r".+",
     "what": r"(text|a function call|a part of kind .+|finishReason .+|a candidate .+)",

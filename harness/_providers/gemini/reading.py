@@ -37,8 +37,13 @@ READERS: Final = ("create",)
 REQUEST: Final = {"model": "harness-replay", "contents": "replay"}
 #: What the adapter's driver is given: nothing more.
 DRIVER_OPTIONS: Final[dict[str, Any]] = {}
-#: The library's good cassettes the readers are served the fault rows of (none yet).
-SAMPLES: Final[tuple[str, ...]] = ()
+#: The library's good cassettes the readers are served the fault rows of (a text answer,
+#: calls with and without the API's ids, a call whose arguments are streamed).
+SAMPLES: Final = (
+    "gemini/text.jsonl",
+    "gemini/parallel_tools.jsonl",
+    "gemini/streamed_arguments.jsonl",
+)
 
 
 def wire_chunk(response: Any) -> Any:
