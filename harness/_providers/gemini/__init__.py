@@ -10,7 +10,9 @@ of ours) and that a live recording is a plain POST; `reading` the SDK's reader
 (`generate_content_stream`), given a client, and what direct replay feeds the adapter;
 `tracing` how a trace row names a chunk; `interop` what import and export read and
 write of it (its calls, an SSE or JSON-array body, a plain answer); `faults` its fault
-catalogue (`harness.faults.catalogue("gemini")`); `guard` which calls `harness.strict`
-claims as Gemini's (their answers are passed untouched for now). May import the flat
+catalogue (`harness.faults.catalogue("gemini")`); `conform` what `harness conform`
+tells an adapter beside the chunks (its policy) and where its default cases are
+(`cassettes/gemini/`); `guard` which calls `harness.strict` claims as Gemini's (their
+answers are passed untouched for now). May import the flat
 core and the provider-neutral modules of `harness._providers`; never the SDK.
 """
