@@ -1,5 +1,6 @@
 """The harness's OpenAI adapters behind the `harness conform --provider openai-*` stdin
-protocol (docs/conform.md): the reference the tests judge, and a lenient one.
+protocol (docs/conform.md): the reference the tests judge, and a lenient one. Any
+provider's adapter, as the header line names it (`--provider gemini` too).
 
     harness conform --provider openai-chat -- python tests/conform_openai_adapter.py
     harness conform --provider openai-responses --persistent -- python \

@@ -37,6 +37,7 @@ import harness.faults
 import harness.snapshot
 from harness._cassette.codec import Cassette, expand_paths, of_provider
 from harness._exceptions import ANTHROPIC
+from harness._providers.gemini.errors import PROVIDER as GEMINI
 from harness._providers.openai_chat.errors import PROVIDER as OPENAI_CHAT
 from harness._providers.openai_responses.errors import PROVIDER as OPENAI_RESPONSES
 from harness._replay.direct import failure_code, transport_error
@@ -51,15 +52,19 @@ if os.environ.get("CI"):
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the cassette library: Anthropic's happy paths at the top, one cassette per error code in
-#: errors/, the agent sessions in sessions/; OpenAI's in openai/chat/ and openai/responses/
+#: errors/, the agent sessions in sessions/; OpenAI's in openai/chat/ and openai/responses/,
+#: Gemini's in gemini/
 LIBRARY = ROOT / "cassettes"
 #: the OpenAI part of the library (`cassettes/openai/generate.py`)
 OPENAI_LIBRARY = LIBRARY / "openai"
-#: provider -> its part of the library (Anthropic's: all but openai/, by the headers)
+#: the Gemini part of the library (`cassettes/gemini/generate.py`)
+GEMINI_LIBRARY = LIBRARY / "gemini"
+#: provider -> its part of the library (Anthropic's: all but openai/ and gemini/, by the headers)
 LIBRARY_FOLDERS = {
     ANTHROPIC: LIBRARY,
     OPENAI_CHAT: OPENAI_LIBRARY / "chat",
     OPENAI_RESPONSES: OPENAI_LIBRARY / "responses",
+    GEMINI: GEMINI_LIBRARY,
 }
 #: provider -> the folder of its error cassettes, one per row of its table, named after it
 ERRORS_FOLDERS = {provider: folder / "errors" for provider, folder in LIBRARY_FOLDERS.items()}

@@ -128,6 +128,6 @@ def test_a_cassette_without_any_stream_exits_1(api: FakeMessagesAPI, tmp_path: P
     result = CliRunner().invoke(cli, ["import", str(source), "--out", str(tmp_path / "o")])
     assert result.exit_code == 1
     assert (
-        "no Messages, Chat Completions, Responses or Bedrock ConverseStream call found to import"
-        in result.stderr
+        "no Messages, Chat Completions, Responses, Bedrock ConverseStream or Gemini"
+        " generateContent call found to import" in result.stderr
     )

@@ -308,6 +308,9 @@ PROVIDER_WORDS_ELSEWHERE: dict[str, str] = {
     # named like a credential that the Messages protocol owns; it is the flat core, below
     # the registry
     "harness/_redact.py": "anthropic",
+    # the Chat profile of Gemini's OpenAI-compatible endpoint is named after the server,
+    # and reads Chat Completions chunks, not the native dialect
+    "harness/_providers/openai_chat/profiles.py": "gemini",
 }
 
 

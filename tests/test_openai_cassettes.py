@@ -270,7 +270,7 @@ def test_a_done_line_belongs_to_chat_cassettes_only(tmp_path: Path, provider: st
 
 
 def test_an_unknown_provider_is_refused_at_the_header(tmp_path: Path) -> None:
-    path = _write(tmp_path / "gemini.jsonl", "gemini", CHUNK)
+    path = _write(tmp_path / "mistral.jsonl", "mistral", CHUNK)
     status, _, stderr = run("replay", path)
     assert status == 2
     assert stderr.startswith(f"{path}:1: header line does not match the cassette schema")
@@ -315,6 +315,7 @@ def test_coverage_of_the_whole_library_reaches_every_code_of_every_provider() ->
         "17 of 17 openai-chat error codes reached",
         "16 of 16 openai-responses error codes reached",
         "13 of 13 bedrock-converse error codes reached",
+        "11 of 11 gemini error codes reached",
     ]
 
 
@@ -328,6 +329,7 @@ def test_serve_of_the_library_answers_from_every_providers_cassettes() -> None:
         ANTHROPIC,
         *PROVIDERS.values(),
         "bedrock-converse",  # cassettes/bedrock/, its own library
+        "gemini",
     }
     assert server.left_out == []
 
@@ -362,11 +364,12 @@ def test_the_fast_check_never_contradicts_the_validator_on_the_library() -> None
 
 def test_the_schema_names_the_providers_that_register_their_tables() -> None:
     from harness._cassette.codec import EVENT_SCHEMAS
+    from harness._providers.gemini.errors import PROVIDER as GEMINI
     from harness._providers.openai_chat.errors import PROVIDER as CHAT
     from harness._providers.openai_responses.errors import PROVIDER as RESPONSES
 
     assert (
-        set(EVENT_SCHEMAS) - {"bedrock-converse"}
+        set(EVENT_SCHEMAS) - {"bedrock-converse", GEMINI}
         == {ANTHROPIC, CHAT, RESPONSES}
         == set(PROVIDERS.values()) | {ANTHROPIC}
     )

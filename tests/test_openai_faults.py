@@ -239,14 +239,14 @@ def test_the_429_before_the_good_stream_is_openais_rate_limit_answer(
 
 def test_anthropic_stays_the_default_provider() -> None:
     assert catalogue() is CATALOGUE is catalogue(ANTHROPIC)
-    assert PROVIDERS == (ANTHROPIC, CHAT, RESPONSES, "bedrock-converse")
+    assert PROVIDERS == (ANTHROPIC, CHAT, RESPONSES, "bedrock-converse", "gemini")
     assert fault_named("drop_message_start") is fault_named(
         "drop_message_start", provider=ANTHROPIC
     )
     with pytest.raises(KeyError):
         fault_named("drop_message_start", provider=CHAT)
-    with pytest.raises(ValueError, match="no fault catalogue for provider 'gemini'"):
-        catalogue("gemini")
+    with pytest.raises(ValueError, match="no fault catalogue for provider 'mistral'"):
+        catalogue("mistral")
 
 
 # -- the wire rows through an SDK client ----------------------------------------------------

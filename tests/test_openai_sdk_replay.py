@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 import zlib
 from pathlib import Path
@@ -334,9 +335,9 @@ def test_one_client_speaks_one_sdk() -> None:
         cassette_client([CHAT_TEXT, ROOT / "cassettes" / "text_only.jsonl"])
     with pytest.raises(InputError, match="sdk='anthropic', but the cassettes are openai ones"):
         cassette_client(CHAT_TEXT, sdk="anthropic")
-    refused = "sdk must be 'anthropic' or 'openai' or 'boto3', not 'gemini'"
-    with pytest.raises(InputError, match=refused):
-        cassette_client(CHAT_TEXT, sdk="gemini")  # type: ignore[call-overload]
+    said = "sdk must be 'anthropic' or 'openai' or 'boto3' or 'google.genai', not 'mistral'"
+    with pytest.raises(InputError, match=re.escape(said)):
+        cassette_client(CHAT_TEXT, sdk="mistral")  # type: ignore[call-overload]
     both = cassette_client([CHAT_TEXT, RESPONSES_TEXT], sdk="openai")  # one OpenAI calls both
     assert both.chat.completions.create(model="m", messages=[]).choices
     assert both.responses.create(model="m", input="hi").status == "completed"

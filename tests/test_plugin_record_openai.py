@@ -249,7 +249,7 @@ def test_an_sdk_the_header_contradicts_or_none_known_fails_in_one_line(
         def test_contradicted(harness_client):
             pass
 
-        @pytest.mark.cassette("kept", sdk="gemini")
+        @pytest.mark.cassette("kept", sdk="mistral")
         def test_unknown(harness_client):
             pass
         """

@@ -101,8 +101,8 @@ def test_a_provider_answers_with_its_table_and_its_drivers(found: Provider) -> N
 
 
 def test_an_unknown_provider_is_named_with_the_known_ones() -> None:
-    with pytest.raises(KeyError, match=r"no provider 'gemini' \(known: anthropic, openai-chat"):
-        provider("gemini")
+    with pytest.raises(KeyError, match=r"no provider 'mistral' \(known: anthropic, openai-chat"):
+        provider("mistral")
 
 
 def test_no_provider_imports_another_or_an_sdk(found: Provider) -> None:

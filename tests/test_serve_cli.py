@@ -123,7 +123,8 @@ def test_listening_beyond_localhost_is_said(tmp_path: Path) -> None:
         first = proxy.line()
         # the proxy forwards for every SDK: each one's base URL, on the one first line
         assert re.fullmatch(
-            r"ANTHROPIC_BASE_URL=http://0\.0\.0\.0:(\d+) OPENAI_BASE_URL=http://0\.0\.0\.0:\1/v1",
+            r"ANTHROPIC_BASE_URL=http://0\.0\.0\.0:(\d+) OPENAI_BASE_URL=http://0\.0\.0\.0:\1/v1"
+            r" GOOGLE_GEMINI_BASE_URL=http://0\.0\.0\.0:\1",
             first,
         ), first
         _, _, err = proxy.stop()

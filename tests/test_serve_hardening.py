@@ -101,11 +101,11 @@ def test_serve_keeps_answering_while_nobody_reads_its_output() -> None:
     try:
         first = _read_until(read_end, b"\n").decode()
         url = first.split(" ")[0].removeprefix("ANTHROPIC_BASE_URL=")
-        # the library holds both SDKs' cassettes: each one's base URL, on the first line
+        # the library holds every SDK's cassettes: each one's base URL, on the first line
         assert first == (
             f"ANTHROPIC_BASE_URL={url} ANTHROPIC_BEDROCK_BASE_URL={url}"
             f" ANTHROPIC_VERTEX_BASE_URL={url}/v1 OPENAI_BASE_URL={url}/v1"
-            f" AWS_ENDPOINT_URL_BEDROCK_RUNTIME={url}\n"
+            f" AWS_ENDPOINT_URL_BEDROCK_RUNTIME={url} GOOGLE_GEMINI_BASE_URL={url}\n"
         )
         _fill(write_end)  # as a fixture that read the URL and never reads again
         headers = {"x-api-key": KEY, "x-harness-cassette": "text_only"}
@@ -424,13 +424,14 @@ HOSTED = "ANTHROPIC_BEDROCK_BASE_URL=http://h:1 ANTHROPIC_VERTEX_BASE_URL=http:/
             "ANTHROPIC_BASE_URL=http://h:1 " + HOSTED,
         ),
         ([LIBRARY / "openai" / "responses"], "OPENAI_BASE_URL=http://h:1/v1"),
+        ([LIBRARY / "gemini"], "GOOGLE_GEMINI_BASE_URL=http://h:1"),
         (
             [LIBRARY],
             f"ANTHROPIC_BASE_URL=http://h:1 {HOSTED} OPENAI_BASE_URL=http://h:1/v1"
-            " AWS_ENDPOINT_URL_BEDROCK_RUNTIME=http://h:1",
+            " AWS_ENDPOINT_URL_BEDROCK_RUNTIME=http://h:1 GOOGLE_GEMINI_BASE_URL=http://h:1",
         ),
     ],
-    ids=["anthropic", "openai-both-dialects-once", "both"],
+    ids=["anthropic", "openai-both-dialects-once", "gemini", "every-sdk"],
 )
 def test_serve_announces_the_base_url_of_each_sdk_its_cassettes_answer(
     paths: list[Path], line: str
@@ -443,7 +444,7 @@ def test_the_proxy_announces_every_sdks_base_url(tmp_path: Path) -> None:
     providers = RecordingProxy("http://upstream", tmp_path).providers
     assert base_url_line("http://h:1", providers) == (
         f"ANTHROPIC_BASE_URL=http://h:1 {HOSTED} OPENAI_BASE_URL=http://h:1/v1"
-        " AWS_ENDPOINT_URL_BEDROCK_RUNTIME=http://h:1"
+        " AWS_ENDPOINT_URL_BEDROCK_RUNTIME=http://h:1 GOOGLE_GEMINI_BASE_URL=http://h:1"
     )
 
 

@@ -201,10 +201,10 @@ def _bad(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, line: str) -> None:
 @pytest.mark.parametrize(
     ("line", "why"),
     [
-        ("gemini = no_such_package", "no package no_such_package is installed"),
-        ("gemini = thin_dialect:FRAMING", "is not a package's import path"),
+        ("mistral = no_such_package", "no package no_such_package is installed"),
+        ("mistral = thin_dialect:FRAMING", "is not a package's import path"),
         ("anthropic = thin_dialect", "'anthropic' is a built-in provider's name"),
-        ("gemini = thin_dialect.cassettes", "no package thin_dialect.cassettes"),
+        ("mistral = thin_dialect.cassettes", "no package thin_dialect.cassettes"),
     ],
 )
 def test_a_bad_entry_point_is_told_in_one_line_and_left_out(
@@ -218,7 +218,13 @@ def test_a_bad_entry_point_is_told_in_one_line_and_left_out(
     name = line.split(" = ")[0]
     with caplog.at_level(logging.WARNING, logger="harness.providers"):
         registered = names()
-    assert registered == ("anthropic", "openai-chat", "openai-responses", "bedrock-converse")
+    assert registered == (
+        "anthropic",
+        "openai-chat",
+        "openai-responses",
+        "bedrock-converse",
+        "gemini",
+    )
     [record] = caplog.records
     assert "\n" not in record.getMessage() and why in record.getMessage()
     assert why in refused()[name]
@@ -231,7 +237,7 @@ def test_a_bad_entry_point_is_told_in_one_line_and_left_out(
 def test_a_command_with_a_bad_entry_point_installed_says_so_on_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _bad(tmp_path, monkeypatch, "gemini = no_such_package")
+    _bad(tmp_path, monkeypatch, "mistral = no_such_package")
     command = "from harness_cli.main import cli; cli()"
     ran = subprocess.run(
         [sys.executable, "-c", command, "replay", str(ROOT / "cassettes" / "text_only.jsonl")],
@@ -242,7 +248,7 @@ def test_a_command_with_a_bad_entry_point_installed_says_so_on_one_line(
     )
     assert ran.returncode == 0
     assert ran.stderr.splitlines() == [
-        f"stream-harness: entry point gemini = no_such_package (group {ENTRY_POINT_GROUP}) "
+        f"stream-harness: entry point mistral = no_such_package (group {ENTRY_POINT_GROUP}) "
         "left out: no package no_such_package is installed"
     ]
     reset()

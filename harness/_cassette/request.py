@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness._redact import redact, redact_headers
@@ -35,11 +35,21 @@ class CapturedRequest:
     path: str
     headers: dict[str, str]
     body: Any
+    #: the query's parameters (Gemini's `alt=sse` picks its stream's framing)
+    query: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, method: str, path: str, headers: Mapping[str, str], body: Any) -> CapturedRequest:
+    def of(
+        cls,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        body: Any,
+        query: Mapping[str, str] | None = None,
+    ) -> CapturedRequest:
         """The request as kept: `body` already parsed (`json_body`), both redacted."""
-        return cls(method.upper(), path, redact_headers(headers), redact(body))
+        kept = {k: v for k, v in (query or {}).items() if k.lower() != "key"}  # an API key
+        return cls(method.upper(), path, redact_headers(headers), redact(body), kept)
 
     @property
     def json(self) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from typing import Any
 
 from harness._hosts import HOSTS, hosted_at
 from harness._providers import Provider, providers, registry_cache
+from harness._providers.wire import at_endpoint
 
 __all__ = ["error_json", "host_routes", "post_routes", "provider_of_path", "resume_routes"]
 
@@ -50,6 +51,12 @@ def host_routes() -> dict[str, Provider]:
     return routes
 
 
+def _patterned(path: str) -> Provider | None:
+    """The provider one of whose endpoints naming parts (`{model}`) `path` is at."""
+    routes = post_routes()
+    return next((routes[end] for end in routes if "{" in end and at_endpoint([end], path)), None)
+
+
 def _hosted_provider(path: str) -> Provider | None:
     """The provider a request to a host's path is for (None: no host's, or none served)."""
     hosted = hosted_at(path)
@@ -70,7 +77,7 @@ def resume_routes() -> dict[str, Provider]:
 
 def provider_of_path(method: str, path: str) -> Provider | None:
     """The provider a request to `path` is for (None: no provider's)."""
-    found = post_routes().get(path) or _hosted_provider(path)
+    found = post_routes().get(path) or _patterned(path) or _hosted_provider(path)
     if found is not None:
         return found
     for found in providers():

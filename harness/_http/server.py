@@ -310,7 +310,9 @@ class CassetteServer:
             if chosen is None:
                 raise LookupError(f"no cassette named {named!r} is served")
         headers = dict(request.headers)
-        sent = self.replayer.capture_parsed(request.method, request.path, headers, parsed, size)
+        sent = self.replayer.capture_parsed(
+            request.method, request.path, headers, parsed, size, dict(request.query)
+        )
         if chosen is not None:
             return self._answer(chosen, sent)
         name = found.name
@@ -385,8 +387,13 @@ class CassetteServer:
         except (LookupError, HarnessError) as error:  # no such name, used up, a mismatch
             self.log(f"{where} -> 404: {str(error).splitlines()[0]}")
             return await self._send(request, _unanswerable(provider, str(error)))
-        kind = "stream" if parsed.get("stream") is True else "json"
-        self.log(f"{where} {kind} -> {planned.status} from {name}")
+        streamed = provider.framing.streamed
+        streams = (
+            parsed.get("stream") is True
+            if streamed is None
+            else streamed(request.path, request.query) is not False
+        )
+        self.log(f"{where} {'stream' if streams else 'json'} -> {planned.status} from {name}")
         return await self._send(request, planned, where)
 
     async def resume(self, request: web.Request, provider: Provider) -> web.StreamResponse:

@@ -2,15 +2,16 @@
 
 A provider is a subpackage of its own, registered here by one line of `PACKAGES`:
 `anthropic` (Messages `message_*` / `content_block_*` events), `openai_chat` (Chat
-Completions chunks, ended by `data: [DONE]`) and `openai_responses` (Responses
-`response.*` events); or a package of another distribution, laid out the same way and
-registered by an entry point of the group `stream_harness.providers` (`name = package`),
-read the first time the registry is asked (never by `import harness`), a bad one told in
-one logged line and left out. Everything else (the cassette codec and directives,
-replay planning, sessions, the commands, trace, coverage, diff, import, the guard, the
-server, the plugin) resolves a provider once, where a cassette's header or a request
-names it (`provider(name)`, a `Provider`), and asks that object for what differs, never
-spelling a provider's name, an event type, an SDK or a variable itself.
+Completions chunks, ended by `data: [DONE]`), `openai_responses` (Responses `response.*`
+events) and `gemini` (`GenerateContentResponse` chunks); or a package of another
+distribution, laid out the same way and registered by an entry point of the group
+`stream_harness.providers` (`name = package`), read the first time the registry is asked
+(never by `import harness`), a bad one told in one logged line and left out. Everything
+else (the cassette codec and directives, replay planning, sessions, the commands, trace,
+coverage, diff, import, the guard, the server, the plugin) resolves a provider once,
+where a cassette's header or a request names it (`provider(name)`, a `Provider`), and
+asks that object for what differs, never spelling a provider's name, an event type, an
+SDK or a variable itself.
 
 What a provider supplies, one module each, under these names (docs/providers.md):
 - `errors`: its error table as data (an `ErrorTable`: message prefix, code -> template,
@@ -52,10 +53,11 @@ Beside them, neutral: `sdk`, the `Sdk` a `client` module gives; `sse`, the one S
 decoder, as the SDKs read a body (CR, LF or CRLF; no event without its blank line; an
 event the SDK would drop silently told apart); `eventstream`, AWS event-stream frames
 (Bedrock's framing) read as botocore reads them, and `frame_rows` the binary fault rows
-of a stream in them (the same for every dialect so framed: `Framed`); `openai_sse`
-what the openai SDK reads differently, and `openai_framing` the `data` both OpenAI
-dialects send; `openai_shared` the little both OpenAI dialects have in common (their
-message prefix, a call's arguments read as a JSON object, an `error` line as
+of a stream in them (the same for every dialect so framed: `Framed`); `jsonarray`, a
+streamed JSON array of objects (Gemini's framing without `alt=sse`) read as it arrives;
+`openai_sse` what the openai SDK reads differently, and `openai_framing` the `data` both
+OpenAI dialects send; `openai_shared` the little both OpenAI dialects have in common
+(their message prefix, a call's arguments read as a JSON object, an `error` line as
 `APIErrorEvent`, an SDK object read as its line's dict, the API's error answers).
 
 The subpackages import the flat core and the provider-neutral modules here only, never
@@ -110,6 +112,7 @@ PACKAGES: Final[dict[str, str]] = {
     "openai-chat": "openai_chat",
     "openai-responses": "openai_responses",
     "bedrock-converse": "bedrock_converse",
+    "gemini": "gemini",
 }
 #: The entry point group another distribution registers a provider in: `name = package`,
 #: the import path of a package laid out as the subpackages here are.

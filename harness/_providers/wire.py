@@ -14,6 +14,13 @@ the binary fault rows are then its rows too). The plan (`harness._replay.plan`),
 `Replayer`, the cassette's `sse()` and `harness serve` read a dialect through
 `provider(name).framing` alone, never by spelling an event type.
 
+A path of `endpoints` may name parts of its own (`{model}`: Gemini's
+`/{version}/models/{model}:streamGenerateContent`), as an aiohttp route does: `at_endpoint`
+tells a request's path (under any base URL's path) for one. A dialect whose path, not its
+body's `stream`, says whether a request streams, and whose query picks the stream's
+framing, says so with `streamed`: SSE, or a `Delimited` body (Gemini's streamed JSON
+array, `harness._providers.jsonarray`).
+
 `ClientEnv` is what the provider's SDK reads from the environment to be pointed at a
 server (the variables, what follows the server's address in its base URL), part of its
 `Sdk` (`harness._providers.sdk`): the lines `harness serve` and `harness proxy` start
@@ -24,15 +31,38 @@ reading (a provider's `reading.direct_builders`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote
 
 if TYPE_CHECKING:
     from harness._providers.frame_rows import Framed
 
-__all__ = ["ClientEnv", "DirectBuilders", "Framing", "Line", "ModelPaths"]
+__all__ = [
+    "ClientEnv",
+    "Delimited",
+    "DirectBuilders",
+    "Framing",
+    "Line",
+    "ModelPaths",
+    "at_endpoint",
+]
+#: A part an endpoint names (`{model}`), as aiohttp reads one: any text but a slash.
+_PART = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
+
+
+@cache
+def _endpoint_pattern(endpoint: str) -> re.Pattern[str]:
+    """The regular expression a path ending in `endpoint` matches (its parts any text)."""
+    pieces = _PART.split(endpoint)
+    return re.compile("[^/]+".join(re.escape(piece) for piece in pieces) + r"\Z")
+
+
+def at_endpoint(endpoints: Iterable[str], path: str) -> bool:
+    """Whether `path` ends in one of `endpoints` (under any base URL's path)."""
+    return any(_endpoint_pattern(endpoint).search(path) for endpoint in endpoints)
 
 
 class Line(Protocol):
@@ -100,6 +130,19 @@ class ModelPaths:
 
 
 @dataclass(frozen=True, slots=True)
+class Delimited:
+    """A stream sent as one body of delimited values, not as SSE: its content type, one
+    value's bytes, what opens the body, stands between two values, and closes it (a
+    body cut short has no closing)."""
+
+    content_type: str
+    encode: Callable[[dict[str, Any]], bytes]
+    opening: bytes
+    separator: bytes
+    closing: bytes
+
+
+@dataclass(frozen=True, slots=True)
 class Framing:
     """What one provider's wire decides (module docstring)."""
 
@@ -134,6 +177,14 @@ class Framing:
     #: paths naming the model and whether it streams (its `endpoints` are their routes);
     #: None: the model and `stream` are in the body
     paths: ModelPaths | None = None
+    #: (path, query) -> how a request there is answered: False (not streamed), True
+    #: (SSE), or a `Delimited` stream; None: the body's `"stream": true` says, SSE
+    streamed: Callable[[str, Mapping[str, str]], Delimited | bool] | None = None
+
+    def at(self, path: str) -> bool:
+        """Whether a request to `path` is at one of its endpoints (under any base URL's
+        path), or it answers any path (`any_path`, or no endpoints)."""
+        return self.any_path or not self.endpoints or at_endpoint(self.endpoints, path)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,7 @@ from harness._directives import AT, CUT, DONE, FRAME, HTTP_ERROR, STALL
 from harness._exceptions import APIErrorEvent, ReplayError
 from harness._hosts import Host, framed
 from harness._providers.frame_rows import UNFRAMED, Framed, broken_frame, own_frame
+from harness._providers.wire import Delimited
 
 __all__ = [
     "DEFAULT_READ_TIMEOUT",
@@ -210,20 +211,43 @@ def sse_pieces(
     *,
     realtime: bool = False,
     host: Host | None = None,
+    delimited: Delimited | None = None,
 ) -> Iterator[Piece]:
     """The cassette's events as SSE bytes, one piece an event, with its stalls and cuts;
     with `realtime`, a stall until each `at` offset from the first piece asked for; on a
     `host` with frames of its own (Bedrock's), each event in its frame instead, a cut
-    `after_bytes` falling inside the frame.
+    `after_bytes` falling inside the frame; `delimited` (Gemini's streamed JSON array),
+    each event its value, the opening before the first, the separator before each
+    other, the closing after the last unless the stream is cut.
 
     Other directives go to `on_directive` as they are reached. A kept cassette without
     directives is answered from its SSE bytes as they are (`KeptCassette.plain_sse`).
     """
     encode = host.encode if host is not None else None
+    if delimited is not None:
+        return _delimited(cassette, on_directive, realtime, delimited)
     if encode is None and isinstance(cassette, KeptCassette) and cassette.plain_sse is not None:
         return iter(cassette.plain_sse)
     frames = framed(cassette.dialect.framing, host.name if host is not None else None)
     return _sse_pieces(cassette, on_directive, realtime, encode, frames)
+
+
+def _delimited(
+    cassette: Cassette, on_directive: DirectiveHandler, realtime: bool, delimited: Delimited
+) -> Iterator[Piece]:
+    """The events as one `Delimited` body (see `sse_pieces`)."""
+    first = True
+
+    def encode(data: dict[str, Any]) -> bytes:
+        nonlocal first
+        before, first = (delimited.opening if first else delimited.separator), False
+        return before + delimited.encode(data)
+
+    for piece in _sse_pieces(cassette, on_directive, realtime, encode):
+        yield piece
+        if isinstance(piece, Cut):
+            return
+    yield (delimited.opening if first else b"") + delimited.closing
 
 
 def _sse_pieces(
@@ -357,12 +381,15 @@ def plan_response(
     on_directive: DirectiveHandler = pass_over,
     realtime: bool = False,
     host: Host | None = None,
+    delimited: Delimited | None = None,
 ) -> PlannedResponse:
     """The answer the API would give a request that `cassette` recorded the answer to.
 
-    `stream` is the request's own `"stream"` field; `realtime` paces a stream at its
+    `stream` is whether the request streams (its own `"stream"` field, or what its path
+    says: `Framing.streamed`); `realtime` paces a stream at its
     recorded `at` offsets; `host` is where the request went (None: the direct API), whose
-    framing a stream travels in. A non-streaming answer that cannot
+    framing a stream travels in; `delimited` a stream framed otherwise than as SSE
+    (Gemini's streamed JSON array). A non-streaming answer that cannot
     be built from the events raises `ReplayError`; a bad cassette raises `CassetteError`.
     """
     error = _http_error(cassette)
@@ -374,7 +401,10 @@ def plan_response(
         planned.body = chunking.cut(planned.body)
         return planned
     _check_framed(cassette, host)
-    pieces = sse_pieces(cassette, on_directive, realtime=realtime, host=host)
-    kind = host.content_type if host is not None else cassette.dialect.framing.content_type
+    pieces = sse_pieces(cassette, on_directive, realtime=realtime, host=host, delimited=delimited)
+    kind = (
+        delimited.content_type if delimited is not None else cassette.dialect.framing.content_type
+    )
+    kind = host.content_type if host is not None else kind
     headers = {"content-type": kind} if kind is not None else dict(SSE_HEADERS)
     return PlannedResponse(200, headers, chunking.cut(pieces))

@@ -45,6 +45,7 @@ from harness._cassette.sessions import TURN_PATTERN, turn_files
 from harness._exceptions import CassetteError, HarnessError, ReplayError, RequestMismatchError
 from harness._hosts import hosted_at
 from harness._providers import Provider, providers
+from harness._providers.wire import Delimited
 from harness._redact import redact
 from harness._replay.plan import Chunking, PlannedResponse, plan_response
 
@@ -205,13 +206,24 @@ class Replayer:
             self._errors.clear()
 
     def capture(
-        self, method: str, path: str, headers: Mapping[str, str], body: bytes
+        self,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        query: Mapping[str, str] | None = None,
     ) -> CapturedRequest:
         """Record a request as sent (redacted) and return it."""
-        return self.capture_parsed(method, path, headers, json_body(body), len(body))
+        return self.capture_parsed(method, path, headers, json_body(body), len(body), query)
 
     def capture_parsed(
-        self, method: str, path: str, headers: Mapping[str, str], body: Any, size: int = 0
+        self,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        body: Any,
+        size: int = 0,
+        query: Mapping[str, str] | None = None,
     ) -> CapturedRequest:
         """`capture` for a body its caller has parsed already (None: not JSON), `size`
         bytes as sent. A request to a host's path (Bedrock's, Vertex's) is kept as the
@@ -220,7 +232,7 @@ class Replayer:
         as any other."""
         hosted = hosted_at(path)
         body = hosted.direct_request(body) if hosted is not None else _as_its_paths_say(path, body)
-        request = CapturedRequest.of(method, path, headers, body)
+        request = CapturedRequest.of(method, path, headers, body, query)
         with self._lock:
             self._requests.append(request)
             self._sizes.append(size)
@@ -258,7 +270,7 @@ class Replayer:
         `errors`, for a test to fail on even when the code under test swallowed what its
         client raised.
         """
-        request = self.capture(method, path, headers, body)
+        request = self.capture(method, path, headers, body, query)
         resumed = _resume_request(method, path)
         if resumed is not None:
             with self._keeping_errors():
@@ -352,13 +364,20 @@ class Replayer:
         self.check_endpoint(cassette, request, number)
         self.check_match(cassette, request, number)
         hosted = hosted_at(request.path)
+        streamed = cassette.dialect.framing.streamed
+        framed = (
+            request.json.get("stream") is True
+            if streamed is None
+            else streamed(request.path, request.query)
+        )
         return plan_response(
             cassette,
-            stream=request.json.get("stream") is True,
+            stream=framed is not False,
             chunking=self.chunking,
             on_directive=self.on_directive,
             realtime=self.realtime,
             host=hosted.host if hosted is not None else None,
+            delimited=framed if isinstance(framed, Delimited) else None,
         )
 
     def fields(self, cassette: Cassette) -> tuple[str, ...] | None:
@@ -375,7 +394,7 @@ class Replayer:
         answer (a Responses request met by a Chat cassette)."""
         framing = cassette.dialect.framing
         endpoints = framing.endpoints
-        if framing.any_path or not endpoints or request.path.endswith(endpoints):
+        if framing.at(request.path):
             return  # under any base URL's path
         if framing.paths is not None and framing.paths.read(request.path) is not None:
             return  # a path naming the model (Bedrock's ConverseStream)

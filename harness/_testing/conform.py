@@ -50,7 +50,7 @@ from harness._exceptions import (
 )
 from harness._providers import provider as registered
 from harness._providers.anthropic.adapter import StreamAdapter
-from harness._replay.direct import is_stream_failure
+from harness._replay.direct import failure_code, is_stream_failure
 from harness._testing.bounded import TIMED_OUT, BoundedProcess, Exchange
 from harness._testing.dialects import (
     ANTHROPIC,
@@ -172,11 +172,20 @@ class Result:
         return shown
 
 
-def _wire_outcome(directive: Mapping[str, Any]) -> str | None:
-    """What a client makes of a wire directive; None for one that changes nothing (`at`)."""
+def _wire_outcome(
+    directive: Mapping[str, Any], api_error: Callable[..., Exception] | None = None
+) -> str | None:
+    """What a client makes of a wire directive; None for one that changes nothing (`at`).
+    An HTTP error is named as the provider's reader names it (`api_error`, its direct
+    replay's builder: Gemini's by its `status`), else by its error's `type`."""
     kind = directive.get("harness")
     if kind == HTTP_ERROR:
-        details = directive.get("body", {}).get("error", {})
+        body = directive.get("body", {})
+        if api_error is not None:
+            named = failure_code(api_error(body, directive.get("status")))
+            if named is not None:
+                return named
+        details = body.get("error", {})
         return f"api_error:{details.get('type', 'APIStatusError')}"
     if kind == CUT:
         return fault_named("cut_mid_event").expect
@@ -225,7 +234,10 @@ def expected_result(
 
 
 def _provider_items(
-    lines: Iterable[dict[str, Any]], done: object, ended: list[str]
+    lines: Iterable[dict[str, Any]],
+    done: object,
+    ended: list[str],
+    api_error: Callable[..., Exception] | None = None,
 ) -> Iterator[Any]:
     """The `data` objects a client reads: a `done` line as the dialect's `[DONE]`; at a
     wire directive that ends the answer, its outcome kept in `ended` and the items end."""
@@ -235,7 +247,7 @@ def _provider_items(
         elif line["harness"] == DONE_LINE:
             yield done
         else:
-            outcome = _wire_outcome(line)
+            outcome = _wire_outcome(line, api_error)
             if outcome is not None:
                 ended.append(outcome)
                 return
@@ -244,12 +256,14 @@ def _provider_items(
 def _provider_result(
     lines: Iterable[dict[str, Any]], provider: str, options: Mapping[str, Any]
 ) -> Result:
-    driver = registered(provider).to_model_events
-    done = getattr(registered(provider).module("adapter"), "DONE", None)
+    found = registered(provider)
+    driver = found.to_model_events
+    done = getattr(found.module("adapter"), "DONE", None)
+    api_error = found.reading.direct_builders(False).api_error if found.has("reading") else None
     ended: list[str] = []
     events: list[dict[str, Any]] = []
     try:
-        for event in driver(_provider_items(lines, done, ended), **options):
+        for event in driver(_provider_items(lines, done, ended, api_error), **options):
             if ended:  # the answer ended at a directive: the adapter's end is never reached
                 break
             events.append(event_to_json(event))

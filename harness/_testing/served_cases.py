@@ -26,7 +26,7 @@ from aiohttp import web
 
 from harness._directives import CUT, DONE, HTTP_ERROR, STALL
 from harness._providers import provider
-from harness._providers.wire import Framing
+from harness._providers.wire import Framing, at_endpoint
 from harness._testing.conform import (
     Case,
     Result,
@@ -45,7 +45,7 @@ _KEPT: Final = 3
 def _answers(wire: Framing, method: str, path: str) -> bool:
     """Whether the dialect answers `method path`: a POST to one of its endpoints (under
     any base URL's path), or its resume request."""
-    if method == "POST" and wire.endpoints and path.endswith(wire.endpoints):
+    if method == "POST" and wire.endpoints and at_endpoint(wire.endpoints, path):
         return True
     return wire.resume_target is not None and wire.resume_target(method, path) is not None
 

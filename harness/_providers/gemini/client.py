@@ -1,0 +1,78 @@
+"""The SDK a Gemini stream is read with: `google-genai` (`google.genai.Client`).
+
+One client class serves both ways (`client.aio` is its async face), so `SDK` names
+`Client` twice. A client is built as google-genai's docs build one over an HTTP client
+of one's own: `Client(api_key=..., http_options=HttpOptions(base_url=...,
+httpx_client=...))` (`build`; `httpx_async_client` for the async face, which then uses it
+rather than aiohttp). Pointed at a server of ours, its base URL is the
+server's address itself (the SDK adds `/v1beta/models/...`), read from
+`GOOGLE_GEMINI_BASE_URL`, its key from `GEMINI_API_KEY`. A live recording is a plain
+streamed POST (`RECORDING`), its key sent as `auth_headers` says.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from harness._providers.sdk import Sdk
+from harness._providers.wire import ClientEnv
+
+__all__ = ["RECORDING", "SDK", "auth_headers", "build"]
+
+
+def build(
+    client_class: Any, http_client: Any, *, base_url: str | None, api_key: str, options: Any
+) -> Any:
+    """A `Client` over `http_client` (sync or async: the SDK takes each under its own
+    name), its `http_options` the user's (`http_options=` among `options`) with the base
+    URL and the HTTP client set. The options every SDK's client takes are read as
+    google-genai says them: `max_retries` N as `retry_options` of N + 1 attempts (0: the
+    SDK's own default, no retry), `timeout` (seconds, or an HTTP client's `Timeout`: its
+    read timeout) as `timeout` in milliseconds."""
+    from google.genai import types
+
+    options = dict(options)
+    given = options.pop("http_options", None)
+    update: dict[str, Any] = {}
+    retries = options.pop("max_retries", None)
+    if retries:
+        update["retry_options"] = types.HttpRetryOptions(attempts=retries + 1)
+    timeout = _seconds(options.pop("timeout", None))
+    if timeout is not None:
+        update["timeout"] = max(1, round(timeout * 1000))
+    which = "httpx_async_client" if hasattr(http_client, "aclose") else "httpx_client"
+    update[which] = http_client
+    if base_url is not None:
+        update["base_url"] = base_url
+    if given is None:
+        http_options = types.HttpOptions(**update)
+    else:
+        given = types.HttpOptions.model_validate(given) if isinstance(given, dict) else given
+        http_options = given.model_copy(update=update)
+    return client_class(api_key=api_key, http_options=http_options, **options)
+
+
+def _seconds(timeout: Any) -> float | None:
+    """A timeout in seconds: a number as it is, an HTTP client's `Timeout` its read's."""
+    if timeout is None or isinstance(timeout, int | float):
+        return timeout
+    read = getattr(timeout, "read", None)
+    return read if isinstance(read, int | float) else None
+
+
+SDK: Final = Sdk(
+    package="google.genai",
+    clients=("Client", "Client"),
+    base_url="https://generativelanguage.googleapis.com",
+    env=ClientEnv("GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY"),
+    extra="gemini",
+    label="Gemini",
+    build=build,
+)
+#: How `harness record` records it: a plain streamed POST, no SDK.
+RECORDING: Final = "http"
+
+
+def auth_headers(key: str) -> dict[str, str]:
+    """The header the API reads its key from."""
+    return {"x-goog-api-key": key}

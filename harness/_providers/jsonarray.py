@@ -1,0 +1,224 @@
+"""A streamed JSON array: one body that is `[`, objects separated by commas, `]`.
+
+Gemini's `streamGenerateContent` answers this way when the request does not ask for
+`alt=sse`: the body opens with `[`, each chunk follows as it is made (`,\\r\\n` between
+two), and `]` closes it, as
+
+    [{"candidates": [...]}
+    ,\\r\\n{"candidates": [...]}
+    ]
+
+`ArrayDecoder` reads such a body fed in pieces (a piece may end anywhere: mid-string,
+mid-escape, mid-character), handing on each element as soon as its closing brace
+arrives, parsed strictly (orjson: no `NaN`, UTF-8 only). It finds an element's end by
+counting braces outside strings, so each byte is read a bounded number of times, and it
+holds at most `max_element` bytes of one (refused as soon as that much is held, as the
+SSE reader bounds a line). Whitespace (space, tab, CR, LF) may stand between tokens.
+
+Refused, each as an `ArrayError` with one of two codes:
+- `not_an_array`: a body that does not open with `[`, an element that is not an object
+  (a string, a number, a nested array), a missing or doubled comma, an element that is
+  not JSON, anything after the closing `]`, and an element longer than `max_element`;
+- `truncated_array`: the body ends before its closing `]` (a stream cut: the API always
+  closes it).
+
+`OPENING`, `SEPARATOR` and `CLOSING` frame elements the way the API does, for a server
+of ours answering in this framing (`harness._providers.wire.Delimited`).
+
+The library `ijson` reads a JSON text incrementally too, but it hands on parser events
+(or whole items under a prefix), not an element's bytes; it would add a dependency (and
+its C backend) for what is, with orjson already parsing each element, one small scanner.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any, Final
+
+import orjson
+
+from harness._terminal import printable
+
+__all__ = [
+    "CLOSING",
+    "CONTENT_TYPE",
+    "OPENING",
+    "SEPARATOR",
+    "ArrayDecoder",
+    "ArrayError",
+    "elements_from_body",
+    "elements_from_chunks",
+]
+
+#: How the API frames the array: the opening, what stands between two elements, the end.
+OPENING: Final = b"["
+SEPARATOR: Final = b"\n,\r\n"
+CLOSING: Final = b"\n]"
+#: The content type the API answers the array with.
+CONTENT_TYPE: Final = "application/json; charset=UTF-8"
+
+#: What an element may hold before it is refused (the SSE reader's bound on a line).
+MAX_ELEMENT: Final = 16 * 1024 * 1024
+_SPACE: Final = frozenset(b" \t\r\n")
+#: Inside an element, outside a string: the bytes that change the count or the state.
+_OUTSIDE: Final = re.compile(rb'[{}"]')
+#: Inside a string: its end, or an escape (whose next byte is then skipped).
+_INSIDE: Final = re.compile(rb'["\\]')
+
+# where the reader is between elements
+_START, _FIRST, _ELEMENT, _AFTER, _NEXT, _END = range(6)
+
+
+class ArrayError(ValueError):
+    """A body that is not one streamed array of objects; `code` says how (module)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class ArrayDecoder:
+    """Objects out of a streamed JSON array fed in pieces (see the module).
+
+    After each `feed`, `rest_at` says where in that piece the last element it completed
+    ends (-1: it completed none), as `harness._providers.sse.StreamingDecoder.rest_at`
+    says of events.
+    """
+
+    def __init__(self, *, max_element: int = MAX_ELEMENT) -> None:
+        self._state = _START
+        self._held = bytearray()  # the element under way
+        self._depth = 0
+        self._in_string = False
+        self._escaped = False  # the last byte held was a backslash inside a string
+        self._count = 0
+        self._max = max_element
+        self.rest_at = -1
+
+    def feed(self, piece: bytes) -> list[dict[str, Any]]:
+        """The elements `piece` completes; `ArrayError` at the first thing refused."""
+        self.rest_at = -1
+        found: list[dict[str, Any]] = []
+        at, size = 0, len(piece)
+        while at < size:
+            if self._state == _ELEMENT:
+                end = self._scan(piece, at)
+                if end is None:
+                    self._held += memoryview(piece)[at:]
+                    self._check_size()
+                    break
+                self._held += memoryview(piece)[at:end]
+                self._check_size()
+                found.append(self._element())
+                self.rest_at = at = end
+                continue
+            byte = piece[at]
+            at += 1
+            if byte in _SPACE:
+                continue
+            self._between(byte)
+        return found
+
+    def _between(self, byte: int) -> None:
+        """One byte outside any element: `[`, `,`, `]`, or an element's `{`."""
+        state = self._state
+        if state == _START and byte == 0x5B:  # [
+            self._state = _FIRST
+        elif state in (_FIRST, _NEXT) and byte == 0x7B:  # {
+            self._state, self._depth = _ELEMENT, 1
+            self._held = bytearray(b"{")
+        elif state in (_FIRST, _AFTER) and byte == 0x5D:  # ]
+            self._state = _END
+        elif state == _AFTER and byte == 0x2C:  # ,
+            self._state = _NEXT
+        else:
+            raise ArrayError("not_an_array", self._unexpected(byte))
+
+    def _unexpected(self, byte: int) -> str:
+        shown = printable(chr(byte)) if byte < 0x80 else f"byte {byte:#04x}"
+        state = self._state
+        if state == _START:
+            return f"the body opens with {shown!r}, not '[': not a streamed JSON array"
+        if state == _END:
+            return f"{shown!r} after the array's closing ']'"
+        if state == _AFTER:
+            return f"after element {self._count}: {shown!r} where ',' or ']' belongs"
+        return f"element {self._count + 1} opens with {shown!r}: not a JSON object"
+
+    def _scan(self, piece: bytes, at: int) -> int | None:
+        """Where in `piece` (from `at`) the element under way ends, just past its closing
+        brace; None when it goes on past the piece."""
+        size = len(piece)
+        while at < size:
+            if self._escaped:
+                self._escaped = False
+                at += 1
+                continue
+            if self._in_string:
+                match = _INSIDE.search(piece, at)
+                if match is None:
+                    return None
+                at = match.end()
+                if match.group() == b"\\":
+                    self._escaped = True
+                else:
+                    self._in_string = False
+                continue
+            match = _OUTSIDE.search(piece, at)
+            if match is None:
+                return None
+            at = match.end()
+            token = match.group()
+            if token == b'"':
+                self._in_string = True
+            elif token == b"{":
+                self._depth += 1
+            else:
+                self._depth -= 1
+                if self._depth == 0:
+                    return at
+        return None
+
+    def _check_size(self) -> None:
+        if len(self._held) > self._max:
+            raise ArrayError(
+                "not_an_array", f"element {self._count + 1} is longer than {self._max} bytes"
+            )
+
+    def _element(self) -> dict[str, Any]:
+        self._count += 1
+        self._state = _AFTER
+        held, self._held = bytes(self._held), bytearray()
+        try:
+            element = orjson.loads(held)
+        except orjson.JSONDecodeError as error:
+            raise ArrayError(
+                "not_an_array", f"element {self._count} is not JSON: {error}"
+            ) from None
+        found: dict[str, Any] = element  # it opened with `{` and parsed: an object
+        return found
+
+    def finish(self) -> None:
+        """The body ended: `truncated_array` unless the array was closed."""
+        if self._state == _END:
+            return
+        if self._state == _START:
+            raise ArrayError("truncated_array", "the body is empty: no streamed JSON array")
+        where = f"inside element {self._count + 1}" if self._state == _ELEMENT else "before ']'"
+        raise ArrayError(
+            "truncated_array", f"the body ends {where}, after {self._count} element(s)"
+        )
+
+
+def elements_from_chunks(chunks: Iterable[bytes]) -> Iterator[dict[str, Any]]:
+    """The objects of a streamed JSON array arriving in chunks, each as soon as it is whole."""
+    decoder = ArrayDecoder()
+    for chunk in chunks:
+        yield from decoder.feed(chunk)
+    decoder.finish()
+
+
+def elements_from_body(body: bytes) -> list[dict[str, Any]]:
+    """The objects of a whole streamed JSON array body."""
+    return list(elements_from_chunks([body]))

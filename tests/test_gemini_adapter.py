@@ -1,0 +1,275 @@
+"""The Gemini adapter on the shapes public recordings of the API hold, and each refusal.
+
+The chunks below are taken from real recordings (pydantic-ai's and llm-gemini's
+cassettes of `streamGenerateContent`, thought signatures shortened):
+`tests/data/gemini/llm_gemini_tool_call_array.json` is one whole body without `alt=sse`,
+the streamed JSON array, as the API sent it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness._events import DoneEvent, TextEvent, ToolCall, ToolCallEvent
+from harness._exceptions import APIErrorEvent, StreamProtocolError
+from harness._providers.gemini.adapter import GeminiAdapter, ato_model_events, to_model_events
+from harness._providers.jsonarray import ArrayDecoder
+
+DATA = Path(__file__).parent / "data" / "gemini"
+USAGE = {"promptTokenCount": 29, "candidatesTokenCount": 10, "totalTokenCount": 149}
+COMMON = {"usageMetadata": USAGE, "modelVersion": "gemini-3-pro-preview", "responseId": "SVV8"}
+
+
+def chunk(*parts: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
+    candidate: dict[str, Any] = {"content": {"parts": list(parts), "role": "model"}, "index": 0}
+    if finish is not None:
+        candidate["finishReason"] = finish
+    return {"candidates": [candidate], **COMMON, **extra}
+
+
+def call(name: str | None = None, **fields: Any) -> dict[str, Any]:
+    found = dict(fields)
+    if name is not None:
+        found["name"] = name
+    return {"functionCall": found}
+
+
+def events(chunks: list[Any], **options: Any) -> list[Any]:
+    return list(to_model_events(chunks, **options))
+
+
+def code_of(chunks: list[Any], **options: Any) -> str:
+    with pytest.raises(StreamProtocolError) as raised:
+        events(chunks, **options)
+    assert str(raised.value).startswith("Gemini stream protocol error: ")
+    return raised.value.code
+
+
+# -- read ----------------------------------------------------------------------------------
+
+
+def test_stop_with_a_call_and_the_finish_in_a_trailing_chunk() -> None:
+    """pydantic-ai's `test_google_streaming_tool_call_thought_signature`: the call (no id,
+    a thought signature beside it), then `STOP` with an empty text part."""
+    got = events(
+        [
+            chunk(call("get_country", args={}) | {"thoughtSignature": "Et8ECtwE"}),
+            chunk({"text": ""}, finish="STOP"),
+        ]
+    )
+    assert got == [ToolCallEvent(ToolCall("call_0", "get_country", {})), DoneEvent()]
+
+
+def test_text_pieces_then_stop() -> None:
+    got = events(
+        [
+            chunk({"text": "The capital of Mexico"}),
+            chunk({"text": " is Mexico City."}),
+            chunk({"text": ""}, finish="STOP"),
+        ]
+    )
+    assert got == [TextEvent("The capital of Mexico"), TextEvent(" is Mexico City."), DoneEvent()]
+
+
+def test_thoughts_code_execution_and_usage_alone_are_passed_over() -> None:
+    got = events(
+        [
+            chunk({"text": "Let me think", "thought": True}),
+            chunk({"executableCode": {"language": "PYTHON", "code": "print(2+2)"}}),
+            chunk({"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "4\n"}}),
+            chunk({"inlineData": {"mimeType": "image/png", "data": "iVBORw0K"}}),
+            chunk({"text": "4"}, finish="STOP"),
+            {"usageMetadata": USAGE},
+        ]
+    )
+    assert got == [TextEvent("4"), DoneEvent()]
+
+
+def test_an_id_the_api_gives_is_kept_and_a_missing_one_follows_the_position() -> None:
+    got = events(
+        [
+            chunk(call("a", args={"x": 1}, id="c9bjmkfz"), call("b", args={"y": 2})),
+            chunk(finish="STOP"),
+        ]
+    )
+    assert got[:2] == [
+        ToolCallEvent(ToolCall("c9bjmkfz", "a", {"x": 1})),
+        ToolCallEvent(ToolCall("call_1", "b", {"y": 2})),
+    ]
+
+
+def test_the_llm_gemini_array_body_re_chunked_at_every_byte() -> None:
+    body = (DATA / "llm_gemini_tool_call_array.json").read_bytes()
+    decoder = ArrayDecoder()
+    chunks = [found for at in range(len(body)) for found in decoder.feed(body[at : at + 1])]
+    decoder.finish()
+    assert len(chunks) == 2
+    assert events(chunks) == [
+        ToolCallEvent(ToolCall("c9bjmkfz", "pelican_name_generator", {"type": "funny"})),
+        DoneEvent(),
+    ]
+
+
+def test_streamed_arguments_by_json_path() -> None:
+    """Vertex's `streamFunctionCallArguments`: the call opens with its name, its arguments
+    come as values at JSON paths (a string in pieces), an empty `functionCall` closes it."""
+    pieces = [
+        chunk(call("get_weather", willContinue=True)),
+        chunk(
+            call(
+                partialArgs=[
+                    {"jsonPath": "$.location", "stringValue": "Bos", "willContinue": True}
+                ],
+                willContinue=True,
+            )
+        ),
+        chunk(
+            call(partialArgs=[{"jsonPath": "$.location", "stringValue": "ton"}], willContinue=True)
+        ),
+        chunk(
+            call(
+                partialArgs=[
+                    {"jsonPath": "$.days", "numberValue": 3},
+                    {"jsonPath": "$.stops[0]['name']", "stringValue": "MIT"},
+                    {"jsonPath": "$.metric", "boolValue": True},
+                    {"jsonPath": "$.note", "nullValue": "NULL_VALUE"},
+                ],
+                willContinue=True,
+            )
+        ),
+        chunk(call()),
+        chunk({"text": ""}, finish="STOP"),
+    ]
+    arguments = {
+        "location": "Boston",
+        "days": 3,
+        "stops": [{"name": "MIT"}],
+        "metric": True,
+        "note": None,
+    }
+    assert events(pieces) == [
+        ToolCallEvent(ToolCall("call_0", "get_weather", arguments)),
+        DoneEvent(),
+    ]
+
+
+def test_a_widened_policy_lets_max_tokens_complete_the_answer() -> None:
+    got = events(
+        [chunk({"text": "cut"}, finish="MAX_TOKENS")], finish_reasons={"STOP", "MAX_TOKENS"}
+    )
+    assert got == [TextEvent("cut"), DoneEvent()]
+
+
+def test_the_async_driver_is_the_same_machine() -> None:
+    async def chunks() -> AsyncIterator[dict[str, Any]]:
+        yield chunk({"text": "hi"})
+        yield chunk(finish="STOP")
+
+    async def collect() -> list[Any]:
+        return [event async for event in ato_model_events(chunks())]
+
+    assert asyncio.run(collect()) == [TextEvent("hi"), DoneEvent()]
+
+
+# -- refused -------------------------------------------------------------------------------
+
+
+def test_malformed_function_call_without_content() -> None:
+    """What the API sends when the model's call did not parse: no content at all."""
+    malformed = {"candidates": [{"finishReason": "MALFORMED_FUNCTION_CALL", "index": 0}], **COMMON}
+    assert code_of([malformed]) == "unsupported_finish_reason"
+
+
+@pytest.mark.parametrize(
+    ("chunks", "code"),
+    [
+        (
+            [{"candidates": [chunk()["candidates"][0], {"index": 1}]}],
+            "multiple_candidates",
+        ),
+        ([chunk({"text": "no end"})], "missing_finish_reason"),
+        ([chunk({"text": "a"}, finish="STOP"), chunk({"text": "more"})], "chunk_after_finish"),
+        ([chunk(finish="STOP"), chunk(call("late", args={}))], "chunk_after_finish"),
+        ([chunk(finish="STOP"), chunk(finish="MAX_TOKENS")], "chunk_after_finish"),
+        ([chunk(call("f", args={})), chunk(finish="SAFETY")], "unsupported_finish_reason"),
+        ([{"promptFeedback": {"blockReason": "SAFETY"}, **COMMON}], "prompt_blocked"),
+        ([chunk(call(args={}))], "unnamed_function_call"),
+        ([chunk(call("f", args=[1, 2]))], "non_object_tool_input"),
+        (
+            [chunk(call(partialArgs=[{"jsonPath": "$.a", "stringValue": "x"}]))],
+            "orphan_partial_args",
+        ),
+        (
+            [chunk(call("a", willContinue=True)), chunk(call("b", args={}))],
+            "overlapping_function_call",
+        ),
+        ([chunk(call("a", willContinue=True), finish="STOP")], "unfinished_function_call"),
+        ([chunk(call("a", willContinue=True))], "unfinished_function_call"),
+        (
+            [
+                chunk(
+                    call(
+                        "a", willContinue=True, partialArgs=[{"jsonPath": "$[0]", "numberValue": 1}]
+                    )
+                )
+            ],
+            "bad_json_path",
+        ),
+        (
+            [
+                chunk(
+                    call(
+                        "a",
+                        willContinue=True,
+                        partialArgs=[{"jsonPath": "city", "stringValue": "x"}],
+                    )
+                )
+            ],
+            "bad_json_path",
+        ),
+        (
+            [
+                chunk(
+                    call(
+                        "a",
+                        willContinue=True,
+                        partialArgs=[{"jsonPath": "$.l[2]", "numberValue": 1}],
+                    )
+                )
+            ],
+            "bad_json_path",
+        ),
+    ],
+)
+def test_each_refusal_has_its_code(chunks: list[Any], code: str) -> None:
+    assert code_of(chunks) == code
+
+
+def test_an_error_chunk_is_the_apis_error_by_its_status() -> None:
+    error = {
+        "error": {"code": 429, "message": "Resource exhausted", "status": "RESOURCE_EXHAUSTED"}
+    }
+    with pytest.raises(APIErrorEvent) as raised:
+        events([chunk({"text": "a"}), error])
+    body: Any = raised.value.body
+    assert body["error"]["type"] == "RESOURCE_EXHAUSTED"
+
+
+def test_a_failed_machine_stays_failed() -> None:
+    adapter = GeminiAdapter()
+    with pytest.raises(StreamProtocolError):
+        adapter.feed(chunk({"functionCall": {"args": {}}}))
+    with pytest.raises(StreamProtocolError) as again:
+        adapter.feed(chunk({"text": "a"}))
+    assert again.value.code == "unnamed_function_call"
+
+
+def test_a_chunk_that_is_not_an_object_is_an_empty_response_as_google_genai_reads_it() -> None:
+    answer = [TextEvent("a"), DoneEvent()]
+    assert events([["not", "an", "object"], "text", chunk({"text": "a"}, finish="STOP")]) == answer
+    assert events([chunk({"text": "a"}, finish="STOP"), [1]]) == answer
