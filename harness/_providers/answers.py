@@ -113,6 +113,9 @@ class AnswerCheck:
     answer: str = "the answer"
     #: whether `harness proxy --strict` checks it only when the request's body is JSON
     needs_json_request: bool = False
+    #: the bytes `harness proxy --strict` ends a refused stream with, in the dialect's
+    #: own framing (None: the SSE `error` event, or the host's frame of it)
+    refusal: Callable[[StreamProtocolError], bytes] | None = None
 
 
 def request_json(content: bytes) -> dict[str, Any]:
