@@ -16,6 +16,9 @@ without the guard. The frames are released as they came, byte for byte.
 
 `check_converse` checks a non-streaming `Converse` answer by the same rules, as the
 events a stream of it carries (`interop.answer_lines`); other JSON is not checked.
+
+`strict_client` (from `hooks`) is how `harness.strict` guards a boto3 client, which
+sends through no HTTP client of ours: through botocore's own event hooks.
 """
 
 from __future__ import annotations
@@ -33,16 +36,19 @@ from harness._providers.bedrock_converse.adapter import (
 )
 from harness._providers.bedrock_converse.errors import PROVIDER
 from harness._providers.bedrock_converse.framing import PATHS, EventDecoder, encode_event
+from harness._providers.bedrock_converse.hooks import STRICT_CLIENTS, strict_client
 from harness._providers.bedrock_converse.interop import answer_lines
 
 __all__ = [
     "REFUSAL",
+    "STRICT_CLIENTS",
     "ConverseReader",
     "answer_check",
     "check_converse",
     "claims",
     "refusal",
     "stop_reasons",
+    "strict_client",
 ]
 
 #: The exception a proxy ends a refused stream with: the one Bedrock sends for a model's
