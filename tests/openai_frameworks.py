@@ -7,7 +7,9 @@ and its tool calls), or raises what the framework raised.
 `strict=True` guards it: `harness.strict(client)` where the framework takes an SDK client
 (the SDK's readers, pydantic-ai, the OpenAI Agents SDK, litellm's `client=`), and
 `StrictTransport` under the HTTP client langchain-openai takes (`http_client=`), which
-builds its SDK clients itself. Used by tests/test_strict_openai_frameworks.py.
+builds its SDK clients itself. Bedrock's ConverseStream (`BEDROCK`) the same way over
+boto3's client (`harness.strict` of a cassette client), litellm's Bedrock path over
+`StrictTransport`. Used by tests/test_strict_openai_frameworks.py.
 """
 
 from __future__ import annotations
@@ -204,12 +206,17 @@ def sdk_responses_stream(served: Served, options: dict[str, Any], use_strict: bo
 def _pydantic_ai(model_class: str, served: Served, options: dict[str, Any], strict_: bool) -> Any:
     """pydantic-ai's `Agent.run_stream` over `OpenAIProvider(openai_client=...)`: the first
     model response of the run, as pydantic-ai parsed it."""
-    from pydantic_ai import Agent
     from pydantic_ai.models import openai as models
     from pydantic_ai.providers.openai import OpenAIProvider
 
     provider = OpenAIProvider(openai_client=_async_client(served, options, strict_))
-    model = getattr(models, model_class)(MODEL, provider=provider)
+    return _pydantic_ai_run(getattr(models, model_class)(MODEL, provider=provider))
+
+
+def _pydantic_ai_run(model: Any) -> Answer:
+    """`Agent(model, tools=...).run_stream(...)`: the run's first model response."""
+    from pydantic_ai import Agent
+
     agent = Agent(model, tools=[get_weather, get_time])
 
     async def run() -> Any:
@@ -351,6 +358,118 @@ def litellm_chat(served: Served, options: dict[str, Any], use_strict: bool) -> A
     return Answer(message.content or "", calls)
 
 
+# Bedrock's ConverseStream: boto3's `bedrock-runtime` client (a cassette client, built as
+# boto3 builds one), given to each framework as it takes one.
+
+BEDROCK = "bedrock-converse"
+BEDROCK_MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0"
+CONVERSE_MESSAGES: Any = [{"role": "user", "content": [{"text": QUESTION}]}]
+CONVERSE_TOOLS: Any = {
+    "tools": [
+        {"toolSpec": {"name": name, "description": about, "inputSchema": {"json": schema}}}
+        for name, (about, schema) in TOOLS.items()
+    ]
+}
+
+
+def _boto3_client(served: Served, options: dict[str, Any], use_strict: bool) -> Any:
+    client = cassette_client(list(served), match_on=None, **options)
+    return strict(client) if use_strict else client
+
+
+def sdk_converse_stream(served: Served, options: dict[str, Any], use_strict: bool) -> Answer:
+    """`converse_stream()["stream"]` read by hand, as boto3's docs read it: text deltas
+    joined, each tool call from its `contentBlockStart`, its input pieces joined."""
+    client = _boto3_client(served, options, use_strict)
+    answer = client.converse_stream(
+        modelId=BEDROCK_MODEL, messages=CONVERSE_MESSAGES, toolConfig=CONVERSE_TOOLS
+    )
+    text: list[str] = []
+    calls: dict[int, list[Any]] = {}
+    try:
+        for event in answer["stream"]:
+            if "contentBlockStart" in event:
+                start = event["contentBlockStart"]
+                use = start["start"].get("toolUse")
+                if use is not None:
+                    calls[start["contentBlockIndex"]] = [use["toolUseId"], use["name"], ""]
+            elif "contentBlockDelta" in event:
+                delta = event["contentBlockDelta"]
+                if "text" in delta["delta"]:
+                    text.append(delta["delta"]["text"])
+                elif "toolUse" in delta["delta"] and delta["contentBlockIndex"] in calls:
+                    calls[delta["contentBlockIndex"]][2] += delta["delta"]["toolUse"]["input"]
+    finally:
+        answer["stream"].close()
+    return Answer("".join(text), tuple(_call(*call) for call in calls.values()))
+
+
+def pydantic_ai_bedrock(served: Served, options: dict[str, Any], use_strict: bool) -> Answer:
+    """pydantic-ai's `BedrockConverseModel` over `BedrockProvider(bedrock_client=...)`."""
+    from pydantic_ai.models.bedrock import BedrockConverseModel
+    from pydantic_ai.providers.bedrock import BedrockProvider
+
+    provider = BedrockProvider(bedrock_client=_boto3_client(served, options, use_strict))
+    return _pydantic_ai_run(BedrockConverseModel(BEDROCK_MODEL, provider=provider))
+
+
+def langchain_bedrock(served: Served, options: dict[str, Any], use_strict: bool) -> Answer:
+    """langchain-aws's `ChatBedrockConverse(client=...).bind_tools(...).stream()`, chunks
+    summed."""
+    from langchain_aws import ChatBedrockConverse
+
+    chat = ChatBedrockConverse(
+        model=BEDROCK_MODEL,
+        client=_boto3_client(served, options, use_strict),
+        region_name="us-east-1",
+        # the control-plane client it builds beside `client=`: keys given, so no
+        # credential chain is searched (the instance metadata service, on the network)
+        aws_access_key_id="x",  # type: ignore[arg-type]
+        aws_secret_access_key="x",  # type: ignore[arg-type]
+    )
+    chunks: list[Any] = list(chat.bind_tools(CHAT_TOOLS).stream(QUESTION))
+    total = chunks[0]
+    for chunk in chunks[1:]:
+        total = total + chunk
+    calls = tuple(_call(call["id"], call["name"], call["args"]) for call in total.tool_calls)
+    return Answer(total.text, calls)
+
+
+def litellm_bedrock(served: Served, options: dict[str, Any], use_strict: bool) -> Answer:
+    """litellm's `completion(model="bedrock/converse/...", stream=True)`: litellm signs
+    and sends the request itself over `httpx`, so its `client=` (an `HTTPHandler`) is
+    given an `httpx.Client` over `HTTPXReplayTransport`, under `StrictTransport` when
+    guarded; dummy keys, the endpoint `aws_bedrock_runtime_endpoint=`."""
+    import httpx
+    import litellm as lite
+    from litellm.llms.custom_httpx.http_handler import HTTPHandler
+
+    transport: Any = HTTPXReplayTransport(Replayer(cassettes_from(list(served)), match_on=None))
+    if use_strict:
+        transport = StrictTransport(transport)
+    lite.suppress_debug_info = True
+    response = lite.completion(
+        model=f"bedrock/converse/{BEDROCK_MODEL}",
+        messages=MESSAGES,
+        tools=CHAT_TOOLS,
+        stream=True,
+        timeout=options.get("timeout", 600),
+        aws_access_key_id="x",
+        aws_secret_access_key="x",
+        aws_region_name="us-east-1",
+        aws_bedrock_runtime_endpoint="https://bedrock-runtime.us-east-1.amazonaws.com",
+        num_retries=2,  # litellm's own retry (no SDK under it retries a 429)
+        client=HTTPHandler(client=httpx.Client(transport=transport)),
+    )
+    built: Any = lite.stream_chunk_builder(list(response))
+    message = built.choices[0].message
+    calls = tuple(
+        _call(call.id, call.function.name, call.function.arguments)
+        for call in message.tool_calls or []
+    )
+    return Answer(message.content or "", calls)
+
+
 Driver = Callable[[Served, dict[str, Any], bool], Answer]
 #: Each framework's drivers, by the API they speak.
 FRAMEWORKS: dict[str, dict[str, Driver]] = {
@@ -369,7 +488,15 @@ FRAMEWORKS: dict[str, dict[str, Driver]] = {
         "langchain-openai ChatOpenAI(use_responses_api=True)": langchain_responses,
         "openai-agents OpenAIResponsesModel": agents_responses,
     },
+    BEDROCK: {
+        "SDK converse_stream()": sdk_converse_stream,
+        "pydantic-ai BedrockConverseModel": pydantic_ai_bedrock,
+        "langchain-aws ChatBedrockConverse": langchain_bedrock,
+        "litellm completion(model=bedrock/converse/...)": litellm_bedrock,
+    },
 }
+#: The SDK each API's drivers read it with.
+SDKS: dict[str, str] = {CHAT: "openai", RESPONSES: "openai", BEDROCK: "boto3"}
 
 #: What each framework's drivers import beyond the harness's own (the `frameworks` extra).
 NEEDS: dict[str, tuple[str, ...]] = {
@@ -377,12 +504,13 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "langchain-openai": ("langchain_openai",),
     "openai-agents": ("agents",),
     "litellm": ("litellm", "httpx"),
+    "langchain-aws": ("langchain_aws",),
 }
 
 
-def needs(name: str) -> tuple[str, ...]:
-    """The modules a driver needs: the SDK, and its framework's."""
-    return ("openai", *NEEDS.get(name.split(" ")[0], ()))
+def needs(name: str, api: str = CHAT) -> tuple[str, ...]:
+    """The modules a driver needs: the API's SDK, and its framework's."""
+    return (SDKS[api], *NEEDS.get(name.split(" ")[0], ()))
 
 
 def framework_params(api: str) -> list[Any]:
@@ -390,7 +518,7 @@ def framework_params(api: str) -> list[Any]:
     it imports are not installed."""
     params = []
     for name in FRAMEWORKS[api]:
-        reason = not_installed(*needs(name))
+        reason = not_installed(*needs(name, api))
         marks = [pytest.mark.skip(reason=reason)] if reason else []
         params.append(pytest.param(name, marks=marks, id=name))
     return params
@@ -398,5 +526,6 @@ def framework_params(api: str) -> list[Any]:
 
 #: Why the frameworks cannot all run here (their table needs them all), or None.
 SOME_MISSING = not_installed(
-    "openai", *sorted({module for modules in NEEDS.values() for module in modules})
+    *sorted(set(SDKS.values())),
+    *sorted({module for modules in NEEDS.values() for module in modules}),
 )

@@ -28,6 +28,7 @@ from conftest import LIBRARY_FOLDERS, ROOT, not_installed
 pytest.importorskip("httpx", reason=not_installed("httpx"))
 from doc_tables import Block, check, require, version_line
 from openai_frameworks import (
+    BEDROCK,
     CHAT,
     FRAMEWORKS,
     RESPONSES,
@@ -43,14 +44,29 @@ from harness._testing.fault_runs import FaultCase, run_fault
 from harness._testing.plugin_providers import cassette_provider, default_adapter
 from harness.faults import DONE, catalogue
 
-APIS = (CHAT, RESPONSES)
+APIS = tuple(FRAMEWORKS)
+#: Each API's library folder.
+FOLDERS = {**LIBRARY_FOLDERS, BEDROCK: ROOT / "cassettes" / "bedrock" / "converse"}
 #: The good cassettes each API's rows are derived from: a text answer, two tool calls.
-ROW_SOURCES = ("text", "parallel_tools")
+ROW_SOURCES = {
+    CHAT: ("text", "parallel_tools"),
+    RESPONSES: ("text", "parallel_tools"),
+    BEDROCK: ("text", "two_tools"),
+}
+#: Each table: the APIs it holds, the releases it depends on, its blocks in the doc.
+TABLES = {
+    "openai-frameworks": (
+        (CHAT, RESPONSES),
+        ("openai", "pydantic-ai-slim", "langchain-openai", "openai-agents", "litellm"),
+    ),
+    "bedrock-frameworks": (
+        (BEDROCK,),
+        ("boto3", "pydantic-ai-slim", "langchain-aws", "litellm"),
+    ),
+}
 #: The rows the rules accept (expected outcome `done`), which the code must read right.
 REPEATED_IDENTITY = "repeat_call_identity"
 DOC = ROOT / "docs" / "strict.md"
-#: The releases the tables depend on: the SDK, and each framework's distribution.
-RELEASES = ("openai", "pydantic-ai-slim", "langchain-openai", "openai-agents", "litellm")
 RECORDINGS = ROOT / "tests" / "data" / "recordings"
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 
@@ -108,7 +124,7 @@ def _api_of(framework: str) -> str:
 
 def _follow_up(api: str) -> Path:
     """An answer for any later turn (a framework that runs the tools asks again)."""
-    return LIBRARY_FOLDERS[api] / "text.jsonl"
+    return FOLDERS[api] / "text.jsonl"
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,8 +146,8 @@ class Row:
 def _rows(api: str, folder: Path) -> list[Row]:
     """Every catalogue row of `api` that applies to its two row sources."""
     found = []
-    for source in ROW_SOURCES:
-        good = LIBRARY_FOLDERS[api] / f"{source}.jsonl"
+    for source in ROW_SOURCES[api]:
+        good = FOLDERS[api] / f"{source}.jsonl"
         into = folder / source
         into.mkdir(parents=True)
         for fault in catalogue(api):
@@ -201,9 +217,11 @@ def _verdicts(framework: str, rows: list[Row]) -> Verdicts:
     return verdicts
 
 
-def _table(rows: dict[str, list[Row]]) -> tuple[str, str, dict[str, list[str]]]:
-    """The Markdown table, the rows each framework read as wrong data, and per framework
-    the rows strict still let through."""
+def _table(
+    rows: dict[str, list[Row]], apis: tuple[str, ...]
+) -> tuple[str, str, dict[str, list[str]]]:
+    """The Markdown table of `apis`, the rows each framework read as wrong data, and per
+    framework the rows strict still let through."""
     lines = [
         "| API | framework | broken rows accepted silently | with wrong data "
         "| with `harness.strict` | a call's id and name repeated (good) |",
@@ -211,7 +229,7 @@ def _table(rows: dict[str, list[Row]]) -> tuple[str, str, dict[str, list[str]]]:
     ]
     findings = []
     let_through: dict[str, list[str]] = {}
-    for api in APIS:
+    for api in apis:
         broken = sum(row.broken for row in rows[api])
         repeated = any(row.case.fault.name == REPEATED_IDENTITY for row in rows[api])
         for framework in FRAMEWORKS[api]:
@@ -232,14 +250,16 @@ def test_strict_lets_no_broken_row_through_any_framework_and_the_doc_table_shows
     rows: dict[str, list[Row]],
 ) -> None:
     require(SOME_MISSING and f"the table needs every framework: {SOME_MISSING}")
-    table, findings, let_through = _table(rows)
-    assert let_through == {name: [] for api in APIS for name in FRAMEWORKS[api]}
-    versions = version_line(RELEASES)
-    check(
-        DOC,
-        Block("openai-frameworks-table", versions, table, key_cells=2),
-        Block("openai-frameworks-wrong-data", versions, findings),
-    )
+    blocks = []
+    for name, (apis, releases) in TABLES.items():
+        table, findings, let_through = _table(rows, apis)
+        assert let_through == {framework: [] for api in apis for framework in FRAMEWORKS[api]}
+        versions = version_line(releases)
+        blocks += [
+            Block(f"{name}-table", versions, table, key_cells=2),
+            Block(f"{name}-wrong-data", versions, findings),
+        ]
+    check(DOC, *blocks)
 
 
 @cache
@@ -262,7 +282,7 @@ def _imported(folder: Path) -> tuple[Path, ...]:
 def _good_cassettes(api: str, folder: Path) -> list[Path]:
     """The library's good cassettes of `api`, a session's turns among them, and the
     imported recordings of it."""
-    library = LIBRARY_FOLDERS[api]
+    library = FOLDERS[api]
     good = [
         path
         for path in sorted([*library.glob("*.jsonl"), *library.glob("sessions/*/turn-*.jsonl")])
@@ -272,7 +292,7 @@ def _good_cassettes(api: str, folder: Path) -> list[Path]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("framework", [*framework_params(CHAT), *framework_params(RESPONSES)])
+@pytest.mark.parametrize("framework", [param for api in APIS for param in framework_params(api)])
 def test_every_good_cassette_reads_as_the_harness_reads_it_strict_or_not(
     framework: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -295,7 +315,7 @@ def _fast_params() -> list[Any]:
     """Every driver; those of a framework beyond the SDK are `slow`: importing one takes
     3.5 s (pydantic-ai) to 10 s (litellm) on the 2-core machine, before any request."""
     params = []
-    for param in [*framework_params(CHAT), *framework_params(RESPONSES)]:
+    for param in [param for api in APIS for param in framework_params(api)]:
         (name,) = param.values
         marks = [*param.marks, *([] if name.startswith("SDK ") else [pytest.mark.slow])]
         params.append(pytest.param(name, marks=marks, id=param.id))
@@ -307,7 +327,7 @@ def test_a_good_answer_reads_right_and_a_broken_one_raises_under_strict(
     framework: str, tmp_path: Path
 ) -> None:
     api = _api_of(framework)
-    good = LIBRARY_FOLDERS[api] / "parallel_tools.jsonl"
+    good = FOLDERS[api] / f"{ROW_SOURCES[api][1]}.jsonl"
     driver = FRAMEWORKS[api][framework]
     served = [good, _follow_up(api)]
     assert driver(served, {}, False) == driver(served, {}, True) == harness_answer(good)

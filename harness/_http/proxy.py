@@ -560,7 +560,7 @@ class RecordingProxy:
             if guard is not None and not broke_off:
                 try:
                     ended, refused = await self._end_strictly(
-                        where, response, guard, hosted_at(request.path)
+                        where, response, guard, hosted_at(request.path), check
                     )
                 except (ConnectionResetError, aiohttp.ClientConnectionError):
                     return self._client_left(where, upstream.status, response)
@@ -689,9 +689,11 @@ class RecordingProxy:
         response: web.StreamResponse,
         guard: StreamGuard,
         hosted: Hosted | None = None,
+        check: AnswerCheck | None = None,
     ) -> tuple[bool, str]:
         """The rest of a guarded answer, or the `error` event ending a broken one (in the
-        framing of the host it was asked of: Bedrock's, a chunk frame), and what the
+        framing of the host it was asked of: Bedrock's, a chunk frame; or in the dialect's
+        own, `check.refusal`: ConverseStream's exception frame), and what the
         answer's line says of the refusal ("" for none); False when the answer cannot be
         ended so (the client's connection is cut instead)."""
         from harness._strict.guard import strict_error_event
@@ -707,8 +709,11 @@ class RecordingProxy:
         if guard.failure is None:
             return True, ""
         failure = guard.failure
-        framed = None if hosted is None else hosted.host.encode
-        await response.write((framed or encode_event)(strict_error_event(failure)))
+        if check is not None and check.refusal is not None:  # the dialect's own framing
+            await response.write(check.refusal(failure))
+        else:
+            framed = None if hosted is None else hosted.host.encode
+            await response.write((framed or encode_event)(strict_error_event(failure)))
         response.force_close()
         why = "".join(f"; {note}" for note in getattr(failure, "__notes__", ()))
         return True, f" (--strict: {failure.code}: the answer ends in an error event{why})"

@@ -14,13 +14,14 @@ by the path its SDK builds) and how their answers are checked (`answer_check(met
 path, params, content, allowed, profile)`, an `AnswerCheck`: whether the SDK reads the
 answer as a stream, the reader for a stream, the check of a non-streaming answer's JSON
 value); `harness._strict.dialects` asks each registered provider in turn.
-`request_json` and `asks_for_stream` read a request's body as every guard does. Imports
-the flat core only.
+`request_json` and `asks_for_stream` read a request's body as every guard does.
+`Guarding` is the guard handed to a provider whose SDK `harness.strict` guards through
+the SDK's own hooks (`guard.strict_client`). Imports the flat core only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
@@ -37,6 +38,7 @@ __all__ = [
     "AnswerCheck",
     "AnswerReader",
     "BodyDecoder",
+    "Guarding",
     "asks_for_stream",
     "request_json",
 ]
@@ -113,6 +115,26 @@ class AnswerCheck:
     answer: str = "the answer"
     #: whether `harness proxy --strict` checks it only when the request's body is JSON
     needs_json_request: bool = False
+    #: the bytes `harness proxy --strict` ends a refused stream with, in the dialect's
+    #: own framing (None: the SSE `error` event, or the host's frame of it)
+    refusal: Callable[[StreamProtocolError], bytes] | None = None
+
+
+class Guarding(Protocol):
+    """The guard as `harness.strict` hands it to a provider whose SDK sends through no
+    HTTP client of ours but has hooks of its own (a provider's `guard.strict_client`:
+    boto3's event system), each answer told by its request's method and path (and body,
+    `content`), as `harness._strict.dialects` routes any other."""
+
+    def stream(
+        self, method: str, path: str, content: bytes, chunks: Iterable[bytes]
+    ) -> Iterator[bytes]:
+        """A streamed answer's body (`chunks`) as the guard releases it, raising its error
+        where it refuses; `chunks` as they are for an answer it does not check."""
+
+    def whole(self, method: str, path: str, content: bytes, body: bytes, content_type: str) -> None:
+        """Check a non-streaming answer's body (raising at a violation); nothing for an
+        answer it does not check."""
 
 
 def request_json(content: bytes) -> dict[str, Any]:

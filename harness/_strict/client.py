@@ -165,10 +165,16 @@ def strict(
         share_source(cast(Any, client), copy)
         return cast(Client, copy)
     if not _takes_middleware(client):
+        from harness._strict.hooks import hooked_clients, strict_through_hooks
+
+        hooked = strict_through_hooks(client, allow_stop_reasons)
+        if hooked is not None:
+            return cast(Client, hooked)
+        others = "".join(f", or {named}" for named in hooked_clients())
         raise InputError(
             f"harness.strict takes an anthropic.Anthropic or AsyncAnthropic (or the same on "
             f"Bedrock or Vertex: AnthropicBedrock, AnthropicVertex), or an "
-            f"openai.OpenAI or AsyncOpenAI, not {type(client).__name__}"
+            f"openai.OpenAI or AsyncOpenAI{others}, not {type(client).__name__}"
         )
     stop_reasons = completing_stop_reasons(allow_stop_reasons)
     guarded: Client = cast(Any, client).with_middleware(_middleware(stop_reasons))

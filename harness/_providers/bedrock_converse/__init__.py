@@ -12,7 +12,9 @@ built with dummy credentials, answered through botocore's `before-send` event);
 adapter; `tracing` how a trace row names an event; `interop` what import and export read
 and write of it (its calls, an event-stream body and a plain answer as lines); `faults`
 is its fault catalogue (`harness.faults.catalogue("bedrock-converse")`); `guard` the
-calls it claims (the guard over boto3 is not done: it checks no answer yet); `conform`
+guard's reading of its answers (`ConverseReader` over the frames, a `Converse` answer
+checked whole, the proxy's refusal as an exception frame), and `hooks` how
+`harness.strict` puts it into a boto3 client (botocore's `before-parse` event); `conform`
 what `harness conform` tells an adapter beside the events (the policy) and where its
 cases are. May import the flat core and the provider-neutral modules of
 `harness._providers`; never boto3 at import time.

@@ -89,6 +89,12 @@ class EventDecoder:
         self._frames = FrameDecoder()
         self._count = 0
 
+    @property
+    def rest_at(self) -> int:
+        """Where in the last piece fed its last whole frame ends (-1: none ended in it),
+        as the guard asks of a body's decoder (`answers.BodyDecoder`)."""
+        return self._frames.rest_at
+
     def feed(self, piece: bytes) -> list[dict[str, Any]]:
         return [self._line(frame) for frame in self._frames.feed(piece)]
 
