@@ -68,6 +68,11 @@ class Sdk:
     #: none); None: the key variable's key (`live_key`). A host's client (Bedrock's,
     #: Vertex's) signs with the user's cloud credentials, never a key of the SDK's own.
     live_credentials: Callable[[], dict[str, Any]] | None = None
+    #: (client, wrap) -> a copy of the client sending through `wrap(http_client)` for each
+    #: HTTP client it holds (`harness.strict` without middleware: the guard in the HTTP
+    #: client); None: `client.with_options(http_client=wrap(client._client))`, the openai
+    #: SDK's way (`harness._strict.http_client`)
+    guard_http: Callable[[Any, Callable[[Any], Any]], Any] | None = None
 
     @property
     def named(self) -> str:
