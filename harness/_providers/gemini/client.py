@@ -1,7 +1,7 @@
 """The SDK a Gemini stream is read with: `google-genai` (`google.genai.Client`).
 
 One client class serves both ways (`client.aio` is its async face), so `SDK` names
-`Client` twice. A client is built as google-genai's docs build one over an HTTP client
+`Client` twice, and an async client closes by `await client.aio.aclose()` (`Sdk.aclose`). A client is built as google-genai's docs build one over an HTTP client
 of one's own: `Client(api_key=..., http_options=HttpOptions(base_url=...,
 httpx_client=...))` (`build`; `httpx_async_client` for the async face, which then uses it
 rather than aiohttp). Pointed at a server of ours, its base URL is the
@@ -120,6 +120,7 @@ SDK: Final = Sdk(
     label="Gemini",
     build=build,
     guard_http=guarded_copy,
+    aclose=lambda client: client.aio.aclose(),
 )
 #: How `harness record` records it: a plain streamed POST, no SDK.
 RECORDING: Final = "http"
