@@ -1,7 +1,8 @@
 """The SDK a Gemini stream is read with: `google-genai` (`google.genai.Client`).
 
 One client class serves both ways (`client.aio` is its async face), so `SDK` names
-`Client` twice, and an async client closes by `await client.aio.aclose()` (`Sdk.aclose`). A client is built as google-genai's docs build one over an HTTP client
+`Client` twice, and an async client closes by `await client.aio.aclose()`
+(`Sdk.aclose`). A client is built as google-genai's docs build one over an HTTP client
 of one's own: `Client(api_key=..., http_options=HttpOptions(base_url=...,
 httpx_client=...))` (`build`; `httpx_async_client` for the async face, which then uses it
 rather than aiohttp). Pointed at a server of ours, its base URL is the
