@@ -1,8 +1,7 @@
 """Gemini cassettes read by google-genai: `replay --via sdk` through
 `models.generate_content_stream`, the bytes cut at random, gives what direct replay gives;
-`cassette_client` hands out a `genai.Client` with no key read. (The async face,
-`client.aio`, is not yet: the replay closes an async client by `await client.close()`,
-and google-genai's is `await client.aio.aclose()`.)"""
+`cassette_client` hands out a `genai.Client` with no key read; the async face
+(`client.aio`) the same, closed as google-genai closes it (`await client.aio.aclose()`)."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ import pytest
 from conftest import GEMINI_LIBRARY, library_cassettes
 from google import genai
 
-from harness import cassette_client
+from harness import async_cassette_client, cassette_client
 from harness._replay.direct import acollect, collect, replay_outcome
 from harness._replay.plan import Chunking
 from harness._replay.sdk import areplay_events, replay_events
@@ -27,7 +26,7 @@ IDS = [path.relative_to(GEMINI_LIBRARY).as_posix() for path in CASSETTES]
 SDK_REFUSES = {"errors/non_object_tool_input.jsonl"}
 
 
-@pytest.mark.parametrize("asynchronous", [False], ids=["sync"])
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
 @pytest.mark.parametrize("path", CASSETTES, ids=IDS)
 def test_each_cassette_through_google_genai_comes_out_as_direct_replay(
     path: Path, asynchronous: bool
@@ -57,3 +56,22 @@ def test_cassette_client_is_a_genai_client_answering_from_the_cassette(
     assert isinstance(client, genai.Client)
     chunks = client.models.generate_content_stream(model="gemini-2.5-flash", contents="hi")
     assert "".join(chunk.text or "" for chunk in chunks) == "Paris is the capital of France."
+
+
+def test_async_cassette_client_answers_through_the_async_face() -> None:
+    client: Any = async_cassette_client(GEMINI_LIBRARY / "one_tool.jsonl")
+    assert isinstance(client, genai.Client)
+
+    async def read() -> list[Any]:
+        try:
+            stream = await client.aio.models.generate_content_stream(
+                model="gemini-2.5-flash", contents="hi"
+            )
+            return [call async for chunk in stream for call in chunk.function_calls or []]
+        finally:
+            await client.aio.aclose()
+
+    calls = asyncio.run(read())
+    assert [(call.name, call.args) for call in calls] == [
+        ("get_weather", {"city": "Paris", "unit": "celsius"})
+    ]

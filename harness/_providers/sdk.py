@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -68,6 +68,14 @@ class Sdk:
     #: none); None: the key variable's key (`live_key`). A host's client (Bedrock's,
     #: Vertex's) signs with the user's cloud credentials, never a key of the SDK's own.
     live_credentials: Callable[[], dict[str, Any]] | None = None
+    #: (client, wrap) -> a copy of the client sending through `wrap(http_client)` for each
+    #: HTTP client it holds (`harness.strict` without middleware: the guard in the HTTP
+    #: client); None: `client.with_options(http_client=wrap(client._client))`, the openai
+    #: SDK's way (`harness._strict.http_client`)
+    guard_http: Callable[[Any, Callable[[Any], Any]], Any] | None = None
+    #: (async client) -> the awaitable that closes it; None: `client.close()`, as the
+    #: Anthropic and OpenAI SDKs' async clients close (google-genai's: `aio.aclose()`)
+    aclose: Callable[[Any], Awaitable[None]] | None = None
 
     @property
     def named(self) -> str:
@@ -142,6 +150,10 @@ class Sdk:
         """Whether `client` is one of its clients (told without importing the SDK)."""
         classes = tuple(found for name in self.clients if (found := self.loaded_class(name)))
         return bool(classes) and isinstance(client, classes)
+
+    async def close_async(self, client: Any) -> None:
+        """Close an async client of the SDK (`aclose`, else its own `close()`)."""
+        await (client.close() if self.aclose is None else self.aclose(client))
 
     def client(
         self,

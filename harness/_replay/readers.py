@@ -177,7 +177,8 @@ async def aitems(
     found = cassette.dialect
     read = _reader(found, reader, asynchronous=True)
     replayer = _replayer(cassette, chunking, on_directive, realtime)
-    client = _client(ClientKind(sdk_on(cassette, host), asynchronous=True), replayer, read_timeout)
+    sdk = sdk_on(cassette, host)
+    client = _client(ClientKind(sdk, asynchronous=True), replayer, read_timeout)
     try:
         async for item in read(client):
             yield item
@@ -187,7 +188,7 @@ async def aitems(
             raise
         yield line
     finally:
-        await client.close()
+        await sdk.close_async(client)
 
 
 def replay_via_client(

@@ -44,7 +44,10 @@ if TYPE_CHECKING:
     from anthropic._middleware import AsyncCallNext, CallNext
     from anthropic._request import APIRequest
     from anthropic._response import APIResponse, AsyncAPIResponse
+    from google.genai import Client as GenaiClient
     from openai import AsyncOpenAI, OpenAI
+
+    from harness._providers.sdk import Sdk
 
 __all__ = ["strict"]
 
@@ -58,6 +61,7 @@ Client = TypeVar(
     "AsyncAnthropicBedrock",
     "AnthropicVertex",
     "AsyncAnthropicVertex",
+    "GenaiClient",
 )
 
 
@@ -158,37 +162,58 @@ def strict(
                 f"profile {profile!r}: profiles are for {_profiled_names()} streams: "
                 f"harness.strict takes one with {_profiled_clients()}"
             )
-    if _is_openai(client):
-        from harness._strict.http_client import strict_openai
+    sdk = _sdk_without_middleware(client)
+    if sdk is not None:
+        from harness._strict.http_client import strict_http
 
-        copy = strict_openai(cast(Any, client), allow_stop_reasons, profile)
-        share_source(cast(Any, client), copy)
+        copy = strict_http(client, sdk, allow_stop_reasons, profile)
+        share_source(cast(Any, client), cast(Any, copy))
         return cast(Client, copy)
     if not _takes_middleware(client):
-        from harness._strict.hooks import hooked_clients, strict_through_hooks
+        from harness._strict.hooks import strict_through_hooks
 
         hooked = strict_through_hooks(client, allow_stop_reasons)
         if hooked is not None:
             return cast(Client, hooked)
-        others = "".join(f", or {named}" for named in hooked_clients())
         raise InputError(
             f"harness.strict takes an anthropic.Anthropic or AsyncAnthropic (or the same on "
-            f"Bedrock or Vertex: AnthropicBedrock, AnthropicVertex), or an "
-            f"openai.OpenAI or AsyncOpenAI{others}, not {type(client).__name__}"
+            f"Bedrock or Vertex: AnthropicBedrock, AnthropicVertex), or one of "
+            f"{_other_clients()}, not {type(client).__name__}"
         )
     stop_reasons = completing_stop_reasons(allow_stop_reasons)
     guarded: Client = cast(Any, client).with_middleware(_middleware(stop_reasons))
-    share_source(client, guarded)
+    share_source(cast(Any, client), cast(Any, guarded))
     return guarded
 
 
-def _is_openai(client: object) -> bool:
-    """Whether `client` is an `openai.OpenAI` or `AsyncOpenAI` (told without importing the
-    SDK unless its client module is loaded: a client of it means it is): a client the
-    guard wraps at its HTTP client, as the SDKs that have no middleware of their own."""
+def _sdk_without_middleware(client: object) -> Sdk | None:
+    """The SDK `client` is a client of (`openai.OpenAI`, `genai.Client`; told without
+    importing the SDK: a client of it means it is loaded) when the guard wraps its HTTP
+    client, as for the SDKs that have no middleware of their own; else None."""
     from harness._providers import sdks
 
-    return any(sdk.is_client(client) for sdk in sdks() if sdk.package != _middleware_sdk())
+    middleware = _middleware_sdk()
+    return next(
+        (sdk for sdk in sdks() if sdk.package != middleware and sdk.is_client(client)), None
+    )
+
+
+def _other_clients() -> str:
+    """`openai.OpenAI, openai.AsyncOpenAI, ..., a boto3 bedrock-runtime client`: the clients
+    of the SDKs without middleware, each as its provider words it when it guards them
+    through the SDK's own hooks."""
+    from harness._providers import sdks
+    from harness._strict.hooks import hooked_clients
+
+    middleware = _middleware_sdk()
+    hooked = hooked_clients()
+    names = [
+        hooked.get(sdk.package) or f"{sdk.package}.{name}"
+        for sdk in sdks()
+        if sdk.package != middleware
+        for name in sdk.clients
+    ]
+    return ", ".join(dict.fromkeys(names))
 
 
 def _takes_middleware(client: object) -> bool:

@@ -60,10 +60,11 @@ def strict_through_hooks(client: object, allowed: Collection[str]) -> Any:
     return None
 
 
-def hooked_clients() -> list[str]:
-    """How the providers that guard through hooks name their clients (`STRICT_CLIENTS`)."""
-    return [
-        found.guard.STRICT_CLIENTS
+def hooked_clients() -> dict[str, str]:
+    """SDK package -> how a provider that guards through its hooks names the clients it
+    takes (`STRICT_CLIENTS`: "a boto3 bedrock-runtime client")."""
+    return {
+        found.sdk.package: found.guard.STRICT_CLIENTS
         for found in _hooked()
         if getattr(found.guard, "strict_client", None) is not None
-    ]
+    }

@@ -13,7 +13,9 @@ nor wrapped.
 
 The SDK documents no way to read the HTTP client it holds: it is read from the client's
 `_client` attribute, the one place it keeps it (openai 3.x); `tests/test_strict_openai.py`
-holds that to the version installed.
+holds that to the version installed. Another SDK without middleware says how its
+copy is made around the guarded HTTP clients (`Sdk.guard_http`: google-genai holds two,
+sync and async); `strict_http` asks it.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from harness._strict.transport import aguard_response, check_for, guard_response
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, OpenAI
 
-__all__ = ["guarded_http_client", "strict_openai"]
+    from harness._providers.sdk import Sdk
+
+__all__ = ["guarded_http_client", "strict_http", "strict_openai"]
 
 OpenAIClient = TypeVar("OpenAIClient", "OpenAI", "AsyncOpenAI")
 
@@ -120,6 +124,14 @@ def guarded_http_client(
         if isinstance(inner, sys.modules[name].AsyncClient)
         else sync(inner, allowed, profile)
     )
+
+
+def strict_http(client: Any, sdk: Sdk, allowed: Collection[str], profile: str | None = None) -> Any:
+    """A copy of a client of `sdk` whose answers pass the guard: through `sdk.guard_http`
+    (google-genai's: each HTTP client it holds wrapped), else as `strict_openai`."""
+    if sdk.guard_http is None:
+        return strict_openai(client, allowed, profile)
+    return sdk.guard_http(client, lambda http: guarded_http_client(http, allowed, profile))
 
 
 def strict_openai(

@@ -12,7 +12,8 @@ of ours) and that a live recording is a plain POST; `reading` the SDK's reader
 write of it (its calls, an SSE or JSON-array body, a plain answer); `faults` its fault
 catalogue (`harness.faults.catalogue("gemini")`); `conform` what `harness conform`
 tells an adapter beside the chunks (its policy) and where its default cases are
-(`cassettes/gemini/`); `guard` which calls `harness.strict` claims as Gemini's (their
-answers are passed untouched for now). May import the flat
-core and the provider-neutral modules of `harness._providers`; never the SDK.
+(`cassettes/gemini/`); `guard` what `harness.strict` reads of a Gemini answer (which
+calls are its, SSE or the streamed array read as google-genai reads them:
+`GeminiReader`). May import the flat core and the provider-neutral modules of
+`harness._providers`; never the SDK.
 """

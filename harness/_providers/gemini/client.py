@@ -1,23 +1,33 @@
 """The SDK a Gemini stream is read with: `google-genai` (`google.genai.Client`).
 
 One client class serves both ways (`client.aio` is its async face), so `SDK` names
-`Client` twice. A client is built as google-genai's docs build one over an HTTP client
+`Client` twice, and an async client closes by `await client.aio.aclose()`
+(`Sdk.aclose`). A client is built as google-genai's docs build one over an HTTP client
 of one's own: `Client(api_key=..., http_options=HttpOptions(base_url=...,
 httpx_client=...))` (`build`; `httpx_async_client` for the async face, which then uses it
 rather than aiohttp). Pointed at a server of ours, its base URL is the
 server's address itself (the SDK adds `/v1beta/models/...`), read from
 `GOOGLE_GEMINI_BASE_URL`, its key from `GEMINI_API_KEY`. A live recording is a plain
 streamed POST (`RECORDING`), its key sent as `auth_headers` says.
+
+`harness.strict` puts the guard in the client's HTTP clients (`guarded_copy`): a copy
+whose API client sends through the guarded twins of the two the original holds. Which
+those are is google-genai's own (its `_api_client`, `_httpx_client`,
+`_async_httpx_client`: documented nowhere, held to the release installed by
+tests/test_strict_gemini.py).
 """
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from typing import Any, Final
 
+from harness._exceptions import InputError
 from harness._providers.sdk import Sdk
 from harness._providers.wire import ClientEnv
 
-__all__ = ["RECORDING", "SDK", "auth_headers", "build"]
+__all__ = ["RECORDING", "SDK", "auth_headers", "build", "guarded_copy"]
 
 
 def build(
@@ -60,6 +70,48 @@ def _seconds(timeout: Any) -> float | None:
     return read if isinstance(read, int | float) else None
 
 
+def guarded_copy(client: Any, wrap: Callable[[Any], Any]) -> Any:
+    """A copy of a `Client` whose requests, sync and async, go through `wrap(...)` of the
+    HTTP clients it holds: the user's own (`httpx_client=`, `httpx_async_client=`), or
+    those google-genai built from the same `HttpOptions` (base URL, headers, timeout,
+    retries and client args all stay). Its async face then runs on that httpx client,
+    as google-genai runs it when given one, never on aiohttp: a client given its own
+    `aiohttp_client=`, or on Vertex's mutual-TLS channel (google-auth's sessions), is
+    refused (`InputError`), as neither can be guarded."""
+    api = client._api_client
+    options = api._http_options
+    async_http = api._async_httpx_client
+    if options.aiohttp_client is not None or async_http is None or api._use_google_auth_sync():
+        raise InputError(
+            "harness.strict guards a genai.Client's httpx clients: one that sends through "
+            "aiohttp_client= or google-auth's mutual-TLS sessions cannot be guarded; "
+            "give it httpx_client= and httpx_async_client= in its HttpOptions"
+        )
+    twin = copy.copy(api)
+    twin._aiohttp_sessions = {}  # the original's: never closed by the copy
+    # The original closes its own HTTP clients when collected: the copy keeps it alive
+    # (`harness.strict(genai.Client(...))` holds no other reference to it).
+    twin._harness_guarded = client
+    twin._httpx_client = wrap(api._httpx_client)
+    twin._async_httpx_client = wrap(async_http)
+    twin._http_options = options.model_copy(
+        update={"httpx_client": twin._httpx_client, "httpx_async_client": twin._async_httpx_client}
+    )
+    return _rewired(client, api, twin)
+
+
+def _rewired(holder: Any, old: Any, new: Any) -> Any:
+    """A shallow copy of `holder` (a `Client`, its `aio` face, its `models`, ...) with
+    every reference to the API client `old` now to `new`, in it and in what it holds."""
+    twin = copy.copy(holder)
+    for name, value in vars(holder).items():
+        if value is old:
+            setattr(twin, name, new)
+        elif getattr(value, "_api_client", None) is old:
+            setattr(twin, name, _rewired(value, old, new))
+    return twin
+
+
 SDK: Final = Sdk(
     package="google.genai",
     clients=("Client", "Client"),
@@ -68,6 +120,8 @@ SDK: Final = Sdk(
     extra="gemini",
     label="Gemini",
     build=build,
+    guard_http=guarded_copy,
+    aclose=lambda client: client.aio.aclose(),
 )
 #: How `harness record` records it: a plain streamed POST, no SDK.
 RECORDING: Final = "http"
