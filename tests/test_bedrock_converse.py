@@ -226,3 +226,42 @@ def test_a_stream_body_reads_back_as_its_lines_and_a_plain_answer_as_events_alik
     folded.pop("ResponseMetadata")
     again = answer_lines(json.loads(json.dumps(folded, default=str)))
     assert [type(e) for e in _adapt(again)] == [type(e) for e in _adapt(lines)]
+
+
+def test_an_event_boto3_refuses_to_parse_is_a_stream_failure_through_the_sdk(
+    tmp_path: Path,
+) -> None:
+    """botocore's parser refuses a `reasoningContent` delta with no member set (its
+    `ResponseParserError`): `--via sdk` reports it in one line and exits 1, as a live
+    stream's failure, not an internal error; direct replay reads the delta as empty."""
+    from click.testing import CliRunner
+
+    from harness_cli.main import cli
+
+    header, *events = (LIBRARY / "reasoning.jsonl").read_text().splitlines()
+    lines = [json.loads(line) for line in events]
+    for line in lines:
+        delta = line.get("contentBlockDelta", {}).get("delta", {})
+        if "reasoningContent" in delta:
+            delta["reasoningContent"] = {}
+    path = tmp_path / "empty_reasoning.jsonl"
+    path.write_text("\n".join([header, *(json.dumps(line) for line in lines)]) + "\n")
+    result = CliRunner().invoke(cli, ["replay", "--via", "sdk", str(path)])
+    assert result.exit_code == 1, result.output
+    assert result.output.splitlines() == [
+        "connection_error ResponseParserError: Invalid service response: "
+        "ReasoningContentBlockDelta must have one and only one member set."
+    ]
+    assert CliRunner().invoke(cli, ["replay", str(path)]).exit_code == 0
+
+
+def test_only_botocores_parser_refusal_is_a_refused_stream() -> None:
+    from botocore.parsers import ResponseParserError
+
+    from harness._providers import sdk_refused
+    from harness._providers.bedrock_converse.reading import refused_stream
+
+    assert refused_stream(ResponseParserError("no member set"))
+    assert sdk_refused(ResponseParserError("no member set"))
+    assert not refused_stream(ValueError("no member set"))
+    assert not sdk_refused(ValueError("a bug"))

@@ -297,6 +297,7 @@ def test_harness_help_says_what_the_tool_is_for_every_provider() -> None:
     result = CliRunner().invoke(cli, ["--help"], catch_exceptions=False)
     about = " ".join(result.output.split("Options:")[0].split("\n", 2)[2].split())
     assert about == (
-        "Record/replay testing harness for LLM streaming code: Anthropic Messages, "
-        "OpenAI Chat Completions and Responses streams."
+        "Record/replay testing harness for LLM streaming code, one wire dialect a provider "
+        "(docs/providers.md). Its providers: anthropic, openai-chat, openai-responses, "
+        "bedrock-converse and gemini."
     )

@@ -46,6 +46,42 @@ def test_the_page_shows_the_documented_measurement() -> None:
         )
 
 
+def test_each_provider_page_shows_its_rows_as_documented() -> None:
+    pages = behaviour.summary_pages(ROOT / "docs")
+    assert {page.name: named for page, named in pages.items()} == {
+        "bedrock-converse.md": ["bedrock-converse"],
+        "gemini.md": ["gemini"],
+    }
+    documented = behaviour.documented()
+    for page in pages:
+        text = page.read_text()
+        assert behaviour.with_summaries(text, documented) == text, f"{page.name}: `make tables`"
+    shown = behaviour.summary(documented, "bedrock-converse")
+    assert "| raises EventStreamError | `internalServerException_mid_stream`, " in shown
+    assert shown.startswith(f"Measured with boto3 {documented['tested']['boto3']} ")
+
+
+def test_a_summary_groups_the_faults_by_outcome_and_splits_those_whose_cassettes_differ() -> None:
+    measured = {
+        "tested": {"boto3": "1.0"},
+        "rows": {
+            "bedrock-converse": {
+                "text/cut": {"converse_stream()": "returns"},
+                "text/stall": {"converse_stream()": "raises connection_error:ReadTimeout"},
+                "two_tools/cut": {"converse_stream()": "raises IndexError"},
+                "two_tools/stall": {"converse_stream()": "raises connection_error:ReadTimeout"},
+                "two_tools/nan": {"converse_stream()": "returns"},
+            }
+        },
+    }
+    assert behaviour.summary(measured, "bedrock-converse").splitlines()[3:] == [
+        "|---|---|",
+        "| returns | `text/cut`, `nan` |",
+        "| raises IndexError | `two_tools/cut` |",
+        "| raises connection_error:ReadTimeout | `stall` |",
+    ]
+
+
 def test_changed_rows_names_each_row_and_reader_that_differs() -> None:
     then = {"text/a": {"x()": "returns", "y()": "returns"}, "text/b": {"x()": "returns"}}
     now = {"text/a": {"x()": "returns", "y()": "raises IndexError"}, "text/c": {"x()": "returns"}}
@@ -144,3 +180,39 @@ def test_doctor_reads_the_rows_through_anthropicbedrock_and_anthropicvertex_as_d
     for host in ("bedrock", "vertex"):
         assert f"anthropic on {host}: {rows} rows x 2 readers, 1 differ" in result.output
         assert f"anthropic on {host} {row} via {reader}: documented raises" in result.output
+
+
+def test_boto3s_reader_is_served_through_its_own_bedrock_runtime_client() -> None:
+    from harness._replay.clients import cassette_client
+
+    reader = behaviour.READERS["bedrock-converse"]["converse_stream()"]
+    library = ROOT / "cassettes" / "bedrock" / "converse"
+    client = cassette_client(library / "text.jsonl")
+    assert type(client).__module__ == "botocore.client"
+    client.close()
+    assert behaviour._outcome(reader, [library / "errors" / "missing_message_stop.jsonl"], {}) == (
+        "returns"
+    )
+    thrown = behaviour._outcome(reader, [library / "errors" / "throttling_exception.jsonl"], {})
+    assert thrown == "raises EventStreamError"
+
+
+@pytest.mark.slow
+def test_doctor_checks_boto3_and_names_a_row_it_reads_otherwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    documented = behaviour.documented()
+    row, reader = "two_tools/drop_tool_stop", "converse_stream()"
+    documented["rows"]["bedrock-converse"][row][reader] = "raises Invented"
+    path = tmp_path / "sdk_behaviour.json"
+    path.write_text(json.dumps(documented))
+    monkeypatch.setattr(behaviour, "BEHAVIOUR_FILE", path)
+    result = CliRunner().invoke(cli, ["doctor", "--provider", "bedrock-converse"])
+    assert result.exit_code == 1, result.output
+    rows = len(documented["rows"]["bedrock-converse"])
+    assert f"bedrock-converse: {rows} rows x 1 reader, 1 differ" in result.output
+    assert (
+        f"bedrock-converse {row} via {reader}: documented raises Invented, now returns"
+        in result.output
+    )
+    assert "boto3" in result.output

@@ -31,9 +31,10 @@ API error). With --serve, COMMAND asks ANTHROPIC_BASE_URL itself, sending the he
 x-harness-cassette: $HARNESS_CASSETTE. With --persistent, one process takes case after
 case, each ended by {"harness": "case_end"} on its input and its output. The protocol:
 docs/conform.md.
-With --provider openai-chat or openai-responses, each case begins with a header line
+With any other --provider, each case begins with a header line
 {"harness": "case", "provider", "request", "policy"}, then the `data` objects (Chat's
-[DONE] as {"harness": "done"}); with --serve the command asks OPENAI_BASE_URL.
+[DONE] as {"harness": "done"}); with --serve the command asks its SDK's base URL
+variable (OPENAI_BASE_URL, AWS_ENDPOINT_URL_BEDROCK_RUNTIME, ...).
 Without PATH, the cases are the cassette library shipped with the harness and every
 fault variant of its good cassettes. Exit status: 0 every case agrees; 1 some disagree;
 2 unusable (no COMMAND, command not found, a bad PATH)."""
@@ -103,7 +104,7 @@ def _trace_hint(verdict: Any, keep: str | None) -> str:
     default=ANTHROPIC,
     show_default=True,
     metavar="NAME",
-    help="The dialect of the adapter judged: anthropic, openai-chat or openai-responses "
+    help="The dialect of the adapter judged, a provider's name "
     "(its library, its error table, its stdin protocol).",
 )
 @click.option(

@@ -21,10 +21,10 @@ Examples:
 
 Compares the outcomes (events, then the error), not the raw lines: a re-recording
 that chunks text differently shows up, a changed ping does not. Both cassettes are
-of one provider (Anthropic, OpenAI Chat or Responses). Exit status: 0 same outcome;
+of one provider, whichever it is. Exit status: 0 same outcome;
 1 different (a unified diff of the JSON lines is printed); 2 a cassette is unusable,
-or the two are of different providers (PATH:LINE: reason on stderr). With --trace
-(Anthropic cassettes), both traces (as harness replay --trace prints them) side by
+or the two are of different providers (PATH:LINE: reason on stderr). With --trace,
+both traces (as harness replay --trace prints them) side by
 side instead, up to the first row where they differ (!)."""
 
 

@@ -15,12 +15,12 @@ Examples:
   harness doctor
   harness doctor --provider anthropic
 
-Run it after upgrading anthropic or openai. It prints the installed SDK and framework
-versions against the range the harness was tested with, then serves the fault
-catalogue's rows to the installed SDK readers (create(stream=True) and the stream
-helper), through the direct client and through its clients on the hosts the dialect is
-served on (AnthropicBedrock, AnthropicVertex), and reports each row that reads otherwise
-than docs/sdk-readers.md says.
+Run it after upgrading an SDK. It prints the installed SDK and framework versions
+against the range the harness was tested with, then serves each provider's fault
+catalogue rows to its installed SDK's readers (each way a user's code reads a stream,
+named as docs/sdk-readers.md names them), through the direct API's client and the
+clients of the hosts its dialect is served on, and reports each row that reads
+otherwise than docs/sdk-readers.md says.
 Exit status: 0 every row as documented; 1 a row differs (each is listed); 2 an SDK
 it needs is not installed."""
 
@@ -32,13 +32,17 @@ def _measured() -> tuple[str, ...]:
     return sdk_behaviour.PROVIDERS
 
 
+def _readers(count: int) -> str:
+    return f"{count} reader{'' if count == 1 else 's'}"
+
+
 @click.command(epilog=EXAMPLES)
 @click.option(
     "--provider",
     "providers",
     multiple=True,
     type=ProviderChoice(_measured),
-    help="Check this provider's SDK readers only (repeatable; default: all three).",
+    help="Check this provider's SDK readers only (repeatable; default: every provider's).",
 )
 def doctor(providers: tuple[str, ...]) -> None:
     """Compare the installed SDK releases with the documented behaviour."""
@@ -68,9 +72,9 @@ def doctor(providers: tuple[str, ...]) -> None:
     for provider in chosen:
         now = behaviour.measure(provider)
         found = behaviour.changed_rows(provider, now, documented["rows"].get(provider, {}))
-        readers = len(behaviour.READERS[provider])
+        readers = _readers(len(behaviour.READERS[provider]))
         verdict = "as documented" if not found else f"{len(found)} differ"
-        click.echo(f"  {provider}: {len(now)} rows x {readers} readers, {verdict}")
+        click.echo(f"  {provider}: {len(now)} rows x {readers}, {verdict}")
         for change in found:
             click.echo(f"    {change}")
         changes.extend(found)
@@ -79,7 +83,7 @@ def doctor(providers: tuple[str, ...]) -> None:
             on_host = f"{provider} on {host}"
             found = behaviour.changed_rows(on_host, behaviour.measure(provider, host), then)
             verdict = "as documented" if not found else f"{len(found)} differ"
-            click.echo(f"  {on_host}: {len(now)} rows x {readers} readers, {verdict}")
+            click.echo(f"  {on_host}: {len(now)} rows x {readers}, {verdict}")
             for change in found:
                 click.echo(f"    {change}")
             changes.extend(found)

@@ -31,7 +31,8 @@ Examples:
 Each Messages call (POST .../v1/messages) answered 200 (a stream, or a Message,
 whose events are synthesised), and each OpenAI call on any host (POST
 .../chat/completions or .../responses, the resume GET; streamed, plain or an HTTP
-error) becomes OUT/<name>-<N>.jsonl (source: imported); other exchanges are listed
+error), and each other provider's call at its own paths (docs/import.md), becomes
+OUT/<name>-<N>.jsonl (source: imported); other exchanges are listed
 as skipped. Headers are never copied. A file that cannot be read is
 reported and the rest go on; an existing output is left as it was, unless --force.
 Exit status: 0 done; 1 some file or output was not imported, or nothing was found
@@ -83,7 +84,7 @@ def _progress(files: Sequence[str]) -> Iterator[Iterator[str]]:
 @click.option("--out", "out_dir", required=True, metavar="DIR", help="Folder for the cassettes.")
 @click.option("--force", is_flag=True, help="Replace cassettes that already exist in DIR.")
 def import_command(paths: tuple[str, ...], out_dir: str, force: bool) -> None:
-    """Convert recordings of Anthropic and OpenAI calls (vcrpy YAML/JSON, HAR) into cassettes."""
+    """Convert recordings of any provider's calls (vcrpy YAML/JSON, HAR) into cassettes."""
     try:
         files = recording_files(paths)
         names = output_names(files)

@@ -7,6 +7,7 @@ import contextlib
 import importlib
 import os
 import sys
+import textwrap
 from typing import Any
 
 import click
@@ -22,10 +23,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "record": (
         "record",
         "record_command",
-        "Record a live stream (opt-in: ANTHROPIC_API_KEY or OPENAI_API_KEY).",
+        "Record a live stream (opt-in: your API key or cloud credentials).",
     ),
     "import": ("import_", "import_command", "Convert vcrpy cassettes and HAR files to cassettes."),
-    "export": ("export", "export", "Write cassettes as vcrpy cassettes (fault variants too)."),
+    "export": ("export", "export", "Write cassettes as vcrpy or HAR files (fault variants too)."),
     "faults": ("faults", "faults", "Derive broken variants of a good cassette, one per fault."),
     "conform": (
         "conform",
@@ -41,12 +42,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "serve": (
         "serve",
         "serve",
-        "Answer Messages, Chat or Responses requests from cassettes over HTTP.",
+        "Answer every provider's calls from cassettes over HTTP.",
     ),
     "proxy": (
         "serve",
         "proxy",
-        "Forward to the API, recording each Messages, Chat or Responses answer.",
+        "Forward to the API, recording each answer to a provider's call.",
     ),
 }
 
@@ -96,6 +97,21 @@ class LazyGroup(click.Group):
             click.echo(f"harness {name}: internal error: {reason}", err=True)
             sys.exit(Exit.UNUSABLE)
 
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The tool's line, naming the streams it reads as the registry lists them (a
+        provider another distribution registers too; no SDK is imported)."""
+        from harness._providers import providers
+
+        names = [found.name for found in providers()]
+        line = " ".join((self.help or "").split())
+        about = f"{line} Its providers: {', '.join(names[:-1])} and {names[-1]}."
+        formatter.write_paragraph()
+        with formatter.indentation():  # wrapped between words alone: a name keeps its hyphen
+            indent = " " * formatter.current_indent
+            width = max((formatter.width or 80) - formatter.current_indent, 40)
+            for line in textwrap.wrap(about, width, break_on_hyphens=False):
+                formatter.write(f"{indent}{line}\n")
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
@@ -114,8 +130,8 @@ Run `harness COMMAND --help` for a command's options and examples."""
 @click.group(cls=LazyGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="stream-harness", prog_name="harness")
 def cli() -> None:
-    """Record/replay testing harness for LLM streaming code: Anthropic Messages, OpenAI Chat
-    Completions and Responses streams."""
+    """Record/replay testing harness for LLM streaming code, one wire dialect a provider
+    (docs/providers.md)."""
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -52,7 +52,8 @@ With --provider openai-chat or openai-responses the request goes to
 --max-tokens is max_completion_tokens or max_output_tokens (unset by default),
 and the header names the provider; [DONE] is kept as {"harness": "done"}.
 Exit status: 0 written; 1 the request or the stream failed (nothing written);
-2 no ANTHROPIC_API_KEY (OPENAI_API_KEY), bad options, an output folder not writable, a cassette that
+2 no API key (ANTHROPIC_API_KEY, OPENAI_API_KEY, ...) or cloud credentials, bad
+options, an output folder not writable, a cassette that
 cannot be written (a full disk: nothing written), or --out exists without --force."""
 
 
@@ -63,7 +64,7 @@ cannot be written (a full disk: nothing written), or --out exists without --forc
     type=ProviderChoice(),
     default=ANTHROPIC,
     show_default=True,
-    help="The API recorded: Anthropic's Messages, OpenAI's Chat Completions or Responses.",
+    help="The API recorded, by its provider's name.",
 )
 @click.option("--model", help="Model name (overrides the request file's).")
 @click.option("--prompt", help="The user message.")
@@ -129,7 +130,8 @@ def record_command(
     description: str | None,
     force: bool,
 ) -> None:
-    """Record a live stream into a cassette (needs ANTHROPIC_API_KEY or OPENAI_API_KEY; billed)."""
+    """Record a live stream into a cassette (needs the provider's API key or your cloud
+    credentials; billed)."""
 
     shown = False  # whether any text was shown (a flag: the text itself is not held)
 

@@ -178,8 +178,8 @@ error; 2 a cassette is unusable (PATH:LINE: reason on stderr)."""
     default="direct",
     show_default=True,
     help="direct: build the SDK's event objects from the lines; sdk: send the lines as SSE "
-    "bytes through a real SDK client, Anthropic's or OpenAI's as the cassette's provider "
-    "is (in-process, no socket).",
+    "bytes through a real client of the SDK the cassette's provider is read with "
+    "(in-process, no socket).",
 )
 @click.option(
     "--host",

@@ -90,7 +90,8 @@ OPENAI_BASE_URL=http://HOST:PORT/v1 (export $(head -n 1 LOG) sets them), then on
 line a request.
 POST /v1/messages is answered from the Anthropic cassettes, /v1/chat/completions
 from the openai-chat ones, /v1/responses (and its resume GET /v1/responses/ID)
-from the openai-responses ones; an error in each API's own JSON shape.
+from the openai-responses ones, and each other provider's paths from its own
+(docs/providers.md); an error in each API's own JSON shape.
 Which cassette answers: the one named by an x-harness-cassette header (its path
 relative to the served folder, .jsonl optional); else the one whose recorded request
 matches; else the next of the request's provider in order. GET /_harness/requests
@@ -132,7 +133,7 @@ def serve(
     realtime: bool,
     stall_ms: int | None,
 ) -> None:
-    """Answer Messages, Chat Completions and Responses requests from cassettes, over HTTP."""
+    """Answer every provider's calls from cassettes, over HTTP."""
     from harness._http.bounds import LineLog
     from harness._http.server import CassetteServer
     from harness._replay.plan import Chunking
@@ -233,7 +234,7 @@ def proxy(
     port: int,
     upstream_timeout: float,
 ) -> None:
-    """Forward requests to the API; record each Messages, Chat or Responses answer as a cassette."""
+    """Forward requests to the API; record each answer to a provider's call as a cassette."""
     from harness._http.bounds import LineLog
     from harness._http.proxy import RecordingProxy
     from harness._strict.policy import stop_reasons_from

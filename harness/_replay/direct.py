@@ -49,7 +49,7 @@ from harness._exceptions import (
     error_chain,
 )
 from harness._hosts import framed
-from harness._providers import Provider, provider, sdk_classes
+from harness._providers import Provider, provider, sdk_classes, sdk_refused
 from harness._providers.eventstream import FrameError, is_sdk_frame_error
 from harness._providers.frame_rows import UNFRAMED, Framed, FramedReplay
 from harness._replay.plan import (
@@ -334,11 +334,14 @@ def is_stream_failure(error: BaseException) -> bool:
 def _is_connection_failure(error: BaseException) -> bool:
     """The transport failing, as the HTTP library or the SDK says, or the bytes it carried
     not being event-stream frames, as botocore (reading them in `AnthropicBedrock` and
-    boto3) refuses them: `connection_error:ChecksumMismatch`."""
+    boto3) refuses them: `connection_error:ChecksumMismatch`; or the SDK refusing to
+    parse what they carried (a provider's `reading.refused_stream`), named by its class
+    the same way: what a live client would have got from a broken stream."""
     return (
         _is_transport_error(error)
         or isinstance(error, sdk_classes("APIConnectionError"))
         or is_sdk_frame_error(error)
+        or sdk_refused(error)
     )
 
 

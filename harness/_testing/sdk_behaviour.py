@@ -12,7 +12,10 @@ it, so the SDK release that wrapped a connection error does not matter; anything
 by its class).
 
 `make tables` writes what the installed releases do into `BEHAVIOUR_FILE` (shipped in
-the package, with the versions measured) and the table of docs/sdk-readers.md.
+the package, with the versions measured), the table of docs/sdk-readers.md, and the
+short form of a provider's rows (`summary`: its faults grouped by what its readers did)
+into any page of docs/ that marks a place for it (`<!-- sdk-readers-summary NAME -->`,
+a provider's own page).
 `changed_rows` compares a new measurement with the file: `harness doctor` and
 `tests/test_sdk_behaviour.py` report each row that differs, by name.
 
@@ -210,6 +213,12 @@ MEASURED_WITH: Final = (*(sdk.package for sdk in sdks()), "httpx2")
 #: Where docs/sdk-readers.md's table is written (in a checkout).
 DOC: Final = BEHAVIOUR_FILE.parent.parent / "docs" / "sdk-readers.md"
 _BLOCK: Final = ("<!-- sdk-readers-table -->\n", "<!-- /sdk-readers-table -->")
+#: A provider page's block for its `summary` (the provider's name after the first marker).
+SUMMARY_BLOCK: Final = re.compile(
+    r"(<!-- sdk-readers-summary (?P<provider>[\w.-]+) -->\n)(?P<text>.*?)"
+    r"(<!-- /sdk-readers-summary -->)",
+    re.DOTALL,
+)
 
 
 def measure_all() -> dict[str, Any]:
@@ -237,12 +246,61 @@ def table(measured: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
+def summary(measured: Mapping[str, Any], provider: str) -> str:
+    """The Markdown of a provider page's block: its SDK's release, then its faults grouped
+    by what the readers did with them. A fault is named alone where every good cassette
+    it breaks reads alike, else as `<good cassette>/<fault>`."""
+    readers = list(READERS[provider])
+    sdk = sdk_of(provider)
+    outcomes: dict[str, dict[str, tuple[str, ...]]] = {}
+    for row, found in measured["rows"][provider].items():
+        source, _, fault = row.partition("/")
+        outcomes.setdefault(fault, {})[source] = tuple(found[r] for r in readers)
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for fault, by_source in outcomes.items():
+        if len(set(by_source.values())) == 1:
+            groups.setdefault(next(iter(by_source.values())), []).append(f"`{fault}`")
+            continue
+        for source, outcome in by_source.items():
+            groups.setdefault(outcome, []).append(f"`{source}/{fault}`")
+    parts = [
+        f"Measured with {sdk} {measured['tested'].get(sdk)} (`make tables`; every row in "
+        f"[sdk-readers.md](sdk-readers.md)).\n\n| "
+        + " | ".join(f"`{r}`" for r in readers)
+        + " | rows |\n|"
+        + "---|" * (len(readers) + 1)
+        + "\n"
+    ]
+    for outcome, faults in groups.items():
+        parts.append("| " + " | ".join(outcome) + f" | {', '.join(faults)} |\n")
+    return "".join(parts)
+
+
+def summary_pages(docs: Path | None = None) -> dict[Path, list[str]]:
+    """The pages of docs/ that mark a place for a provider's `summary`, each with the
+    providers it names."""
+    found: dict[Path, list[str]] = {}
+    for page in sorted((docs or DOC.parent).glob("*.md")):
+        named = [m["provider"] for m in SUMMARY_BLOCK.finditer(page.read_text(encoding="utf-8"))]
+        if named:
+            found[page] = named
+    return found
+
+
+def with_summaries(text: str, measured: Mapping[str, Any]) -> str:
+    """A page's text with each of its summary blocks written from `measured`."""
+    return SUMMARY_BLOCK.sub(lambda m: m[1] + summary(measured, m["provider"]) + m[4], text)
+
+
 def write(measured: Mapping[str, Any], data: Path = BEHAVIOUR_FILE, doc: Path = DOC) -> None:
-    """Write a measurement into the package's data file and the doc's marked block."""
+    """Write a measurement into the package's data file, the doc's marked block and the
+    provider pages' summaries."""
     text = doc.read_text(encoding="utf-8")
     start, end = text.index(_BLOCK[0]) + len(_BLOCK[0]), text.index(_BLOCK[1])
     _write_text(data, json.dumps(measured, indent=1) + "\n")
     _write_text(doc, text[:start] + table(measured) + text[end:])
+    for page in summary_pages(doc.parent):
+        _write_text(page, with_summaries(page.read_text(encoding="utf-8"), measured))
 
 
 def _write_text(path: Path, text: str) -> None:

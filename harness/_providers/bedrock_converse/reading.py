@@ -7,18 +7,24 @@ does not know skipped). An exception frame is raised mid-stream as botocore's
 `EventStreamError`, whose code is the exception's name: `error_line` hands it back as
 the line it was (`{"throttlingException": {"message": ...}}`), so the outcome is the
 `api_error:<name>` direct replay gives. An HTTP error answer before the stream is
-botocore's `ClientError`, raised here as the `APIErrorEvent` of its code and message.
+botocore's `ClientError`, raised here as the `APIErrorEvent` of its code and message. An
+event its service model forbids (a `reasoningContent` delta with no member set) is
+refused by botocore's parser, its `ResponseParserError`: `refused_stream` says it is a
+stream failure (`connection_error:ResponseParserError`), not a bug.
 boto3 has no async client: `acreate_items` reads the sync one (the driver is then the
 async one). Nothing here imports boto3: the client is given.
 
 Direct replay feeds the adapter the lines' dicts (`direct_builders`), an `http_error`
-line raised as `APIErrorEvent`. It has no `USER_READERS` yet: `harness doctor` and
-docs/sdk-readers.md do not measure boto3 (their table is written by `make tables`).
+line raised as `APIErrorEvent`. `USER_READERS` is how a user's code reads a stream
+(`converse_stream()["stream"]` iterated to its end, as boto3 raises), and `SAMPLES` the
+library's good cassettes it is served the fault rows of (`harness doctor`,
+`harness._testing.sdk_behaviour`).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Final
 
 from harness._exceptions import APIErrorEvent
@@ -28,10 +34,13 @@ __all__ = [
     "DRIVER_OPTIONS",
     "READERS",
     "REQUEST",
+    "SAMPLES",
+    "USER_READERS",
     "acreate_items",
     "create_items",
     "direct_builders",
     "error_line",
+    "refused_stream",
 ]
 
 #: The SDK's one reader of a stream: the iteration of `converse_stream()["stream"]`.
@@ -43,6 +52,9 @@ REQUEST: Final[dict[str, Any]] = {
 }
 #: What the driver is told: nothing (the stream has no end sentinel).
 DRIVER_OPTIONS: Final[dict[str, Any]] = {}
+#: The library's good cassettes (a text answer, one with tool calls) `USER_READERS` are
+#: served the fault rows of, under the harness's cassette library.
+SAMPLES: Final = ("bedrock/converse/text.jsonl", "bedrock/converse/two_tools.jsonl")
 
 
 def _client_error(error: Exception) -> APIErrorEvent | None:
@@ -86,6 +98,14 @@ def error_line(error: Exception) -> dict[str, Any] | None:
     return {str(details.get("Code")): {"message": str(details.get("Message", ""))}}
 
 
+def refused_stream(error: BaseException) -> bool:
+    """Whether `error` is botocore refusing to parse an event of the stream (its
+    `ResponseParserError`: a member its service model requires missing). Imports nothing."""
+    parsers = sys.modules.get("botocore.parsers")
+    refused = getattr(parsers, "ResponseParserError", None)
+    return refused is not None and isinstance(error, refused)
+
+
 def _line(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
@@ -116,3 +136,13 @@ def direct_builders(sdk_objects: bool) -> DirectBuilders:
     """What direct replay feeds the adapter: each line's dict (whatever `sdk_objects`
     says: boto3's events are dicts), an `http_error` line raised as `APIErrorEvent`."""
     return DirectBuilders(_line, _http_error)
+
+
+def _drain(client: Any) -> None:
+    for _ in client.converse_stream(**REQUEST)["stream"]:
+        pass
+
+
+#: Reader name -> how a user's code reads the stream with a client: boto3's own errors
+#: (`ClientError`, `EventStreamError`) raised as boto3 raises them.
+USER_READERS: Final[dict[str, Callable[[Any], None]]] = {"converse_stream()": _drain}
