@@ -61,6 +61,10 @@ class Recorded:
     frames: Framed | None = None
     #: the content type of a streamed body `sse_body` writes (Bedrock's event-stream frames)
     content_type: str = "text/event-stream; charset=utf-8"
+    #: a streamed body's reader as it arrives, for a dialect whose stream may be other than
+    #: SSE (Gemini's JSON array): `(max_line) -> reader`, its `feed(piece)` and `finish()`
+    #: giving the lines (`ValueError` for a body that cannot be its stream); None: SSE
+    stream_reader: Callable[[int | None], Any] | None = None
     #: path -> the host its own paths name (a header's `host`; None: the direct API);
     #: None: a host's calls are `harness._hosts`' paths
     host_of: Callable[[str], str | None] | None = None

@@ -23,9 +23,9 @@ import orjson
 
 from harness._providers.gemini.errors import PROVIDER
 from harness._providers.gemini.framing import ARRAY, ENDPOINTS, encode_chunk, host_at, model_at
-from harness._providers.jsonarray import ArrayError, elements_from_body
+from harness._providers.jsonarray import MAX_ELEMENT, ArrayDecoder, ArrayError, elements_from_body
 from harness._providers.recorded import Recorded
-from harness._providers.sse import sse_fields
+from harness._providers.sse import FieldsDecoder, sse_fields
 from harness._providers.wire import at_endpoint
 
 __all__ = [
@@ -99,6 +99,39 @@ def stream_lines(body: bytes) -> list[Any]:
     return field_lines(sse_fields(body))
 
 
+class StreamReader:
+    """A streamed body read as it arrives, in whichever framing it came: the first byte
+    that is not white space says which (`[`: the JSON array, read by `ArrayDecoder`;
+    else SSE, by `FieldsDecoder`); `feed` and `finish` give the chunks. `ValueError`
+    (an `ArrayError` naming its code, an `SSEFormatError`) for a body that is neither."""
+
+    def __init__(self, max_line: int | None = None) -> None:
+        self._max = max_line
+        self._decoder: ArrayDecoder | FieldsDecoder | None = None
+
+    def feed(self, piece: bytes) -> list[Any]:
+        if self._decoder is None:
+            head = piece.lstrip()
+            if not head:
+                return []
+            if head[:1] == b"[":
+                limit = self._max or MAX_ELEMENT
+                self._decoder = ArrayDecoder(max_element=limit)
+            else:
+                self._decoder = FieldsDecoder(max_line=self._max)
+        return self._lines(self._decoder.feed(piece))
+
+    def finish(self) -> list[Any]:
+        if self._decoder is None:
+            return []
+        return self._lines(self._decoder.finish() or [])
+
+    def _lines(self, read: list[dict[str, Any]]) -> list[Any]:
+        if isinstance(self._decoder, ArrayDecoder):
+            return read
+        return field_lines([(event["name"], event["data"]) for event in read])
+
+
 def answer_lines(response: Any) -> list[Any]:
     """The one chunk a `GenerateContentResponse` answer is; `ValueError` for other JSON."""
     if not isinstance(response, dict) or not (
@@ -170,6 +203,7 @@ RECORDED: Final = Recorded(
     exported_call=exported_call,
     request_headers={},
     sse_body=sse_body,
+    stream_reader=StreamReader,
     host_of=host_at,
     exported=exported,
 )
