@@ -5,8 +5,9 @@ A name is credential-like when, case-insensitively, it contains `key`, `token`,
 or is an account or request identifier header (Anthropic's `anthropic-organization-id`
 and `request-id`; OpenAI's `openai-organization`, `openai-project` and `x-request-id`;
 Azure's `apim-request-id`). Azure's `api-key` header and query parameter are `*key*`. Counts
-named `*tokens` (`max_tokens`, `input_tokens`) and their details (`prompt_tokens_details`)
-are not credentials and stay. Record,
+named `*tokens` (`max_tokens`, `input_tokens`, `maxOutputTokens`), their details
+(`prompt_tokens_details`, `promptTokensDetails`) and `*TokenCount` (`promptTokenCount`,
+a details entry's `tokenCount`) are not credentials and stay. Record,
 `--vcr`, import, the proxy, the server and captured requests all go through here.
 
 Names are not enough: an upstream may repeat the key it was sent in an error message or
@@ -70,9 +71,10 @@ def is_secret_name(name: str) -> bool:
     lowered = name.lower()
     if lowered in _IDENTIFYING_HEADERS:
         return True
-    lowered = lowered.removesuffix("_details")  # prompt_tokens_details: counts, too
-    if lowered.endswith("tokens"):  # max_tokens, budget_tokens, input_tokens: counts
-        return bool(_SECRET.search(lowered.removesuffix("tokens")))
+    lowered = lowered.removesuffix("_details").removesuffix("details")  # counts, too
+    for count in ("tokens", "tokencount"):  # max_tokens, input_tokens, promptTokenCount
+        if lowered.endswith(count):
+            return bool(_SECRET.search(lowered.removesuffix(count)))
     return bool(_SECRET.search(lowered))
 
 
@@ -84,16 +86,23 @@ def is_secret_name(name: str) -> bool:
 _ANSWER_FIELDS: Final = frozenset(
     {("thinking", "signature"), ("signature_delta", "signature"), ("reasoningContent", "signature")}
 )
-#: The field of an OpenAI log-probability entry (an object with a `logprob`) that holds
-#: the token's text: the protocol's own too.
-_LOGPROB_TOKEN: Final = "token"
+#: Fields named like a credential that are an answer's own wherever they sit: a content
+#: part's `thoughtSignature` (the model's thinking, opaque, which a client sends back
+#: with the call it came with), not a credential.
+_ANSWER_NAMES: Final = frozenset({"thoughtSignature"})
+#: The fields of a log-probability entry (an object with a `logprob` or a
+#: `logProbability`) that hold the token's text and its id: the protocol's own too.
+_LOGPROB_TOKEN: Final = frozenset({"token", "tokenId"})
+_LOGPROB: Final = ("logprob", "logProbability")
 
 
 def _protocol_field(value: dict[Any, Any], key: str, under: object) -> bool:
     """Whether `value[key]`, named like a credential, is an answer's own field (`value`
     sitting under the key `under`)."""
-    if key == _LOGPROB_TOKEN:
-        return "logprob" in value
+    if key in _LOGPROB_TOKEN:
+        return any(name in value for name in _LOGPROB)
+    if key in _ANSWER_NAMES:
+        return True
     return (value.get("type"), key) in _ANSWER_FIELDS or (under, key) in _ANSWER_FIELDS
 
 

@@ -123,8 +123,10 @@ def test_listening_beyond_localhost_is_said(tmp_path: Path) -> None:
         first = proxy.line()
         # the proxy forwards for every SDK: each one's base URL, on the one first line
         assert re.fullmatch(
-            r"ANTHROPIC_BASE_URL=http://0\.0\.0\.0:(\d+) OPENAI_BASE_URL=http://0\.0\.0\.0:\1/v1"
-            r" GOOGLE_GEMINI_BASE_URL=http://0\.0\.0\.0:\1",
+            r"ANTHROPIC_BASE_URL=http://0\.0\.0\.0:(\d+) ANTHROPIC_BEDROCK_BASE_URL=http://0\.0\.0\.0:\1"
+            r" ANTHROPIC_VERTEX_BASE_URL=http://0\.0\.0\.0:\1/v1 OPENAI_BASE_URL=http://0\.0\.0\.0:\1/v1"
+            r" AWS_ENDPOINT_URL_BEDROCK_RUNTIME=http://0\.0\.0\.0:\1"
+            r" GOOGLE_GEMINI_BASE_URL=http://0\.0\.0\.0:\1 GOOGLE_VERTEX_BASE_URL=http://0\.0\.0\.0:\1",
             first,
         ), first
         _, _, err = proxy.stop()

@@ -105,7 +105,8 @@ def test_serve_keeps_answering_while_nobody_reads_its_output() -> None:
         assert first == (
             f"ANTHROPIC_BASE_URL={url} ANTHROPIC_BEDROCK_BASE_URL={url}"
             f" ANTHROPIC_VERTEX_BASE_URL={url}/v1 OPENAI_BASE_URL={url}/v1"
-            f" AWS_ENDPOINT_URL_BEDROCK_RUNTIME={url} GOOGLE_GEMINI_BASE_URL={url}\n"
+            f" AWS_ENDPOINT_URL_BEDROCK_RUNTIME={url} GOOGLE_GEMINI_BASE_URL={url}"
+            f" GOOGLE_VERTEX_BASE_URL={url}\n"
         )
         _fill(write_end)  # as a fixture that read the URL and never reads again
         headers = {"x-api-key": KEY, "x-harness-cassette": "text_only"}
@@ -424,11 +425,14 @@ HOSTED = "ANTHROPIC_BEDROCK_BASE_URL=http://h:1 ANTHROPIC_VERTEX_BASE_URL=http:/
             "ANTHROPIC_BASE_URL=http://h:1 " + HOSTED,
         ),
         ([LIBRARY / "openai" / "responses"], "OPENAI_BASE_URL=http://h:1/v1"),
-        ([LIBRARY / "gemini"], "GOOGLE_GEMINI_BASE_URL=http://h:1"),
+        (
+            [LIBRARY / "gemini"],
+            "GOOGLE_GEMINI_BASE_URL=http://h:1 GOOGLE_VERTEX_BASE_URL=http://h:1",
+        ),
         (
             [LIBRARY],
             f"ANTHROPIC_BASE_URL=http://h:1 {HOSTED} OPENAI_BASE_URL=http://h:1/v1"
-            " AWS_ENDPOINT_URL_BEDROCK_RUNTIME=http://h:1 GOOGLE_GEMINI_BASE_URL=http://h:1",
+            " AWS_ENDPOINT_URL_BEDROCK_RUNTIME=http://h:1 GOOGLE_GEMINI_BASE_URL=http://h:1 GOOGLE_VERTEX_BASE_URL=http://h:1",
         ),
     ],
     ids=["anthropic", "openai-both-dialects-once", "gemini", "every-sdk"],
@@ -444,7 +448,7 @@ def test_the_proxy_announces_every_sdks_base_url(tmp_path: Path) -> None:
     providers = RecordingProxy("http://upstream", tmp_path).providers
     assert base_url_line("http://h:1", providers) == (
         f"ANTHROPIC_BASE_URL=http://h:1 {HOSTED} OPENAI_BASE_URL=http://h:1/v1"
-        " AWS_ENDPOINT_URL_BEDROCK_RUNTIME=http://h:1 GOOGLE_GEMINI_BASE_URL=http://h:1"
+        " AWS_ENDPOINT_URL_BEDROCK_RUNTIME=http://h:1 GOOGLE_GEMINI_BASE_URL=http://h:1 GOOGLE_VERTEX_BASE_URL=http://h:1"
     )
 
 

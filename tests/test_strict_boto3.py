@@ -172,7 +172,7 @@ def test_a_cassette_client_takes_strict_too() -> None:
 
 
 def test_strict_names_the_clients_it_takes() -> None:
-    with pytest.raises(InputError, match="a boto3 bedrock-runtime client, .*not object"):
+    with pytest.raises(InputError, match=r"a boto3 bedrock-runtime client, .*not object"):
         harness.strict(object())  # type: ignore[type-var]
     other = boto3.client(
         "s3", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"

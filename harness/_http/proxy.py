@@ -489,7 +489,7 @@ class RecordingProxy:
         if file is not None:
             # What the client forwarded to upstream: masked wherever the answer repeats it.
             secrets = credentials(request.headers, self.upstream + request.rel_url.raw_path_qs)
-            header = self._header(mask(request_json or {}, secrets), dialect, hosted)
+            header = self._header(mask(request_json or {}, secrets), dialect, hosted, request.path)
             streamed = streams and upstream.status == 200
             host = None if hosted is None else hosted.host
             answer = _Answer(
@@ -719,12 +719,20 @@ class RecordingProxy:
         return True, f" (--strict: {failure.code}: the answer ends in an error event{why})"
 
     def _header(
-        self, request: dict[str, Any], dialect: Recorded | None, hosted: Hosted | None = None
+        self,
+        request: dict[str, Any],
+        dialect: Recorded | None,
+        hosted: Hosted | None = None,
+        path: str = "",
     ) -> dict[str, Any]:
         model = str(request.get("model", "unknown model"))
         named = {} if dialect is None else {"provider": dialect.provider}
         if hosted is not None:
             named["host"] = hosted.host.name
+        elif dialect is not None and dialect.host_of is not None:
+            found = dialect.host_of(path)  # where its own path says it is served
+            if found is not None:
+                named["host"] = found
         return make_header(
             f"Recorded by harness proxy from {model}",
             "recorded",

@@ -82,7 +82,7 @@ def _request(header: dict[str, Any], dialect: Dialect, lines: list[Line]) -> dic
 
 
 def _response(
-    body: bytes, error: dict[str, Any] | None, content_type: str | None = None
+    body: bytes | str, error: dict[str, Any] | None, content_type: str | None = None
 ) -> dict[str, Any]:
     if error is not None:
         headers = {str(k).lower(): [str(v)] for k, v in (error.get("headers") or {}).items()}
@@ -91,14 +91,14 @@ def _response(
             "headers": {**headers, "content-type": ["application/json"]},
             "status": {"code": int(error["status"]), "message": "Error"},
         }
-    if content_type is not None:  # frames: bytes, which YAML writes as `!!binary`
+    if content_type is not None:  # frames: bytes, which YAML writes as `!!binary`; or text
         return {
             "body": {"string": body},
             "headers": {"content-type": [content_type]},
             "status": {"code": 200, "message": "OK"},
         }
     return {
-        "body": {"string": body.decode("utf-8")},
+        "body": {"string": body.decode("utf-8") if isinstance(body, bytes) else body},
         "headers": {
             "cache-control": ["no-cache"],
             "content-type": ["text/event-stream; charset=utf-8"],
@@ -136,15 +136,23 @@ def vcr_cassette(
     directive `error`."""
     dialect = for_provider(provider)
     lines = [dialect.done if event.get("harness") == DONE else event for event in events]
-    call, frames, content_type = _hosted(
-        header, dialect, dialect.exported_call(_request(header, dialect, lines))
-    )
-    method, uri, body = call
-    answer = (
-        dialect.sse_body(lines)
-        if frames is None
-        else b"".join(frames.encode(line) for line in lines if isinstance(line, dict))
-    )
+    request = _request(header, dialect, lines)
+    answer: bytes | str
+    content_type: str | None
+    if dialect.exported is not None:  # its own paths name the host and the framing
+        host = header.get("host")
+        method, uri, body, raw, content_type = dialect.exported(
+            request, host if isinstance(host, str) else None, lines
+        )
+        answer = raw.decode("utf-8")  # text: SSE, or the JSON array
+    else:
+        call, frames, content_type = _hosted(header, dialect, dialect.exported_call(request))
+        method, uri, body = call
+        answer = (
+            dialect.sse_body(lines)
+            if frames is None
+            else b"".join(frames.encode(line) for line in lines if isinstance(line, dict))
+        )
     request_headers = {"accept": ["application/json"], **dialect.request_headers}
     if body is not None:
         request_headers["content-type"] = ["application/json"]

@@ -38,6 +38,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -302,6 +303,8 @@ def _header(
         metadata["provider"] = dialect.provider
     if hosted is not None:
         metadata["host"] = hosted.host.name
+    elif dialect.host_of is not None and (named := dialect.host_of(_path(exchange.uri))):
+        metadata["host"] = named  # where the dialect's own path says it was served
     if isinstance(model, str):
         metadata["model"] = model
     sdk_version = exchange.request_headers.get("x-stainless-package-version", "")
@@ -322,6 +325,13 @@ def _header(
         recorded_at=_recorded_at(exchange),
         **metadata,
     )
+
+
+def _path(uri: str) -> str:
+    try:
+        return urlsplit(uri).path
+    except ValueError:
+        return ""
 
 
 def _exchanges(path: str) -> list[Exchange | Unreadable]:

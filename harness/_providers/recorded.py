@@ -6,6 +6,10 @@ as the cassette's lines, the model they
 name, the call and body an export writes (and that body's content type, SSE unless
 the dialect's is another: Bedrock's ConverseStream frames), and for a dialect whose own
 wire is event-stream frames, those (`frames`: import decodes a binary body with them).
+A dialect whose own paths and query say where and how a call was answered (Gemini's:
+the Gemini API's path or Vertex's, SSE or a JSON array) gives `host_of` (the host a
+call's path names, for the header) and `exported` (the call and body an export writes
+for a header's request and host).
 `harness._interop.dialects` finds an exchange's provider through these; the importer
 and the exporter spell no event type.
 """
@@ -57,3 +61,20 @@ class Recorded:
     frames: Framed | None = None
     #: the content type of a streamed body `sse_body` writes (Bedrock's event-stream frames)
     content_type: str = "text/event-stream; charset=utf-8"
+    #: a streamed body's reader as it arrives, for a dialect whose stream may be other than
+    #: SSE (Gemini's JSON array): `(max_line) -> reader`, its `feed(piece)` and `finish()`
+    #: giving the lines (`ValueError` for a body that cannot be its stream); None: SSE
+    stream_reader: Callable[[int | None], Any] | None = None
+    #: path -> the host its own paths name (a header's `host`; None: the direct API);
+    #: None: a host's calls are `harness._hosts`' paths
+    host_of: Callable[[str], str | None] | None = None
+    #: (request, header's host, lines) -> (method, URI, JSON body, answer's body, its
+    #: content type), the call an export writes, in the framing the request names; None:
+    #: `exported_call` and `sse_body` (at a host of `harness._hosts`, the host's URL)
+    exported: (
+        Callable[
+            [dict[str, Any], str | None, list[Any]],
+            tuple[str, str, dict[str, Any] | None, bytes, str],
+        ]
+        | None
+    ) = None

@@ -98,7 +98,12 @@ def lines_of_answer(
             if reader.events == 0:
                 raise ValueError("the stream held no event")
             return events, {}
-    if framed is not None or "text/event-stream" in kept.get("content-type", ""):
+    own = (
+        dialect is not None
+        and dialect.stream_reader is not None
+        and bytes(body).lstrip()[:1] == b"["
+    )
+    if own or framed is not None or "text/event-stream" in kept.get("content-type", ""):
         reader = StreamLines(dialect, secrets=secrets, host=framed)
         events = [*reader.feed(bytes(body)), *reader.finish()]
         if reader.events == 0:
@@ -122,7 +127,8 @@ class StreamLines:
     frames) its `decoder` reads the events instead, as the guard reads them (a frame it
     refuses is a `FrameError`, a `ValueError`); a dialect whose own wire is frames
     (`Recorded.frames`: ConverseStream's) reads them with its own decoder, wherever
-    it is served."""
+    it is served, and one with a reader of its own (`Recorded.stream_reader`: Gemini's,
+    SSE or the JSON array) reads its body with that."""
 
     def __init__(
         self,
@@ -140,9 +146,12 @@ class StreamLines:
         frames = dialect.frames if dialect is not None else None
         if frames is None and host is not None:
             frames = host.frames
+        self._own = dialect is not None and dialect.stream_reader is not None
         if frames is not None:
             self._decoder = frames.decoder()
             self._dialect = None  # the frames' decoder gives the events themselves
+        elif dialect is not None and dialect.stream_reader is not None:
+            self._decoder = dialect.stream_reader(max_line)  # its lines, in any framing
         elif dialect is None or dialect.field_lines is None:
             self._decoder = StreamingDecoder(max_line=max_line)
         else:
@@ -156,12 +165,16 @@ class StreamLines:
 
     def _lines(self, read: list[dict[str, Any]]) -> list[dict[str, Any]]:
         dialect = self._dialect
-        if dialect is None or dialect.field_lines is None:
+        if dialect is None or (dialect.field_lines is None and not self._own):
             self.events += len(read)
             return read
         if not read:
             return []
-        lines = dialect.field_lines([(event["name"], event["data"]) for event in read])
+        if self._own:
+            lines: list[Any] = read
+        else:
+            assert dialect.field_lines is not None
+            lines = dialect.field_lines([(event["name"], event["data"]) for event in read])
         checked = _checked(dialect, lines, self.events, self._secrets)
         self.events += sum(1 for line in checked if "harness" not in line)
         return checked

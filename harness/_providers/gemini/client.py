@@ -15,6 +15,12 @@ whose API client sends through the guarded twins of the two the original holds. 
 those are is google-genai's own (its `_api_client`, `_httpx_client`,
 `_async_httpx_client`: documented nowhere, held to the release installed by
 tests/test_strict_gemini.py).
+
+`HOSTED` says the dialect is served on Vertex too, at its own paths
+(`/{version}/projects/.../publishers/google/models/{model}:streamGenerateContent`), read
+by the same `Client` built with `vertexai=True` (`build_vertex`): a cassette whose header
+names `"host": "vertex"` is answered to that client, built with a dummy project, location
+and access token (`DUMMY_VERTEX`), so nothing of the user's Google configuration is read.
 """
 
 from __future__ import annotations
@@ -27,7 +33,16 @@ from harness._exceptions import InputError
 from harness._providers.sdk import Sdk
 from harness._providers.wire import ClientEnv
 
-__all__ = ["RECORDING", "SDK", "auth_headers", "build", "guarded_copy"]
+__all__ = [
+    "DUMMY_VERTEX",
+    "HOSTED",
+    "RECORDING",
+    "SDK",
+    "auth_headers",
+    "build",
+    "build_vertex",
+    "guarded_copy",
+]
 
 
 def build(
@@ -130,3 +145,43 @@ RECORDING: Final = "http"
 def auth_headers(key: str) -> dict[str, str]:
     """The header the API reads its key from."""
     return {"x-goog-api-key": key}
+
+
+#: The dummy project, location and access token a Vertex cassette client is built with.
+DUMMY_VERTEX: Final = {"project": "stream-harness", "location": "us-central1"}
+_DUMMY_TOKEN: Final = "harness-replay-no-token"
+
+
+def build_vertex(
+    client_class: Any, http_client: Any, *, base_url: str | None, api_key: str, options: Any
+) -> Any:
+    """A `Client(vertexai=True, ...)` over `http_client`, as `build` builds one, with a
+    dummy project, location and access token (a token already given is never refreshed,
+    so no Google credentials are looked for); the caller's own settings win."""
+    from google.oauth2.credentials import Credentials
+
+    given = {
+        "vertexai": True,
+        "credentials": Credentials(token=_DUMMY_TOKEN),  # type: ignore[no-untyped-call]
+        **DUMMY_VERTEX,
+        **dict(options),
+    }
+
+    def vertex_client(api_key: str, **rest: Any) -> Any:  # Vertex takes no API key here
+        return client_class(**rest)
+
+    return build(vertex_client, http_client, base_url=base_url, api_key=api_key, options=given)
+
+
+#: Where else the dialect is served, and the client reading it there (module docstring).
+HOSTED: Final = {
+    "vertex": Sdk(
+        package="google.genai",
+        clients=("Client", "Client"),
+        base_url="https://us-central1-aiplatform.googleapis.com",
+        env=ClientEnv("GOOGLE_VERTEX_BASE_URL", "GOOGLE_CLOUD_PROJECT"),
+        extra="gemini",
+        label="Gemini on Vertex",
+        build=build_vertex,
+    ),
+}

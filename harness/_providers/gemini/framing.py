@@ -20,8 +20,10 @@ answers (`response_from_chunks`): candidate 0's parts in order, consecutive text
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
+from urllib.parse import unquote
 
 from harness._exceptions import APIErrorEvent
 from harness._json import dump_line
@@ -35,6 +37,8 @@ __all__ = [
     "STATUS_OF",
     "encode_chunk",
     "error_answer",
+    "host_at",
+    "model_at",
     "response_from_chunks",
     "streamed",
 ]
@@ -50,6 +54,27 @@ ENDPOINTS: Final = (
     f"{_API}:generateContent",
     f"{_VERTEX}:generateContent",
 )
+#: A call's path, the model it names and whether it is Vertex's (a `project` group).
+_CALL: Final = re.compile(
+    r"(?:/projects/(?P<project>[^/]+)/locations/[^/]+/publishers/google)?"
+    r"/models/(?P<model>[^/:]+):(?:stream)?[Gg]enerateContent\Z"
+)
+#: The host name a cassette's header gives a call at Vertex's path.
+VERTEX: Final = "vertex"
+
+
+def model_at(path: str) -> str | None:
+    """The model a call's path names (`gemini-2.5-flash`), None for a path of no call."""
+    match = _CALL.search(path)
+    return None if match is None else unquote(match["model"])
+
+
+def host_at(path: str) -> str | None:
+    """`vertex` for a call at Vertex's path, None at the Gemini API's (or any other)."""
+    match = _CALL.search(path)
+    return VERTEX if match is not None and match["project"] is not None else None
+
+
 #: The request fields a replayed request is compared on by default.
 MATCH_ON: Final = ("contents", "tools", "systemInstruction")
 
