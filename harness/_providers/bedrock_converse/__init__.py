@@ -14,6 +14,7 @@ and write of it (its calls, an event-stream body and a plain answer as lines); `
 is its fault catalogue (`harness.faults.catalogue("bedrock-converse")`); `guard` the
 calls it claims (the guard over boto3 is not done: it checks no answer yet); `conform`
 what `harness conform` tells an adapter beside the events (the policy) and where its
-cases are. May import the flat core and the provider-neutral modules of
-`harness._providers`; never boto3 at import time.
+cases are; `conversation` turns the agent loop's conversation into a request
+(`harness.agent.BedrockConverseModelClient`). May import the flat core and the
+provider-neutral modules of `harness._providers`; never boto3 at import time.
 """

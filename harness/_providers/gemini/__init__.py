@@ -13,6 +13,7 @@ write of it (its calls, an SSE or JSON-array body, a plain answer); `faults` its
 catalogue (`harness.faults.catalogue("gemini")`); `conform` what `harness conform`
 tells an adapter beside the chunks (its policy) and where its default cases are
 (`cassettes/gemini/`); `guard` which calls `harness.strict` claims as Gemini's (their
-answers are passed untouched for now). May import the flat
+answers are passed untouched for now); `conversation` turns the agent loop's
+conversation into a request (`harness.agent.GeminiModelClient`). May import the flat
 core and the provider-neutral modules of `harness._providers`; never the SDK.
 """
