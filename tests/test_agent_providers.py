@@ -247,11 +247,13 @@ class FakeSDK:
         self, *, model: str, contents: Any, config: dict[str, Any] | None = None
     ) -> FakeStream:
         request = {"model": model, "contents": contents}
+        if config:  # google-genai sends a `generationConfig` whenever given a config
+            request["generationConfig"] = {}
         for key, value in (config or {}).items():
             if key in ("systemInstruction", "tools"):
                 request[key] = value
             else:
-                request.setdefault("generationConfig", {})[key] = value
+                request["generationConfig"][key] = value
         found: FakeStream = self._answer(request, FakeStream)
         return found
 
@@ -378,7 +380,7 @@ def test_the_conversation_maps_to_each_apis_shape() -> None:
     spec = converse["toolConfig"]["tools"][0]["toolSpec"]
     assert spec["inputSchema"] == {"json": ReadTool(".").definition.input_schema}
     gemini = GeminiModelClient(object(), model="m").request_params(request)  # type: ignore[arg-type]
-    assert "generationConfig" not in gemini
+    assert gemini["generationConfig"] == {}  # as google-genai sends it given a config
     assert gemini["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
     call = {"name": "read", "args": {"path": "a.txt"}}
     answer = {"name": "read", "response": {"error": "a.txt: no such file"}}
@@ -411,6 +413,8 @@ def test_the_conversation_maps_to_each_apis_shape() -> None:
         },
     ]
     assert "systemInstruction" not in sent and "tools" not in sent
+    bare = GeminiModelClient(object()).request_params(ModelRequest("", tuple(made), ()))  # type: ignore[arg-type]
+    assert "generationConfig" not in bare
     assert messages_to_api(messages)[0] == {
         "role": "user",
         "content": [{"type": "text", "text": "Read a.txt."}],

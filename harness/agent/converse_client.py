@@ -9,18 +9,21 @@ Bedrock ends the stream with (botocore raises it mid-iteration) is handed to the
 as the line it was (`reading.error_line`), so a turn fails with the API error replay
 reports.
 
-boto3 is synchronous, and its reads block: the request, and each next event, are run
-in a worker thread (`asyncio.to_thread`), so the event loop never waits on a socket and
-an abort or a cancellation is answered at once. The read in flight cannot be stopped; it
-is abandoned, and closing the stream (its HTTP response) ends it. A task cancelled while
-the request is being sent closes the stream the request opens, once it has. boto3 is
-imported only when a client is created without one (`boto3.client("bedrock-runtime")`,
-its region and credentials from the user's AWS configuration).
+boto3 is synchronous, and its reads block: the request and the reading of its stream
+run in a thread of their own (a daemon), which hands each event to the event loop
+through a queue, so the loop never waits on a socket, and an abort or a cancellation is
+answered at once, even while the request is being sent or the model is silent. A read in
+flight cannot be stopped: closing the stream (its HTTP response) ends it, and a request
+still being sent closes the stream it opens, once it has; neither the loop nor the
+interpreter's exit waits for the thread. boto3 is imported only when a client is created
+without one (`boto3.client("bedrock-runtime")`, its region and credentials from the
+user's AWS configuration).
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Final
 
@@ -50,52 +53,76 @@ class BedrockConverseModelClient(DialectModelClient[Any]):
     async def _open(self, params: dict[str, Any]) -> Any:
         arguments = {key: value for key, value in params.items() if key != "model"}
         send = self._sdk().converse_stream
-        answer = await _off_the_loop(lambda: send(modelId=params["model"], **arguments))
-        return _ThreadedEvents(answer["stream"], provider(CONVERSE).reading.error_line)
-
-
-async def _off_the_loop(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """`call()` (the request) in a worker thread. Cancelled before it returns, the
-    answer's stream is closed when it does come (nothing else would close it)."""
-    future = asyncio.get_running_loop().run_in_executor(None, call)
-    try:
-        return await asyncio.shield(future)
-    except asyncio.CancelledError:
-        future.add_done_callback(_close_late_answer)
-        raise
-
-
-def _close_late_answer(future: asyncio.Future[dict[str, Any]]) -> None:
-    if future.cancelled() or future.exception() is not None:
-        return  # the failure is moot: no one awaits it any more
-    future.result()["stream"].close()
+        return _ThreadedEvents(
+            lambda: send(modelId=params["model"], **arguments)["stream"],
+            provider(CONVERSE).reading.error_line,
+        )
 
 
 class _ThreadedEvents:
-    """boto3's event stream as an async one: each next event read in a worker thread; a
-    mid-stream exception handed on as its line; `close()` closes the HTTP response."""
+    """boto3's streamed request as an async stream of its events: the request sent and
+    its events read in a thread of their own, each handed to the event loop in order; a
+    mid-stream exception handed on as its line (`error_line`); `close()` closes the HTTP
+    response, whether the request has come back yet or not."""
 
-    def __init__(self, stream: Any, error_line: Callable[[Exception], Any]) -> None:
-        self._stream = stream
-        self._events = iter(stream)
+    def __init__(self, request: Callable[[], Any], error_line: Callable[[Exception], Any]) -> None:
+        self._request = request
         self._error_line = error_line
+        self._lock = threading.Lock()
+        self._stream: Any = None
+        self._closed = False
 
     def __aiter__(self) -> AsyncIterator[Any]:
         return self._read()
 
     async def _read(self) -> AsyncIterator[Any]:
-        while True:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[Any, Exception | None]] = asyncio.Queue()
+
+        def hand(item: Any, error: Exception | None = None) -> bool:
+            if self._closed:
+                return False
             try:
-                event = await asyncio.to_thread(next, self._events, _END)
+                loop.call_soon_threadsafe(queue.put_nowait, (item, error))
+            except RuntimeError:  # the event loop is closed: no one is reading
+                return False
+            return True
+
+        def pump() -> None:
+            try:
+                if not self._opened(self._request()):
+                    return
+                for event in self._stream:
+                    if not hand(event):
+                        return
             except Exception as error:
+                hand(None, error)
+            else:
+                hand(_END)
+
+        threading.Thread(target=pump, name="harness-converse-stream", daemon=True).start()
+        while True:
+            item, error = await queue.get()
+            if error is not None:
                 line = self._error_line(error)
                 if line is None:
-                    raise
+                    raise error
                 yield line
                 return
-            if event is _END:
+            if item is _END:
                 return
-            yield event
+            yield item
+
+    def _opened(self, stream: Any) -> bool:
+        """Keep the stream the request opened; closed at once if `close()` came first."""
+        with self._lock:
+            self._stream, closed = stream, self._closed
+        if closed:
+            stream.close()
+        return not closed
 
     async def close(self) -> None:
-        self._stream.close()
+        with self._lock:
+            self._closed, stream = True, self._stream
+        if stream is not None:
+            stream.close()

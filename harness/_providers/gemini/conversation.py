@@ -21,7 +21,9 @@ its path names (`generate_content_stream(model=..., contents=..., config=...)`):
   "parameters_json_schema"}]}`, each schema the tool's JSON Schema as it is, under the
   name google-genai sends it by (the API reads `parametersJsonSchema` or it alike; the
   older `parameters` takes an OpenAPI subset google-genai rewrites);
-- `max_tokens`, when set, is `generationConfig.maxOutputTokens`.
+- `max_tokens`, when set, is `generationConfig.maxOutputTokens`; google-genai sends a
+  `generationConfig` whenever it is given a config (a system prompt, tools), `{}`
+  without a limit, and so the request says it too.
 """
 
 from __future__ import annotations
@@ -52,8 +54,9 @@ def request_params(
         params["systemInstruction"] = {"parts": [{"text": system}]}
     if tools:
         params["tools"] = [{"functionDeclarations": [_declaration(tool) for tool in tools]}]
-    if max_tokens is not None:
-        params["generationConfig"] = {"maxOutputTokens": max_tokens}
+    if system or tools or max_tokens is not None:
+        limit = {} if max_tokens is None else {"maxOutputTokens": max_tokens}
+        params["generationConfig"] = limit
     return params
 
 

@@ -360,6 +360,7 @@ def gemini_request(config: dict[str, Any], task: str, done: tuple[Turn, ...]) ->
         "contents": contents,
         "systemInstruction": {"parts": [{"text": config["system"]}]},
         "tools": [{"functionDeclarations": declarations}],
+        "generationConfig": {},  # google-genai sends it whenever it is given a config
     }
 
 
