@@ -1,12 +1,14 @@
-"""The vendor seam, proven: one scripted task, recorded for Anthropic and for each OpenAI
-API, gives the same agent result and the same tool calls; the loop does not change.
+"""The vendor seam, proven: one scripted task, recorded for Anthropic and for each other
+dialect (OpenAI's Chat Completions and Responses, Bedrock's ConverseStream, Gemini),
+gives the same agent result and the same tool calls; the loop does not change.
 
-The tasks are the example sessions of `cassettes/sessions/`, written again for Chat
-Completions and Responses by `tests/data/agent_sessions/generate_sessions.py`, each
-turn's header holding the request it answers in that API's shape. They run three
-ways: session replay (`harness agent`, `replay_session`), the OpenAI model clients over
-a stand-in SDK that serves the turns' lines, and the model clients over the real
-`openai` SDK, its HTTP answered in-process with the SSE bytes of the turns.
+The tasks are the example sessions of `cassettes/sessions/`, written again for each
+dialect by `tests/data/agent_sessions/generate_sessions.py`, each turn's header holding
+the request it answers in that API's shape. They run three ways: session replay
+(`harness agent`, `replay_session`), each dialect's model client over a stand-in SDK
+that serves the turns' lines, and the OpenAI clients over the real `openai` SDK, its
+HTTP answered in-process with the SSE bytes of the turns (every client over its real
+SDK, in-process and against `harness serve`: `tests/test_agent_hosts.py`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import asyncio
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,8 @@ from harness._cassette.sessions import turn_files
 from harness.agent import (
     AbortController,
     AgentResult,
+    BedrockConverseModelClient,
+    GeminiModelClient,
     Message,
     OpenAIChatModelClient,
     OpenAIResponsesModelClient,
@@ -37,17 +41,21 @@ from harness.agent import (
     ToolUseBlock,
     run_agent,
 )
+from harness.agent.dialect import DialectModelClient
 from harness.agent.messages import messages_to_api
 from harness.agent.session import load_session, replay_session
 from harness_cli.main import cli
 
 OPENAI_SESSIONS = ROOT / "tests" / "data" / "agent_sessions"
 TASKS = sorted(path.name for path in (OPENAI_SESSIONS / "openai-chat").iterdir())
-CLIENTS: dict[str, type[OpenAIChatModelClient] | type[OpenAIResponsesModelClient]] = {
+CLIENTS: dict[str, type[DialectModelClient[Any]]] = {
     "openai-chat": OpenAIChatModelClient,
     "openai-responses": OpenAIResponsesModelClient,
+    "bedrock-converse": BedrockConverseModelClient,
+    "gemini": GeminiModelClient,
 }
 PROVIDERS = sorted(CLIENTS)
+OPENAI = ["openai-chat", "openai-responses"]
 
 
 def session_folder(provider: str, task: str) -> Path:
@@ -59,21 +67,22 @@ def files(task: str) -> Path:
 
 
 def without_ids(messages: list[Message]) -> list[Any]:
-    """The conversation with each call's id replaced by its number: ids are each API's own."""
+    """The conversation with each call's id replaced by its number, and each result's by
+    its call's: ids are each API's own (Gemini's may come again in a later turn)."""
     ids: dict[str, str] = {}
-
-    def ident(value: str) -> str:
-        return ids.setdefault(value, f"call-{len(ids) + 1}")
+    calls = 0
 
     found: list[Any] = []
     for message in messages:
         blocks: list[Any] = []
         for block in message.content:
             if isinstance(block, ToolUseBlock):
-                blocks.append(ToolUseBlock(ident(block.id), block.name, block.input))
+                calls += 1
+                ids[block.id] = f"call-{calls}"
+                blocks.append(ToolUseBlock(ids[block.id], block.name, block.input))
             elif isinstance(block, ToolResultBlock):
                 blocks.append(
-                    ToolResultBlock(ident(block.tool_use_id), block.content, block.is_error)
+                    ToolResultBlock(ids[block.tool_use_id], block.content, block.is_error)
                 )
             else:
                 blocks.append(block)
@@ -126,7 +135,7 @@ def test_the_sessions_are_exactly_what_their_script_writes(tmp_path: Path) -> No
 
     written = tree(tmp_path)
     assert written == tree(OPENAI_SESSIONS)
-    assert len([name for name in written if name.endswith(".jsonl")]) == 2 * 5
+    assert len([name for name in written if name.endswith(".jsonl")]) == len(PROVIDERS) * 5
 
 
 @pytest.mark.parametrize("task", TASKS)
@@ -150,20 +159,29 @@ def test_harness_agent_prints_the_same_conversation_for_every_provider(task: str
         result = CliRunner().invoke(cli, ["agent", *map(str, args)], catch_exceptions=False)
         assert result.exit_code == 0, result.output
         report = json.loads(result.stdout)
-        messages = json.dumps(report.pop("messages"))
-        for number, ident in enumerate(_call_ids(json.loads(messages)), start=1):
-            messages = messages.replace(ident, f"call-{number}")
-        reports[provider] = (report, json.loads(messages))
-    assert reports["openai-chat"] == reports["anthropic"]
-    assert reports["openai-responses"] == reports["anthropic"]
+        reports[provider] = (report, _numbered(report.pop("messages")))
+    for provider in PROVIDERS:
+        assert reports[provider] == reports["anthropic"], provider
 
 
-def _call_ids(messages: list[dict[str, Any]]) -> list[str]:
-    return [block["id"] for message in messages for block in message["content"] if "id" in block]
+def _numbered(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The JSON conversation with each call's id its number, each result's its call's."""
+    ids: dict[str, str] = {}
+    calls = 0
+    for message in messages:
+        for block in message["content"]:
+            if block["type"] == "tool_use":
+                calls += 1
+                ids[block["id"]] = f"call-{calls}"
+                block["id"] = ids[block["id"]]
+            elif block["type"] == "tool_result":
+                block["tool_use_id"] = ids[block["tool_use_id"]]
+    return messages
 
 
 class FakeStream:
-    """What `create(..., stream=True)` returns: the turn's objects, then `close()`."""
+    """What an async SDK's streamed call returns: the turn's objects, then `close()`
+    (openai's) or `aclose()` (google-genai's async generator)."""
 
     def __init__(self, items: list[dict[str, Any]]) -> None:
         self.items = items
@@ -180,23 +198,64 @@ class FakeStream:
     async def close(self) -> None:
         self.closed = True
 
+    aclose = close
+
+
+class FakeEventStream:
+    """What boto3's `converse_stream()["stream"]` is: the turn's events, iterated in
+    whatever thread asks, then `close()`."""
+
+    def __init__(self, items: list[dict[str, Any]]) -> None:
+        self.items = items
+        self.closed = False
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.items)
+
+    def close(self) -> None:
+        self.closed = True
+
 
 class FakeSDK:
-    """A stand-in for `AsyncOpenAI`: `chat.completions.create` and `responses.create`
-    record their keywords and answer with the session's turns in order."""
+    """A stand-in for each SDK's client: `AsyncOpenAI`'s `chat.completions.create` and
+    `responses.create`, boto3's `converse_stream`, google-genai's
+    `aio.models.generate_content_stream`. Each records its request as a cassette keeps
+    it (the model its path names as `model`, google-genai's `config` back in its body)
+    and answers with the session's turns in order."""
 
     def __init__(self, turns: list[Path]) -> None:
         self.turns = turns
         self.calls: list[dict[str, Any]] = []
-        self.streams: list[FakeStream] = []
-        self.chat = self
-        self.completions = self
-        self.responses = self
+        self.streams: list[FakeStream | FakeEventStream] = []
+        self.chat = self.completions = self.responses = self
+        self.aio = self.models = self
 
-    async def create(self, **params: Any) -> FakeStream:
-        self.calls.append(params)
-        self.streams.append(FakeStream(event_lines(self.turns[len(self.calls) - 1])))
+    def _answer(self, request: dict[str, Any], stream: type[FakeStream | FakeEventStream]) -> Any:
+        self.calls.append(request)
+        self.streams.append(stream(event_lines(self.turns[len(self.calls) - 1])))
         return self.streams[-1]
+
+    async def create(self, *, stream: bool, **params: Any) -> FakeStream:
+        assert stream is True
+        found: FakeStream = self._answer(params, FakeStream)
+        return found
+
+    def converse_stream(self, *, modelId: str, **params: Any) -> dict[str, Any]:
+        return {"stream": self._answer({"model": modelId, **params}, FakeEventStream)}
+
+    async def generate_content_stream(
+        self, *, model: str, contents: Any, config: dict[str, Any] | None = None
+    ) -> FakeStream:
+        request = {"model": model, "contents": contents}
+        if config:  # google-genai sends a `generationConfig` whenever given a config
+            request["generationConfig"] = {}
+        for key, value in (config or {}).items():
+            if key in ("systemInstruction", "tools"):
+                request[key] = value
+            else:
+                request["generationConfig"][key] = value
+        found: FakeStream = self._answer(request, FakeStream)
+        return found
 
 
 def run_task(client: Any, task: str, **options: Any) -> AgentResult:
@@ -217,9 +276,8 @@ def run_task(client: Any, task: str, **options: Any) -> AgentResult:
 @pytest.mark.parametrize("task", TASKS)
 def test_the_model_client_sends_each_turns_recorded_request(provider: str, task: str) -> None:
     sdk = FakeSDK(turn_files(session_folder(provider, task)))
-    result = run_task(CLIENTS[provider](sdk), task)  # type: ignore[arg-type]
+    result = run_task(CLIENTS[provider](sdk), task)
     assert summary(result) == summary(anthropic_result(task))
-    assert all(call.pop("stream") is True for call in sdk.calls)
     assert sdk.calls == recorded_requests(provider, task)
     assert all(stream.closed for stream in sdk.streams)
 
@@ -228,7 +286,7 @@ def test_the_model_client_sends_each_turns_recorded_request(provider: str, task:
 def test_an_abort_mid_answer_closes_the_sdk_stream_and_commits_nothing(provider: str) -> None:
     sdk = FakeSDK(turn_files(session_folder(provider, "read-notes")))
     controller = AbortController()
-    client = CLIENTS[provider](sdk)  # type: ignore[arg-type]
+    client = CLIENTS[provider](sdk)
     committed: list[Message] = []
 
     def on_message(message: Message) -> None:
@@ -292,6 +350,71 @@ def test_the_conversation_maps_to_each_apis_shape() -> None:
         {"role": "user", "content": "Go."},
     ]
     assert params["tools"][0]["name"] == "read"
+    converse = BedrockConverseModelClient(object(), model="m", max_tokens=64).request_params(
+        request
+    )
+    assert converse["system"] == [{"text": "Be brief."}]
+    assert converse["inferenceConfig"] == {"maxTokens": 64}
+    assert converse["messages"] == [
+        {"role": "user", "content": [{"text": "Read a.txt."}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"toolUse": {"toolUseId": "call_1", "name": "read", "input": {"path": "a.txt"}}}
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "toolResult": {
+                        "toolUseId": "call_1",
+                        "content": [{"text": "a.txt: no such file"}],
+                        "status": "error",
+                    }
+                },
+                {"text": "Go."},
+            ],
+        },
+    ]
+    spec = converse["toolConfig"]["tools"][0]["toolSpec"]
+    assert spec["inputSchema"] == {"json": ReadTool(".").definition.input_schema}
+    gemini = GeminiModelClient(object(), model="m").request_params(request)  # type: ignore[arg-type]
+    assert gemini["generationConfig"] == {}  # as google-genai sends it given a config
+    assert gemini["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
+    call = {"name": "read", "args": {"path": "a.txt"}}
+    answer = {"name": "read", "response": {"error": "a.txt: no such file"}}
+    assert gemini["contents"] == [
+        {"role": "user", "parts": [{"text": "Read a.txt."}]},
+        {"role": "model", "parts": [{"functionCall": {**call, "id": "call_1"}}]},
+        {
+            "role": "user",
+            "parts": [{"functionResponse": {**answer, "id": "call_1"}}, {"text": "Go."}],
+        },
+    ]
+    declaration = gemini["tools"][0]["functionDeclarations"][0]
+    assert declaration["parameters_json_schema"] == ReadTool(".").definition.input_schema
+    # an id the adapter made (`call_0` at position 0, the API gave none) is not sent back
+    made = [
+        messages[0],
+        Message("assistant", (ToolUseBlock("call_0", "read", {"path": "a.txt"}),)),
+        Message("user", (ToolResultBlock("call_0", "# A"),)),
+    ]
+    sent = GeminiModelClient(object(), max_tokens=8).request_params(  # type: ignore[arg-type]
+        ModelRequest("", tuple(made), ())
+    )
+    assert sent["model"] == "gemini-2.5-flash"
+    assert sent["generationConfig"] == {"maxOutputTokens": 8}
+    assert sent["contents"][1:] == [
+        {"role": "model", "parts": [{"functionCall": call}]},
+        {
+            "role": "user",
+            "parts": [{"functionResponse": {"name": "read", "response": {"output": "# A"}}}],
+        },
+    ]
+    assert "systemInstruction" not in sent and "tools" not in sent
+    bare = GeminiModelClient(object()).request_params(ModelRequest("", tuple(made), ()))  # type: ignore[arg-type]
+    assert "generationConfig" not in bare
     assert messages_to_api(messages)[0] == {
         "role": "user",
         "content": [{"type": "text", "text": "Read a.txt."}],
@@ -318,7 +441,7 @@ def sse_body(provider: str, path: Path) -> bytes:
     return "".join(frames).encode()
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", OPENAI)
 @pytest.mark.parametrize("task", TASKS)
 def test_the_model_client_works_over_the_real_openai_sdk(provider: str, task: str) -> None:
     openai = pytest.importorskip("openai")

@@ -46,9 +46,10 @@ What a provider supplies, one module each, under these names (docs/providers.md)
   blocks (calls, items), `describe(data, nothing, short=...)` a line's event, index and
   text-form head and excerpt, `compared(data, ids=...)` what else of a line two traces
   must share, `shown_text(data)` the text a line carries (as a recording shows it).
-An OpenAI dialect adds `conversation` (the agent loop's request, and what `harness
-record` builds one from) and `conform` (what `harness conform` tells an adapter beside
-the lines, and where its default cases are); Anthropic's `message` and `construct` are
+A dialect the agent loop speaks adds `conversation` (the loop's request: the OpenAI
+dialects', Converse's, Gemini's; what `harness record` builds an OpenAI one from), and
+one `harness conform` checks adds `conform` (what it tells an adapter beside the lines,
+and where its default cases are); Anthropic's `message` and `construct` are
 its `Message` fold and the SDK's event objects.
 
 Beside them, neutral: `sdk`, the `Sdk` a `client` module gives; `sse`, the one SSE

@@ -16,6 +16,7 @@ guard's reading of its answers (`ConverseReader` over the frames, a `Converse` a
 checked whole, the proxy's refusal as an exception frame), and `hooks` how
 `harness.strict` puts it into a boto3 client (botocore's `before-parse` event); `conform`
 what `harness conform` tells an adapter beside the events (the policy) and where its
-cases are. May import the flat core and the provider-neutral modules of
-`harness._providers`; never boto3 at import time.
+cases are; `conversation` turns the agent loop's conversation into a request
+(`harness.agent.BedrockConverseModelClient`). May import the flat core and the
+provider-neutral modules of `harness._providers`; never boto3 at import time.
 """

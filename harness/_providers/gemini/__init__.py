@@ -14,6 +14,7 @@ catalogue (`harness.faults.catalogue("gemini")`); `conform` what `harness confor
 tells an adapter beside the chunks (its policy) and where its default cases are
 (`cassettes/gemini/`); `guard` what `harness.strict` reads of a Gemini answer (which
 calls are its, SSE or the streamed array read as google-genai reads them:
-`GeminiReader`). May import the flat core and the provider-neutral modules of
-`harness._providers`; never the SDK.
+`GeminiReader`); `conversation` turns the agent loop's conversation into a request
+(`harness.agent.GeminiModelClient`). May import the flat core and the provider-neutral
+modules of `harness._providers`; never the SDK.
 """

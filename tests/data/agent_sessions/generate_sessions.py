@@ -1,15 +1,19 @@
-"""Write the OpenAI agent sessions: Anthropic's example tasks, recorded for Chat and Responses.
+"""Write the agent sessions: Anthropic's example tasks, recorded for each other dialect.
 
     python tests/data/agent_sessions/generate_sessions.py            # rewrite the sessions in place
     python tests/data/agent_sessions/generate_sessions.py OUT_DIR    # write them elsewhere
 
 Each task of `TASKS` is a session of `cassettes/sessions/` (same `session.json`, same
 texts, same tool calls, run on the same `<session>/files/`), written again as an
-`openai-chat/<task>/` and an `openai-responses/<task>/` session folder. Each turn's
-header holds the request that turn answers (`request`), in its API's shape, written out
-here from the script and the tools' results, not by the model clients: it is what
-`tests/test_agent_providers.py` holds `OpenAIChatModelClient` and
-`OpenAIResponsesModelClient` to. Ids are each API's own (`call_...`), not Anthropic's.
+`openai-chat/<task>/`, `openai-responses/<task>/`, `bedrock-converse/<task>/` and
+`gemini/<task>/` session folder. Each turn's header holds the request that turn answers
+(`request`), in its API's shape (with the model its path names, `model`, where the path
+names it), written out here from the script and the tools' results, not by the model
+clients: it is what `tests/test_agent_providers.py` holds `OpenAIChatModelClient`,
+`OpenAIResponsesModelClient`, `BedrockConverseModelClient` and `GeminiModelClient` to.
+Ids are each API's own (`call_...`, `tooluse_...`), not Anthropic's; Gemini gives its
+ids in `read-notes` and none in `compare-configs` (the adapter's `call_0`, `call_1`,
+and `call_0` again the next turn), so that both ways a call is answered are recorded.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +35,12 @@ SESSIONS = HERE.parent.parent.parent / "cassettes" / "sessions"
 MODEL = "gpt-4.1-mini"
 CHAT = "openai-chat"
 RESPONSES = "openai-responses"
+CONVERSE = "bedrock-converse"
+GEMINI = "gemini"
+CONVERSE_MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0"
+GEMINI_MODEL = "gemini-2.5-flash"
+#: the tasks whose Gemini answers carry the API's call ids (the others' calls have none)
+GEMINI_IDS = {"read-notes"}
 #: Chat's `data: [DONE]`, as a cassette holds it
 DONE: dict[str, Any] = {"harness": "done"}
 
@@ -101,17 +112,17 @@ TASKS: dict[str, tuple[Turn, ...]] = {
 }
 
 
-def results(task: str, turn: Turn) -> list[tuple[Call, str]]:
-    """Each call's result, the real tool run on the task's files (an error's text as is)."""
+def results(task: str, turn: Turn) -> list[tuple[Call, str, bool]]:
+    """Each call's result, the real tool run on the task's files (an error's text as is),
+    and whether it failed."""
     root = SESSIONS / task / "files"
     found = []
     for call in turn.calls:
         tool = TOOL_FACTORIES[call.name](root)
         try:
-            content = asyncio.run(tool.execute(call.input, None))
+            found.append((call, asyncio.run(tool.execute(call.input, None)), False))
         except ToolError as error:
-            content = str(error)
-        found.append((call, content))
+            found.append((call, str(error), True))
     return found
 
 
@@ -136,7 +147,7 @@ def chat_request(config: dict[str, Any], task: str, done: tuple[Turn, ...]) -> d
                 for call in turn.calls
             ]
         messages.append(answer)
-        for call, content in results(task, turn):
+        for call, content, _ in results(task, turn):
             messages.append({"role": "tool", "tool_call_id": call.call_id, "content": content})
     tools = [{"type": "function", "function": tool_definition(name)} for name in config["tools"]]
     return {"model": MODEL, "messages": messages, "tools": tools}
@@ -187,7 +198,7 @@ def responses_request(config: dict[str, Any], task: str, done: tuple[Turn, ...])
         )
         items.extend(
             {"type": "function_call_output", "call_id": call.call_id, "output": content}
-            for call, content in results(task, turn)
+            for call, content, _ in results(task, turn)
         )
     tools = [
         {"type": "function", **tool_definition(name), "strict": False} for name in config["tools"]
@@ -248,6 +259,141 @@ def responses_turn(turn: Turn) -> Lines:
     return lines
 
 
+# Bedrock ConverseStream -----------------------------------------------------------------
+
+
+def converse_request(config: dict[str, Any], task: str, done: tuple[Turn, ...]) -> dict[str, Any]:
+    """The ConverseStream request that asks for the turn after `done` (`model` the
+    path's `modelId`)."""
+    messages: Lines = [{"role": "user", "content": [{"text": config["prompt"]}]}]
+    for turn in done:
+        content: Lines = [{"text": "".join(turn.text)}] if turn.text else []
+        content.extend(
+            {"toolUse": {"toolUseId": converse_id(call), "name": call.name, "input": call.input}}
+            for call in turn.calls
+        )
+        messages.append({"role": "assistant", "content": content})
+        answers: Lines = []
+        for call, text, failed in results(task, turn):
+            result = {"toolUseId": converse_id(call), "content": [{"text": text}]}
+            if failed:
+                result["status"] = "error"
+            answers.append({"toolResult": result})
+        messages.append({"role": "user", "content": answers})
+    tools = [
+        {
+            "toolSpec": {
+                "name": definition["name"],
+                "description": definition["description"],
+                "inputSchema": {"json": definition["parameters"]},
+            }
+        }
+        for definition in map(tool_definition, config["tools"])
+    ]
+    return {
+        "model": CONVERSE_MODEL,
+        "messages": messages,
+        "system": [{"text": config["system"]}],
+        "toolConfig": {"tools": tools},
+    }
+
+
+def converse_id(call: Call) -> str:
+    return f"tooluse_{call.ident}"
+
+
+def converse_turn(turn: Turn) -> Lines:
+    """The events of one answer: the start, the text block's deltas (no start: Bedrock
+    sends none for text), a start, two input pieces and a stop a call, the stop, usage."""
+    lines: Lines = [{"messageStart": {"role": "assistant"}}]
+    index = 0
+    if turn.text:
+        for piece in turn.text:
+            lines.append(
+                {"contentBlockDelta": {"contentBlockIndex": index, "delta": {"text": piece}}}
+            )
+        lines.append({"contentBlockStop": {"contentBlockIndex": index}})
+        index += 1
+    for call in turn.calls:
+        use = {"toolUseId": converse_id(call), "name": call.name}
+        lines.append({"contentBlockStart": {"contentBlockIndex": index, "start": {"toolUse": use}}})
+        half = len(call.arguments) // 2
+        for part in (call.arguments[:half], call.arguments[half:]):
+            delta = {"toolUse": {"input": part}}
+            lines.append({"contentBlockDelta": {"contentBlockIndex": index, "delta": delta}})
+        lines.append({"contentBlockStop": {"contentBlockIndex": index}})
+        index += 1
+    lines.append({"messageStop": {"stopReason": "tool_use" if turn.calls else "end_turn"}})
+    usage = {"inputTokens": 120, "outputTokens": 24, "totalTokens": 144}
+    lines.append({"metadata": {"usage": usage, "metrics": {"latencyMs": 400}}})
+    return lines
+
+
+# Gemini ---------------------------------------------------------------------------------
+
+
+def gemini_request(config: dict[str, Any], task: str, done: tuple[Turn, ...]) -> dict[str, Any]:
+    """The `streamGenerateContent` body that asks for the turn after `done` (`model` the
+    path's), as google-genai sends it: a call's `id` only where the API gave one."""
+    contents: Lines = [{"role": "user", "parts": [{"text": config["prompt"]}]}]
+    for turn in done:
+        parts: Lines = [{"text": "".join(turn.text)}] if turn.text else []
+        for call in turn.calls:
+            function_call = {"name": call.name, "args": call.input}
+            parts.append({"functionCall": {**function_call, **gemini_id(task, call)}})
+        contents.append({"role": "model", "parts": parts})
+        answers: Lines = []
+        for call, content, failed in results(task, turn):
+            response = {"name": call.name, "response": {"error" if failed else "output": content}}
+            answers.append({"functionResponse": {**response, **gemini_id(task, call)}})
+        contents.append({"role": "user", "parts": answers})
+    declarations = [
+        {
+            "name": definition["name"],
+            "description": definition["description"],
+            "parameters_json_schema": definition["parameters"],
+        }
+        for definition in map(tool_definition, config["tools"])
+    ]
+    return {
+        "model": GEMINI_MODEL,
+        "contents": contents,
+        "systemInstruction": {"parts": [{"text": config["system"]}]},
+        "tools": [{"functionDeclarations": declarations}],
+        "generationConfig": {},  # google-genai sends it whenever it is given a config
+    }
+
+
+def gemini_id(task: str, call: Call) -> dict[str, str]:
+    """`{"id": ...}` where the API gave the call one, else nothing (its id `call_N`)."""
+    return {"id": call.ident.lower()} if task in GEMINI_IDS else {}
+
+
+def gemini_turn(task: str, turn: Turn) -> Lines:
+    """The chunks of one answer: a text piece each, the calls in one chunk, then the
+    finish (`STOP`, even with calls, and an empty text part), usage on each."""
+
+    def chunk(parts: Lines, **fields: Any) -> dict[str, Any]:
+        candidate = {"content": {"parts": parts, "role": "model"}, **fields, "index": 0}
+        usage = {"promptTokenCount": 120, "candidatesTokenCount": 24, "totalTokenCount": 144}
+        return {
+            "candidates": [candidate],
+            "usageMetadata": usage,
+            "modelVersion": GEMINI_MODEL,
+            "responseId": f"{turn.name}Gemini",
+        }
+
+    lines = [chunk([{"text": piece}]) for piece in turn.text]
+    if turn.calls:
+        calls = [
+            {"functionCall": {"name": call.name, "args": call.input, **gemini_id(task, call)}}
+            for call in turn.calls
+        ]
+        lines.append(chunk(calls))
+    lines.append(chunk([{"text": ""}], finishReason="STOP"))
+    return lines
+
+
 # ----------------------------------------------------------------------------------------
 
 
@@ -261,7 +407,17 @@ def tool_definition(name: str) -> dict[str, Any]:
     }
 
 
-WRITERS = {CHAT: (chat_request, chat_turn), RESPONSES: (responses_request, responses_turn)}
+def only_turn(write: Callable[[Turn], Lines]) -> Callable[[str, Turn], Lines]:
+    """A turn's writer that needs no task (all but Gemini's, whose ids are the task's)."""
+    return lambda task, turn: write(turn)
+
+
+WRITERS: dict[str, tuple[Callable[..., dict[str, Any]], Callable[[str, Turn], Lines]]] = {
+    CHAT: (chat_request, only_turn(chat_turn)),
+    RESPONSES: (responses_request, only_turn(responses_turn)),
+    CONVERSE: (converse_request, only_turn(converse_turn)),
+    GEMINI: (gemini_request, gemini_turn),
+}
 
 
 def write(out: Path) -> None:
@@ -277,7 +433,7 @@ def write(out: Path) -> None:
                 body = request(config, task, turns[: number - 1])
                 header = make_header(description, request=body, provider=name)
                 assert header["request"] == body, "a recorded request is kept as written"
-                write_cassette(turn_path(folder, number), answer(turn), header=header)
+                write_cassette(turn_path(folder, number), answer(task, turn), header=header)
 
 
 if __name__ == "__main__":
