@@ -227,8 +227,9 @@ def _pydantic_ai_run(model: Any) -> Answer:
     messages = asyncio.run(run())
     first = next(message for message in messages if message.kind == "response")
     text = "".join(part.content for part in first.parts if part.part_kind == "text")
+    # `args` None is pydantic-ai's zero-argument call (`args_as_dict()` gives `{}`)
     calls = tuple(
-        _call(part.tool_call_id, part.tool_name, part.args)
+        _call(part.tool_call_id, part.tool_name, {} if part.args is None else part.args)
         for part in first.parts
         if part.part_kind == "tool-call"
     )
@@ -379,7 +380,8 @@ def _boto3_client(served: Served, options: dict[str, Any], use_strict: bool) -> 
 
 def sdk_converse_stream(served: Served, options: dict[str, Any], use_strict: bool) -> Answer:
     """`converse_stream()["stream"]` read by hand, as boto3's docs read it: text deltas
-    joined, each tool call from its `contentBlockStart`, its input pieces joined."""
+    joined, each tool call from its `contentBlockStart`, its input pieces joined; a start
+    of `type` `server_tool_use` is the server's own tool, not a call for the code."""
     client = _boto3_client(served, options, use_strict)
     answer = client.converse_stream(
         modelId=BEDROCK_MODEL, messages=CONVERSE_MESSAGES, toolConfig=CONVERSE_TOOLS
@@ -391,7 +393,7 @@ def sdk_converse_stream(served: Served, options: dict[str, Any], use_strict: boo
             if "contentBlockStart" in event:
                 start = event["contentBlockStart"]
                 use = start["start"].get("toolUse")
-                if use is not None:
+                if use is not None and use.get("type") != "server_tool_use":
                     calls[start["contentBlockIndex"]] = [use["toolUseId"], use["name"], ""]
             elif "contentBlockDelta" in event:
                 delta = event["contentBlockDelta"]

@@ -398,13 +398,14 @@ def test_a_client_gone_after_the_answer_began_is_told_with_the_status_sent() -> 
 
 def test_a_failure_after_the_answer_began_is_told_with_the_status_sent_not_as_a_500() -> None:
     """The status line already went: the log says 201 and what happened, and the client
-    gets no second answer inside the first, only the connection's end."""
+    gets no second answer inside the first, only the connection's end (a close the client
+    reads as a body cut short, or a reset, as the kernel's timing has it)."""
     logged: list[str] = []
     app = harness_app(logged.append)
     app.router.add_post("/v1/messages", _a_bug_after_it_began)
     with (
         ServerThread(app) as url,
-        pytest.raises(httpx2.RemoteProtocolError),
+        pytest.raises((httpx2.RemoteProtocolError, httpx2.ReadError)),
         httpx2.stream("POST", f"{url}/v1/messages", content=b"{}") as answer,
     ):
         assert answer.status_code == 201

@@ -291,6 +291,30 @@ def _good_cassettes(api: str, folder: Path) -> list[Path]:
     return good + [path for path in _imported(folder) if cassette_provider(path) == api]
 
 
+SEARCH = {"query": "capital of France"}
+#: Good cassettes a framework reads otherwise than the harness, as observed with the locked
+#: releases (docs/bedrock-converse.md, "What frameworks make of a server tool"): Converse's
+#: server tool, a `toolUse` start of `type` `server_tool_use` and its `toolResult`, which
+#: the harness passes over as boto3's model says. A framework that changes its reading
+#: fails here, and the doc is changed with it.
+READ_OTHERWISE: dict[str, dict[str, Answer | type[Exception]]] = {
+    "server_tool.jsonl": {
+        "pydantic-ai BedrockConverseModel": IndexError,
+        "langchain-aws ChatBedrockConverse": Answer("Paris.", ((None, "", SEARCH),)),
+        "litellm completion(model=bedrock/converse/...)": Answer(
+            "Paris.", (("srvtool_Search01", "web_search", SEARCH),)
+        ),
+    },
+}
+
+
+def _reads(driver: Any, served: list[Path], use_strict: bool) -> Answer | type[Exception]:
+    try:
+        return driver(served, {}, use_strict)  # type: ignore[no-any-return]
+    except Exception as error:
+        return type(error)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("framework", [param for api in APIS for param in framework_params(api)])
 def test_every_good_cassette_reads_as_the_harness_reads_it_strict_or_not(
@@ -301,10 +325,10 @@ def test_every_good_cassette_reads_as_the_harness_reads_it_strict_or_not(
     cassettes = _good_cassettes(api, tmp_path_factory.getbasetemp() / "imported")
     assert len(cassettes) >= 5
     for path in cassettes:
-        expected = harness_answer(path)
         served = [path, _follow_up(api), _follow_up(api)]
-        assert driver(served, {}, False) == expected, path.name
-        assert driver(served, {}, True) == expected, path.name
+        expected = READ_OTHERWISE.get(path.name, {}).get(framework) or harness_answer(path)
+        assert _reads(driver, served, False) == expected, path.name
+        assert _reads(driver, served, True) == expected, path.name
 
 
 #: The inner loop's row: a tool call's JSON cut short, which the SDK's readers hand on.
