@@ -48,7 +48,8 @@ MESSAGES: Any = [{"role": "user", "content": QUESTION}]
 CHAT, RESPONSES = "openai-chat", "openai-responses"
 #: The answers a driver is served, in order (a framework that runs tools asks again).
 Served = Sequence[Path]
-Call = tuple[str, str, Any]
+#: A call as (id, name, arguments); a framework may lose the id (None).
+Call = tuple[str | None, str, Any]
 
 
 @dataclass(frozen=True, slots=True)
