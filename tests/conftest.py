@@ -252,3 +252,34 @@ def thin_provider(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[s
     )
     yield THIN
     reset()
+
+
+#: The inner loop's share of each matrix: of a parametrized test's cases, `make quick`
+#: (`-m "not slow"`) runs this many, spread evenly from its first case to its last;
+#: the rest are marked `slow`, so `make test` runs them all (CONTRIBUTING.md).
+QUICK_CASES = 4
+
+
+def _spread(count: int, kept: int) -> set[int]:
+    """`kept` positions of `count`, evenly spaced, the first and the last among them."""
+    if count <= kept:
+        return set(range(count))
+    return {round(step * (count - 1) / (kept - 1)) for step in range(kept)}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks a matrix's cases beyond the inner loop's share `slow` (before `-m` selects):
+    the same cases every run and on every worker, since collection order is the file's.
+    A snapshot test keeps every case (syrupy would find the others' snapshots unused)."""
+    matrices: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        if isinstance(item, pytest.Function) and item.originalname != item.name:
+            matrices.setdefault(item.nodeid.partition("[")[0], []).append(item)
+    for nodeid, cases in matrices.items():
+        if "/test_snapshots.py::" in nodeid:
+            continue
+        kept = _spread(len(cases), QUICK_CASES)
+        for position, case in enumerate(cases):
+            if position not in kept:
+                case.add_marker(pytest.mark.slow)

@@ -122,6 +122,7 @@ def tool_calls(result: AgentResult) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
+@pytest.mark.slow
 def test_the_sessions_are_exactly_what_their_script_writes(tmp_path: Path) -> None:
     generate = OPENAI_SESSIONS / "generate_sessions.py"
     subprocess.run([sys.executable, str(generate), str(tmp_path)], check=True)
@@ -524,6 +525,7 @@ def test_an_openai_sessions_directives_act_on_the_loop(tmp_path: Path) -> None:
     }
 
 
+@pytest.mark.slow
 def test_replaying_an_openai_session_imports_no_sdk() -> None:
     """`harness agent` hands no SDK object out: an OpenAI session's turns are read as
     dicts, and neither `openai` nor `anthropic` is imported (a fresh interpreter)."""

@@ -76,6 +76,7 @@ def clients(served: str) -> Iterator[Callable[[str], Any]]:
         client.close()
 
 
+@pytest.mark.slow
 def test_serve_answers_converse_stream_with_the_cassettes_events(
     clients: Callable[[str], Any],
 ) -> None:
@@ -103,6 +104,7 @@ def test_serve_answers_converse_with_the_answer_the_events_fold_into(
     assert answer["usage"]["totalTokens"] == 37
 
 
+@pytest.mark.slow
 def test_serve_sends_an_exception_line_as_the_exception_boto3_raises(
     clients: Callable[[str], Any],
 ) -> None:

@@ -82,6 +82,7 @@ def deltas(shape: str, size: int) -> Counter[str]:
     )
 
 
+@pytest.mark.slow
 def test_mixed_stream_of_100k_holds_90k_text_and_10k_tool_deltas() -> None:
     assert deltas("mixed", 100_000) == {"text_delta": 90_000, "input_json_delta": 10_000}
 

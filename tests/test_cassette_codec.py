@@ -172,6 +172,7 @@ def test_writer_without_overwrite_refuses_an_existing_file(tmp_path: Path) -> No
         pytest.param("from harness_cli.main import main; main(['--help'])", id="harness-help"),
     ],
 )
+@pytest.mark.slow
 def test_anthropic_is_not_imported(code: str) -> None:
     result = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", code],

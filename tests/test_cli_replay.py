@@ -44,6 +44,7 @@ def json_lines(result: Result) -> list[dict[str, Any]]:
 # -- exit status -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_replay_exits_0_when_every_stream_ends_in_done() -> None:
     happy = [str(LIBRARY / name) for name in ("interleaved.jsonl", "text_only.jsonl")]
     result = run("replay", *happy)

@@ -249,6 +249,7 @@ def test_unusable_input_is_one_line_and_exit_2(args: tuple[str, ...], message: s
     assert result.exit_code == 2
 
 
+@pytest.mark.slow
 def test_conform_does_not_import_the_sdk() -> None:
     import subprocess
 

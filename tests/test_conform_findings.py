@@ -136,6 +136,7 @@ def test_a_crash_shows_the_first_error_lines_not_the_last_line_of_stderr() -> No
 ACCEPT_ALL = [sys.executable, "-c", 'import sys; sys.stdin.read(); print(\'{"type": "done"}\')']
 
 
+@pytest.mark.slow
 def test_each_line_gives_the_fault_in_words_and_the_summary_counts_by_class_and_fault() -> None:
     lines = conform("cassettes/text_only.jsonl", "--", *ACCEPT_ALL)
     drop = next(line for line in lines if line.startswith("text_only.drop_message_start:"))
@@ -150,6 +151,7 @@ def test_each_line_gives_the_fault_in_words_and_the_summary_counts_by_class_and_
     assert lines[-1].startswith("0/10 cases agree")
 
 
+@pytest.mark.slow
 def test_markdown_is_a_table_of_disagreements_then_one_by_class_then_the_count() -> None:
     lines = conform("--format", "markdown", "cassettes/text_only.jsonl", "--", *ACCEPT_ALL)
     assert lines[:2] == ["| case | expected | got | class | the fault |", "|---|---|---|---|---|"]
@@ -162,6 +164,7 @@ def test_markdown_is_a_table_of_disagreements_then_one_by_class_then_the_count()
     assert lines[-1] == "**0/10 cases agree (4 wire-level cases skipped: --serve runs them)**"
 
 
+@pytest.mark.slow
 def test_json_rows_carry_the_fault_and_class_and_the_summary_counts_them() -> None:
     lines = conform("--format", "json", "cassettes/text_only.jsonl", "--", *ACCEPT_ALL)
     *rows, summary = [json.loads(line) for line in lines]

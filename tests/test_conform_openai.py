@@ -101,6 +101,7 @@ def test_a_chat_cases_input_is_its_header_line_then_its_items_with_done() -> Non
     [pytest.param((), marks=pytest.mark.slow), ("--persistent",)],  # a process a case: ~5 s
     ids=["a-process-a-case", "persistent"],
 )
+@pytest.mark.slow
 def test_the_reference_adapter_agrees_on_every_case(provider: str, mode: tuple[str, ...]) -> None:
     result = conform("--provider", provider, *mode, "-j", "2", "--", *REFERENCE)
     wired = sum(case.wire for case in cases(provider))
@@ -154,6 +155,7 @@ def test_a_lenient_chat_adapter_fails_the_right_cases_with_the_right_classes() -
     }
 
 
+@pytest.mark.slow
 def test_a_lenient_responses_adapter_fails_the_right_cases_with_the_right_classes() -> None:
     assert _classes("openai-responses") == {
         "errors/missing_response_completed": "accepted silently",
@@ -244,6 +246,7 @@ def test_a_bad_provider_is_one_line_and_exit_2(args: tuple[str, ...], message: s
     assert result.exit_code == 2
 
 
+@pytest.mark.slow
 def test_the_chat_case_shown_whole_in_the_docs_is_the_cases_own_input_and_output() -> None:
     """docs/conform.md shows one OpenAI case's stdin and an agreeing stdout: no drift."""
     text = (ROOT / "docs" / "conform.md").read_text()
@@ -257,6 +260,7 @@ def test_the_chat_case_shown_whole_in_the_docs_is_the_cases_own_input_and_output
     assert judge(case, read_output("\n".join(stdout).encode(), provider="openai-chat")).agree
 
 
+@pytest.mark.slow
 def test_conform_for_openai_imports_no_sdk() -> None:
     import subprocess
 
@@ -288,6 +292,7 @@ def test_the_case_counts_the_docs_give_are_the_providers() -> None:
         assert f"conform-openai-serve.js {count}/{count} cases agree" in text
 
 
+@pytest.mark.slow
 def test_keep_writes_an_openai_case_with_its_provider_and_request(tmp_path: Path) -> None:
     result = conform(
         "--provider",

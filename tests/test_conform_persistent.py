@@ -60,6 +60,7 @@ for line in sys.stdin:
 """
 
 
+@pytest.mark.slow
 def test_a_crash_costs_its_case_only_and_the_next_case_gets_a_fresh_process() -> None:
     cases = collect_cases(["cassettes/text_only.jsonl"])
     command = [sys.executable, "-c", DIES_ON_ITS_SECOND_CASE]

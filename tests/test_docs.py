@@ -301,6 +301,7 @@ OWN_PROJECT = [example for example in EXAMPLES if example.workdir is not None]
     ],
     ids=lambda path: str(path.relative_to(ROOT)),
 )
+@pytest.mark.slow
 def test_a_page_runs_top_to_bottom_in_a_fresh_clone(
     page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -165,6 +165,7 @@ def test_a_fault_run_judges_each_row_of_a_bedrock_cassette(tmp_path: Path, name:
     assert (Cassette(case.path).header or {})["host"] == "bedrock"
 
 
+@pytest.mark.slow
 def test_fault_variant_runs_the_binary_rows_of_a_bedrock_cassette(
     pytester: pytest.Pytester,
 ) -> None:

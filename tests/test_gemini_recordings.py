@@ -137,6 +137,7 @@ def _recorded_chunks(recording: Path, number: int) -> list[dict[str, Any]]:
     return [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: ")]
 
 
+@pytest.mark.slow
 def test_every_chunk_is_kept_as_the_api_sent_it_counts_signatures_and_logprobs_too(
     imported: dict[str, Path],
 ) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx2
+import pytest
 from conftest import GEMINI_LIBRARY
 from google import genai
 from google.genai import types
@@ -25,6 +26,7 @@ def _serve(*paths: Path) -> ServerThread:
     return ServerThread(CassetteServer([str(path) for path in paths], match_on=None).app())
 
 
+@pytest.mark.slow
 def test_the_quick_start_google_genai_streams_from_harness_serve() -> None:
     with _serve(TEXT, CALL) as url:
         client = genai.Client(api_key="dummy", http_options=types.HttpOptions(base_url=url))

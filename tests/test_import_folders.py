@@ -90,6 +90,7 @@ def test_no_progress_bar_off_a_terminal(tmp_path: Path) -> None:
     assert "importing" not in result.output
 
 
+@pytest.mark.slow
 def test_a_progress_bar_on_a_terminal_and_the_report_after_it(tmp_path: Path) -> None:
     folder = _mixed_folder(tmp_path)
     controller, terminal = pty.openpty()

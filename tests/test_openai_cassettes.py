@@ -407,6 +407,7 @@ def test_the_direct_readers_directives_act_in_an_openai_cassette(
     assert {key: line[key] for key in failure} == failure
 
 
+@pytest.mark.slow
 def test_direct_replay_of_openai_cassettes_imports_no_sdk() -> None:
     script = (
         "import sys; from harness import replay_outcome\n"

@@ -676,6 +676,7 @@ JSON_VALUES = st.recursive(
     cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=6),
     first_has_arguments=st.booleans(),
 )
+@pytest.mark.slow
 def test_any_chunking_of_the_arguments_gives_the_same_call(
     tool_input: dict[str, Any], cuts: list[int], first_has_arguments: bool
 ) -> None:
@@ -691,6 +692,7 @@ def test_any_chunking_of_the_arguments_gives_the_same_call(
 
 @settings(deadline=None)
 @given(st.lists(st.text(min_size=1), max_size=8), st.sets(st.integers(0, 8)))
+@pytest.mark.slow
 def test_usage_and_filter_chunks_anywhere_before_done_change_nothing(
     pieces: list[str], at: set[int]
 ) -> None:

@@ -133,6 +133,7 @@ def _no_secret(folder: Path) -> None:
 
 
 @pytest.mark.parametrize(("host", "base", "query"), HOSTS, ids=[host[0] for host in HOSTS])
+@pytest.mark.slow
 def test_every_library_stream_on_any_host_imports_to_its_own_lines(
     tmp_path: Path, host: str, base: str, query: str
 ) -> None:
@@ -514,6 +515,7 @@ def _sdk_items(path: Path, provider: str) -> tuple[list[dict[str, Any]], bool]:
 
 
 @pytest.mark.parametrize("path", CASSETTES, ids=lambda path: str(path.relative_to(LIBRARY)))
+@pytest.mark.slow
 def test_vcrpy_hands_the_openai_sdk_exactly_the_cassettes_lines(exported: Path, path: Path) -> None:
     provider = _provider(path)
     items, raised = _sdk_items(exported / f"{_exported_name(path)}.yaml", provider)

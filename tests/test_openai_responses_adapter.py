@@ -301,6 +301,7 @@ def test_text_false_checks_the_same_rules_and_builds_no_text() -> None:
     assert adapt(events, text=False) == [call("c", "read"), DoneEvent()]
 
 
+@pytest.mark.slow
 def test_sdk_event_objects_are_read_as_their_lines() -> None:
     from openai._models import construct_type
     from openai.types.responses import ResponseStreamEvent
@@ -992,6 +993,7 @@ JSON_VALUES = st.recursive(
     tool_input=st.dictionaries(st.text(), JSON_VALUES, max_size=4),
     cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=6),
 )
+@pytest.mark.slow
 def test_any_chunking_of_the_arguments_gives_the_same_call(
     tool_input: dict[str, Any], cuts: list[int]
 ) -> None:
@@ -1005,6 +1007,7 @@ def test_any_chunking_of_the_arguments_gives_the_same_call(
 
 @settings(deadline=None)
 @given(st.lists(st.text(), min_size=1, max_size=8), st.integers(min_value=0, max_value=20))
+@pytest.mark.slow
 def test_any_resume_point_gives_the_rest_of_the_text(pieces: list[str], cursor: int) -> None:
     whole = stream(message(0, *pieces))
     cursor = min(cursor, len(whole) - 2)

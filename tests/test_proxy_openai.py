@@ -279,6 +279,7 @@ def test_the_resume_get_passes_through_and_is_not_recorded(
     assert len(proxy.written) == before
 
 
+@pytest.mark.slow
 def test_proxy_replay_of_the_cli_recording_gives_the_same_outcome(
     chain: tuple[str, RecordingProxy],
 ) -> None:

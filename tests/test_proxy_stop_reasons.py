@@ -70,6 +70,7 @@ def _last_event(body: str) -> dict[str, Any]:
     ],
     ids=["default", "max_tokens", "two-names", "another-name"],
 )
+@pytest.mark.slow
 def test_the_allowed_stop_reasons_complete_a_stream_and_a_message(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, options: tuple[str, ...], passes: bool
 ) -> None:

@@ -236,6 +236,7 @@ def test_the_help_documents_the_openai_providers() -> None:
         assert said in text
 
 
+@pytest.mark.slow
 def test_recording_never_imports_the_openai_sdk(tmp_path: Path) -> None:
     served = Served(OPENAI_LIBRARY / "chat/text.jsonl")
     code = (

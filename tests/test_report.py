@@ -184,6 +184,7 @@ def test_under_xdist_the_controller_writes_the_whole_run(project: pytest.Pyteste
         ("file/run.html", "--harness-report file/run.html: cannot create its folder: File exists"),
     ],
 )
+@pytest.mark.slow
 def test_a_bad_report_path_is_a_usage_error_in_one_line(
     pytester: pytest.Pytester, given: str, said: str
 ) -> None:

@@ -182,6 +182,7 @@ def test_doctor_reads_the_rows_through_anthropicbedrock_and_anthropicvertex_as_d
         assert f"anthropic on {host} {row} via {reader}: documented raises" in result.output
 
 
+@pytest.mark.slow
 def test_boto3s_reader_is_served_through_its_own_bedrock_runtime_client() -> None:
     from harness._replay.clients import cassette_client
 

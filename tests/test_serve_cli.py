@@ -175,6 +175,7 @@ def test_a_proxy_stopped_mid_stream_leaves_no_cassette(tmp_path: Path) -> None:
     assert not out.exists() or list(out.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_harness_help_loads_neither_aiohttp_nor_the_server() -> None:
     probe = (
         "import sys\n"

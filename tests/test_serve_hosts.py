@@ -64,6 +64,7 @@ def _outcome(client: Any, name: str, *, stream: bool) -> list[Any]:
 
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "plain"])
 @pytest.mark.parametrize("host", ["bedrock", "vertex"])
+@pytest.mark.slow
 def test_every_anthropic_cassette_is_served_at_the_hosts_paths_as_on_the_direct_api(
     served: tuple[str, CassetteServer], host: str, stream: bool
 ) -> None:

@@ -205,6 +205,7 @@ def test_a_provider_without_cassettes_served_gets_a_404_naming_it() -> None:
         client.responses.create(**RESPONSES)
 
 
+@pytest.mark.slow
 def test_the_servers_own_errors_come_in_openais_error_json(library: str) -> None:
     json_type = {"content-type": "application/json"}
     not_json = httpx2.post(f"{library}/v1/chat/completions", content=b"{nope", headers=json_type)
@@ -241,6 +242,7 @@ def _with(tmp_path: Path, source: str, directive: dict[str, Any], after: int) ->
     ids=["http_error", "cut", "stall"],
 )  # fmt: skip
 @pytest.mark.parametrize("source", ["chat/text", "responses/text"])
+@pytest.mark.slow
 def test_the_wire_directives_reach_the_sdk_over_the_socket(
     tmp_path: Path, source: str, directive: dict[str, Any], after: int, error: type[Exception]
 ) -> None:

@@ -38,6 +38,7 @@ def test_a_bad_line_from_standard_input_is_named_stdin() -> None:
 
 
 @pytest.mark.parametrize("path", ["-", "/dev/stdin"])
+@pytest.mark.slow
 def test_a_pipe_is_read_once_and_validates_like_the_file(path: str) -> None:
     done = subprocess.run(
         [*HARNESS, "validate", path], input=GOOD.read_bytes(), capture_output=True, timeout=60
@@ -116,6 +117,7 @@ def test_a_line_of_exactly_the_limit_is_read(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
 @pytest.mark.parametrize("command", ["replay", "validate"])
+@pytest.mark.slow
 def test_dev_zero_ends_at_once_with_one_line(command: str) -> None:
     done = subprocess.run([*HARNESS, command, "/dev/zero"], capture_output=True, timeout=60)
     assert done.returncode == 2

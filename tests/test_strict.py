@@ -208,6 +208,7 @@ def test_an_api_error_event_passes_on_for_the_sdk_to_raise() -> None:
     assert isinstance(error, anthropic.APIStatusError)
 
 
+@pytest.mark.slow
 def test_import_harness_loads_no_sdk_and_strict_loads_it_lazily() -> None:
     code = "import sys, harness; harness.strict; print('anthropic' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

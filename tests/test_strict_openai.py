@@ -248,6 +248,7 @@ def test_a_good_chat_stream_reads_the_same_with_the_guard(path: Path, read: Read
 
 @pytest.mark.parametrize("read", RESPONSES_READERS, ids=lambda r: r.__name__)
 @pytest.mark.parametrize("path", RESPONSES_GOOD, ids=lambda p: p.stem)
+@pytest.mark.slow
 def test_a_good_responses_stream_reads_the_same_with_the_guard(path: Path, read: Reader) -> None:
     plain, plain_error = read(_client(_server(_chunks(path)), guard=False))
     guarded_seen, error = read(_client(_server(_chunks(path))))

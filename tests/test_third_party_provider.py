@@ -234,6 +234,7 @@ def test_a_bad_entry_point_is_told_in_one_line_and_left_out(
     reset()
 
 
+@pytest.mark.slow
 def test_a_command_with_a_bad_entry_point_installed_says_so_on_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -404,6 +404,7 @@ def _assert_text_trace_is_linear(path: Path, events: int) -> list[str]:
     return lines
 
 
+@pytest.mark.slow
 def test_many_open_tool_blocks_show_as_a_count_and_the_first_few(tmp_path: Path) -> None:
     blocks = 2000
     path = tmp_path / "open.jsonl"
