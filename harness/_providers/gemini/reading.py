@@ -28,6 +28,7 @@ __all__ = [
     "create_items",
     "direct_builders",
     "error_line",
+    "refused_stream",
     "wire_chunk",
 ]
 
@@ -44,6 +45,21 @@ SAMPLES: Final = (
     "gemini/parallel_tools.jsonl",
     "gemini/streamed_arguments.jsonl",
 )
+
+
+def refused_stream(error: BaseException) -> bool:
+    """Whether `error` is google-genai refusing a chunk its types forbid (pydantic's
+    `ValidationError` for a `GenerateContentResponse`: a part's `text` not a string, a
+    call's `args` not an object): what a live client gets from such a stream, so a stream
+    failure, not a bug of ours. Imports nothing."""
+    if "google.genai.types" not in sys.modules:
+        return False
+    refused = getattr(sys.modules.get("pydantic_core"), "ValidationError", None)
+    return (
+        refused is not None
+        and isinstance(error, refused)
+        and error.title == "GenerateContentResponse"
+    )
 
 
 def wire_chunk(response: Any) -> Any:
