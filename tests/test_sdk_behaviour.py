@@ -99,7 +99,16 @@ def test_the_lower_bounds_are_pyproject_tomls() -> None:
     bounds = behaviour.lower_bounds()
     for requirement in declared:
         name, _, lowest = requirement.partition(">=")
-        assert bounds[name.partition("[")[0].lower()] == lowest
+        assert bounds[behaviour.project_name(name.partition("[")[0])] == lowest
+
+
+def test_each_sdks_range_is_told_by_its_import_name_too() -> None:
+    """An SDK named as it is imported (`google.genai`) finds its project's bound
+    (`google-genai>=` in pyproject.toml)."""
+    bounds = behaviour.lower_bounds()
+    for package in behaviour.PACKAGES:
+        if package in {"anthropic", "openai", "boto3", "google.genai"}:
+            assert behaviour.project_name(package) in bounds, package
 
 
 @pytest.mark.parametrize(

@@ -64,7 +64,9 @@ def doctor(providers: tuple[str, ...]) -> None:
     for package in behaviour.PACKAGES:
         installed = behaviour.installed_version(package)
         tested = documented["tested"].get(package)
-        status = behaviour.version_status(installed, tested, lowest.get(package))
+        status = behaviour.version_status(
+            installed, tested, lowest.get(behaviour.project_name(package))
+        )
         click.echo(f"  {package:<20} {installed or '-':<10} {status}")
     measured = behaviour.measured_with(documented)
     click.echo(f"the SDK readers, served the fault rows (documented with {measured}):")

@@ -339,14 +339,20 @@ def _release(version: str) -> tuple[int, ...]:
 _LOWER_BOUND: Final = re.compile(r"\s*([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?\s*>=\s*([0-9][^,;\s]*)")
 
 
+def project_name(name: str) -> str:
+    """A package's name as PyPI compares names: `google.genai`, `Google_GenAI` and
+    `google-genai` are one (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def lower_bounds() -> dict[str, str]:
     """Each dependency's lowest release this package allows (its `>=` in pyproject.toml,
-    read from the installed package's metadata)."""
+    read from the installed package's metadata), by `project_name`."""
     bounds = {}
     for requirement in metadata.requires("stream-harness") or ():
         found = _LOWER_BOUND.match(requirement)
         if found:
-            bounds[found.group(1).lower()] = found.group(2)
+            bounds[project_name(found.group(1))] = found.group(2)
     return bounds
 
 
