@@ -8,10 +8,12 @@ other work on a shared machine moves both sides of a round alike and shows as a 
 The bodies: a text answer of many deltas, then a call of many pieces, in each dialect:
 Chat Completions (`ChatAdapter`), Responses (`ResponsesAdapter`), Bedrock's
 ConverseStream (`ConverseAdapter`, the events as boto3 yields them), and for reference
+Gemini's chunks (`GeminiAdapter`: text chunks, then a call whose arguments are streamed
+as `partialArgs`, each chunk with its usage, as the API sends them), and for reference
 the Anthropic adapter as replay feeds it (`StreamAdapter.feed` over each line's dict).
-The OpenAI and Converse adapters' target (docs/openai-adapters.md,
-docs/bedrock-converse.md) is 2x; printed, never asserted. `harness bench` prints the same
-table (section h) and its targets.
+The OpenAI, Converse and Gemini adapters' target (docs/openai-adapters.md,
+docs/bedrock-converse.md, docs/gemini.md) is 2x; printed, never asserted. `harness
+bench` prints the same table (section h) and its targets.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import orjson
 
 from harness._providers.anthropic.adapter import StreamAdapter
 from harness._providers.bedrock_converse.adapter import ConverseAdapter
+from harness._providers.gemini.adapter import GeminiAdapter
 from harness._providers.openai_chat.adapter import DONE, ChatAdapter
 from harness._providers.openai_responses.adapter import ResponsesAdapter
 from harness.builder import StreamBuilder
@@ -38,6 +41,7 @@ __all__ = [
     "anthropic_body",
     "chat_body",
     "converse_body",
+    "gemini_body",
     "main",
     "measure",
     "print_rows",
@@ -47,7 +51,7 @@ __all__ = [
 #: the OpenAI adapters' target: at most this many times the floor an event
 TARGET: Final = 2.0
 #: the dialects the target is for (the Anthropic row is for reference)
-TARGETED: Final = ("chat", "responses", "converse")
+TARGETED: Final = ("chat", "responses", "converse", "gemini")
 
 
 def anthropic_body(deltas: int, pieces: int) -> list[bytes]:
@@ -161,6 +165,34 @@ def converse_body(deltas: int, pieces: int) -> list[bytes]:
     ]
 
 
+def gemini_body(deltas: int, pieces: int) -> list[bytes]:
+    """Gemini's chunks as the API streams them: text, then one call whose `path` argument
+    comes in `partialArgs` pieces, closed by `{}`, then `STOP`; each with its usage."""
+    usage = {"promptTokenCount": 12, "candidatesTokenCount": 4, "totalTokenCount": 16}
+
+    def chunk(part: dict[str, Any], **candidate: Any) -> bytes:
+        content = {"parts": [part], "role": "model"}
+        return orjson.dumps(
+            {
+                "candidates": [{"content": content, **candidate, "index": 0}],
+                "usageMetadata": usage,
+                "modelVersion": "gemini-2.5-flash",
+            }
+        )
+
+    def piece(value: str) -> dict[str, Any]:
+        partial = [{"jsonPath": "$.path", "stringValue": value, "willContinue": True}]
+        return {"functionCall": {"partialArgs": partial, "willContinue": True}}
+
+    return [
+        *(chunk({"text": f" word{n}"}) for n in range(deltas)),
+        chunk({"functionCall": {"name": "read", "willContinue": True}}),
+        *(chunk(piece("a")) for _ in range(pieces)),
+        chunk({"functionCall": {}}),
+        chunk({"text": ""}, finishReason="STOP"),
+    ]
+
+
 def _parse(lines: Sequence[bytes]) -> None:
     loads = orjson.loads
     for line in lines:
@@ -204,11 +236,21 @@ def _converse(lines: Sequence[bytes]) -> None:
     adapter.finish()
 
 
+def _gemini(lines: Sequence[bytes]) -> None:
+    loads = orjson.loads
+    adapter = GeminiAdapter()
+    feed = adapter.feed
+    for line in lines:
+        feed(loads(line))
+    adapter.finish()
+
+
 BODIES: Final[dict[str, tuple[Callable[[int, int], list[bytes]], Callable[..., None]]]] = {
     "anthropic": (anthropic_body, _anthropic),
     "chat": (chat_body, _chat),
     "responses": (responses_body, _responses),
     "converse": (converse_body, _converse),
+    "gemini": (gemini_body, _gemini),
 }
 
 

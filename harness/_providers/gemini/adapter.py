@@ -51,9 +51,18 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Final
 
-from harness._events import DoneEvent, ModelEvent, TextEvent, ToolCall, ToolCallEvent
+from harness._events import (
+    DoneEvent,
+    ModelEvent,
+    TextEvent,
+    ToolCall,
+    ToolCallEvent,
+    new_event,
+    set_text,
+)
 from harness._exceptions import APIErrorEvent, StreamProtocolError
 from harness._providers.gemini.errors import PROVIDER
 
@@ -105,10 +114,16 @@ def _object(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _steps(path: object) -> list[str | int]:
+def _steps(path: object) -> tuple[str | int, ...]:
     """A JSON path's steps below `$` (keys, and list indexes), or `ValueError`."""
     if not isinstance(path, str) or not path.startswith("$"):
         raise ValueError("not a JSON path from $")
+    return _parsed(path)
+
+
+@lru_cache(maxsize=256)
+def _parsed(path: str) -> tuple[str | int, ...]:
+    """`_steps` of a path (one read a path: a streamed call names the same few again)."""
     steps: list[str | int] = []
     at = 1
     while at < len(path):
@@ -121,7 +136,7 @@ def _steps(path: object) -> list[str | int]:
         at = match.end()
     if not steps:
         raise ValueError("it names the arguments themselves")
-    return steps
+    return tuple(steps)
 
 
 @dataclass(slots=True)
@@ -145,6 +160,8 @@ class GeminiAdapter:
         self.finish_reason: str | None = None
         self._error: StreamProtocolError | APIErrorEvent | None = None
         self._finished = False
+        #: no error, not finished: the fast path's state
+        self._reading = True
 
     @property
     def open_function_calls(self) -> tuple[int, ...]:
@@ -153,15 +170,40 @@ class GeminiAdapter:
 
     def feed(self, item: Any) -> list[ModelEvent]:
         """Take one chunk; return the events it completes."""
+        if self._reading:
+            # Almost every chunk is one candidate's one text part, not finished: read it
+            # in the fewest steps, raising nothing (`_feed` applies every rule to the rest,
+            # and to a chunk lacking a key here).
+            try:
+                [candidate] = item["candidates"]
+                [part] = candidate["content"]["parts"]
+                text = part["text"]
+            except (KeyError, TypeError, ValueError):
+                pass
+            else:
+                if (
+                    type(text) is str
+                    and len(part) == 1
+                    and "finishReason" not in candidate
+                    and candidate.get("index", 0) == 0
+                    and "error" not in item
+                ):
+                    if not text:
+                        return []
+                    made = new_event(TextEvent)
+                    set_text(made, text)
+                    return [made]
         self._check_usable()
         try:
             return self._feed(item)
         except (StreamProtocolError, APIErrorEvent) as error:
             self._error = error
+            self._reading = False
             raise
 
     def finish(self) -> list[ModelEvent]:
         """The body is exhausted: check the end rules and return `[DoneEvent()]`."""
+        self._reading = False
         self.check_end()
         self._finished = True
         return [DoneEvent()]
@@ -178,6 +220,7 @@ class GeminiAdapter:
         else:
             error = _error("missing_finish_reason")
         self._error = error
+        self._reading = False
         raise error
 
     def _check_usable(self) -> None:
@@ -271,6 +314,7 @@ class GeminiAdapter:
 
     def _at_finish(self, reason: object) -> list[ModelEvent]:
         """Candidate 0 finished: open calls refused, the reason judged, the calls yielded."""
+        self._reading = False  # what follows is held to the rules after the finish
         self.finish_reason = str(reason)
         if self._open is not None:
             raise _error(
