@@ -9,7 +9,9 @@ and its tool calls), or raises what the framework raised.
 `StrictTransport` under the HTTP client langchain-openai takes (`http_client=`), which
 builds its SDK clients itself. Bedrock's ConverseStream (`BEDROCK`) the same way over
 boto3's client (`harness.strict` of a cassette client), litellm's Bedrock path over
-`StrictTransport`. Used by tests/test_strict_openai_frameworks.py.
+`StrictTransport`; Gemini's `streamGenerateContent` (`GEMINI`) over google-genai's
+`Client`, langchain-google-genai over `StrictTransport` under the HTTP client it builds
+(`client_args=`). Used by tests/test_strict_openai_frameworks.py.
 """
 
 from __future__ import annotations
@@ -40,16 +42,20 @@ from harness import (
     replay_outcome,
     strict,
 )
+from harness._providers.gemini.adapter import call_id
+from harness._replay.calls import SDK_ATTEMPTS
+from harness._testing.plugin_providers import cassette_provider
 
 MODEL = "gpt-4.1-mini"
 BASE_URL = "https://api.openai.com/v1"
 QUESTION = "What's the weather in Paris and in Rome?"
 MESSAGES: Any = [{"role": "user", "content": QUESTION}]
-CHAT, RESPONSES = "openai-chat", "openai-responses"
+CHAT, RESPONSES, GEMINI = "openai-chat", "openai-responses", "gemini"
 #: The answers a driver is served, in order (a framework that runs tools asks again).
 Served = Sequence[Path]
-#: A call as (id, name, arguments); a framework may lose the id (None).
-Call = tuple[str | None, str, Any]
+#: A call as (id, name, arguments); a framework may lose the id (None), and google-genai
+#: gives the pieces of a call streamed as Vertex streams it as calls of no name (None).
+Call = tuple[str | None, str | None, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,13 +68,16 @@ class Answer:
 
 
 def harness_answer(path: Path) -> Answer:
-    """What the harness's own replay says the cassette's answer is."""
+    """What the harness's own replay says the cassette's answer is; on Gemini a call the
+    API sent without an id (the harness names the Nth `call_N`) has its id lost (None),
+    as google-genai gives it."""
     outcome = replay_outcome(path)
     text = "".join(getattr(event, "text", "") for event in outcome.events)
+    found = [event.call for event in outcome.events if isinstance(event, ToolCallEvent)]
+    gemini = cassette_provider(path) == GEMINI
     calls = tuple(
-        (event.call.id, event.call.name, event.call.input)
-        for event in outcome.events
-        if isinstance(event, ToolCallEvent)
+        (None if gemini and call.id == call_id(at) else call.id, call.name, call.input)
+        for at, call in enumerate(found)
     )
     return Answer(text, calls)
 
@@ -473,6 +482,113 @@ def litellm_bedrock(served: Served, options: dict[str, Any], use_strict: bool) -
     return Answer(message.content or "", calls)
 
 
+# Gemini's streamGenerateContent: google-genai's `Client` (a cassette client, built as
+# google-genai's docs build one over an HTTP client of one's own), given to each
+# framework as it takes one. Gemini may send a call without an id (it answers a call by
+# its name): google-genai leaves `FunctionCall.id` None, the harness names it `call_N`,
+# pydantic-ai and langchain-google-genai mint their own; each is read here as an id lost
+# (None), as `harness_answer` reads the harness's, so a minted id is no wrong data.
+
+GEMINI_MODEL = "gemini-2.5-flash"
+GEMINI_TOOLS: Any = [
+    {
+        "function_declarations": [
+            {"name": name, "description": about, "parameters_json_schema": schema}
+            for name, (about, schema) in TOOLS.items()
+        ]
+    }
+]
+
+
+#: google-genai does not retry unless told: its retries on, as its docs turn them on
+#: (`HttpOptions(retry_options=...)`), at once, so the 429 row is retried strict or not.
+GEMINI_RETRIES: Any = {"retry_options": {"attempts": 2, "initial_delay": 0.01, "jitter": 0}}
+
+
+def _gemini_client(
+    served: Served, options: dict[str, Any], use_strict: bool, *, use_async: bool = False
+) -> Any:
+    build = async_cassette_client if use_async else cassette_client
+    client = build(list(served), match_on=None, http_options=GEMINI_RETRIES, **options)
+    return strict(client) if use_strict else client
+
+
+def sdk_generate_content_stream(
+    served: Served, options: dict[str, Any], use_strict: bool
+) -> Answer:
+    """`models.generate_content_stream()` read by hand as google-genai's docs read it: each
+    chunk's `text` joined (its text parts, thoughts left out), its calls from
+    `chunk.function_calls` (their `id` None where the API sent none, their `args` None
+    for a call without arguments, read as `{}`)."""
+    client = _gemini_client(served, options, use_strict)
+    text: list[str] = []
+    calls: list[Call] = []
+    for chunk in client.models.generate_content_stream(
+        model=GEMINI_MODEL, contents=QUESTION, config={"tools": GEMINI_TOOLS}
+    ):
+        text.append(chunk.text or "")
+        calls += [_call(call.id, call.name, call.args or {}) for call in chunk.function_calls or []]
+    return Answer("".join(text), tuple(calls))
+
+
+def pydantic_ai_google(served: Served, options: dict[str, Any], use_strict: bool) -> Answer:
+    """pydantic-ai's `GoogleModel` over `GoogleProvider(client=...)` (it reads the client's
+    async face, `client.aio`). An id pydantic-ai minted (`pyd_ai_...`) is read as lost."""
+    from pydantic_ai.models.google import GoogleModel
+    from pydantic_ai.providers.google import GoogleProvider
+
+    client = _gemini_client(served, options, use_strict, use_async=True)
+    answer = _pydantic_ai_run(GoogleModel(GEMINI_MODEL, provider=GoogleProvider(client=client)))
+    return _minted_ids_lost(answer, lambda call_id: call_id.startswith("pyd_ai_"))
+
+
+def langchain_google(served: Served, options: dict[str, Any], use_strict: bool) -> Answer:
+    """langchain-google-genai's `ChatGoogleGenerativeAI(...).bind_tools(...).stream()`,
+    chunks summed. It builds its `genai.Client` itself (a `client=` given is replaced),
+    so the cassettes reach it through its documented `client_args` (the arguments of the
+    `httpx.Client` google-genai builds): `transport=HTTPXReplayTransport(...)`, under
+    `StrictTransport` when guarded. It retries itself: `max_retries` (the attempts, by its
+    reading; 6 by default) is the attempts a broken server answers in the rows
+    (`SDK_ATTEMPTS`), which its default would outlast, reading the next turn's answer as
+    the failed one's. An id it minted (a `uuid4`) is read as lost."""
+    import uuid
+
+    from langchain_google_genai import ChatGoogleGenerativeAI
+
+    transport: Any = HTTPXReplayTransport(Replayer(cassettes_from(list(served)), match_on=None))
+    if use_strict:
+        transport = StrictTransport(transport)
+    chat = ChatGoogleGenerativeAI(
+        model=GEMINI_MODEL,
+        google_api_key="unused",
+        client_args={"transport": transport},
+        max_retries=SDK_ATTEMPTS,  # attempts, as it reads it: its 6 would outlast the rows
+        **({"timeout": options["timeout"]} if "timeout" in options else {}),
+    )
+    chunks: list[Any] = list(chat.bind_tools(CHAT_TOOLS).stream(QUESTION))
+    total = chunks[0]
+    for chunk in chunks[1:]:
+        total = total + chunk
+    calls = tuple(_call(call["id"], call["name"], call["args"]) for call in total.tool_calls)
+
+    def minted(call_id: str) -> bool:  # `str(uuid.uuid4())`
+        with contextlib.suppress(ValueError):
+            found = uuid.UUID(call_id)
+            return str(found) == call_id and found.version == 4
+        return False
+
+    return _minted_ids_lost(Answer(total.text, calls), minted)
+
+
+def _minted_ids_lost(answer: Answer, minted: Callable[[str], bool]) -> Answer:
+    """The answer with each call id a framework minted itself read as lost (None)."""
+    calls = tuple(
+        (None if isinstance(call_id, str) and minted(call_id) else call_id, name, arguments)
+        for call_id, name, arguments in answer.calls
+    )
+    return Answer(answer.text, calls)
+
+
 Driver = Callable[[Served, dict[str, Any], bool], Answer]
 #: Each framework's drivers, by the API they speak.
 FRAMEWORKS: dict[str, dict[str, Driver]] = {
@@ -497,9 +613,19 @@ FRAMEWORKS: dict[str, dict[str, Driver]] = {
         "langchain-aws ChatBedrockConverse": langchain_bedrock,
         "litellm completion(model=bedrock/converse/...)": litellm_bedrock,
     },
+    GEMINI: {
+        "SDK generate_content_stream()": sdk_generate_content_stream,
+        "pydantic-ai GoogleModel": pydantic_ai_google,
+        "langchain-google-genai ChatGoogleGenerativeAI": langchain_google,
+    },
 }
 #: The SDK each API's drivers read it with.
-SDKS: dict[str, str] = {CHAT: "openai", RESPONSES: "openai", BEDROCK: "boto3"}
+SDKS: dict[str, str] = {
+    CHAT: "openai",
+    RESPONSES: "openai",
+    BEDROCK: "boto3",
+    GEMINI: "google.genai",
+}
 
 #: What each framework's drivers import beyond the harness's own (the `frameworks` extra).
 NEEDS: dict[str, tuple[str, ...]] = {
@@ -508,6 +634,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "openai-agents": ("agents",),
     "litellm": ("litellm", "httpx"),
     "langchain-aws": ("langchain_aws",),
+    "langchain-google-genai": ("langchain_google_genai", "httpx"),
 }
 
 

@@ -1,10 +1,10 @@
-"""The frameworks people use with OpenAI, served every fault row of two cassettes of each
-API, without and with `harness.strict`: docs/strict.md's OpenAI frameworks table is this
-test's output, compared with the installed releases row by row, or written with
-`HARNESS_WRITE_TABLES=1` (`make tables`; tests/doc_tables.py). Every good library
-cassette (and imported OpenAI recording) reads in every framework as the harness's own
-replay reads it, strict or not. Nothing reaches for the network: a framework that tries
-(tracing, a price list, a tokenizer download) fails here.
+"""The frameworks people use with OpenAI, Bedrock's Converse and Gemini, served every fault
+row of two cassettes of each API, without and with `harness.strict`: docs/strict.md's
+frameworks tables are this test's output, compared with the installed releases row by
+row, or written with `HARNESS_WRITE_TABLES=1` (`make tables`; tests/doc_tables.py).
+Every good library cassette (and imported recording) reads in every framework as the
+harness's own replay reads it, strict or not. Nothing reaches for the network: a
+framework that tries (tracing, a price list, a tokenizer download) fails here.
 
 The long runs are `slow`; the inner loop keeps one good cassette and one broken row per
 framework.
@@ -31,6 +31,7 @@ from openai_frameworks import (
     BEDROCK,
     CHAT,
     FRAMEWORKS,
+    GEMINI,
     RESPONSES,
     SOME_MISSING,
     Answer,
@@ -52,6 +53,7 @@ ROW_SOURCES = {
     CHAT: ("text", "parallel_tools"),
     RESPONSES: ("text", "parallel_tools"),
     BEDROCK: ("text", "two_tools"),
+    GEMINI: ("text", "parallel_tools"),
 }
 #: Each table: the APIs it holds, the releases it depends on, its blocks in the doc.
 TABLES = {
@@ -63,10 +65,16 @@ TABLES = {
         (BEDROCK,),
         ("boto3", "pydantic-ai-slim", "langchain-aws", "litellm"),
     ),
+    "gemini-frameworks": (
+        (GEMINI,),
+        ("google-genai", "pydantic-ai-slim", "langchain-google-genai"),
+    ),
 }
 #: The rows the rules accept (expected outcome `done`), which the code must read right.
 REPEATED_IDENTITY = "repeat_call_identity"
 DOC = ROOT / "docs" / "strict.md"
+#: The provider's own page a table is shown on as well (its figures, beside its rules).
+ALSO_IN = {"gemini-frameworks": ROOT / "docs" / "gemini.md"}
 RECORDINGS = ROOT / "tests" / "data" / "recordings"
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 
@@ -246,20 +254,19 @@ def _table(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("name", TABLES)
 def test_strict_lets_no_broken_row_through_any_framework_and_the_doc_table_shows_it(
-    rows: dict[str, list[Row]],
+    rows: dict[str, list[Row]], name: str
 ) -> None:
     require(SOME_MISSING and f"the table needs every framework: {SOME_MISSING}")
-    blocks = []
-    for name, (apis, releases) in TABLES.items():
-        table, findings, let_through = _table(rows, apis)
-        assert let_through == {framework: [] for api in apis for framework in FRAMEWORKS[api]}
-        versions = version_line(releases)
-        blocks += [
-            Block(f"{name}-table", versions, table, key_cells=2),
-            Block(f"{name}-wrong-data", versions, findings),
-        ]
-    check(DOC, *blocks)
+    apis, releases = TABLES[name]
+    table, findings, let_through = _table(rows, apis)
+    assert let_through == {framework: [] for api in apis for framework in FRAMEWORKS[api]}
+    versions = version_line(releases)
+    shown = Block(f"{name}-table", versions, table, key_cells=2)
+    check(DOC, shown, Block(f"{name}-wrong-data", versions, findings))
+    if name in ALSO_IN:
+        check(ALSO_IN[name], shown)
 
 
 @cache
@@ -292,12 +299,27 @@ def _good_cassettes(api: str, folder: Path) -> list[Path]:
 
 
 SEARCH = {"query": "capital of France"}
+#: The `functionCall` parts of Gemini's streamed call after its opening (two of
+#: `partialArgs` pieces, the closing `{}`): google-genai's `chunk.function_calls` and
+#: langchain-google-genai give each as a call of its own, of no name.
+STREAMED_PARTS = 3
 #: Good cassettes a framework reads otherwise than the harness, as observed with the locked
-#: releases (docs/bedrock-converse.md, "What frameworks make of a server tool"): Converse's
-#: server tool, a `toolUse` start of `type` `server_tool_use` and its `toolResult`, which
-#: the harness passes over as boto3's model says. A framework that changes its reading
-#: fails here, and the doc is changed with it.
+#: releases. Converse's server tool (docs/bedrock-converse.md, "What frameworks make of a
+#: server tool"), a `toolUse` start of `type` `server_tool_use` and its `toolResult`, which
+#: the harness passes over as boto3's model says. Gemini's call streamed as Vertex sends it
+#: (docs/gemini.md, "What frameworks make of a streamed call"): a `functionCall` opened with
+#: `willContinue`, its arguments in `partialArgs` pieces, which the harness assembles. A
+#: framework that changes its reading fails here, and the doc is changed with it.
 READ_OTHERWISE: dict[str, dict[str, Answer | type[Exception]]] = {
+    "streamed_arguments.jsonl": {
+        "SDK generate_content_stream()": Answer(
+            "", ((None, "plan_trip", {}), *[(None, None, {})] * STREAMED_PARTS)
+        ),
+        "pydantic-ai GoogleModel": Answer("", ((None, "plan_trip", {}),)),
+        "langchain-google-genai ChatGoogleGenerativeAI": Answer(
+            "", ((None, "plan_trip", {}), *[(None, "", {})] * STREAMED_PARTS)
+        ),
+    },
     "server_tool.jsonl": {
         "pydantic-ai BedrockConverseModel": IndexError,
         "langchain-aws ChatBedrockConverse": Answer("Paris.", ((None, "", SEARCH),)),
@@ -331,8 +353,13 @@ def test_every_good_cassette_reads_as_the_harness_reads_it_strict_or_not(
         assert _reads(driver, served, True) == expected, path.name
 
 
-#: The inner loop's row: a tool call's JSON cut short, which the SDK's readers hand on.
-FAST_ROW = "truncate_tool_json"
+#: The inner loop's row of each API, and the code strict raises for it: a tool call's
+#: JSON cut short, which the SDK's readers hand on; on Gemini, whose calls come whole, an
+#: answer cut before its finish reason, which google-genai reads as a whole answer.
+FAST_ROWS = {
+    **dict.fromkeys((CHAT, RESPONSES, BEDROCK), ("truncate_tool_json", "invalid_tool_json")),
+    GEMINI: ("drop_finish_reason", "missing_finish_reason"),
+}
 
 
 def _fast_params() -> list[Any]:
@@ -355,11 +382,12 @@ def test_a_good_answer_reads_right_and_a_broken_one_raises_under_strict(
     driver = FRAMEWORKS[api][framework]
     served = [good, _follow_up(api)]
     assert driver(served, {}, False) == driver(served, {}, True) == harness_answer(good)
-    (fault,) = [fault for fault in catalogue(api) if fault.name == FAST_ROW]
+    row, code = FAST_ROWS[api]
+    (fault,) = [fault for fault in catalogue(api) if fault.name == row]
     case = run_fault(default_adapter(api), good, fault, tmp_path)
     assert case is not None
     raised = _run(framework, Row(case, harness_answer(good)), True)
     assert isinstance(raised, Exception), f"{framework} returned {raised!r} under strict"
     found = _protocol_error(raised)
     assert found is not None, f"{framework} raised {raised!r}, no StreamProtocolError in its chain"
-    assert found.code == "invalid_tool_json"
+    assert found.code == code
