@@ -134,10 +134,11 @@ def _is_sdk(name: object) -> bool:
 
 
 def key_variable(sdk: str) -> str:
-    """The variable holding the key that records cassettes of `sdk` (`OPENAI_API_KEY`)."""
+    """The variable holding the key that records cassettes of `sdk` (`OPENAI_API_KEY`), as
+    a message names it (`GEMINI_API_KEY or GOOGLE_API_KEY`: each is read)."""
     from harness._replay.clients import sdk_named
 
-    return sdk_named(sdk).env.key_variable
+    return sdk_named(sdk).env.key_names
 
 
 def default_adapter(provider: str, profile: str | None = None) -> Adapter:
