@@ -171,3 +171,28 @@ def test_a_record_mode_without_a_gemini_key_skips_naming_both(project: pytest.Py
     assert all(said in line for line in skipped)
     assert "ANTHROPIC_API_KEY" not in result.stdout.str()
     assert not (project.path / "cassettes" / "new.jsonl").exists()
+
+
+@pytest.mark.slow
+def test_a_marker_request_is_not_recorded_for_gemini_in_one_line(
+    project: pytest.Pytester, live: str
+) -> None:
+    project.makepyfile(
+        test_request="""
+        import pytest
+
+        @pytest.mark.cassette("new", sdk="google.genai", request={"model": "m", "contents": []})
+        def test_new(harness_replay):
+            pass
+        """
+    )
+    result = project.runpytest("test_request.py", "--harness-record", "missing")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*record mode missing: *new.jsonl is a Gemini cassette, which the plugin records "
+            "through harness_client or harness_async_client alone*"
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+    assert not (project.path / "cassettes" / "new.jsonl").exists()

@@ -201,8 +201,10 @@ def refuse_recording(paths: Iterable[Path], where: str, mode: object, sdk: str) 
     if any(found.recording == "sdk" and found.sdk.package == sdk for found in providers()):
         return
     names = ", ".join(str(path) for path in paths)
+    named = sdk_named(sdk).named
+    article = "an" if named[:1] in tuple("AEIOU") else "a"
     raise InputError(
-        f"{where}: record mode {mode}: {names} is an {sdk_named(sdk).named} cassette, which the "
+        f"{where}: record mode {mode}: {names} is {article} {named} cassette, which the "
         "plugin records through harness_client or harness_async_client alone (no request=, no "
         "fault_variant); record it so, or with harness record, then replay it"
     )
