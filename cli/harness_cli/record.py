@@ -33,6 +33,9 @@ Examples:
   harness record --provider openai-chat --base-url http://127.0.0.1:8000/v1 ...  # vLLM
   harness record --provider bedrock-converse --model us.amazon.nova-micro-v1:0 \
       --prompt hi --out rec.jsonl    # boto3, signed with your usual AWS credentials
+  export GEMINI_API_KEY=...         # or GOOGLE_API_KEY (preferred if both are set)
+  harness record --provider gemini --model gemini-2.5-flash --prompt "Weather in Paris?" \
+      --tool get_weather=schemas/weather.json --out cassettes/recorded/weather.jsonl
 
 The cassette keeps the header (source, SDK version, model, the request without
 credentials, UTC time) and every raw event in arrival order, each after an
@@ -51,10 +54,16 @@ With --provider openai-chat or openai-responses the request goes to
 --system is Chat's first message (it needs --prompt) or Responses' instructions,
 --max-tokens is max_completion_tokens or max_output_tokens (unset by default),
 and the header names the provider; [DONE] is kept as {"harness": "done"}.
+With --provider gemini the request goes to --base-url (or GOOGLE_GEMINI_BASE_URL;
+default https://generativelanguage.googleapis.com) plus
+/v1beta/models/MODEL:streamGenerateContent?alt=sse, the model in the path (the
+header's request keeps it), with the key in the x-goog-api-key header: GOOGLE_API_KEY,
+else GEMINI_API_KEY, as google-genai reads them (a warning when both are set); --system
+is its systemInstruction, --max-tokens its generationConfig's maxOutputTokens.
 Exit status: 0 written; 1 the request or the stream failed (nothing written);
-2 no API key (ANTHROPIC_API_KEY, OPENAI_API_KEY, ...) or cloud credentials, bad
-options, an output folder not writable, a cassette that
-cannot be written (a full disk: nothing written), or --out exists without --force."""
+2 no API key (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, ...) or cloud
+credentials, bad options, an output folder not writable, a cassette that cannot be
+written (a full disk: nothing written), or --out exists without --force."""
 
 
 @click.command(epilog=EXAMPLES)
@@ -70,7 +79,9 @@ cannot be written (a full disk: nothing written), or --out exists without --forc
 @click.option("--prompt", help="The user message.")
 @click.option("--system", help="The system prompt.")
 @click.option(
-    "--max-tokens", type=click.IntRange(min=1), help="Default 1024 (Anthropic); unset for OpenAI."
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    help="Default 1024 (Anthropic); unset for OpenAI and Gemini.",
 )
 @click.option(
     "--tool",
@@ -88,7 +99,7 @@ cannot be written (a full disk: nothing written), or --out exists without --forc
 @click.option(
     "--base-url",
     help="API base URL (a proxy, or a fake server in tests); default: ANTHROPIC_BASE_URL, "
-    "or OPENAI_BASE_URL with an OpenAI --provider.",
+    "or the --provider's SDK's own: OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL.",
 )
 @click.option(
     "--vcr",

@@ -16,6 +16,7 @@ looked up only in a package already loaded (a client of it means it is).
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -27,6 +28,8 @@ from harness._exceptions import InputError
 from harness._providers.wire import ClientEnv
 
 __all__ = ["ClientEnv", "Sdk", "with_http_client"]
+
+_log = logging.getLogger("harness.providers")
 
 
 def with_http_client(
@@ -95,16 +98,24 @@ class Sdk:
             ) from None
 
     def live_key(self) -> str:
-        """The key a live client records with (the variable its client reads): the opt-in
-        to a billed recording; `InputError` in one line naming the variable without it."""
-        variable = self.env.key_variable
-        key = os.environ.get(variable)
-        if not key:
+        """The key a live client records with, read as the client reads it (the first of
+        `env.key_variables` set: a warning, as the SDK's, when more are): the opt-in to a
+        billed recording; `InputError` in one line naming the variables without one."""
+        env = self.env
+        found = [name for name in env.key_variables if os.environ.get(name)]
+        if not found:
             raise InputError(
-                f"{variable} is not set: recording calls the live API (and is billed); "
+                f"{env.key_names} is not set: recording calls the live API (and is billed); "
                 "set it to opt in"
             )
-        return key
+        if len(found) > 1:
+            said = " and ".join(found)
+            _log.warning("%s are set: using %s, as %s does", said, found[0], self.package)
+        return os.environ[found[0]]
+
+    def has_live_key(self) -> bool:
+        """Whether one of the variables the client reads its key from is set."""
+        return any(os.environ.get(name) for name in self.env.key_variables)
 
     def live_options(self) -> dict[str, Any]:
         """A live client's credentials, as its keywords: `api_key` from the key variable

@@ -77,12 +77,26 @@ class Line(Protocol):
 @dataclass(frozen=True, slots=True)
 class ClientEnv:
     """What a client of the provider's SDK reads from the environment: the variable of its
-    base URL and of its key, and what follows a server's address in that base URL (the
-    OpenAI SDKs' paths are below `/v1`, the Anthropic SDK's below the server itself)."""
+    base URL and of its key (and any it prefers to that one), and what follows a
+    server's address in that base URL (the OpenAI SDKs' paths are below `/v1`, the
+    Anthropic SDK's below the server itself)."""
 
     base_url_variable: str
     key_variable: str
     base_path: str = ""
+    #: variables the client reads its key from before `key_variable`, the first set
+    #: winning (google-genai reads `GOOGLE_API_KEY`, then `GEMINI_API_KEY`)
+    preferred_key_variables: tuple[str, ...] = ()
+
+    @property
+    def key_variables(self) -> tuple[str, ...]:
+        """Every variable the client reads its key from, in the order it prefers them."""
+        return (*self.preferred_key_variables, self.key_variable)
+
+    @property
+    def key_names(self) -> str:
+        """How a message names them: `OPENAI_API_KEY`, `GEMINI_API_KEY or GOOGLE_API_KEY`."""
+        return " or ".join((self.key_variable, *self.preferred_key_variables))
 
     def base_url(self, server: str) -> str:
         """The base URL pointing this SDK at `server` (`http://HOST:PORT`)."""

@@ -464,6 +464,9 @@ class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         sent = json_body(body)
         if hosted is not None:
             sent = hosted.direct_request(sent)
+        elif dialect is not None and isinstance(sent, dict):
+            # as the path says it too: the model Gemini's names (`request_of`)
+            sent = dialect.request_of(request.method, request.url.raw_path.decode("ascii"), sent)
         captured = CapturedRequest.of(request.method, request.url.path, request.headers, sent)
         self.requests.append(captured)
         path = self._path(len(self.requests))

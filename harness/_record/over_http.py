@@ -1,17 +1,22 @@
 """Record a live stream over plain HTTP, no SDK: a provider whose `client.RECORDING` is
-`"http"` (OpenAI's Chat Completions and Responses).
+`"http"` (OpenAI's Chat Completions and Responses, Gemini).
 
-`harness record --provider openai-chat|openai-responses` builds the request from the
-same options as for Anthropic (through the provider's `conversation.request_params`, the
-one place its request shape is spelled) or takes a request file, POSTs it with
-`"stream": true` to the base URL (`--base-url`, else the variable its SDK reads,
-`OPENAI_BASE_URL`, else the API's own, `https://api.openai.com/v1`: `Provider.sdk`) plus
-the dialect's endpoint below the SDK's base path (`/v1`), with the key as its `client`
-module's `auth_headers` say (`Authorization: Bearer`, the key from `OPENAI_API_KEY`),
-and reads the answer as it arrives, as the proxy and import read it
+`harness record --provider openai-chat|openai-responses|gemini` builds the request from
+the same options as for Anthropic (through the provider's `conversation.request_params`,
+the one place its request shape is spelled) or takes a request file, POSTs it to the
+base URL (`--base-url`, else the variable its SDK reads, `OPENAI_BASE_URL`,
+`GOOGLE_GEMINI_BASE_URL`, else the API's own: `Provider.sdk`) plus the path the
+provider says: by default the dialect's one endpoint below the SDK's base path (`/v1`),
+the body with `"stream": true`; a provider whose path names the model and says it
+streams gives its `client.streamed_post(request, base)` (Gemini's
+`/v1beta/models/{model}:streamGenerateContent?alt=sse`, the body without `model`).
+The key goes as its `client` module's `auth_headers` say (`Authorization: Bearer`,
+Gemini's `x-goog-api-key`), read as its SDK reads it (`Sdk.live_key`). The answer is
+read as it arrives, as the proxy and import read it
 (`harness._record.answer.StreamLines`): each event after an `{"harness": "at", "ms":
 N}`, Chat's `[DONE]` as `{"harness": "done"}`. The SDK is not imported (seconds cold):
-httpx2 sends the request, so vcrpy records it alike.
+httpx2 sends the request, so vcrpy records it alike. The cassette's header keeps the
+request with its `model`, whatever the wire carries it in.
 
 The guarantees are `harness._record.live`'s, through its helpers: each line goes to a
 temporary file beside the cassette as it arrives (memory stays within one event, the
@@ -80,7 +85,8 @@ def build_http_request(
     tools: Sequence[str] = (),
 ) -> dict[str, Any]:
     """A request body of provider `name`: the request file if given, then each option
-    given over it (`--tool` adds to its tools). Chat's system prompt is a message, so
+    given over it (`--tool` adds to its tools, `--max-tokens` to Gemini's
+    `generationConfig`). Chat's system prompt is a message, so
     there `--system` needs `--prompt`."""
     request: dict[str, Any] = {}
     if request_file is not None:
@@ -119,7 +125,11 @@ def build_http_request(
     request.setdefault("tools", []).extend(given.pop("tools", []))
     if not request["tools"]:
         request.pop("tools")
-    request.update(given)
+    for field, value in given.items():  # an option adds to an object the file gives
+        kept = request.get(field)
+        request[field] = (
+            {**kept, **value} if isinstance(kept, dict) and isinstance(value, dict) else value
+        )
     request.pop("stream", None)
     for required, option in (("model", "--model"), (conversation, "--prompt")):
         if required not in request:
@@ -127,12 +137,20 @@ def build_http_request(
     return request
 
 
-def _url(found: Provider, base_url: str | None) -> str:
-    """The base URL (the API's own, OpenAI's `.../v1`) plus the dialect's endpoint below
-    its SDK's base path (`/v1`)."""
-    [endpoint] = found.framing.endpoints
+def _post(found: Provider, request: dict[str, Any], base_url: str | None) -> tuple[str, Any]:
+    """The URL and body a streamed `request` is POSTed with: its `client` module's
+    `streamed_post(request, base)` where the provider gives one (Gemini's: the model in
+    the path, `?alt=sse`), else the dialect's one endpoint below its SDK's base path
+    (`/v1`) under the base URL (the API's own: OpenAI's `.../v1`), the body with
+    `"stream": true`."""
     sdk = found.sdk
-    return (base_url or sdk.base_url).rstrip("/") + endpoint.removeprefix(sdk.env.base_path)
+    base = (base_url or sdk.base_url).rstrip("/")
+    streamed_post = getattr(found.module("client"), "streamed_post", None)
+    if streamed_post is not None:
+        url, body = streamed_post(request, base)
+        return str(url), body
+    [endpoint] = found.framing.endpoints
+    return base + endpoint.removeprefix(sdk.env.base_path), {**request, "stream": True}
 
 
 def _refusal(response: httpx2.Response, secrets: tuple[str, ...]) -> RecordError:
@@ -143,7 +161,10 @@ def _refusal(response: httpx2.Response, secrets: tuple[str, ...]) -> RecordError
         if len(body) > _ERROR_BODY_BYTES:
             break
     try:
-        error = orjson.loads(body).get("error")
+        answer = orjson.loads(body)
+        if isinstance(answer, list) and answer:  # a streamed JSON array's one element
+            answer = answer[0]
+        error = answer.get("error")
         said = error.get("message") if isinstance(error, dict) else None
     except (orjson.JSONDecodeError, AttributeError):
         said = None
@@ -154,7 +175,7 @@ def _refusal(response: httpx2.Response, secrets: tuple[str, ...]) -> RecordError
 def _stream_lines(
     client: httpx2.Client,
     url: str,
-    body: dict[str, Any],
+    body: Any,
     headers: dict[str, str],
     reader: StreamLines,
     show: Callable[[str], None],
@@ -223,11 +244,10 @@ def record_over_http(
     reader = StreamLines(dialect, max_line=MAX_LINE_BYTES, secrets=secrets)
     persister = _AtomicVcrPersister()
     client = httpx2.Client(timeout=httpx2.Timeout(timeout))
-    url = _url(found, base_url)
+    url, body = _post(found, request, base_url)
     headers = {**found.module("client").auth_headers(key), "accept": "text/event-stream"}
     try:
         with _deadline(max_duration) as deadline, _vcr_context(vcr_path, persister, secrets):
-            body = {**request, "stream": True}
             lines = _stream_lines(
                 client, url, body, headers, reader, show, text_of, deadline, secrets
             )

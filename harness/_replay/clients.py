@@ -392,8 +392,14 @@ class ClientKind:
         return (httpx2.AsyncClient if self.asynchronous else httpx2.Client)(**options)
 
     def transport(self) -> httpx2.BaseTransport | httpx2.AsyncBaseTransport:
-        """A new socket transport of this family (what a live client sends through)."""
-        return httpx2.AsyncHTTPTransport() if self.asynchronous else httpx2.HTTPTransport()
+        """A new socket transport of this family (what a live client sends through), which
+        keeps no connection once an answer is read: a recording reads each whole anyway,
+        and an SDK that never closes an HTTP client it was given (google-genai's `Client`,
+        sync or async) then leaves no socket open, in no event loop."""
+        limits = httpx2.Limits(max_keepalive_connections=0)
+        if self.asynchronous:
+            return httpx2.AsyncHTTPTransport(limits=limits)
+        return httpx2.HTTPTransport(limits=limits)
 
     def live_client(self, http_client: Any, *, credentials: dict[str, Any], **options: Any) -> Any:
         """A live client of the SDK, of this family, over `http_client`, with the user's

@@ -137,7 +137,7 @@ class ClientSession:
         """Why the test cannot record (its credentials not found), as a skip says it."""
         live = self._live_sdk()
         if live.live_credentials is None:
-            if os.environ.get(self.key_variable):
+            if live.has_live_key():
                 return None
             return f"needs {self.key_variable}, which is not set"
         try:

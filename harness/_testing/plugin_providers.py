@@ -134,10 +134,11 @@ def _is_sdk(name: object) -> bool:
 
 
 def key_variable(sdk: str) -> str:
-    """The variable holding the key that records cassettes of `sdk` (`OPENAI_API_KEY`)."""
+    """The variable holding the key that records cassettes of `sdk` (`OPENAI_API_KEY`), as
+    a message names it (`GEMINI_API_KEY or GOOGLE_API_KEY`: each is read)."""
     from harness._replay.clients import sdk_named
 
-    return sdk_named(sdk).env.key_variable
+    return sdk_named(sdk).env.key_names
 
 
 def default_adapter(provider: str, profile: str | None = None) -> Adapter:
@@ -200,8 +201,10 @@ def refuse_recording(paths: Iterable[Path], where: str, mode: object, sdk: str) 
     if any(found.recording == "sdk" and found.sdk.package == sdk for found in providers()):
         return
     names = ", ".join(str(path) for path in paths)
+    named = sdk_named(sdk).named
+    article = "an" if named[:1] in tuple("AEIOU") else "a"
     raise InputError(
-        f"{where}: record mode {mode}: {names} is an {sdk_named(sdk).named} cassette, which the "
+        f"{where}: record mode {mode}: {names} is {article} {named} cassette, which the "
         "plugin records through harness_client or harness_async_client alone (no request=, no "
         "fault_variant); record it so, or with harness record, then replay it"
     )

@@ -7,8 +7,10 @@ of one's own: `Client(api_key=..., http_options=HttpOptions(base_url=...,
 httpx_client=...))` (`build`; `httpx_async_client` for the async face, which then uses it
 rather than aiohttp). Pointed at a server of ours, its base URL is the
 server's address itself (the SDK adds `/v1beta/models/...`), read from
-`GOOGLE_GEMINI_BASE_URL`, its key from `GEMINI_API_KEY`. A live recording is a plain
-streamed POST (`RECORDING`), its key sent as `auth_headers` says.
+`GOOGLE_GEMINI_BASE_URL`, its key from `GOOGLE_API_KEY`, else `GEMINI_API_KEY` (the
+SDK's own order, and its warning when both are set: `Sdk.live_key`). A live recording
+is a plain streamed POST (`RECORDING`) to the path `streamed_post` gives, its key sent
+as `auth_headers` says.
 
 `harness.strict` puts the guard in the client's HTTP clients (`guarded_copy`): a copy
 whose API client sends through the guarded twins of the two the original holds. Which
@@ -28,12 +30,15 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from typing import Any, Final
+from urllib.parse import quote
 
 from harness._exceptions import InputError
+from harness._providers.gemini.framing import ENDPOINTS
 from harness._providers.sdk import Sdk
 from harness._providers.wire import ClientEnv
 
 __all__ = [
+    "API_VERSION",
     "DUMMY_VERTEX",
     "HOSTED",
     "RECORDING",
@@ -42,6 +47,7 @@ __all__ = [
     "build",
     "build_vertex",
     "guarded_copy",
+    "streamed_post",
 ]
 
 
@@ -131,7 +137,10 @@ SDK: Final = Sdk(
     package="google.genai",
     clients=("Client", "Client"),
     base_url="https://generativelanguage.googleapis.com",
-    env=ClientEnv("GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY"),
+    # google-genai's own order (`_api_client.get_env_api_key`): GOOGLE_API_KEY first
+    env=ClientEnv(
+        "GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY", preferred_key_variables=("GOOGLE_API_KEY",)
+    ),
     extra="gemini",
     label="Gemini",
     build=build,
@@ -143,8 +152,22 @@ RECORDING: Final = "http"
 
 
 def auth_headers(key: str) -> dict[str, str]:
-    """The header the API reads its key from."""
+    """The header the API reads its key from (never `?key=`: a URL is too often shown)."""
     return {"x-goog-api-key": key}
+
+
+#: The API version a live recording calls, google-genai's default.
+API_VERSION: Final = "v1beta"
+
+
+def streamed_post(request: dict[str, Any], base_url: str) -> tuple[str, dict[str, Any]]:
+    """The URL and body a live recording POSTs `request` (a header's request: its `model`
+    in it) with: the model in the streamed path, as SSE (`alt=sse`, what google-genai
+    asks for), the rest as the body. A model named `models/...` is that model."""
+    body = dict(request)
+    model = str(body.pop("model")).removeprefix("models/")
+    path = ENDPOINTS[0].format(version=API_VERSION, model=quote(model, safe=""))
+    return f"{base_url}{path}?alt=sse", body
 
 
 #: The dummy project, location and access token a Vertex cassette client is built with.
