@@ -788,7 +788,8 @@ def run_cases(
         app.router.add_route("*", "/{path:.*}", unanswered.answer)
         env = dialect(ANTHROPIC).client_env
         with ServerThread(app) as url:
-            base = {**environ, env.base_url_variable: url, env.key_variable: DUMMY_API_KEY}
+            keys = dict.fromkeys(env.key_variables, DUMMY_API_KEY)  # never a real key
+            base = {**environ, env.base_url_variable: url, **keys}
             yield from judged_served(
                 cases,
                 command,

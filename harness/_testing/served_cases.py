@@ -167,10 +167,12 @@ def run_served(
     server = CaseServer(cases)
     spoken = dialect(cases[0].provider).client_env
     with ServerThread(server.app()) as url:
+        # every variable the SDK reads its key from is the dummy: a real key set in the
+        # environment (google-genai prefers GOOGLE_API_KEY) is never sent, even locally
         base = {
             **environ,
             spoken.base_url_variable: spoken.base_url(url),
-            spoken.key_variable: DUMMY_API_KEY,
+            **dict.fromkeys(spoken.key_variables, DUMMY_API_KEY),
         }
 
         yield from judged_served(
