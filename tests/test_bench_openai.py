@@ -34,7 +34,13 @@ def test_a_quick_run_prints_a_ratio_and_its_spread_for_each_dialect(
 ) -> None:
     assert main(["--quick"]) == 0
     rows = capsys.readouterr().out.splitlines()[2:]
-    assert [row.split()[0] for row in rows] == ["anthropic", "chat", "responses", "converse"]
+    assert [row.split()[0] for row in rows] == [
+        "anthropic",
+        "chat",
+        "responses",
+        "converse",
+        "gemini",
+    ]
     for row in rows:
         ratio, spread, met = row.split()[-3:]
         low, high = map(float, spread.removesuffix("x").split("-"))
