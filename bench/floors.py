@@ -276,7 +276,17 @@ def section_suite(options: Options, out: IO[str], results: Results, folder: Path
 
     def measure(name: str) -> None:
         path = suites[name]
-        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)]
+        # the plugins these suites have no use for, off: they cost each run seconds of
+        # start-up (langsmith's, which langchain brings, about 3), never the test loop
+        unused = [
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:langsmith_plugin",
+            "-p",
+            "no:hypothesispytest",
+        ]
+        argv = [sys.executable, "-m", "pytest", "-q", *unused, str(path)]
         child = run_child([*argv, "--rootdir", str(folder)])
         if child.status != 0:
             raise SystemExit(f"the {name} suite failed (exit {child.status}): {argv}")
@@ -296,8 +306,9 @@ def section_suite(options: Options, out: IO[str], results: Results, folder: Path
             turned = number % len(measured_suites)
             for name in measured_suites[turned:] + measured_suites[:turned]:
                 measure(name)
-        for name in ("harness, empty", "bare, empty"):
-            measure(name)
+        if options.rounds > 1:  # the empty suites again, after the drift of the rounds
+            for name in ("harness, empty", "bare, empty"):
+                measure(name)
     finally:
         del os.environ["HARNESS_BENCH_CPU"]
     empty = {name: statistics.median(cpu[name]) for name in ("harness, empty", "bare, empty")}

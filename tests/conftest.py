@@ -12,12 +12,15 @@ from typing import Any
 
 # The machines set PYTHONDONTWRITEBYTECODE, so every run (and each xdist worker) compiled
 # and assertion-rewrote every test module and the library again: half of collection.
-# This process keeps its compiled modules under .venv/pycache, outside the tree; the
-# processes the tests start still follow the environment.
+# This process, and every process the tests start (the CLI, pytest inside pytest, an
+# example's run: `import anthropic` alone is 3 s compiled, 6-8 s from source), keep their
+# compiled modules under .venv/pycache, outside the tree.
 _VENV = Path(__file__).resolve().parent.parent / ".venv"
 if sys.dont_write_bytecode and _VENV.is_dir():
     sys.pycache_prefix = str(_VENV / "pycache")
     sys.dont_write_bytecode = False
+    os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 # pytester runs in-process and unloads every module first imported during an inner run;
 # loading what the plugin imports lazily now keeps one copy of each class across runs
@@ -43,6 +46,15 @@ from harness._providers.openai_responses.errors import PROVIDER as OPENAI_RESPON
 from harness._replay.direct import failure_code, transport_error
 
 pytest_plugins = ["pytester"]
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest's `pytester`, whose runs leave langsmith's pytest plugin off as this suite
+    does (pyproject.toml): pytester clears `PYTEST_ADDOPTS`, and the plugin, which
+    langchain brings, costs each inner pytest process about 3 s."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:langsmith_plugin")
+    return pytester
 
 # CI (`CI=true`, as .ci/run is called) replays the same generated examples every run, so
 # a landing never hangs on a new draw; a developer's run draws new ones each time.

@@ -3,7 +3,7 @@
 // asked of $OPENAI_BASE_URL with fetch (the SSE body read raw: `data: [DONE]` is seen), each
 // `data` object fed to the dialect's adapter as it arrives. A 429 is retried after its
 // retry-after-ms, as the SDK does; a body idle for 2 s is aborted (idle-timeout.ts).
-import { createInterface } from "node:readline";
+import { stdinLines } from "./stdin-lines";
 import { setTimeout as sleep } from "node:timers/promises";
 import { withIdleTimeout } from "./idle-timeout";
 import { ChatAdapter, DONE } from "./openai-chat";
@@ -94,7 +94,7 @@ async function runCase(header: Header): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+  const lines = stdinLines();
   for (let next = await lines.next(); !next.done; next = await lines.next()) {
     await runCase(JSON.parse(next.value) as Header);
     if ((await lines.next()).done) return;  // the separator (--persistent), or the end

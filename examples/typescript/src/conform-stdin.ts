@@ -1,6 +1,6 @@
 // `harness conform [--persistent] -- node dist/conform-stdin.js [faithful]`: docs/conform.md's
 // stdin protocol, one case a process or, with --persistent, case after case.
-import { createInterface } from "node:readline";
+import { stdinLines } from "./stdin-lines";
 import type Anthropic from "@anthropic-ai/sdk";
 import { toModelEvents as faithful } from "./faithful";
 import { toModelEvents as corrected } from "./model-events";
@@ -13,7 +13,7 @@ class StreamAPIError extends Error {
 }
 
 // Standard input's lines, read one at a time across the cases.
-const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+const lines = stdinLines();
 type Case = { separated: boolean; ended: boolean };
 
 async function nextLine(state: Case): Promise<string | undefined> {

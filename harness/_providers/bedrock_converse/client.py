@@ -30,6 +30,7 @@ boto3's in one line. `harness._record.through_sdk` writes the cassette.
 from __future__ import annotations
 
 import os
+import threading
 import weakref
 from collections.abc import Callable, Iterator
 from functools import cache
@@ -113,13 +114,15 @@ def _sender(http_client: Any, timeout: float) -> Callable[..., Any]:
 
 
 @cache
-def _loader() -> Any:
-    """One botocore data loader for every client built here: it keeps the service model
-    it read, so a client after the first is made in milliseconds, not a tenth of a
-    second (`harness doctor` and the tests build one a row)."""
+def _session() -> tuple[Any, threading.Lock]:
+    """One isolated botocore session for every client built here, and the lock its
+    `create_client` is called under (a session is not thread-safe): it keeps the service
+    model and the endpoint rules it read and its handlers, so a client after the first is
+    made in about 25 ms, not 60-300 (`harness doctor` and the tests build one a row). A
+    client copies the session's event hooks: what is registered on one stays its own."""
     import botocore.session
 
-    return botocore.session.Session(session_vars=_ISOLATED).get_component("data_loader")
+    return botocore.session.Session(session_vars=_ISOLATED), threading.Lock()
 
 
 def build(
@@ -135,7 +138,6 @@ def build(
         raise InputError(
             "boto3 has no async client: a bedrock-converse cassette is read with the sync one"
         )
-    import botocore.session
     from botocore.config import Config
 
     given = dict(options)
@@ -153,16 +155,16 @@ def build(
     if retries is not None:
         settings["retries"] = {"total_max_attempts": int(retries) + 1, "mode": "standard"}
     made = Config(**settings)
-    session = botocore.session.Session(session_vars=_ISOLATED)
-    session.register_component("data_loader", _loader())
-    client = session.create_client(
-        "bedrock-runtime",
-        region_name=region,
-        endpoint_url=base_url,
-        aws_access_key_id=api_key,
-        aws_secret_access_key=DUMMY_SECRET,
-        config=made.merge(config) if config is not None else made,
-    )
+    session, lock = _session()
+    with lock:
+        client = session.create_client(
+            "bedrock-runtime",
+            region_name=region,
+            endpoint_url=base_url,
+            aws_access_key_id=api_key,
+            aws_secret_access_key=DUMMY_SECRET,
+            config=made.merge(config) if config is not None else made,
+        )
     client.meta.events.register("before-send.bedrock-runtime", _sender(http_client, read_timeout))
     return client
 
