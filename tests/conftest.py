@@ -56,6 +56,7 @@ def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pyte
     monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:langsmith_plugin")
     return pytester
 
+
 # CI (`CI=true`, as .ci/run is called) replays the same generated examples every run, so
 # a landing never hangs on a new draw; a developer's run draws new ones each time.
 hypothesis.settings.register_profile("ci", derandomize=True, database=None)
