@@ -70,6 +70,7 @@ __all__ = [
     "SessionError",
     "StreamProtocolError",
     "ToolError",
+    "check_usable",
     "error_chain",
     "error_pattern",
     "register_error_table",
@@ -163,6 +164,20 @@ class APIErrorEvent(HarnessError):
         super().__init__(f"{body}")
         self.body = body
         self.status_code = status_code
+
+
+def check_usable(
+    error: StreamProtocolError | APIErrorEvent | None, finished: bool, name: str
+) -> None:
+    """What an adapter raises at every call once it failed (`error`) or finished (`name`:
+    its class): a new error of the first one's kind, chained from it (re-raising the same
+    object would grow its traceback at every call)."""
+    if isinstance(error, StreamProtocolError):
+        raise StreamProtocolError(error.code, provider=error.provider, **error.fields) from error
+    if error is not None:
+        raise APIErrorEvent(error.body, error.status_code) from error
+    if finished:
+        raise RuntimeError(f"{name}.finish() was already called")
 
 
 class InputError(HarnessError, ValueError):

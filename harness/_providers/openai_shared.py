@@ -35,7 +35,6 @@ __all__ = [
     "api_error",
     "auth_headers",
     "call_input",
-    "check_usable",
     "direct_builders",
     "error_answer",
     "error_body",
@@ -142,20 +141,6 @@ def wire_dict(item: Any) -> Any:
         return item
     to_dict = getattr(item, "to_dict", None)
     return to_dict(warnings=False) if callable(to_dict) else item
-
-
-def check_usable(
-    error: StreamProtocolError | APIErrorEvent | None, finished: bool, name: str
-) -> None:
-    """What an adapter raises at every call once it failed (`error`) or finished: a new
-    error of the first one's kind, chained from it, as `StreamAdapter` does (re-raising
-    the same object would grow its traceback at every call)."""
-    if isinstance(error, StreamProtocolError):
-        raise StreamProtocolError(error.code, provider=error.provider, **error.fields) from error
-    if error is not None:
-        raise APIErrorEvent(error.body, error.status_code) from error
-    if finished:
-        raise RuntimeError(f"{name}.finish() was already called")
 
 
 def error_body(error_type: str, message: str, code: str | None = None) -> dict[str, Any]:

@@ -60,7 +60,7 @@ from harness._events import (
     text_event,
     tool_input,
 )
-from harness._exceptions import StreamProtocolError
+from harness._exceptions import StreamProtocolError, check_usable
 from harness._json import strict_json
 from harness._views import EventView
 
@@ -195,13 +195,7 @@ class StreamAdapter:
             raise
 
     def _check_usable(self) -> None:
-        if self._error is not None:
-            # A new error each time, chained from the first: re-raising the same object
-            # would grow its traceback at every call.
-            first = self._error
-            raise StreamProtocolError(first.code, **first.fields) from first
-        if self._finished:
-            raise RuntimeError("StreamAdapter.finish() was already called")
+        check_usable(self._error, self._finished, "StreamAdapter")
 
     def _feed(self, kind: str, event: Any) -> list[ModelEvent]:
         """`feed` for any event but a content block's delta in a message under way."""

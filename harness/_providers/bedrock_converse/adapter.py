@@ -56,7 +56,7 @@ from harness._events import (
     set_text,
     tool_input,
 )
-from harness._exceptions import APIErrorEvent, StreamProtocolError
+from harness._exceptions import APIErrorEvent, StreamProtocolError, check_usable
 from harness._json import strict_json
 from harness._providers.bedrock_converse.errors import PROVIDER
 
@@ -226,15 +226,7 @@ class ConverseAdapter:
             raise self._error
 
     def _check_usable(self) -> None:
-        error = self._error
-        if isinstance(error, StreamProtocolError):
-            raise StreamProtocolError(
-                error.code, provider=error.provider, **error.fields
-            ) from error
-        if error is not None:
-            raise APIErrorEvent(error.body, error.status_code) from error
-        if self._finished:
-            raise RuntimeError("ConverseAdapter.finish() was already called")
+        check_usable(self._error, self._finished, "ConverseAdapter")
 
     def _feed(self, item: Any) -> list[ModelEvent]:
         if type(item) is not dict:

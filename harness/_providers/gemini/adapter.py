@@ -63,7 +63,7 @@ from harness._events import (
     new_event,
     set_text,
 )
-from harness._exceptions import APIErrorEvent, StreamProtocolError
+from harness._exceptions import APIErrorEvent, StreamProtocolError, check_usable
 from harness._providers.gemini.errors import PROVIDER
 
 __all__ = [
@@ -224,15 +224,7 @@ class GeminiAdapter:
         raise error
 
     def _check_usable(self) -> None:
-        error = self._error
-        if isinstance(error, StreamProtocolError):
-            raise StreamProtocolError(
-                error.code, provider=error.provider, **error.fields
-            ) from error
-        if error is not None:
-            raise APIErrorEvent(error.body, error.status_code) from error
-        if self._finished:
-            raise RuntimeError("GeminiAdapter.finish() was already called")
+        check_usable(self._error, self._finished, "GeminiAdapter")
 
     def _feed(self, item: Any) -> list[ModelEvent]:
         if not isinstance(item, dict):

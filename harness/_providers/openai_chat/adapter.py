@@ -64,14 +64,13 @@ from harness._events import (
     new_event,
     set_text,
 )
-from harness._exceptions import APIErrorEvent, StreamProtocolError
+from harness._exceptions import APIErrorEvent, StreamProtocolError, check_usable
 from harness._providers.openai_chat.errors import PROVIDER
 from harness._providers.openai_chat.profiles import OPENAI, Profile
 from harness._providers.openai_shared import (
     api_error,
     call_input,
     carries_error,
-    check_usable,
     shown,
     wire_dict,
 )

@@ -81,9 +81,9 @@ from harness._events import (
     set_text,
     text_event,
 )
-from harness._exceptions import APIErrorEvent, StreamProtocolError
+from harness._exceptions import APIErrorEvent, StreamProtocolError, check_usable
 from harness._providers.openai_responses.errors import PROVIDER
-from harness._providers.openai_shared import api_error, call_input, check_usable, shown, wire_dict
+from harness._providers.openai_shared import api_error, call_input, shown, wire_dict
 
 __all__ = [
     "PASSED_OVER_ITEMS",
