@@ -185,8 +185,13 @@ coverage: $(STAMP)
 wheel-check: $(STAMP)
 	./.ci/wheel-check
 
-# The suite runs last, so that its summary is the run's closing line.
-test: lint coverage wheel-check conform-ts unit
+# The checks side by side (mypy holds one core, the wheel check mostly waits on its
+# installs and children), each one's output kept together; then the suite, last, so that
+# its summary is the run's closing line. The TypeScript conformance runs (`conform-ts`)
+# are the suite's: tests/test_conform_typescript.py runs the commands docs/conform.md shows.
+test:
+	@$(MAKE) --no-print-directory -j 3 --output-sync=target lint coverage wheel-check
+	@$(MAKE) --no-print-directory unit
 
 clean:
 	rm -rf $(VENV) $(TOOLS) $(LATEST) $(OLDEST) .node build dist *.egg-info .mypy_cache .pytest_cache .ruff_cache $(SHOTS)

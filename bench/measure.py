@@ -162,19 +162,20 @@ def sdk_estimate(runs: Sequence[tuple[int, float]], size: int) -> float:
     return float(last_seconds * (size / last_size) ** exponent)
 
 
-def measure_alone(what: str, shape: str, size: int) -> tuple[int, float]:
-    """`time_adapter` or `time_sdk` in a fresh process, after a warm-up (pydantic builds
-    its schemas on first use). Apart, neither pays for the other's garbage: the SDK's
-    snapshot keeps every tool input it parsed, which the collector walks again and again.
-    Fresh, the SDK's text accumulation (`text += delta`, a new string each time) does not
-    depend on the order of the run: glibc serves a big string from mmap, page-faulted
-    anew, until freeing one of that size has raised its threshold."""
+def measure_alone(what: str, cases: Sequence[tuple[str, int]]) -> list[tuple[int, float]]:
+    """`time_adapter` or `time_sdk` on each `(shape, size)` of `cases` in turn, in one fresh
+    process, after a warm-up (pydantic builds its schemas on first use). The full run
+    gives each case a process: apart, neither pays for the other's garbage (the SDK's
+    snapshot keeps every tool input it parsed, which the collector walks again and again),
+    and fresh, the SDK's text accumulation (`text += delta`, a new string each time) does
+    not depend on the order of the run: glibc serves a big string from mmap, page-faulted
+    anew, until freeing one of that size has raised its threshold. The quick run, a smoke
+    run, gives all its cases one (each process imports the SDK: seconds of CPU)."""
     code = (
         "import json\n"
         f"from bench.measure import time_{what} as measure\n"
         "measure('mixed', 100)\n"
-        f"print(json.dumps(measure({shape!r}, {size})))"
+        f"print(json.dumps([measure(shape, size) for shape, size in {list(cases)!r}]))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    events, seconds = json.loads(done.stdout)
-    return events, seconds
+    return [(events, seconds) for events, seconds in json.loads(done.stdout)]

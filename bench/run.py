@@ -154,17 +154,23 @@ def section_adapter(options: Options, report: Report, results: Results) -> None:
     rows: list[list[str]] = []
     plan = [(shape, size) for shape in options.shapes for size in options.sizes]
     plan.append(("one_block", options.one_block))
+    # a process a case; the quick run's in one (`measure_alone`)
+    batches = [plan] if options.quick else [[case] for case in plan]
     adapter: dict[tuple[str, int], list[tuple[int, float]]] = {}
     for _ in range(options.rounds):  # interleaved: a busy spell falls on every size alike
-        for case in plan:
-            adapter.setdefault(case, []).append(measure_alone("adapter", *case))
+        for batch in batches:
+            for case, got in zip(batch, measure_alone("adapter", batch), strict=True):
+                adapter.setdefault(case, []).append(got)
+    sdk_quick = dict(zip(plan, measure_alone("sdk", plan), strict=True)) if options.quick else {}
     sdk_runs: dict[str, list[tuple[int, float]]] = {}
     for shape, size in plan:
         estimate = sdk_estimate(sdk_runs.get(shape, []), size)
         with_sdk = estimate <= options.sdk_budget
         events = adapter[(shape, size)][0][0]
         ours = statistics.median(seconds for _, seconds in adapter[(shape, size)])
-        theirs = measure_alone("sdk", shape, size)[1] if with_sdk else None
+        theirs = None
+        if with_sdk:
+            _, theirs = sdk_quick.get((shape, size)) or measure_alone("sdk", [(shape, size)])[0]
         results.adapter_ns[(shape, size)] = ours / events * 1e9
         sdk_cell, ratio_cell = f"skipped (est. {estimate:.0f} s)", "-"
         if theirs is not None:

@@ -101,10 +101,20 @@ def test_the_harness_adapter_agrees_on_one_cassette_and_its_variants() -> None:
 
 @pytest.mark.slow
 def test_serve_runs_the_wire_cases_through_the_sdks_client() -> None:
-    # Each case starts a Python that imports the SDK: seconds of CPU on a loaded machine,
-    # so the per-case limit is far above what a case needs (a hang still ends the run).
+    # Two Pythons that import the SDK, each handed its cases in turn (a process a case is
+    # the TypeScript wrapper's test, tests/test_conform_typescript.py: a Python importing
+    # the SDK for each case costs seconds of CPU). The per-case limit is far above what a
+    # case needs on a loaded machine; a hang still ends the run.
     result = conform(
-        "--serve", "-j", "2", "--timeout", "120", "cassettes/text_only.jsonl", "--", *SERVE_WRAPPER
+        "--serve",
+        "--persistent",
+        "-j",
+        "2",
+        "--timeout",
+        "120",
+        "cassettes/text_only.jsonl",
+        "--",
+        *SERVE_WRAPPER,
     )
     assert result.output.splitlines() == ["14/14 cases agree"]
     assert result.exit_code == 0

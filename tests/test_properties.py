@@ -5,7 +5,7 @@ distinct indexes, their events interleaved in a random order, pings sprinkled in
 tool JSON cut into random pieces; then, most of the time, broken by a catalogue fault or
 a random mutation (an event dropped, repeated, moved, the stream cut, a stop reason
 changed). Every run is deterministic (`derandomize`, no example database); the tests
-together generate more than 10,000 streams.
+together generate 5,600 streams, the adapter's each read by both drivers.
 """
 
 from __future__ import annotations
@@ -54,8 +54,9 @@ def _settings(max_examples: int) -> settings:
     )
 
 
-#: Examples per test; the sum is the number of streams a CI run generates (at least 10,000).
-EXAMPLES = {"properties": 5200, "drivers": 4400, "wire": 400}
+#: Examples per test; the sum is the number of streams a CI run generates. (A test of its
+#: own for the drivers, derandomized alike, generated the same streams again.)
+EXAMPLES = {"properties": 5200, "wire": 400}
 
 # -- strategies ---------------------------------------------------------------------------------
 
@@ -261,7 +262,9 @@ def _own_deltas_input(events: Events, call: ToolCall) -> object:
 @_settings(EXAMPLES["properties"])
 @given(broken_streams())
 def test_adapter_yields_only_its_events_or_a_known_protocol_error(stream: Generated) -> None:
-    run = _run_sync(_sdk_objects(stream.events))
+    objects = _sdk_objects(stream.events)
+    run = _run_sync(objects)
+    assert asyncio.run(_run_async(objects)) == run  # the sync and async drivers agree
     assert all(isinstance(e, TextEvent | ToolCallEvent | DoneEvent) for e in run.events)
     assert run.code is None or run.code in ERROR_TABLE
     dones = [position for position, e in enumerate(run.events) if isinstance(e, DoneEvent)]
@@ -275,13 +278,6 @@ def test_adapter_yields_only_its_events_or_a_known_protocol_error(stream: Genera
             stream.calls_in_stop_order
         )
         assert "".join(e.text for e in run.events if isinstance(e, TextEvent)) == stream.text
-
-
-@_settings(EXAMPLES["drivers"])
-@given(broken_streams())
-def test_sync_and_async_drivers_agree(stream: Generated) -> None:
-    objects = _sdk_objects(stream.events)
-    assert asyncio.run(_run_async(objects)) == _run_sync(objects)
 
 
 def _overloaded(stream: Generated) -> Generated:
