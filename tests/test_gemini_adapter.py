@@ -158,6 +158,43 @@ def test_streamed_arguments_by_json_path() -> None:
     ]
 
 
+def _piece(path: str, value: str, goes_on: bool = True, **more: Any) -> dict[str, Any]:
+    piece = {"jsonPath": path, "stringValue": value, **more}
+    if goes_on:
+        piece["willContinue"] = True
+    return chunk(call(partialArgs=[piece], willContinue=True))
+
+
+@pytest.mark.parametrize("extra", [{}, {"note": "a field no rule reads"}], ids=["fast", "rules"])
+def test_a_string_in_many_pieces_is_joined_once_at_the_calls_close(extra: dict[str, Any]) -> None:
+    """The next piece of the string the last one left going on is read on the adapter's
+    fast path (`extra`: the same pieces, each with a field that sends it through every
+    rule instead); a piece of another path between them, and a string's last piece."""
+    pieces = [_piece("$.body", "x", **extra) for _ in range(50_000)]
+    got = events(
+        [
+            chunk(call("write", willContinue=True)),
+            *pieces[:3],
+            _piece("$.path", "notes.md", goes_on=False, **extra),
+            *pieces[3:],
+            _piece("$.body", "!", goes_on=False, **extra),
+            _piece("$.title", "a", **extra),
+            _piece("$.title", "b", **extra),
+            chunk(call()),
+            chunk({"text": ""}, finish="STOP"),
+        ]
+    )
+    arguments = {"body": "x" * 50_000 + "!", "path": "notes.md", "title": "ab"}
+    assert got == [ToolCallEvent(ToolCall("call_0", "write", arguments)), DoneEvent()]
+
+
+def test_a_path_into_a_string_still_streaming_is_refused_as_into_any_string() -> None:
+    with pytest.raises(StreamProtocolError) as raised:
+        events([chunk(call("f", willContinue=True)), _piece("$.a", "x"), _piece("$.a.b", "y")])
+    assert raised.value.code == "bad_json_path"
+    assert raised.value.fields["why"] == "key 'b' into a string"
+
+
 def test_a_widened_policy_lets_max_tokens_complete_the_answer() -> None:
     got = events(
         [chunk({"text": "cut"}, finish="MAX_TOKENS")], finish_reasons={"STOP", "MAX_TOKENS"}

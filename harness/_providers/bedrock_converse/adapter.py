@@ -43,7 +43,15 @@ chained from the first.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Iterator
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Collection,
+    Iterable,
+    Iterator,
+    Mapping,
+)
+from types import MappingProxyType
 from typing import Any, Final, TypeGuard
 
 from harness._events import (
@@ -82,7 +90,7 @@ SERVER_TOOL_USE: Final = "server_tool_use"
 
 def is_client_tool(use: object) -> TypeGuard[dict[str, Any]]:
     """Whether a `contentBlockStart`'s `start.toolUse` opens a client tool block."""
-    return type(use) is dict and use.get("type") != SERVER_TOOL_USE
+    return isinstance(use, dict) and use.get("type") != SERVER_TOOL_USE
 
 
 #: The exception events a stream may end in -> the HTTP status Bedrock gives each
@@ -108,6 +116,8 @@ EVENTS: Final = (
 _TOOL: Final = "tool"
 _SERVER: Final = "server"
 _TEXT: Final = "text"
+#: the fast path's blocks when it must find none
+_NOT_READING: Final[Mapping[Any, Any]] = MappingProxyType({})
 
 
 def _error(code: str, **fields: object) -> StreamProtocolError:
@@ -158,15 +168,14 @@ class ConverseAdapter:
         self._text = text
         self._started = False
         self._blocks: dict[int, _Block] = {}
-        #: the indexes of the open text blocks (the fast path's)
-        self._texts: set[int] = set()
         self._calls = 0
         self.stop_reason: object = None
         self._metadata = False
         self._error: StreamProtocolError | APIErrorEvent | None = None
         self._finished = False
-        #: started, not stopped, no error: the fast path's state
-        self._reading = False
+        #: the fast path's blocks: `_blocks` while reading (started, not stopped, no
+        #: error), else an empty mapping, so that the path needs no flag of its own
+        self._fast: Mapping[Any, _Block] = _NOT_READING
 
     @property
     def open_tool_blocks(self) -> tuple[int, ...]:
@@ -175,46 +184,45 @@ class ConverseAdapter:
 
     def feed(self, item: Any) -> list[ModelEvent]:
         """Take one event (a dict of one key); return the events it completes."""
-        if self._reading:
-            # Almost every event is a text delta of an open text block, or a piece of an
-            # open tool block's input: read them in the fewest steps, raising nothing
-            # (`_feed` applies every rule to the rest, and to a line lacking a key here).
-            try:
-                event = item["contentBlockDelta"]
-                delta = event["delta"]
-                index = event["contentBlockIndex"]
-            except (KeyError, TypeError):
-                pass
-            else:
-                if type(delta) is dict and len(delta) == 1 and type(index) is int:
-                    text = delta.get("text")
-                    if type(text) is str and index in self._texts:
+        # Almost every event is a text delta of an open text block, or a piece of an open
+        # tool block's input: read them in the fewest steps, raising nothing (`_feed`
+        # applies every rule to the rest, and to an item lacking a key or of another shape
+        # here: a delta of one key, and that key the block's own).
+        try:
+            event = item["contentBlockDelta"]
+            block = self._fast[event["contentBlockIndex"]]
+            delta = event["delta"]
+            if len(delta) == 1:
+                kind = block.kind
+                if kind is _TEXT:
+                    text = delta["text"]
+                    if type(text) is str:
                         if text and self._text:
                             made = new_event(TextEvent)
                             set_text(made, text)
                             return [made]
                         return []
-                    use = delta.get("toolUse")
-                    block = self._blocks.get(index) if type(use) is dict else None
-                    if block is not None and block.kind is _TOOL:
-                        piece = use.get("input")  # type: ignore[union-attr]
-                        if type(piece) is str:
-                            block.pieces.append(piece)
-                            return []
+                elif kind is _TOOL:
+                    piece = delta["toolUse"]["input"]
+                    if type(piece) is str:
+                        block.pieces.append(piece)
+                        return []
+        except (KeyError, TypeError):
+            pass
         if self._error is not None or self._finished:
             self._check_usable()
         try:
             return self._feed(item)
         except (StreamProtocolError, APIErrorEvent) as error:
             self._error = error
-            self._reading = False
+            self._fast = _NOT_READING
             raise
 
     def finish(self) -> list[ModelEvent]:
         """The stream is exhausted: check the end rules and return `[DoneEvent()]`."""
         self.check_end()
         self._finished = True
-        self._reading = False
+        self._fast = _NOT_READING
         return [DoneEvent()]
 
     def check_end(self) -> None:
@@ -222,25 +230,26 @@ class ConverseAdapter:
         self._check_usable()
         if self.stop_reason is None:
             self._error = _error("missing_message_stop")
-            self._reading = False
+            self._fast = _NOT_READING
             raise self._error
 
     def _check_usable(self) -> None:
         check_usable(self._error, self._finished, "ConverseAdapter")
 
     def _feed(self, item: Any) -> list[ModelEvent]:
-        if type(item) is not dict:
+        if not isinstance(item, dict):
             item = {}
         name = event_name(item)
         event = item.get(name)
         if name in EXCEPTIONS:
             raise api_error(name, event)
-        if type(event) is not dict:
+        if not isinstance(event, dict):
             event = {}
         if not self._started:
             if name != "messageStart":
                 raise _error("missing_message_start", event=_shown(name or None))
-            self._started = self._reading = True
+            self._started = True
+            self._fast = self._blocks
             return []
         if self.stop_reason is not None:
             if name != "metadata" or self._metadata:
@@ -268,7 +277,7 @@ class ConverseAdapter:
         if index in self._blocks:
             raise _error("duplicate_block_start", index=_shown(index))
         start = event.get("start")
-        start = start if type(start) is dict else {}
+        start = start if isinstance(start, dict) else {}
         use = start.get("toolUse")
         if is_client_tool(use):
             ident, name = use.get("toolUseId"), use.get("name")
@@ -282,20 +291,18 @@ class ConverseAdapter:
     def _delta(self, event: dict[str, Any]) -> list[ModelEvent]:
         index = event.get("contentBlockIndex")
         delta = event.get("delta")
-        delta = delta if type(delta) is dict else {}
+        delta = delta if isinstance(delta, dict) else {}
         block = self._blocks.get(index)  # type: ignore[arg-type]
         use = delta.get("toolUse")
         if block is None:
             if use is not None:
                 raise _error("orphan_tool_delta", index=_shown(index))
             block = self._blocks[index] = _Block(_TEXT)  # type: ignore[index]
-            if type(index) is int:
-                self._texts.add(index)
         if block.kind == _TOOL:
             other = next((kind for kind in delta if kind != "toolUse"), None)
             if other is not None:
                 raise _error("delta_kind_mismatch", kind=other, index=_shown(index))
-            piece = use.get("input") if type(use) is dict else None
+            piece = use.get("input") if isinstance(use, dict) else None
             if type(piece) is str:
                 block.pieces.append(piece)
             elif piece is not None:
@@ -311,8 +318,6 @@ class ConverseAdapter:
     def _stop(self, event: dict[str, Any]) -> list[ModelEvent]:
         index = event.get("contentBlockIndex")
         block = self._blocks.pop(index, None)  # type: ignore[arg-type]
-        if type(index) is int:
-            self._texts.discard(index)
         if block is None or block.kind != _TOOL:
             return []
         joined = "".join(block.pieces)
@@ -328,7 +333,7 @@ class ConverseAdapter:
         return [ToolCallEvent(ToolCall(block.id, block.name, arguments))]
 
     def _message_stop(self, event: dict[str, Any]) -> None:
-        self._reading = False
+        self._fast = _NOT_READING
         reason = event.get("stopReason")
         self.stop_reason = reason if reason is not None else ""
         open_tools = self.open_tool_blocks

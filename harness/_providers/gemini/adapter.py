@@ -99,6 +99,8 @@ def _error(code: str, **fields: object) -> StreamProtocolError:
 
 
 def _shape(value: object) -> str:
+    if isinstance(value, _Growing):
+        return "a string"
     if isinstance(value, dict):
         return "an object"
     if isinstance(value, list):
@@ -139,6 +141,19 @@ def _parsed(path: str) -> tuple[str | int, ...]:
     return tuple(steps)
 
 
+class _Growing:
+    """A string argument still streaming: its pieces, joined once, when its call closes
+    (joining at each piece would copy the string so far each time: quadratic)."""
+
+    __slots__ = ("pieces",)
+
+    def __init__(self, first: str) -> None:
+        self.pieces = [first]
+
+    def __str__(self) -> str:
+        return "".join(self.pieces)
+
+
 @dataclass(slots=True)
 class _Call:
     position: int
@@ -147,6 +162,26 @@ class _Call:
     args: dict[str, Any]
     #: the paths whose string goes on in the next piece (a piece with `willContinue`)
     continuing: set[str] = field(default_factory=set)
+    #: the path the last piece left going on, and its string (the fast path's)
+    last_path: str | None = None
+    last: _Growing | None = None
+
+    def closed(self) -> _Call:
+        """The call whole: its streamed strings joined."""
+        self.args = _joined(self.args)
+        self.last_path = self.last = None
+        return self
+
+
+def _joined(value: Any) -> Any:
+    """`value` with each `_Growing` in it a string (a new container only where one is)."""
+    if isinstance(value, _Growing):
+        return str(value)
+    if isinstance(value, dict):
+        return {key: _joined(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_joined(item) for item in value]
+    return value
 
 
 class GeminiAdapter:
@@ -174,25 +209,38 @@ class GeminiAdapter:
             # Almost every chunk is one candidate's one text part, not finished: read it
             # in the fewest steps, raising nothing (`_feed` applies every rule to the rest,
             # and to a chunk lacking a key here).
+            # A streamed call's pieces are as many: the next piece of the string the last
+            # one left going on, read here too.
             try:
                 [candidate] = item["candidates"]
                 [part] = candidate["content"]["parts"]
-                text = part["text"]
-            except (KeyError, TypeError, ValueError):
-                pass
-            else:
                 if (
-                    type(text) is str
-                    and len(part) == 1
+                    len(part) == 1
                     and "finishReason" not in candidate
                     and candidate.get("index", 0) == 0
                     and "error" not in item
                 ):
-                    if not text:
-                        return []
-                    made = new_event(TextEvent)
-                    set_text(made, text)
-                    return [made]
+                    text = part.get("text")
+                    if type(text) is str:
+                        if not text:
+                            return []
+                        made = new_event(TextEvent)
+                        set_text(made, text)
+                        return [made]
+                    call = part["functionCall"]
+                    growing = self._open.last  # type: ignore[union-attr]
+                    if growing is not None and len(call) == 2 and call["willContinue"] is True:
+                        [piece] = call["partialArgs"]
+                        value = piece["stringValue"]
+                        if (
+                            piece["willContinue"] is True
+                            and type(value) is str
+                            and piece["jsonPath"] == self._open.last_path  # type: ignore[union-attr]
+                        ):
+                            growing.pieces.append(value)
+                            return []
+            except (KeyError, TypeError, ValueError, AttributeError):
+                pass
         self._check_usable()
         try:
             return self._feed(item)
@@ -281,7 +329,7 @@ class GeminiAdapter:
             if goes_on:
                 self._open = opened
             else:
-                self._calls.append(opened)
+                self._calls.append(opened.closed())
             return
         if self._open is None:
             if pieces is not None or goes_on:
@@ -289,7 +337,7 @@ class GeminiAdapter:
             raise _error("unnamed_function_call", index=position)
         self._apply(self._open, pieces)
         if not goes_on:
-            self._calls.append(self._open)
+            self._calls.append(self._open.closed())
             self._open = None
 
     def _apply(self, call: _Call, pieces: object) -> None:
@@ -365,14 +413,22 @@ def _set(call: _Call, path: object, piece: dict[str, Any]) -> None:
     key = str(path)
     if isinstance(value, str) and key in call.continuing:
         current = holder[last] if _has(holder, last) else None
-        if not isinstance(current, str):
+        if isinstance(current, str):
+            current = _Growing(current)
+        if not isinstance(current, _Growing):
             raise ValueError("it goes on with a string where no string was begun")
-        value = current + value
+        current.pieces.append(value)
+        value = current
+    goes_on = piece.get("willContinue") is True
+    if goes_on and isinstance(value, str):
+        value = _Growing(value)
     _put(holder, last, value)
-    if piece.get("willContinue") is True:
-        if not isinstance(value, str):
+    call.last_path = call.last = None
+    if goes_on:
+        if not isinstance(value, _Growing):
             raise ValueError("only a string goes on in the next piece")
         call.continuing.add(key)
+        call.last_path, call.last = key, value
     else:
         call.continuing.discard(key)
 
