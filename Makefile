@@ -185,13 +185,21 @@ coverage: $(STAMP)
 wheel-check: $(STAMP)
 	./.ci/wheel-check
 
-# The checks side by side (mypy holds one core, the wheel check mostly waits on its
-# installs and children), each one's output kept together; then the suite, last, so that
-# its summary is the run's closing line. The TypeScript conformance runs (`conform-ts`)
-# are the suite's: tests/test_conform_typescript.py runs the commands docs/conform.md shows.
-test:
-	@$(MAKE) --no-print-directory -j 3 --output-sync=target lint coverage wheel-check
-	@$(MAKE) --no-print-directory unit
+# The checks run beside the suite: the suite keeps both cores busy but for its waits, and
+# mypy holds one core, the wheel check mostly waits on its installs and children, so
+# beside it they cost the run about half their time alone. Their output is kept
+# (each target's together) and printed after the suite's, then one line on both. The
+# TypeScript conformance runs (`conform-ts`) are the suite's:
+# tests/test_conform_typescript.py runs the commands docs/conform.md shows.
+CHECKS_LOG := $(VENV)/checks.log
+test: $(STAMP) node chromium
+	@$(MAKE) --no-print-directory -j 3 --output-sync=target lint coverage wheel-check \
+	> $(CHECKS_LOG) 2>&1 & checks=$$!; \
+	$(MAKE) --no-print-directory unit; suite=$$?; \
+	wait $$checks; status=$$?; cat $(CHECKS_LOG); \
+	if [ $$status -ne 0 ]; then echo "make test: the checks failed (above)"; exit $$status; fi; \
+	if [ $$suite -ne 0 ]; then echo "make test: the checks passed, the suite failed"; exit $$suite; fi; \
+	echo "make test: the checks and the suite passed"
 
 clean:
 	rm -rf $(VENV) $(TOOLS) $(LATEST) $(OLDEST) .node build dist *.egg-info .mypy_cache .pytest_cache .ruff_cache $(SHOTS)

@@ -174,7 +174,7 @@ class _Call:
 
 
 def _joined(value: Any) -> Any:
-    """`value` with each `_Growing` in it a string (a new container only where one is)."""
+    """A copy of `value` with each `_Growing` in it joined into its string."""
     if isinstance(value, _Growing):
         return str(value)
     if isinstance(value, dict):
