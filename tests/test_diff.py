@@ -225,10 +225,11 @@ def test_trace_prints_rows_as_they_come_holding_neither_stream(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Ten times the rows, the same memory: neither the traces nor the outcomes are held
-    (holding them took 10x here)."""
+    (holding them took 10x here). tracemalloc counts every thread's allocations, and a
+    worker's own threads allocate tens of KB at times: the least of two runs counts."""
     _peak_memory_of_diff_trace(tmp_path, 50, monkeypatch)  # imports and caches, once
-    short = _peak_memory_of_diff_trace(tmp_path, 500, monkeypatch)
-    long = _peak_memory_of_diff_trace(tmp_path, 5000, monkeypatch)
+    short = min(_peak_memory_of_diff_trace(tmp_path, 500, monkeypatch) for _ in range(2))
+    long = min(_peak_memory_of_diff_trace(tmp_path, 5000, monkeypatch) for _ in range(2))
     assert long < 1.5 * short
 
 
