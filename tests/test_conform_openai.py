@@ -95,7 +95,7 @@ def test_a_chat_cases_input_is_its_header_line_then_its_items_with_done() -> Non
     assert named("openai-chat", "errors/missing_done").events[-1] != {"harness": "done"}
 
 
-def _agree(provider: str, found: list[Case]) -> list[str]:
+def _agree(found: list[Case]) -> list[str]:
     """The one line a run on `found` that agrees on every case prints."""
     wired = sum(case.wire for case in found)
     count = len(found) - wired
@@ -107,7 +107,7 @@ def _agree(provider: str, found: list[Case]) -> list[str]:
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_the_reference_adapter_agrees_on_every_case(provider: str) -> None:
     result = conform("--provider", provider, "--persistent", "-j", "2", "--", *REFERENCE)
-    assert result.output.splitlines() == _agree(provider, cases(provider))
+    assert result.output.splitlines() == _agree(cases(provider))
     assert result.exit_code == 0
 
 
@@ -118,7 +118,7 @@ def test_a_process_a_case_reads_a_cassettes_cases_as_persistent_does(provider: s
     # fault variants), not the library's (a Python a case is ~0.3 s of CPU).
     cassette = str(FOLDERS[provider] / "one_tool.jsonl")
     result = conform("--provider", provider, "-j", "2", cassette, "--", *REFERENCE)
-    assert result.output.splitlines() == _agree(provider, collect_cases([cassette], provider))
+    assert result.output.splitlines() == _agree(collect_cases([cassette], provider))
     assert result.exit_code == 0
 
 

@@ -16,10 +16,10 @@ from typing import Any
 
 import orjson
 import pytest
+from test_openai_fast_paths import outcome, setting
 
 from bench.openai_adapters import converse_body, gemini_body
 from harness._events import DoneEvent, ModelEvent
-from harness._exceptions import APIErrorEvent, StreamProtocolError
 from harness._providers.bedrock_converse.adapter import ConverseAdapter
 from harness._providers.gemini.adapter import GeminiAdapter
 
@@ -52,33 +52,6 @@ class RulesOnlyGemini(GeminiAdapter):
     @_reading.setter
     def _reading(self, value: object) -> None:
         pass
-
-
-def outcome(adapter: ConverseAdapter | GeminiAdapter, items: list[Any]) -> list[object]:
-    """What each `feed` and the `finish` returned or raised."""
-    seen: list[object] = []
-    for step in [*(lambda item=item: adapter.feed(item) for item in items), adapter.finish]:
-        try:
-            events: list[ModelEvent] = step()
-        except (StreamProtocolError, APIErrorEvent, RuntimeError, TypeError) as error:
-            seen.append((type(error).__name__, str(error)))
-        else:
-            seen.append(events)
-    return seen
-
-
-def setting(*path: Any, value: Any = None, delete: bool = False) -> Change:
-    def change(data: Any) -> Any:
-        target = data
-        for key in path[:-1]:
-            target = target[key]
-        if delete:
-            target.pop(path[-1], None)
-        else:
-            target[path[-1]] = value
-        return data
-
-    return change
 
 
 # -- Converse ------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import copy
 import dataclasses
 import pickle
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 import pytest
@@ -42,7 +42,15 @@ class SubDict(dict[str, Any]):
     """A dict of a class of its own: the adapters read it as an empty object."""
 
 
-def outcome(adapter: Adapter, items: Iterable[Any]) -> list[object]:
+class Feeding(Protocol):
+    """An adapter as `outcome` drives it (every provider's)."""
+
+    def feed(self, item: Any) -> list[ModelEvent]: ...
+
+    def finish(self) -> list[ModelEvent]: ...
+
+
+def outcome(adapter: Feeding, items: Iterable[Any]) -> list[object]:
     """What each `feed` and the `finish` returned or raised."""
     seen: list[object] = []
     for step in [*(lambda item=item: adapter.feed(item) for item in items), adapter.finish]:
