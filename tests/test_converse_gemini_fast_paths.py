@@ -91,6 +91,7 @@ CONVERSE_CHANGES: dict[str, Change] = {
     "piece a number": setting(*DELTA, value={"toolUse": {"input": 5}}),
     "piece missing": setting(*DELTA, value={"toolUse": {}}),
     "piece a key more": setting(*DELTA, value={"toolUse": {"input": "x", "p": "ab"}}),
+    "text and a piece": setting(*DELTA, value={"text": "x", "toolUse": {"input": "x"}}),
     "toolUse a string": setting(*DELTA, value={"toolUse": "x"}),
     "reasoning": setting(*DELTA, value={"reasoningContent": {"text": "hm"}}),
     "the event a list": lambda item: {"contentBlockDelta": [item["contentBlockDelta"]]},
