@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal, TypeAlias
 
+import orjson
+
 from harness._exceptions import ANTHROPIC, StreamProtocolError
 
 
@@ -77,6 +79,48 @@ def event_to_json(event: ModelEvent) -> dict[str, Any]:
             "call": {"id": call.id, "name": call.name, "input": call.input},
         }
     return {"type": "done"}
+
+
+class UnhashableIndex:
+    """A content-block index no dict can key (a JSON array or object, as a broken server
+    may send): `block_key` keys the block by this instead, so that the adapters' rules read
+    it as any other index, and never raise a bare `TypeError`. Two are the same index when
+    their JSON texts are equal; one that cannot be written as JSON (nested deeper than
+    orjson writes) is the same as no other. It shows as its JSON text, cut at 60
+    characters, in an error's message."""
+
+    __slots__ = ("_text", "value")
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+        try:
+            self._text: str | None = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+        except orjson.JSONEncodeError:
+            self._text = None
+
+    def __eq__(self, other: object) -> bool:
+        if self._text is None or type(other) is not UnhashableIndex:
+            return self is other
+        return self._text == other._text
+
+    def __hash__(self) -> int:
+        return id(self) if self._text is None else hash(self._text)
+
+    def __repr__(self) -> str:
+        if self._text is None:
+            return f"a {type(self.value).__name__} nested too deep to show"
+        return self._text if len(self._text) <= 60 else f"{self._text[:59]}…"
+
+    __str__ = __repr__
+
+
+def block_key(index: object) -> Any:
+    """`index` itself where a dict can key it, else its `UnhashableIndex`."""
+    try:
+        hash(index)
+    except TypeError:
+        return UnhashableIndex(index)
+    return index
 
 
 def tool_input(value: object, index: int, *, provider: str = ANTHROPIC) -> dict[str, Any]:

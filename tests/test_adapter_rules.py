@@ -147,6 +147,26 @@ def test_each_tool_input_is_built_from_its_own_index_deltas() -> None:
     ]
 
 
+@pytest.mark.parametrize("index", [[1], {"block": 1}], ids=["list", "object"])
+def test_an_index_no_dict_can_key_is_read_by_its_json_text(index: Any) -> None:
+    """A broken server's index of a list or an object: the SDK builds it as it came, and the
+    rules read it as any other index, never with a bare TypeError (docs/adapter.md)."""
+    good = StreamBuilder().tool_start(9, "read", id="t").json_delta(9, '{"path": "a"}')
+    lines = good.block_stop(9).stop("tool_use").events()
+    for line in lines:
+        if line.get("index") == 9:
+            line["index"] = json.loads(json.dumps(index))  # equal, not the same object
+    events = [construct_type(type_=RawMessageStreamEvent, value=line) for line in lines]
+    assert list(to_model_events(events)) == [call("t", "read", path="a"), DoneEvent()]
+    adapter = StreamAdapter()
+    adapter.feed(lines[0])
+    with pytest.raises(StreamProtocolError) as caught:
+        adapter.feed({**lines[2], "index": [[1]]})
+    assert str(caught.value) == (
+        PREFIX + "input_json_delta arrived without an open tool_use block at index [[1]]"
+    )
+
+
 def test_start_input_stands_when_deltas_are_empty() -> None:
     builder = (
         StreamBuilder()

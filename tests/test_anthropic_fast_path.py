@@ -131,6 +131,8 @@ CHANGES: dict[str, Change] = {
     "index never opened": setting(PIECE, "index", value=5),
     "index negative": setting(PIECE, "index", value=-1),
     "index large": setting(PIECE, "index", value=10**30),
+    "index a list": setting(PIECE, "index", value=[1]),
+    "index an object": setting(PIECE, "index", value={"index": 1}),
     "piece after its block's stop": moving(PIECE, 9),
     "text before the start": moving(TEXT, 0),
     "text after the stop": moving(TEXT, 11),

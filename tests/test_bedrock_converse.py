@@ -10,6 +10,7 @@ iterate the registry; here is what only this dialect has.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -178,6 +179,29 @@ def test_what_is_read_and_not_refused() -> None:
     stop = {"contentBlockStop": {"contentBlockIndex": 0}}
     events = _adapt([START, start, empty, stop, {"messageStop": {"stopReason": "tool_use"}}])
     assert events[0].call.input == {}
+
+
+def test_an_index_no_dict_can_key_is_read_by_its_json_text() -> None:
+    """A broken server's `contentBlockIndex` of a list or an object follows the rules any
+    index does, by its JSON text; never a bare TypeError (docs/bedrock-converse.md)."""
+    use = {"toolUseId": "t", "name": "n"}
+    for index, shown in (([1], "[1]"), ({"b": 1, "a": [2]}, '{"a":[2],"b":1}')):
+        start = {"contentBlockStart": {"contentBlockIndex": index, "start": {"toolUse": use}}}
+        equal = json.loads(json.dumps(index))  # an equal value, not the same object
+        piece = {
+            "contentBlockDelta": {
+                "contentBlockIndex": equal,
+                "delta": {"toolUse": {"input": '{"x": 1}'}},
+            }
+        }
+        stop = {"contentBlockStop": {"contentBlockIndex": equal}}
+        end = {"messageStop": {"stopReason": "tool_use"}}
+        assert _adapt([START, start, piece, stop, end])[0].call.input == {"x": 1}
+        with pytest.raises(StreamProtocolError, match=f"block {re.escape(shown)}, which is open"):
+            _adapt([START, start, start])
+    orphan = {"contentBlockDelta": {"contentBlockIndex": [[0]], "delta": {"toolUse": {}}}}
+    with pytest.raises(StreamProtocolError, match=r"block \[\[0\]\], which no toolUse start"):
+        _adapt([START, orphan])
 
 
 def test_a_tool_start_is_the_clients_unless_its_type_is_server_tool_use() -> None:

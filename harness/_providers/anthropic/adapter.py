@@ -55,6 +55,7 @@ from harness._events import (
     TextEvent,
     ToolCall,
     ToolCallEvent,
+    block_key,
     new_event,
     set_text,
     text_event,
@@ -160,7 +161,7 @@ class StreamAdapter:
                                 tool.json.append(piece)
                                 tool.received_json_delta = True
                                 return []
-                except KeyError:
+                except (KeyError, TypeError):  # TypeError: an index no dict can key
                     pass
             event = EventView(event)
         if self._error is not None or self._finished:
@@ -209,9 +210,9 @@ class StreamAdapter:
             self._started = self._reading = True
             return []
         if kind == "content_block_start":
-            return self._block_start(event.index, event.content_block)
+            return self._block_start(block_key(event.index), event.content_block)
         if kind == "content_block_stop":
-            return self._block_stop(event.index)
+            return self._block_stop(block_key(event.index))
         if kind == "message_delta":
             self._stop_reason = event.delta.stop_reason
         elif kind == "message_stop":
@@ -236,7 +237,7 @@ class StreamAdapter:
     def _block_delta(self, event: Any, delta: Any) -> list[ModelEvent]:
         """`feed` for a delta of any kind but text (`delta`: the event's)."""
         if delta.type == "input_json_delta":
-            index: int = event.index
+            index = block_key(event.index)
             tool = self._tools.get(index)
             if tool is not None:
                 piece = delta.partial_json

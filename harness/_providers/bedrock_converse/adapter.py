@@ -60,6 +60,7 @@ from harness._events import (
     TextEvent,
     ToolCall,
     ToolCallEvent,
+    block_key,
     new_event,
     set_text,
     tool_input,
@@ -273,7 +274,7 @@ class ConverseAdapter:
         return []  # metadata before the stop, or an event boto3 does not know: passed over
 
     def _start(self, event: dict[str, Any]) -> None:
-        index = event.get("contentBlockIndex")
+        index = block_key(event.get("contentBlockIndex"))
         if index in self._blocks:
             raise _error("duplicate_block_start", index=_shown(index))
         start = event.get("start")
@@ -286,18 +287,18 @@ class ConverseAdapter:
             )
         else:  # a server tool's use or result, an image: passed over
             block = _Block(_SERVER)
-        self._blocks[index] = block  # type: ignore[index]
+        self._blocks[index] = block
 
     def _delta(self, event: dict[str, Any]) -> list[ModelEvent]:
-        index = event.get("contentBlockIndex")
+        index = block_key(event.get("contentBlockIndex"))
         delta = event.get("delta")
         delta = delta if isinstance(delta, dict) else {}
-        block = self._blocks.get(index)  # type: ignore[arg-type]
+        block = self._blocks.get(index)
         use = delta.get("toolUse")
         if block is None:
             if use is not None:
                 raise _error("orphan_tool_delta", index=_shown(index))
-            block = self._blocks[index] = _Block(_TEXT)  # type: ignore[index]
+            block = self._blocks[index] = _Block(_TEXT)
         if block.kind == _TOOL:
             other = next((kind for kind in delta if kind != "toolUse"), None)
             if other is not None:
@@ -316,8 +317,8 @@ class ConverseAdapter:
         return []
 
     def _stop(self, event: dict[str, Any]) -> list[ModelEvent]:
-        index = event.get("contentBlockIndex")
-        block = self._blocks.pop(index, None)  # type: ignore[arg-type]
+        index = block_key(event.get("contentBlockIndex"))
+        block = self._blocks.pop(index, None)
         if block is None or block.kind != _TOOL:
             return []
         joined = "".join(block.pieces)
