@@ -29,8 +29,11 @@ TARGET_ROWS = (
     "harness.strict <= 1.10x plain, messages.stream()",
     "harness.strict <= 1.10x plain, chat.completions.stream()",
     "harness.strict <= 1.10x plain, responses.stream()",
-    "OpenAI chat adapter <= 2x orjson.loads",
-    "OpenAI responses adapter <= 2x orjson.loads",
+    "anthropic adapter <= 2x orjson.loads",
+    "chat adapter <= 2x orjson.loads",
+    "responses adapter <= 2x orjson.loads",
+    "converse adapter <= 2x orjson.loads",
+    "gemini adapter <= 2x orjson.loads",
     "event-stream decoding <= 1.5x botocore's",
 )
 
