@@ -58,7 +58,7 @@ from harness.agent import (
 )
 from harness.agent.session import load_session
 
-MODEL = "claude-sonnet-4-5-20250929"
+MODEL = "claude-sonnet-5"
 VERTEX = "/v1/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/"
 
 

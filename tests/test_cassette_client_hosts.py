@@ -25,7 +25,7 @@ pytest.importorskip("botocore", reason=not_installed("botocore"))
 CASSETTES = library_cassettes()
 IDS = [str(path.relative_to(LIBRARY)) for path in CASSETTES]
 ASK: Any = {
-    "model": "claude-sonnet-4-5",
+    "model": "claude-sonnet-5",
     "max_tokens": 64,
     "messages": [{"role": "user", "content": "Go"}],
 }

@@ -32,7 +32,7 @@ pytest.importorskip("botocore", reason=not_installed("botocore"))
 
 ROWS = [fault.name for fault in FRAME_ROWS]
 ASK: Any = {
-    "model": "claude-sonnet-4-5",
+    "model": "claude-sonnet-5",
     "max_tokens": 64,
     "messages": [{"role": "user", "content": "Go"}],
 }

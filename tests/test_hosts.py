@@ -23,7 +23,7 @@ pytest.importorskip("botocore", reason=not_installed("botocore"))
 CASSETTES = library_cassettes()
 IDS = [path.stem if path.parent.name != "errors" else f"errors/{path.stem}" for path in CASSETTES]
 ASK: Any = {
-    "model": "claude-sonnet-4-5",
+    "model": "claude-sonnet-5",
     "max_tokens": 64,
     "messages": [{"role": "user", "content": "Go"}],
 }

@@ -29,7 +29,7 @@ anthropic = pytest.importorskip("anthropic")
 pytest.importorskip("botocore", reason=not_installed("botocore"))
 
 ASK: Any = {
-    "model": "claude-sonnet-4-5",
+    "model": "claude-sonnet-5",
     "max_tokens": 64,
     "messages": [{"role": "user", "content": "Go"}],
 }
@@ -70,7 +70,7 @@ def test_a_hosted_stream_is_recorded_as_the_dialects_events_under_a_header_namin
     header = recorded.header
     assert header is not None
     assert header["host"] == host
-    assert header["request"]["model"] == "claude-sonnet-4-5"
+    assert header["request"]["model"] == "claude-sonnet-5"
     assert "stream" not in header["request"]
     assert list(recorded.events()) == list(Cassette(LIBRARY / "two_tools.jsonl").events())
     assert replay_outcome(written).error is None

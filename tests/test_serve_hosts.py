@@ -24,7 +24,7 @@ pytest.importorskip("botocore", reason=not_installed("botocore"))
 CASSETTES = library_cassettes()
 NAMES = [str(path.relative_to(LIBRARY)) for path in CASSETTES]
 ASK: Any = {
-    "model": "claude-sonnet-4-5",
+    "model": "claude-sonnet-5",
     "max_tokens": 64,
     "messages": [{"role": "user", "content": "Go"}],
 }
@@ -156,8 +156,8 @@ def test_a_request_to_a_host_is_kept_as_the_direct_apis(
     with _client("bedrock", url) as client:
         _outcome(client, "text_only", stream=True)
     kept = list(server.replayer.requests)[-1]
-    assert kept.path == "/model/claude-sonnet-4-5/invoke-with-response-stream"
-    assert kept.json["model"] == "claude-sonnet-4-5" and kept.json["stream"] is True
+    assert kept.path == "/model/claude-sonnet-5/invoke-with-response-stream"
+    assert kept.json["model"] == "claude-sonnet-5" and kept.json["stream"] is True
     assert "anthropic_version" in kept.json  # what the SDK adds on a host
 
 
@@ -189,13 +189,11 @@ def test_boto3_reads_a_cassette_through_invoke_model_with_response_stream(
         request.headers["x-harness-cassette"] = "two_tools"
 
     client.meta.events.register("before-sign.bedrock-runtime.*", name_the_cassette)
-    answer = client.invoke_model_with_response_stream(
-        modelId="claude-sonnet-4-5", body=BEDROCK_BODY
-    )
+    answer = client.invoke_model_with_response_stream(modelId="claude-sonnet-5", body=BEDROCK_BODY)
     events = [json.loads(event["chunk"]["bytes"]) for event in answer["body"]]
     lines = (LIBRARY / "two_tools.jsonl").read_text().splitlines()[1:]
     assert events == [json.loads(line) for line in lines]
-    plain = client.invoke_model(modelId="claude-sonnet-4-5", body=BEDROCK_BODY)
+    plain = client.invoke_model(modelId="claude-sonnet-5", body=BEDROCK_BODY)
     message = json.loads(plain["body"].read())
     assert message["stop_reason"] == "tool_use"
     assert [block["type"] for block in message["content"]] == ["text", "tool_use", "tool_use"]

@@ -29,12 +29,12 @@ pytest.importorskip("botocore", reason=not_installed("botocore"))
 
 CASSETTES = library_cassettes()
 ASK: Any = {
-    "model": "claude-sonnet-4-5",
+    "model": "claude-sonnet-5",
     "max_tokens": 64,
     "messages": [{"role": "user", "content": "Go"}],
 }
 STREAM_PATHS = {
-    "bedrock": "/model/claude-sonnet-4-5/invoke-with-response-stream",
+    "bedrock": "/model/claude-sonnet-5/invoke-with-response-stream",
     "vertex": "/v1/projects/p/locations/l/publishers/anthropic/models/claude:streamRawPredict",
 }
 

@@ -24,7 +24,7 @@ from harness._testing.coverage import outcome_code
 anthropic = pytest.importorskip("anthropic")
 
 ASK: Any = {
-    "model": "claude-sonnet-4-5",
+    "model": "claude-sonnet-5",
     "max_tokens": 64,
     "messages": [{"role": "user", "content": "Go"}],
 }

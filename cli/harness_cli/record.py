@@ -22,7 +22,7 @@ from harness_cli.exit import Exit
 EXAMPLES = """\b
 Examples:
   export ANTHROPIC_API_KEY=...      # opt-in: a live, billed API call
-  harness record --model claude-sonnet-4-5 --prompt "Read notes/a.md" \\
+  harness record --model claude-sonnet-5 --prompt "Read notes/a.md" \\
       --tool read=schemas/read.json --out cassettes/recorded/read.jsonl
   harness record --request request.json --out rec.jsonl --vcr rec.vcr.yaml
   harness record --base-url http://127.0.0.1:8080 --prompt hi --model m --out rec.jsonl

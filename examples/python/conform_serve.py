@@ -29,7 +29,7 @@ client = anthropic.Anthropic(
 def run_case():
     try:
         with client.messages.create(
-            model="claude-sonnet-4-5",
+            model="claude-sonnet-5",
             max_tokens=1024,
             messages=[{"role": "user", "content": "conform"}],
             stream=True,

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AnthropicModelClient", "ModelClient", "ModelRequest", "adapted", "request_params"]
 
-DEFAULT_MODEL = "claude-sonnet-4-5-20250929"
+DEFAULT_MODEL = "claude-sonnet-5"
 
 
 @dataclass(frozen=True, slots=True)
