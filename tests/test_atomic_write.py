@@ -13,11 +13,14 @@ import pytest
 from harness._files import atomic_write, remove_stale_temporaries
 
 #: A writer that has written part of the new content, says so, and waits to be killed.
-#: Ctrl-C raises in it as in a terminal, also when the suite runs as a background job
-#: (which starts its children with SIGINT ignored).
+#: Ctrl-C raises in it as in a terminal, and SIGHUP and SIGTERM take their default
+#: actions, also when the suite runs as a background job (which starts its children with
+#: SIGINT ignored) or under `nohup` (SIGHUP ignored).
 WRITER = """
 import signal, sys, time
 signal.signal(signal.SIGINT, signal.default_int_handler)
+for signum in (signal.SIGHUP, signal.SIGTERM):
+    signal.signal(signum, signal.SIG_DFL)
 from harness._files import atomic_write
 with atomic_write(sys.argv[1]) as handle:
     handle.write(b"half of the new content")
@@ -90,8 +93,19 @@ def test_a_failed_write_leaves_the_old_file(tmp_path: Path) -> None:
     assert temporaries(tmp_path) == []
 
 
-def test_default_signal_actions_are_restored_after_a_write(tmp_path: Path) -> None:
-    with atomic_write(tmp_path / "x") as handle:
-        handle.write(b"x")
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
-    assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
+@pytest.mark.parametrize("before", [signal.SIG_DFL, signal.SIG_IGN], ids=["default", "ignored"])
+def test_a_write_leaves_the_signal_actions_as_it_found_them(
+    tmp_path: Path, before: signal.Handlers
+) -> None:
+    """Default actions are restored after the write; an ignored signal (`nohup`'s SIGHUP)
+    stays ignored during it too: the write never makes a signal the user ignores fatal."""
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        previous = signal.signal(signum, before)
+        try:
+            with atomic_write(tmp_path / "x") as handle:
+                handle.write(b"x")
+                during = signal.getsignal(signum)
+            assert (during is signal.SIG_IGN) is (before is signal.SIG_IGN)
+            assert signal.getsignal(signum) is before
+        finally:
+            signal.signal(signum, previous)
