@@ -338,11 +338,14 @@ def _in_view(page: Page, selector: str) -> tuple[Image, Box]:
 
 def _red_share(image: Image, box: Box) -> float:
     """The share of the box's pixels of red text (`FAILED_EDGE`): pixels whose red stands
-    out from their green and blue, not of the exact red. A glyph's stem is a pixel or two
-    wide, and where it falls (a column a path's length moves) may blend every pixel of it
-    into the background; the marked rows' backgrounds are not red enough to count."""
+    out from their green and blue, and whose green and blue stay close (red, not orange or
+    magenta), rather than pixels of the exact red. A glyph's stem is a pixel or two wide,
+    and where it falls (a column a path's length moves) may blend every pixel of it into
+    the background; the marked rows' backgrounds are not red enough to count."""
     colours = image.colours(box)
-    red = sum(number for (r, g, b), number in colours.items() if r - max(g, b) > 60)
+    red = sum(
+        number for (r, g, b), number in colours.items() if r - max(g, b) > 60 and abs(g - b) < 40
+    )
     return red / max(sum(colours.values()), 1)
 
 
