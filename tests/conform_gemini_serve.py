@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Any
 
-import httpx
+import httpx2
 import pydantic
 from google import genai
 from google.genai import errors, types
@@ -25,6 +25,12 @@ from harness._exceptions import APIErrorEvent
 from harness._providers import provider
 
 SEPARATOR = {"harness": "case_end"}
+try:  # google-genai 2.x sends through httpx, 3.x through httpx2
+    import httpx
+
+    HTTP_ERRORS: tuple[type[Exception], ...] = (httpx.HTTPError, httpx2.HTTPError)
+except ImportError:
+    HTTP_ERRORS = (httpx2.HTTPError,)
 
 
 def client() -> genai.Client:
@@ -72,7 +78,7 @@ def run_case(header: dict[str, Any]) -> None:
         print(json.dumps({"type": "error", **shown}))
     except pydantic.ValidationError as error:  # a chunk the SDK cannot parse (args a list)
         print(json.dumps({"type": "error", "message": f"google-genai: {error.title}"}))
-    except httpx.HTTPError as error:
+    except HTTP_ERRORS as error:
         print(json.dumps({"type": "error", "message": f"{type(error).__name__}: {error}"}))
 
 

@@ -4,7 +4,7 @@
     harness conform --provider openai-chat --serve -- python tests/conform_openai_serve.py
 
 It asks `$OPENAI_BASE_URL` with the header `x-harness-cassette: $HARNESS_CASSETTE` (a
-resumed Responses case: the resume GET), reads the SSE body raw with httpx (the SDK's
+resumed Responses case: the resume GET), reads the SSE body raw with httpx2 (the SDK's
 iterator hides Chat's `[DONE]`) and hands each `data` object to the harness's adapter; a
 429 is retried after its `retry-after-ms`, as the SDK does.
 """
@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from typing import Any
 
-import httpx
+import httpx2
 
 from harness import StreamProtocolError, event_to_json
 from harness._exceptions import APIErrorEvent
@@ -27,7 +27,9 @@ SEPARATOR = {"harness": "case_end"}
 RETRIES = 2
 
 
-def request(client: httpx.Client, header: dict[str, Any]) -> AbstractContextManager[httpx.Response]:
+def request(
+    client: httpx2.Client, header: dict[str, Any]
+) -> AbstractContextManager[httpx2.Response]:
     base = os.environ["OPENAI_BASE_URL"]
     headers = {
         "authorization": f"Bearer {os.environ['OPENAI_API_KEY']}",
@@ -44,7 +46,7 @@ def request(client: httpx.Client, header: dict[str, Any]) -> AbstractContextMana
     return client.stream("POST", f"{base}/responses", json=body, headers=headers)
 
 
-def items(response: httpx.Response, done: object) -> Iterator[Any]:
+def items(response: httpx2.Response, done: object) -> Iterator[Any]:
     for line in response.iter_lines():
         if line.startswith("data: "):
             data = line.removeprefix("data: ")
@@ -56,7 +58,7 @@ def run_case(header: dict[str, Any]) -> None:
     done = getattr(found.module("adapter"), "DONE", None)
     options = {**header["request"], **header["policy"]}
     try:
-        with httpx.Client(timeout=httpx.Timeout(5.0)) as client:
+        with httpx2.Client(timeout=httpx2.Timeout(5.0)) as client:
             for attempt in range(RETRIES + 1):
                 with request(client, header) as response:
                     if response.status_code == 429 and attempt < RETRIES:
@@ -80,7 +82,7 @@ def run_case(header: dict[str, Any]) -> None:
                 {"type": "error", "message": details["message"], "error_type": details["type"]}
             )
         )
-    except httpx.HTTPError as error:
+    except httpx2.HTTPError as error:
         print(json.dumps({"type": "error", "message": f"{type(error).__name__}: {error}"}))
 
 

@@ -185,7 +185,7 @@ PLACES: dict[str, Place] = {
         ("google.genai",),
         _in_process(),
         GeminiModelClient,
-        "/v1beta/models/(?P<model>[^/:]+):streamGenerateContent",
+        "/v1(?:beta)?/models/(?P<model>[^/:]+):streamGenerateContent",  # v1: google-genai 3
         _genai,
     ),
     "openai-chat": Place(

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from aiohttp import web
 
@@ -84,7 +84,7 @@ def test_a_gemini_stream_is_recorded_its_key_and_token_nowhere(
     with ServerThread(_echoing_upstream()) as upstream:
         proxy = RecordingProxy(upstream, tmp_path, log=logged.append)
         with ServerThread(proxy.app()) as url:
-            answer = httpx.post(url + path, params=query, headers=headers, json=ASK)
+            answer = httpx2.post(url + path, params=query, headers=headers, json=ASK)
     assert answer.status_code == 200
     said = answer.text
     for secret in (API_KEY, HEADER_KEY, TOKEN):
@@ -125,7 +125,7 @@ def test_a_non_streaming_call_is_recorded_as_its_chunk(tmp_path: Path) -> None:
         proxy = RecordingProxy(upstream, tmp_path)
         with ServerThread(proxy.app()) as url:
             path = API.replace(":streamGenerateContent", ":generateContent")
-            assert httpx.post(url + path, params={"key": API_KEY}, json=ASK).status_code == 200
+            assert httpx2.post(url + path, params={"key": API_KEY}, json=ASK).status_code == 200
     [written] = proxy.written
     lines = [json.loads(line) for line in Path(written).read_text().splitlines()]
     assert lines[0]["synthesized_from"] == "message" and API_KEY not in json.dumps(lines)
