@@ -10,6 +10,7 @@ side by side, the order turning, the median pair's ratio. The target
 
 from __future__ import annotations
 
+import importlib.util
 import statistics
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -93,6 +94,10 @@ def section_strict_openai(requests: int, report: Any) -> dict[str, float]:
         "chat.completions.stream() and responses.stream(), CPU ms per request; "
         f"{requests} pairs, one plain and one strict side by side, the order turning"
     )
+    if importlib.util.find_spec("openai") is None:
+        report.line('  skipped: openai is not installed (pip install "stream-harness[openai]")')
+        report.line()
+        return {}
     bodies = _bodies()
     ratios: dict[str, float] = {}
     rows: list[list[str]] = []

@@ -49,8 +49,8 @@ an empty turn), it was aborted, or max_turns was reached; 2 the session is unusa
 def agent(session_dir: str, root: str, output_format: str, realtime: bool) -> None:
     """Replay a session folder offline, running its tools for real under --root.
 
-    Each turn is read through its cassette's provider (Anthropic, OpenAI Chat or
-    Responses, from its header); the transcript is the loop's, whichever it is."""
+    Each turn is read through its cassette's provider, as its header names it (any
+    provider's: docs/providers.md); the transcript is the loop's, whichever it is."""
     from harness.agent.loop import AgentFailed
     from harness.agent.messages import messages_to_api, render_transcript
     from harness.agent.session import ReplayError, SessionError, load_session, replay_session

@@ -24,11 +24,12 @@ Examples:
 
 Prints (a) the adapter against the SDK's accumulate_event, (b) harness replay against
 the floor (read + parse + the SDK's own construction), (c) peak memory, (d) start-up,
-(e, f) the cassette client and harness.strict, (g) harness conform, (h) each adapter
-(Anthropic, OpenAI Chat and Responses) against orjson.loads of the same lines, (i)
-harness view's page of 10^3 to 10^5 events (size, rows, build and paint seconds),
-then each target with its measured figure. Nothing is asserted: exit 0. Runs from a
-checkout of stream-harness (its bench/ folder); `make bench` does the same."""
+(e, f) the cassette client and harness.strict, (g) harness conform, (h) each dialect's
+adapter (Anthropic, OpenAI Chat and Responses, Converse, Gemini) against orjson.loads
+of the same lines, (i) harness view's page of 10^3 to 10^5 events (size, rows, build
+and paint seconds), then each target with its measured figure. Nothing is asserted:
+exit 0. Runs from a checkout of stream-harness (its bench/ folder); `make bench` does
+the same."""
 
 
 def _bench_module() -> ModuleType:

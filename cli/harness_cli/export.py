@@ -22,8 +22,9 @@ Examples:
   harness export cassettes/bedrock/converse/ --to har --out /tmp/har
 
 Each cassette becomes OUT/<name>.yaml, a vcrpy cassette of one call of its
-provider's API (POST /v1/messages, /v1/chat/completions or /v1/responses, or
-the host's path the header names) answered with the cassette's events as the
+provider's API (its streamed path: POST /v1/messages, /v1/chat/completions,
+/model/ID/converse-stream, ...; on Bedrock or Vertex the host's path the header names)
+answered with the cassette's events as the
 API sends them (SSE, or event-stream frames), which vcrpy replays as it is;
 with --to har, OUT/<name>.har, a HAR 1.2 file of the same call.
 Directive lines are not carried over. An existing output is left as it was,

@@ -23,19 +23,19 @@ EXAMPLES = """\b
 Examples:
   export ANTHROPIC_API_KEY=...      # opt-in: a live, billed API call
   harness record --model claude-sonnet-5 --prompt "Read notes/a.md" \\
-      --tool read=schemas/read.json --out cassettes/recorded/read.jsonl
+      --tool read=schemas/read.json --out read.jsonl
   harness record --request request.json --out rec.jsonl --vcr rec.vcr.yaml
   harness record --base-url http://127.0.0.1:8080 --prompt hi --model m --out rec.jsonl
   export OPENAI_API_KEY=...         # --provider openai-chat | openai-responses
   harness record --provider openai-chat --model gpt-4.1-mini --prompt "Weather in Paris?" \\
-      --tool get_weather=schemas/weather.json --out cassettes/recorded/weather.jsonl
+      --tool get_weather=schemas/weather.json --out weather.jsonl
   harness record --provider openai-responses --request body.json --out rec.jsonl
   harness record --provider openai-chat --base-url http://127.0.0.1:8000/v1 ...  # vLLM
-  harness record --provider bedrock-converse --model us.amazon.nova-micro-v1:0 \
+  harness record --provider bedrock-converse --model us.amazon.nova-micro-v1:0 \\
       --prompt hi --out rec.jsonl    # boto3, signed with your usual AWS credentials
   export GEMINI_API_KEY=...         # or GOOGLE_API_KEY (preferred if both are set)
-  harness record --provider gemini --model gemini-2.5-flash --prompt "Weather in Paris?" \
-      --tool get_weather=schemas/weather.json --out cassettes/recorded/weather.jsonl
+  harness record --provider gemini --model gemini-2.5-flash --prompt "Weather in Paris?" \\
+      --tool get_weather=schemas/weather.json --out weather.jsonl
 
 The cassette keeps the header (source, SDK version, model, the request without
 credentials, UTC time) and every raw event in arrival order, each after an

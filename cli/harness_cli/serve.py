@@ -84,14 +84,15 @@ Examples:
   OPENAI_BASE_URL=http://127.0.0.1:8080/v1 python my_openai_app.py
 
 The first stdout line holds the base URL of each SDK client whose cassettes are
-served, ANTHROPIC_BASE_URL=http://HOST:PORT (then the Bedrock and Vertex clients'
-ANTHROPIC_BEDROCK_BASE_URL=http://HOST:PORT ANTHROPIC_VERTEX_BASE_URL=http://HOST:PORT/v1)
-OPENAI_BASE_URL=http://HOST:PORT/v1 (export $(head -n 1 LOG) sets them), then one
-line a request.
-POST /v1/messages is answered from the Anthropic cassettes, /v1/chat/completions
-from the openai-chat ones, /v1/responses (and its resume GET /v1/responses/ID)
-from the openai-responses ones, and each other provider's paths from its own
-(docs/providers.md); an error in each API's own JSON shape.
+served, as the variable that client reads (ANTHROPIC_BASE_URL=http://HOST:PORT,
+OPENAI_BASE_URL=http://HOST:PORT/v1, AWS_ENDPOINT_URL_BEDROCK_RUNTIME,
+GOOGLE_GEMINI_BASE_URL, and the Bedrock and Vertex clients' own: export $(head -n 1
+LOG) sets them all), then one line a request.
+Each provider's paths are answered from its own cassettes (POST /v1/messages from
+the Anthropic ones, /v1/chat/completions and /v1/responses from OpenAI's, Bedrock's
+/model/ID/converse-stream and /model/ID/invoke-with-response-stream, Vertex's and
+Gemini's :streamRawPredict and :streamGenerateContent: docs/providers.md), an error
+in each API's own shape.
 Which cassette answers: the one named by an x-harness-cassette header (its path
 relative to the served folder, .jsonl optional); else the one whose recorded request
 matches; else the next of the request's provider in order. GET /_harness/requests
@@ -166,17 +167,19 @@ Examples:
   harness proxy --upstream http://127.0.0.1:8000/v1 --out vllm/  # base URL .../v1 ends
   OPENAI_BASE_URL=http://127.0.0.1:8080 python my_app.py         # here, then, no /v1
 
-Each answer to POST /v1/messages, and to an OpenAI POST whose path ends in
-/chat/completions or /responses (streamed, not streamed, or an HTTP error),
-becomes OUT/turn-NN.jsonl, in arrival order, written once it has ended; the
-request is kept without credentials, and the key is never written. The client's
-path is added to --upstream as sent. Other endpoints, and the Responses resume
-GET /v1/responses/{id}, pass through unrecorded. The first stdout line is each
-SDK client's base URL: ANTHROPIC_BASE_URL=http://HOST:PORT (and the Bedrock and
-Vertex clients' ANTHROPIC_BEDROCK_BASE_URL, ANTHROPIC_VERTEX_BASE_URL)
-OPENAI_BASE_URL=http://HOST:PORT/v1.
+Each answer to a provider's call (streamed, not streamed, or an HTTP error) becomes
+OUT/turn-NN.jsonl, in arrival order, written once it has ended: POST /v1/messages,
+an OpenAI POST whose path ends in /chat/completions or /responses, Bedrock's
+/model/ID/converse-stream and /invoke-with-response-stream, Vertex's and Gemini's
+streamed calls (docs/providers.md). The request is kept without credentials (keys,
+SigV4 signatures, session and bearer tokens, cookies), which are never written. The
+client's path is added to --upstream as sent. Other endpoints, and the Responses
+resume GET /v1/responses/{id}, pass through unrecorded. The first stdout line is
+each SDK client's base URL, as the variable it reads (ANTHROPIC_BASE_URL=http://HOST:PORT,
+OPENAI_BASE_URL=http://HOST:PORT/v1, AWS_ENDPOINT_URL_BEDROCK_RUNTIME,
+GOOGLE_GEMINI_BASE_URL, and the Bedrock and Vertex clients' own).
 With --strict, a streamed answer that breaks the protocol ends, at the event
-that breaks it, in an SSE error event naming the code; a broken non-streaming
+that breaks it, in the API's own error event naming the code; a broken non-streaming
 answer, or one that cannot be checked (a compressed stream, an answer over
 64 MiB), becomes a 502 with x-should-retry: false, so SDKs raise without retrying
 (docs/strict.md); only end_turn and tool_use complete a message (Chat: stop and
@@ -195,9 +198,9 @@ cannot be bound."""
 @click.option(
     "--strict",
     is_flag=True,
-    help="Check each Messages answer (and each OpenAI Chat Completions or Responses "
-    "answer) with the strict adapter on its way; end a broken stream with an SSE error "
-    "event naming the code, answer a broken Message with a 502 that is not retried.",
+    help="Check each answer with its provider's strict adapter on its way; end a broken "
+    "stream in the API's own error event naming the code, answer a broken non-streamed "
+    "answer with a 502 that is not retried.",
 )
 @click.option(
     "--allow-stop-reasons",

@@ -16,6 +16,7 @@ looked up only in a package already loaded (a client of it means it is).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import logging
 import os
 import sys
@@ -59,6 +60,9 @@ class Sdk:
     env: ClientEnv
     #: the pip extra of stream-harness that installs it; None: the harness depends on it
     extra: str | None = None
+    #: what else its clients import when built (`botocore`, `AnthropicBedrock`'s signer),
+    #: which the extra installs too
+    requires: tuple[str, ...] = ()
     #: how a message names its cassettes (`an OpenAI cassette`); the package's name if empty
     label: str = ""
     #: whether its API error's `body` is the error object itself (the `openai` SDK's),
@@ -86,16 +90,22 @@ class Sdk:
         return self.label or self.package
 
     def module(self) -> ModuleType:
-        """The package, imported now; without it, `InputError` naming the extra to install."""
+        """The package, imported now; without it (or a parent of it: `google` for
+        `google.genai`), or without what its clients require, `InputError` naming the extra
+        to install."""
+        extra = f'"stream-harness[{self.extra}]"' if self.extra else self.package
         try:
-            return importlib.import_module(self.package)
+            module = importlib.import_module(self.package)
         except ModuleNotFoundError as error:
-            if error.name != self.package:
+            if error.name is None or not f"{self.package}.".startswith(f"{error.name}."):
                 raise
-            extra = f'"stream-harness[{self.extra}]"' if self.extra else self.package
             raise InputError(
                 f"{self.package}: the SDK is not installed; pip install {extra}"
             ) from None
+        for name in self.requires:
+            if importlib.util.find_spec(name) is None:
+                raise InputError(f"{self.named} needs {name}, not installed; pip install {extra}")
+        return module
 
     def live_key(self) -> str:
         """The key a live client records with, read as the client reads it (the first of

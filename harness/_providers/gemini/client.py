@@ -5,8 +5,8 @@ One client class serves both ways (`client.aio` is its async face), so `SDK` nam
 (`Sdk.aclose`). A client is built as google-genai's docs build one over an HTTP client
 of one's own: `Client(api_key=..., http_options=HttpOptions(base_url=...,
 httpx_client=...))` (`build`; `httpx_async_client` for the async face, which then uses it
-rather than aiohttp). Pointed at a server of ours, its base URL is the
-server's address itself (the SDK adds `/v1beta/models/...`), read from
+rather than aiohttp). Pointed at a server of ours, its base URL is the server's address
+itself (the SDK adds `/v1beta/models/...`, `/v1/...` from its release 3), read from
 `GOOGLE_GEMINI_BASE_URL`, its key from `GOOGLE_API_KEY`, else `GEMINI_API_KEY` (the
 SDK's own order, and its warning when both are set: `Sdk.live_key`). A live recording
 is a plain streamed POST (`RECORDING`) to the path `streamed_post` gives, its key sent
@@ -156,7 +156,8 @@ def auth_headers(key: str) -> dict[str, str]:
     return {"x-goog-api-key": key}
 
 
-#: The API version a live recording calls, google-genai's default.
+#: The API version a live recording calls: google-genai 2's default (3 calls `v1`; the API
+#: serves both).
 API_VERSION: Final = "v1beta"
 
 
