@@ -3,7 +3,8 @@ one (a region, an endpoint, keys passed explicitly) and pointed at a server of o
 127.0.0.1: the guard goes in through botocore's event hooks (`before-parse`), and every
 row of `harness faults --list --provider bedrock-converse` is refused with its code
 while the code iterates `response["stream"]`; good cassettes pass unchanged, and
-`converse()` (not streamed) is checked by the same rules (docs/strict.md)."""
+`converse()` (not streamed) is checked by the same rules; `invoke_model*`, whose bodies
+are the model's own format, passes unchecked whatever the model (docs/strict.md)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import not_installed
+from aiohttp import web
+from conftest import LIBRARY as ANTHROPIC_LIBRARY, not_installed
 
 import harness
 from harness._exceptions import InputError
+from harness._hosts import bedrock
 from harness._http.hosting import ServerThread
 from harness._http.server import CassetteServer
+from harness._providers import provider
+from harness._providers.bedrock_converse.interop import stream_body
 from harness._replay.direct import failure_code
+from harness._strict.hooks import HookGuard
 from harness._testing.fault_runs import run_fault
 from harness._testing.plugin_providers import default_adapter
 from harness.faults import DONE, catalogue
@@ -179,3 +185,93 @@ def test_strict_names_the_clients_it_takes() -> None:
     )
     with pytest.raises(InputError, match="not S3"):
         harness.strict(other)
+
+
+#: Streams of models whose dialect the harness does not speak, as
+#: `invoke_model_with_response_stream` yields them (each a `chunk` event's `bytes`).
+OTHER_DIALECTS: dict[str, list[dict[str, Any]]] = {
+    "meta.llama3-1-8b-instruct-v1:0": [
+        {"generation": "Hello", "prompt_token_count": 5, "generation_token_count": 1},
+        {"generation": " world", "generation_token_count": 2, "stop_reason": None},
+        {"generation": "", "generation_token_count": 2, "stop_reason": "stop"},
+    ],
+    "mistral.mistral-large-2407-v1:0": [
+        {"outputs": [{"text": "Hello", "stop_reason": None}]},
+        {"outputs": [{"text": " world", "stop_reason": "stop"}]},
+    ],
+    "us.amazon.nova-lite-v1:0": [
+        {"messageStart": {"role": "assistant"}},
+        {"contentBlockDelta": {"delta": {"text": "Hello"}, "contentBlockIndex": 0}},
+        {"contentBlockStop": {"contentBlockIndex": 0}},
+        {"messageStop": {"stopReason": "max_tokens"}},  # Converse's rules would refuse it
+    ],
+}
+#: Anthropic models as `modelId` names them: an id, a cross-region inference profile,
+#: and an application inference profile's ARN (which names no model).
+ANTHROPIC_MODELS = [
+    "anthropic.claude-sonnet-4-5-20250929-v1:0",
+    "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+    "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3d4e5f6",
+]
+
+
+def invoked_at(events: list[Any]) -> ServerThread:
+    """A Bedrock of ours answering `invoke_model_with_response_stream` with `events` in
+    its chunk frames and `invoke_model` with the last of them, whatever the model."""
+
+    async def answer(request: web.Request) -> web.Response:
+        await request.read()
+        if request.path.endswith("/invoke-with-response-stream"):
+            framed = b"".join(bedrock.encode_event(event) for event in events)
+            return web.Response(body=framed, content_type=bedrock.CONTENT_TYPE)
+        return web.json_response(events[-1])
+
+    app = web.Application()
+    app.router.add_post("/{path:.*}", answer)
+    return ServerThread(app)
+
+
+def read_invoked(client: Any, model: str) -> list[Any]:
+    """The events `invoke_model_with_response_stream` yields, each `chunk`'s `bytes` read."""
+    answer = client.invoke_model_with_response_stream(modelId=model, body=b"{}")
+    return [json.loads(event["chunk"]["bytes"]) for event in answer["body"]]
+
+
+@pytest.mark.parametrize("model", OTHER_DIALECTS)
+def test_an_invoke_stream_of_a_dialect_the_harness_does_not_speak_passes_unchanged(
+    model: str,
+) -> None:
+    events = OTHER_DIALECTS[model]
+    with invoked_at(events) as url:
+        plain, guarded = client_at(url), harness.strict(client_at(url))
+        assert read_invoked(guarded, model) == read_invoked(plain, model) == events
+        whole = guarded.invoke_model(modelId=model, body=b"{}")["body"].read()
+        assert json.loads(whole) == events[-1]
+        plain.close()
+        guarded.close()
+
+
+@pytest.mark.parametrize("model", ANTHROPIC_MODELS)
+def test_an_anthropic_models_invoke_stream_is_not_judged_either(model: str) -> None:
+    """The model id cannot always tell an Anthropic model, so none is told: a broken
+    Messages stream reads under strict as boto3 alone reads it (docs/strict.md)."""
+    events = lines_of(ANTHROPIC_LIBRARY / "errors" / "invalid_tool_json.jsonl")
+    with invoked_at(events) as url:
+        guarded = harness.strict(client_at(url))
+        assert read_invoked(guarded, model) == events
+        guarded.close()
+
+
+def test_the_hooks_guard_judges_its_own_providers_calls_only() -> None:
+    """Pinned to the provider whose hooks took the client: a host's path, which the
+    registry would route to a dialect served there, passes as it is."""
+    events = lines_of(ANTHROPIC_LIBRARY / "errors" / "invalid_tool_json.jsonl")
+    chunks = [bedrock.encode_event(event) for event in events]
+    hooks = HookGuard((), provider(PROVIDER))
+    invoke = "/model/{modelId}/invoke-with-response-stream"
+    assert list(hooks.stream("POST", invoke, b"", iter(chunks))) == chunks
+    hooks.whole("POST", "/model/{modelId}/invoke", b"", b'{"type": "message"}', "")
+    broken = stream_body(lines_of(LIBRARY / "errors" / "invalid_tool_json.jsonl"))
+    with pytest.raises(harness.StreamProtocolError) as raised:
+        list(hooks.stream("POST", "/model/{modelId}/converse-stream", b"", iter([broken])))
+    assert raised.value.code == "invalid_tool_json"

@@ -15,9 +15,13 @@ on its way. `strict_client(client, guarding)` registers one handler there, on
 - `Converse`: the body (bytes) is checked whole (`guarding.whole`) before the parse, so
   `converse()` raises it.
 
-A failed status passes untouched (botocore raises its `ClientError`). The error is
-raised as it is: botocore reads the event stream with no `try` of its own, and emits
-`before-parse` after its retry loop's `try`, so nothing wraps or retries it (see
+Those two are the only answers it touches: every other operation's passes as botocore
+reads it, `InvokeModelWithResponseStream` and `InvokeModel` above all, whose bodies are
+the model's own format (an Anthropic model's Messages events, a Llama's `generation`
+chunks, ...), which the operation does not name (docs/strict.md says why they are not
+judged). A failed status passes untouched (botocore raises its `ClientError`). The
+error is raised as it is: botocore reads the event stream with no `try` of its own, and
+emits `before-parse` after its retry loop's `try`, so nothing wraps or retries it (see
 docs/strict.md). Everything else is the client's own: credentials, the signer, its
 config, retries, timeouts, the endpoint, and other handlers (a cassette client's
 `before-send`). botocore offers no copy of a client with an event system of its own,
@@ -33,6 +37,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final
 
 from harness._providers.answers import Guarding
+from harness._providers.bedrock_converse.framing import PATHS
 
 __all__ = ["STRICT_CLIENTS", "GuardedBody", "strict_client"]
 
@@ -84,6 +89,8 @@ def _handler(guarding: Guarding) -> Callable[..., None]:
             return
         method = str(operation_model.http.get("method", "POST"))
         path = str(operation_model.http.get("requestUri", ""))  # /model/{modelId}/...
+        if PATHS.read(path) is None:
+            return  # not Converse: another dialect's answer, or none (the module)
         if operation_model.has_event_stream_output:
 
             def guarded(chunks: Iterable[bytes]) -> Iterator[bytes]:
