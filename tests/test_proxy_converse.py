@@ -4,7 +4,8 @@ prints), the proxy at `harness serve`. A stream's frames are read into its lines
 provider's own `EventDecoder`, a `Converse` answer into the events a stream of it
 carries. SigV4's `Authorization`, `X-Amz-Security-Token` and cookies reach upstream and
 are written and printed nowhere, even where an upstream on 127.0.0.1 echoes them back;
-`X-Amz-Date`, a timestamp, is no credential and stays as said."""
+`X-Amz-Date`, a timestamp, is no credential and stays as said. A model id holding a `/`
+(an ARN, which boto3 sends as `%2F`) is recorded, and guarded, as any other."""
 
 from __future__ import annotations
 
@@ -29,6 +30,12 @@ boto3 = pytest.importorskip("boto3", reason=not_installed("boto3"))
 LIBRARY = Path(__file__).resolve().parent.parent / "cassettes" / "bedrock" / "converse"
 MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0"
 ASK: Any = {"modelId": MODEL, "messages": [{"role": "user", "content": [{"text": "Go"}]}]}
+#: Model ids: a foundation model's, and an application inference profile's ARN, whose
+#: `/` boto3 sends as `%2F` (the model one segment of the path).
+MODELS = {
+    "plain": MODEL,
+    "arn": "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3d4e5f6",
+}
 ACCESS_KEY = "AKIAIOSFODNN7EXAMPLE"
 SECRET_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 SESSION_TOKEN = "FwoGZXIvYXdzEXAMPLESESSIONTOKEN0123"
@@ -114,6 +121,22 @@ def test_a_converse_call_is_recorded_as_the_events_of_its_answer(
     assert (recorded.header or {})["synthesized_from"] == "message"
     outcome = replay_outcome(proxy.written[0], sdk_objects=False)
     assert [line["type"] for line in outcome.to_json_lines()] == ["text", "tool_call", "done"]
+
+
+@pytest.mark.parametrize("model", list(MODELS.values()), ids=list(MODELS))
+def test_a_model_id_holding_a_slash_is_recorded_decoded_and_guarded(
+    served: str, tmp_path: Path, model: str
+) -> None:
+    proxy = RecordingProxy(served, tmp_path, strict=True)
+    with ServerThread(proxy.app()) as url:
+        client = _client(url, "errors/invalid_tool_json")
+        stream = client.converse_stream(**{**ASK, "modelId": model})["stream"]
+        with pytest.raises(Exception, match="invalid_tool_json"):  # the proxy's exception frame
+            list(stream)
+        stream.close()
+        client.close()
+    header = Cassette(proxy.written[0]).header or {}
+    assert header["request"]["model"] == model
 
 
 def test_an_exception_frame_is_recorded_as_its_line(served: str, tmp_path: Path) -> None:

@@ -4,7 +4,8 @@ recorded as the direct API's request, its header naming the host, Bedrock's fram
 read into the dialect's events; `--strict` ends a broken stream in the host's framing,
 so the SDK raises. Credentials (SigV4's `Authorization`, `X-Amz-Security-Token`, a
 Google bearer token, cookies) reach upstream and are written nowhere, even where an
-upstream on 127.0.0.1 echoes them back in its events and its errors."""
+upstream on 127.0.0.1 echoes them back in its events and its errors. A Bedrock model id
+holding a `/` (an ARN, sent as `%2F`) is recorded, decoded, and guarded as any other."""
 
 from __future__ import annotations
 
@@ -34,6 +35,12 @@ ASK: Any = {
     "messages": [{"role": "user", "content": "Go"}],
 }
 HOST_NAMES = ["bedrock", "vertex"]
+#: Bedrock model ids: a plain one, and an application inference profile's ARN, whose `/`
+#: the SDK sends as `%2F` (the model one segment of the path).
+MODELS = {
+    "plain": "claude-sonnet-5",
+    "arn": "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3d4e5f6",
+}
 SESSION_TOKEN = "FwoGZXIvYXdzEXAMPLESESSIONTOKEN"
 COOKIE = "sessionid-abcdef0123456789"
 GOOGLE_TOKEN = "ya29.a0AfH6SMBexampleGoogleBearer"
@@ -110,6 +117,23 @@ def test_strict_ends_a_broken_hosted_stream_so_the_sdk_raises_the_code(
     assert "message_delta" not in seen
     outcome = replay_outcome(proxy.written[0]).error
     assert getattr(outcome, "code", None) == "missing_message_stop"
+
+
+@pytest.mark.parametrize("model", list(MODELS.values()), ids=list(MODELS))
+def test_a_bedrock_model_id_holding_a_slash_is_recorded_decoded_and_guarded(
+    served: str, tmp_path: Path, model: str
+) -> None:
+    proxy = _proxy(served, tmp_path, strict=True)
+    headers = {"x-harness-cassette": "errors/missing_message_stop.jsonl"}
+    with (
+        ServerThread(proxy.app()) as url,
+        _client("bedrock", url) as client,
+        pytest.raises(anthropic.APIStatusError) as raised,
+    ):
+        list(client.messages.create(**{**ASK, "model": model}, stream=True, extra_headers=headers))
+    assert raised.value.body["error"]["code"] == "missing_message_stop"
+    header = Cassette(proxy.written[0]).header or {}
+    assert (header["host"], header["request"]["model"]) == ("bedrock", model)
 
 
 @pytest.mark.parametrize("host", HOST_NAMES)

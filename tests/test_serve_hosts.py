@@ -2,7 +2,8 @@
 by `anthropic.AnthropicBedrock` and `anthropic.AnthropicVertex` pointed at the server (as
 their docs build them, `base_url=` the server, Vertex's below `/v1`) exactly as
 `anthropic.Anthropic` reads it, streamed and not; Bedrock's answer in AWS event-stream
-frames, and the wire directives (a cut mid-frame, an HTTP error, a stall) as on SSE."""
+frames, and the wire directives (a cut mid-frame, an HTTP error, a stall) as on SSE; a
+Bedrock model id holding a `/` (an ARN, sent as `%2F`) served and kept as any other."""
 
 from __future__ import annotations
 
@@ -27,6 +28,12 @@ ASK: Any = {
     "model": "claude-sonnet-5",
     "max_tokens": 64,
     "messages": [{"role": "user", "content": "Go"}],
+}
+#: Bedrock model ids: a plain one, and an application inference profile's ARN, whose `/`
+#: the SDKs send as `%2F` (the model one segment of the path).
+MODELS = {
+    "plain": "claude-sonnet-5",
+    "arn": "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3d4e5f6",
 }
 
 
@@ -161,6 +168,24 @@ def test_a_request_to_a_host_is_kept_as_the_direct_apis(
     assert "anthropic_version" in kept.json  # what the SDK adds on a host
 
 
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "plain"])
+@pytest.mark.parametrize("model", list(MODELS.values()), ids=list(MODELS))
+def test_a_bedrock_model_id_holding_a_slash_is_served_and_kept_decoded(
+    served: tuple[str, CassetteServer], model: str, stream: bool
+) -> None:
+    url, server = served
+    headers = {"x-harness-cassette": "two_tools"}
+    with _client("bedrock", url) as client:
+        if stream:
+            with client.messages.stream(**{**ASK, "model": model}, extra_headers=headers) as events:
+                message = events.get_final_message()
+        else:
+            message = client.messages.create(**{**ASK, "model": model}, extra_headers=headers)
+    assert message.stop_reason == "tool_use"
+    kept = list(server.replayer.requests)[-1]
+    assert kept.json["model"] == model and kept.json.get("stream") is (True if stream else None)
+
+
 def _boto3_client(url: str) -> Any:
     boto3 = pytest.importorskip("boto3", reason=not_installed("boto3"))
     return boto3.client(
@@ -177,26 +202,28 @@ BEDROCK_BODY = json.dumps(
 )
 
 
+@pytest.mark.parametrize("model", list(MODELS.values()), ids=list(MODELS))
 def test_boto3_reads_a_cassette_through_invoke_model_with_response_stream(
-    served: tuple[str, CassetteServer],
+    served: tuple[str, CassetteServer], model: str
 ) -> None:
     """boto3's own client, `endpoint_url=` the server: each `chunk` event's `bytes` is a
     cassette event; it sends no content type unless told, and is signed, so it is taken."""
-    url, _ = served
+    url, server = served
     client = _boto3_client(url)
 
     def name_the_cassette(request: Any, **_: Any) -> None:
         request.headers["x-harness-cassette"] = "two_tools"
 
     client.meta.events.register("before-sign.bedrock-runtime.*", name_the_cassette)
-    answer = client.invoke_model_with_response_stream(modelId="claude-sonnet-5", body=BEDROCK_BODY)
+    answer = client.invoke_model_with_response_stream(modelId=model, body=BEDROCK_BODY)
     events = [json.loads(event["chunk"]["bytes"]) for event in answer["body"]]
     lines = (LIBRARY / "two_tools.jsonl").read_text().splitlines()[1:]
     assert events == [json.loads(line) for line in lines]
-    plain = client.invoke_model(modelId="claude-sonnet-5", body=BEDROCK_BODY)
+    plain = client.invoke_model(modelId=model, body=BEDROCK_BODY)
     message = json.loads(plain["body"].read())
     assert message["stop_reason"] == "tool_use"
     assert [block["type"] for block in message["content"]] == ["text", "tool_use", "tool_use"]
+    assert list(server.replayer.requests)[-1].json["model"] == model  # boto3 quotes its `:` too
 
 
 def test_an_unsigned_body_without_a_content_type_is_still_refused_at_a_hosts_path(

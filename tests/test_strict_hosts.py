@@ -2,7 +2,7 @@
 library cassette's verdict through `AnthropicBedrock` (the guard reading Bedrock's
 frames, handing them on byte for byte) and `AnthropicVertex` (the same SSE at Vertex's
 path) is the direct client's; a bad or cut frame raises its `FrameError` code as the
-SDK's own error."""
+SDK's own error; a model id holding a `/` (an ARN, sent as `%2F`) is guarded as any."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ import harness
 from harness import StrictTransport
 from harness._cassette.codec import Cassette
 from harness._hosts import bedrock, vertex
+from harness._http.hosting import ServerThread
+from harness._http.server import CassetteServer
 from harness._providers.anthropic.guard import AnthropicReader
 from harness._providers.eventstream import FrameError
 from harness._replay.clients import HOST
@@ -32,6 +34,12 @@ ASK: Any = {
     "model": "claude-sonnet-5",
     "max_tokens": 64,
     "messages": [{"role": "user", "content": "Go"}],
+}
+#: Bedrock model ids: a plain one, and an application inference profile's ARN, whose `/`
+#: the SDK sends as `%2F` (the model one segment of the path).
+MODELS = {
+    "plain": "claude-sonnet-5",
+    "arn": "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3d4e5f6",
 }
 STREAM_PATHS = {
     "bedrock": "/model/claude-sonnet-5/invoke-with-response-stream",
@@ -103,12 +111,18 @@ def test_the_guard_hands_bedrocks_frames_on_as_they_came(size: int | None) -> No
     assert guard.failure is None
 
 
-def _client_over(body: bytes) -> Any:
+def _client_over(body: bytes, *, by: str = "StrictTransport") -> Any:
+    """`AnthropicBedrock` answered `body`, guarded by `StrictTransport` or `harness.strict`."""
+
     def answer(request: httpx2.Request) -> httpx2.Response:
         headers = {"content-type": bedrock.CONTENT_TYPE}
         return httpx2.Response(200, headers=headers, content=body)
 
-    transport = StrictTransport(httpx2.MockTransport(answer))
+    mock = httpx2.MockTransport(answer)
+    if by == "strict":
+        client = anthropic_on("bedrock", max_retries=0, http_client=httpx2.Client(transport=mock))
+        return harness.strict(client)
+    transport = StrictTransport(mock)
     return anthropic_on("bedrock", max_retries=0, http_client=httpx2.Client(transport=transport))
 
 
@@ -151,3 +165,64 @@ def test_the_guard_claims_a_call_at_a_hosts_path_for_the_dialect_served_there(ho
     found = provider_of("POST", path)
     assert found is not None and host in found.hosted
     assert provider_of("GET", path) is None
+
+
+def test_the_errors_request_keeps_no_aws_session_token() -> None:
+    """Temporary credentials (SSO, an assumed role) sign with a session token, sent as
+    `x-amz-security-token`: the error's `request` holds it no more than the signature."""
+    token = "IQoJb3JpZ2luX2VjEXAMPLESESSIONTOKEN"
+    served = CassetteServer([str(LIBRARY / "errors" / "missing_message_stop.jsonl")])
+    with ServerThread(served.app()) as url:
+        client = harness.strict(
+            anthropic.AnthropicBedrock(
+                aws_access_key="ASIAEXAMPLEKEYID",
+                aws_secret_key="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+                aws_session_token=token,
+                aws_region="us-east-1",
+                base_url=url,
+                max_retries=0,
+            )
+        )
+        with client, pytest.raises(harness.StreamProtocolError) as raised:
+            list(client.messages.create(**ASK, stream=True))
+    error: Any = raised.value
+    assert error.code == "missing_message_stop"
+    headers = error.request.headers
+    assert "authorization" not in headers and "x-amz-security-token" not in headers
+    assert token not in repr(headers) and headers["x-amz-date"]
+
+
+@pytest.mark.parametrize("by", ["strict", "StrictTransport"])
+@pytest.mark.parametrize("model", list(MODELS.values()), ids=list(MODELS))
+def test_a_bedrock_model_id_holding_a_slash_is_guarded_as_any_other(model: str, by: str) -> None:
+    ask = {**ASK, "model": model}
+    with _client_over(GOOD, by=by) as client:
+        assert [e.type for e in client.messages.create(**ask, stream=True)][-1] == "message_stop"
+    broken = _bedrock_body(LIBRARY / "errors" / "missing_message_stop.jsonl")
+    with (
+        _client_over(broken, by=by) as client,
+        pytest.raises(harness.StreamProtocolError) as raised,
+    ):
+        list(client.messages.create(**ask, stream=True))
+    assert raised.value.code == "missing_message_stop"
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "plain"])
+@pytest.mark.parametrize("model", list(MODELS.values()), ids=list(MODELS))
+def test_a_bedrock_cassette_client_answers_a_model_id_holding_a_slash(
+    model: str, stream: bool
+) -> None:
+    """Answered in Bedrock's frames (a stream) or as a `Message`, the request kept with
+    the model decoded, as the direct API's."""
+    ask = {**ASK, "model": model}
+    path = LIBRARY / "two_tools.jsonl"
+    with harness.cassette_client(path, host="bedrock", match_on=None, max_retries=0) as client:
+        guarded = harness.strict(client)
+        if stream:
+            with guarded.messages.stream(**ask) as events:
+                message = events.get_final_message()
+        else:
+            message = guarded.messages.create(**ask)
+        [asked] = harness.captured_requests(client)
+    assert message.stop_reason == "tool_use"
+    assert asked.json["model"] == model and asked.json.get("stream") is (True if stream else None)

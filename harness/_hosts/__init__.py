@@ -133,7 +133,8 @@ def framed(framing: Framing, host_name: str | None) -> Framed | None:
 
 
 def hosted_at(path: str) -> Hosted | None:
-    """The host call a request to `path` is (under any base URL's path), else None."""
+    """The host call a request to `path` (a `request_path`: an ARN's `/` still `%2F`) is,
+    under any base URL's path, else None; its model decoded."""
     for found in HOSTS.values():
         for pattern, stream in ((found.stream_path, True), (found.plain_path, False)):
             match = pattern.search(path)

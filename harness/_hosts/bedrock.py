@@ -15,9 +15,14 @@ event the SDK makes of it, `{"type": "error", "error": {"type": NAME, "message":
 
 `encode_event` writes one event's frame (an error event too: as a chunk, the way the
 dialect sends it, so a cassette reads the same on every host; `encode_exception` writes
-Bedrock's own). `EventDecoder` reads frames back into the events, refusing what
-botocore refuses (`FrameError`: `bad_frame`, `truncated_frame`) and a frame that is
-neither an event chunk nor an exception (`bad_frame`).
+Bedrock's own). `EventDecoder` reads frames back into the events the SDK hands the code,
+refusing what botocore refuses (`FrameError`: `bad_frame`, `truncated_frame`) and a
+frame that is neither an event chunk nor an exception (`bad_frame`). Each event is then
+one JSON object with a string `type`, as on SSE (`harness._providers.sse`): a chunk
+whose object has none is skipped, as `AnthropicBedrock` skips it (as the SDK skips an
+SSE event with no name); one the SDK hands on all the same, as a legacy `completion`
+(JSON that is no object, or an object with a `completion`), is a `bad_frame`, as a
+named SSE event without a type is an `SSEFormatError`.
 
 `FramedReader` is the guard's reading of a Bedrock stream (`harness.strict`,
 `StrictTransport`): the dialect's own `AnswerReader` judging each event, fed by an
@@ -52,7 +57,8 @@ __all__ = [
 
 #: The answer's content type.
 CONTENT_TYPE: Final = "application/vnd.amazon.eventstream"
-#: The paths a request names its model in (`/model/{id}/...`), streamed and not.
+#: The paths a request names its model in (`/model/{id}/...`), streamed and not: one
+#: segment of a `request_path`, an ARN's `/` kept `%2F` there, as the SDKs send it.
 STREAM_PATH: Final = re.compile(r"/model/(?P<model>[^/]+)/invoke-with-response-stream")
 PLAIN_PATH: Final = re.compile(r"/model/(?P<model>[^/]+)/invoke")
 _CHUNK: Final = {
@@ -94,12 +100,14 @@ class EventDecoder:
         return self._frames.rest_at
 
     def feed(self, piece: bytes) -> list[dict[str, Any]]:
-        return [self._event(frame) for frame in self._frames.feed(piece)]
+        frames = self._frames.feed(piece)
+        return [event for frame in frames if (event := self._event(frame)) is not None]
 
     def finish(self) -> None:
         self._frames.finish()
 
-    def _event(self, frame: Frame) -> dict[str, Any]:
+    def _event(self, frame: Frame) -> dict[str, Any] | None:
+        """The event `frame` carries; None for a chunk the SDK skips (see the module)."""
         self._count += 1
         kind, name = frame.message_type, frame.event_type
         if kind == "exception":
@@ -121,7 +129,15 @@ class EventDecoder:
             ) from None
         if type(event) is not dict:
             raise FrameError("bad_frame", f"frame {self._count}: its event is not a JSON object")
-        return event
+        if type(event.get("type")) is str:
+            return event
+        if "completion" not in event:
+            return None  # no event the SDK names: it skips the chunk
+        raise FrameError(
+            "bad_frame",
+            f"frame {self._count}: its event is not a JSON object with a type (the SDK hands "
+            f"it on as a `completion`)",
+        )
 
 
 def _object(payload: bytes) -> dict[str, Any]:

@@ -4,7 +4,8 @@ Both commands are aiohttp applications (docs/server.md says why aiohttp). This m
 holds what they share: the API's own error JSON (`{"type": "error", "error": {...}}`)
 for anything the app does not answer itself, so a client's SDK raises its usual typed
 error and never sees a traceback; binding to 127.0.0.1 by default; the base URL line
-(one variable an SDK served: `base_url_line`); a clean stop on SIGINT/SIGTERM
+(one variable an SDK served: `base_url_line`); a request's path as paths are matched
+(`path_of`: a Bedrock ARN's `/` kept `%2F`); a clean stop on SIGINT/SIGTERM
 (in-flight responses are cancelled, so their connections close unfinished and nothing
 half-done is written); `LineLog`, the
 request log that never holds up the event loop (`harness._http.bounds`, with the
@@ -37,6 +38,7 @@ from aiohttp.web_server import Server
 from harness._exceptions import InputError
 from harness._http.bounds import LoopErrors, raise_descriptor_limit
 from harness._json import MAX_NESTING
+from harness._providers.wire import request_path
 
 __all__ = [
     "CONTROL_PREFIX",
@@ -52,6 +54,7 @@ __all__ = [
     "base_url_line",
     "control_refusal",
     "harness_app",
+    "path_of",
     "run_until_signal",
 ]
 
@@ -93,6 +96,12 @@ def api_error(status: int, message: str) -> web.Response:
     return web.json_response(
         {"type": "error", "error": {"type": kind, "message": message}}, status=status
     )
+
+
+def path_of(request: web.Request) -> str:
+    """`request`'s path as paths are matched and kept (`request_path`): a model id sent
+    as one segment (a Bedrock ARN, its `/` as `%2F`) one segment still."""
+    return request_path(request.rel_url.raw_path)
 
 
 #: Where an app keeps the log its bad requests are told on (`harness_app`).
@@ -229,14 +238,14 @@ def api_errors(
             else:
                 message = error.reason
             log(f"{request.method} {request.path} -> {error.status}")
-            return error_answer(request.path, error.status, message)
+            return error_answer(path_of(request), error.status, message)
         except Exception as error:  # one line, never a traceback
             sent = running.get(id(request))
             if sent is not None:
                 return _ended_after_begun(request, sent, error, log)
             log(f"{request.method} {request.path} -> 500 ({type(error).__name__}: {error})")
             internal = f"harness: internal error: {type(error).__name__}"
-            return error_answer(request.path, 500, internal)
+            return error_answer(path_of(request), 500, internal)
         finally:
             del running[id(request)]
 

@@ -88,7 +88,7 @@ from harness._directives import AT, CUT
 from harness._exceptions import StreamProtocolError
 from harness._files import atomic_write
 from harness._hosts import Host, Hosted, hosted_at
-from harness._http.hosting import MAX_BODY, TOO_DEEP, api_error, harness_app
+from harness._http.hosting import MAX_BODY, TOO_DEEP, api_error, harness_app, path_of
 from harness._inflate import DECODED_CODINGS, DecodeError, Inflater, normal_coding
 from harness._json import MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
 from harness._providers.eventstream import FrameError
@@ -489,7 +489,9 @@ class RecordingProxy:
         if file is not None:
             # What the client forwarded to upstream: masked wherever the answer repeats it.
             secrets = credentials(request.headers, self.upstream + request.rel_url.raw_path_qs)
-            header = self._header(mask(request_json or {}, secrets), dialect, hosted, request.path)
+            header = self._header(
+                mask(request_json or {}, secrets), dialect, hosted, path_of(request)
+            )
             streamed = streams and upstream.status == 200
             host = None if hosted is None else hosted.host
             answer = _Answer(
@@ -532,6 +534,7 @@ class RecordingProxy:
                 guard = None  # an HTTP error, another endpoint's answer: passed as it is
             await response.prepare(request)
             broke_off = False
+            sent = False  # whether any of the answer went on to the client
             refused = ""  # what --strict refused, said on the answer's one line
             async for piece in _body(upstream):
                 if isinstance(piece, _Ended) and piece.error is None:
@@ -553,6 +556,7 @@ class RecordingProxy:
                 try:
                     if released:
                         await response.write(released)
+                        sent = True
                 except (ConnectionResetError, aiohttp.ClientConnectionError):
                     return self._client_left(where, upstream.status, response)
                 if guard is not None and guard.failure is not None:
@@ -560,7 +564,7 @@ class RecordingProxy:
             if guard is not None and not broke_off:
                 try:
                     ended, refused = await self._end_strictly(
-                        where, response, guard, hosted_at(request.path), check
+                        where, response, guard, hosted_at(path_of(request)), check, sent
                     )
                 except (ConnectionResetError, aiohttp.ClientConnectionError):
                     return self._client_left(where, upstream.status, response)
@@ -672,7 +676,7 @@ class RecordingProxy:
 
         check = answer_check(
             request.method,
-            request.path,
+            path_of(request),
             request.query,
             body,
             200,
@@ -690,10 +694,12 @@ class RecordingProxy:
         guard: StreamGuard,
         hosted: Hosted | None = None,
         check: AnswerCheck | None = None,
+        sent: bool = False,
     ) -> tuple[bool, str]:
         """The rest of a guarded answer, or the `error` event ending a broken one (in the
         framing of the host it was asked of: Bedrock's, a chunk frame; or in the dialect's
-        own, `check.refusal`: ConverseStream's exception frame), and what the
+        own, `check.refusal`: ConverseStream's exception frame, Gemini's error chunk,
+        told whether any of the answer was `sent` before), and what the
         answer's line says of the refusal ("" for none); False when the answer cannot be
         ended so (the client's connection is cut instead)."""
         from harness._strict.guard import strict_error_event
@@ -710,7 +716,7 @@ class RecordingProxy:
             return True, ""
         failure = guard.failure
         if check is not None and check.refusal is not None:  # the dialect's own framing
-            await response.write(check.refusal(failure))
+            await response.write(check.refusal(failure, sent))
         else:
             framed = None if hosted is None else hosted.host.encode
             await response.write((framed or encode_event)(strict_error_event(failure)))
@@ -878,9 +884,10 @@ def _recorded_request(
     nothing = None, None, None
     if request.method != "POST":
         return nothing
-    if request.path.rstrip("/") != messages_path():
-        dialect = recorded_dialect(request.method, request.path)
-        hosted = hosted_at(request.path) if dialect is None else None
+    path = path_of(request)
+    if path.rstrip("/") != messages_path():
+        dialect = recorded_dialect(request.method, path)
+        hosted = hosted_at(path) if dialect is None else None
         if dialect is None and hosted is None:
             return nothing
         if hosted is not None:

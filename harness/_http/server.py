@@ -66,7 +66,7 @@ from harness._http.dialects import (
     provider_of_path,
     resume_routes,
 )
-from harness._http.hosting import LOCALHOST, MAX_BODY, TOO_DEEP, harness_app
+from harness._http.hosting import LOCALHOST, MAX_BODY, TOO_DEEP, harness_app, path_of
 from harness._json import MAX_NESTING, deeper_than_limit, may_be_too_deep
 from harness._providers import Provider
 from harness._replay.plan import JSON_HEADERS, Chunking, Cut, PlannedResponse, Stall
@@ -311,7 +311,7 @@ class CassetteServer:
                 raise LookupError(f"no cassette named {named!r} is served")
         headers = dict(request.headers)
         sent = self.replayer.capture_parsed(
-            request.method, request.path, headers, parsed, size, dict(request.query)
+            request.method, path_of(request), headers, parsed, size, dict(request.query)
         )
         if chosen is not None:
             return self._answer(chosen, sent)
@@ -391,7 +391,7 @@ class CassetteServer:
         streams = (
             parsed.get("stream") is True
             if streamed is None
-            else streamed(request.path, request.query) is not False
+            else streamed(path_of(request), request.query) is not False
         )
         self.log(f"{where} {'stream' if streams else 'json'} -> {planned.status} from {name}")
         return await self._send(request, planned, where)
@@ -402,7 +402,7 @@ class CassetteServer:
         self._count += 1
         where = f"#{self._count} GET {request.path}"
         query = dict(request.query)
-        self.replayer.capture_parsed(request.method, request.path, dict(request.headers), None)
+        self.replayer.capture_parsed(request.method, path_of(request), dict(request.headers), None)
         answered = [self.cassettes[number] for number in self._recent]
         try:
             planned = self.replayer.resume_from(provider, request.match_info["id"], query, answered)
@@ -470,7 +470,9 @@ def _signed_untyped(request: web.Request, kind: str) -> bool:
     `invoke_model*` sends none unless `contentType=` is given, and Bedrock reads it as
     JSON): taken as JSON, since its `Authorization` header is one no web page can send
     without a CORS preflight."""
-    return not kind and "Authorization" in request.headers and hosted_at(request.path) is not None
+    return (
+        not kind and "Authorization" in request.headers and hosted_at(path_of(request)) is not None
+    )
 
 
 def _refused(provider: Provider, status: int, message: str) -> web.Response:

@@ -35,6 +35,7 @@ __all__ = [
     "COMPLETING",
     "GO",
     "HARMLESS",
+    "STRICT_ERROR_TYPE",
     "AnswerCheck",
     "AnswerReader",
     "BodyDecoder",
@@ -50,6 +51,10 @@ COMPLETING: Final = 1
 HARMLESS: Final = 2
 #: it is the API's own error (it and everything after go on unchecked, for the SDK).
 API_ERROR: Final = 3
+
+#: The error type `harness proxy --strict` ends a broken answer with, in each dialect's
+#: error shape (Messages' `error.type`, Gemini's `error.status`).
+STRICT_ERROR_TYPE: Final = "stream_protocol_error"
 
 
 class BodyDecoder(Protocol):
@@ -116,8 +121,9 @@ class AnswerCheck:
     #: whether `harness proxy --strict` checks it only when the request's body is JSON
     needs_json_request: bool = False
     #: the bytes `harness proxy --strict` ends a refused stream with, in the dialect's
-    #: own framing (None: the SSE `error` event, or the host's frame of it)
-    refusal: Callable[[StreamProtocolError], bytes] | None = None
+    #: own framing, given the error and whether any of the answer went on before it
+    #: (None: the SSE `error` event, or the host's frame of it)
+    refusal: Callable[[StreamProtocolError, bool], bytes] | None = None
 
 
 class Guarding(Protocol):

@@ -19,7 +19,10 @@ A path of `endpoints` may name parts of its own (`{model}`: Gemini's
 tells a request's path (under any base URL's path) for one. A dialect whose path, not its
 body's `stream`, says whether a request streams, and whose query picks the stream's
 framing, says so with `streamed`: SSE, or a `Delimited` body (Gemini's streamed JSON
-array, `harness._providers.jsonarray`).
+array, `harness._providers.jsonarray`). Every path matched here (and by the hosts,
+`harness._hosts`), and kept in a `CapturedRequest`, is in one form, `request_path`'s:
+decoded segment by segment, so a model id holding a `/` (a Bedrock ARN, sent as `%2F`)
+stays the one segment it was sent as.
 
 `ClientEnv` is what the provider's SDK reads from the environment to be pointed at a
 server (the variables, what follows the server's address in its base URL), part of its
@@ -48,6 +51,7 @@ __all__ = [
     "Line",
     "ModelPaths",
     "at_endpoint",
+    "request_path",
 ]
 #: A part an endpoint names (`{model}`), as aiohttp reads one: any text but a slash.
 _PART = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
@@ -63,6 +67,17 @@ def _endpoint_pattern(endpoint: str) -> re.Pattern[str]:
 def at_endpoint(endpoints: Iterable[str], path: str) -> bool:
     """Whether `path` ends in one of `endpoints` (under any base URL's path)."""
     return any(_endpoint_pattern(endpoint).search(path) for endpoint in endpoints)
+
+
+def request_path(raw: str | bytes) -> str:
+    """A request's path as sent (percent-encoded, any query after it: an HTTP library's
+    `raw_path`) in the form paths are matched and kept in: each segment decoded, a `/` or
+    `%` in one left encoded (`%2F`, `%25`), as aiohttp's router reads it. Decoded whole, a
+    model id sent as one segment (`.../application-inference-profile%2Fa1b2/invoke`)
+    would be two, and no path naming a model (`[^/]+`) would match it."""
+    text = raw.decode("ascii", "replace") if isinstance(raw, bytes) else raw
+    segments = text.partition("?")[0].split("/")
+    return "/".join(unquote(part).replace("%", "%25").replace("/", "%2F") for part in segments)
 
 
 class Line(Protocol):
@@ -121,7 +136,8 @@ class ModelPaths:
     plain_route: str
 
     def read(self, path: str) -> tuple[str, bool] | None:
-        """(the model, whether it streams) of a request to `path`; None: neither path."""
+        """(the model, decoded, whether it streams) of a request to `path` (a `request_path`);
+        None: neither path."""
         for pattern, streamed in ((self.stream, True), (self.plain, False)):
             match = pattern.search(path)
             if match is not None and match.end() == len(path):

@@ -55,6 +55,7 @@ from harness._providers import provider
 from harness._providers.anthropic.tracing import shown_text
 from harness._providers.recorded import Recorded
 from harness._providers.sse import SSEFormatError, events_from_response
+from harness._providers.wire import request_path
 from harness._record.answer import kept_line, lines_of_answer, recorded_dialect
 from harness._redact import credentials, is_secret_name, mask, mask_text, redact, redact_uri
 
@@ -459,15 +460,16 @@ class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         # The provider is the endpoint's (Chat's or Responses' path under any prefix);
         # any other call is a Messages one, read as it always was: at a host's path
         # (Bedrock's, Vertex's) kept as the direct API's request, the header naming the host.
-        dialect = recorded_dialect(request.method, request.url.path)
-        hosted = hosted_at(request.url.path) if dialect is None else None
+        kept_path = request_path(request.url.raw_path)
+        dialect = recorded_dialect(request.method, kept_path)
+        hosted = hosted_at(kept_path) if dialect is None else None
         sent = json_body(body)
         if hosted is not None:
             sent = hosted.direct_request(sent)
         elif dialect is not None and isinstance(sent, dict):
             # as the path says it too: the model Gemini's names (`request_of`)
             sent = dialect.request_of(request.method, request.url.raw_path.decode("ascii"), sent)
-        captured = CapturedRequest.of(request.method, request.url.path, request.headers, sent)
+        captured = CapturedRequest.of(request.method, kept_path, request.headers, sent)
         self.requests.append(captured)
         path = self._path(len(self.requests))
         # The key the client sent is masked wherever the answer repeats it.

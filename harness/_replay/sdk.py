@@ -35,6 +35,7 @@ from harness._events import ModelEvent
 from harness._exceptions import CassetteError, InputError, ReplayError
 from harness._modes import Via
 from harness._providers import Provider
+from harness._providers.wire import request_path
 from harness._replay.direct import Outcome, acollect, areplay, collect, replay
 from harness._replay.plan import (
     DEFAULT_READ_TIMEOUT,
@@ -122,9 +123,10 @@ class ReplayTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         self.replayer = replayer
 
     def _respond(self, request: httpx2.Request, body: bytes) -> httpx2.Response:
+        path = request_path(request.url.raw_path)
         try:
             planned = self.replayer.respond(
-                request.method, request.url.path, request.headers, body, dict(request.url.params)
+                request.method, path, request.headers, body, dict(request.url.params)
             )
         except ReplayError as error:
             planned = replay_error_response(error)

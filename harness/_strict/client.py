@@ -26,6 +26,7 @@ import httpx2
 from harness._exceptions import InputError
 from harness._hosts import hosted_at
 from harness._providers.anthropic.guard import AnthropicReader
+from harness._providers.wire import request_path
 from harness._replay.clients import share_source
 from harness._strict.guard import check_answer
 from harness._strict.policy import completing_stop_reasons
@@ -79,7 +80,7 @@ def _guard_stream(http: httpx2.Response, stop_reasons: Collection[str]) -> None:
     unread = httpx2.Response(
         http.status_code, headers=http.headers, stream=http.stream, request=http.request
     )
-    hosted = hosted_at(http.request.url.path)
+    hosted = hosted_at(request_path(http.request.url.raw_path))
     framed = hosted.host.reader if hosted is not None else None
     reader = None if framed is None else framed(AnthropicReader(stop_reasons=stop_reasons))
     http.stream = guarded_body(unread, stop_reasons, reader=reader)

@@ -63,7 +63,13 @@ from typing import Any, Final
 
 from harness._exceptions import StreamProtocolError
 from harness._json import MAX_LINE_BYTES, sdk_json
-from harness._providers.answers import API_ERROR, COMPLETING, HARMLESS, AnswerReader
+from harness._providers.answers import (
+    API_ERROR,
+    COMPLETING,
+    HARMLESS,
+    STRICT_ERROR_TYPE,
+    AnswerReader,
+)
 from harness._providers.anthropic.adapter import COMPLETE_STOP_REASONS
 from harness._providers.anthropic.guard import (
     TEXT_DELTA as TEXT_DELTA,  # where it was
@@ -88,8 +94,6 @@ __all__ = [
 #: change the verdict): two of its longest lines.
 WITHHELD_LINES: Final = 2
 
-#: The `error.type` of the event `harness proxy --strict` ends a broken answer with.
-STRICT_ERROR_TYPE: Final = "stream_protocol_error"
 
 
 class StreamGuard:

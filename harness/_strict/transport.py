@@ -34,6 +34,7 @@ from harness._inflate import Inflater, normal_coding
 from harness._providers import provider
 from harness._providers.answers import AnswerReader, asks_for_stream
 from harness._providers.anthropic.adapter import COMPLETE_STOP_REASONS
+from harness._providers.wire import request_path
 from harness._strict.dialects import (
     AnswerCheck,
     answer_check,
@@ -84,7 +85,7 @@ def check_for(
     request: Any, response: Any, allowed: Collection[str], profile: str | None = None
 ) -> AnswerCheck | None:
     """How the guard checks `response` to `request` (`answer_check`), or None."""
-    path = request.url.path
+    path = request_path(request.url.raw_path)
     found = provider_of(request.method, path)
     if found is None:
         return None  # not read further: most requests of most clients

@@ -47,7 +47,8 @@ __all__ = [
 
 #: A streamed answer's content type.
 CONTENT_TYPE: Final = "application/vnd.amazon.eventstream"
-#: The two paths, the model in each (`modelId`, URL-encoded: an ARN holds `:` and `/`).
+#: The two paths, the model in each (`modelId`: one segment of a `request_path`, an ARN's
+#: `/` kept `%2F` there, as boto3 sends it).
 PATHS: Final = ModelPaths(
     re.compile(r"/model/(?P<model>[^/]+)/converse-stream"),
     re.compile(r"/model/(?P<model>[^/]+)/converse"),

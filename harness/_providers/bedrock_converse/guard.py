@@ -96,9 +96,10 @@ class ConverseReader:
         return b"".join(encode_event(event) for event in events)
 
 
-def refusal(error: StreamProtocolError) -> bytes:
-    """The frame a proxy ends a refused stream with: Bedrock's `REFUSAL` exception, its
-    message the code first (boto3 raises `EventStreamError`, `Code` the exception)."""
+def refusal(error: StreamProtocolError, sent: bool = False) -> bytes:
+    """The frame a proxy ends a refused stream with, whatever went before (`sent`):
+    Bedrock's `REFUSAL` exception, its message the code first (boto3 raises
+    `EventStreamError`, `Code` the exception)."""
     return encode_event({REFUSAL: {"message": f"{error.code}: {error}"}})
 
 
