@@ -12,6 +12,7 @@ from conftest import GEMINI_LIBRARY
 from google import genai
 from google.genai import types
 
+import harness
 from harness._http.hosting import ServerThread
 from harness._http.server import CassetteServer
 from harness._providers.gemini.adapter import to_model_events
@@ -28,12 +29,28 @@ def _serve(*paths: Path) -> ServerThread:
 
 @pytest.mark.slow
 def test_the_quick_start_google_genai_streams_from_harness_serve() -> None:
-    with _serve(TEXT, CALL) as url:
+    """docs/gemini.md's quick start: a good answer read, then a broken one refused under
+    `harness.strict`, after the text that came before the cut."""
+    with _serve(TEXT, GEMINI_LIBRARY / "errors/missing_finish_reason.jsonl") as url:
         client = genai.Client(api_key="dummy", http_options=types.HttpOptions(base_url=url))
         chunks = list(
             client.models.generate_content_stream(model="gemini-2.5-flash", contents="hi")
         )
         assert "".join(chunk.text or "" for chunk in chunks) == "Paris is the capital of France."
+        seen: list[str] = []
+        with pytest.raises(harness.StreamProtocolError) as raised:
+            for chunk in harness.strict(client).models.generate_content_stream(
+                model="gemini-2.5-flash", contents="hi"
+            ):
+                seen.append(chunk.text or "")
+        assert raised.value.code == "missing_finish_reason"
+        assert "".join(seen) == "Paris is the capital"
+
+
+@pytest.mark.slow
+def test_a_call_streams_from_harness_serve() -> None:
+    with _serve(CALL) as url:
+        client = genai.Client(api_key="dummy", http_options=types.HttpOptions(base_url=url))
         calls = [
             call
             for chunk in client.models.generate_content_stream(

@@ -7,16 +7,20 @@ and nested deep in it: each reaches upstream and is written and printed nowhere.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
 from aiohttp import web
+from conftest import LIBRARY, not_installed
 
 from harness._cassette.codec import Cassette
+from harness._exceptions import StreamProtocolError
 from harness._http.hosting import ServerThread
 from harness._http.proxy import RecordingProxy
+from harness._http.server import CassetteServer
 from harness._providers.gemini.framing import ARRAY, encode_chunk
 from harness._replay.direct import replay_outcome
 
@@ -130,3 +134,69 @@ def test_a_non_streaming_call_is_recorded_as_its_chunk(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in Path(written).read_text().splitlines()]
     assert lines[0]["synthesized_from"] == "message" and API_KEY not in json.dumps(lines)
     assert replay_outcome(written, sdk_objects=False).to_json_lines()[-1]["type"] == "done"
+
+
+ERRORS = sorted((LIBRARY / "gemini" / "errors").glob("*.jsonl"))
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[str]:
+    server = CassetteServer([str(LIBRARY / "gemini")], match_on=None)
+    with ServerThread(server.app()) as url:
+        yield url
+
+
+def _refused_code(path: Path) -> str | None:
+    """The code the guard refuses a library cassette with (None: it passes, or it is the
+    API's own error, which goes on as it is)."""
+    error = replay_outcome(path, sdk_objects=False).error
+    return error.code if isinstance(error, StreamProtocolError) else None
+
+
+@pytest.mark.parametrize("path", ERRORS, ids=[path.stem for path in ERRORS])
+def test_strict_ends_a_refused_array_in_the_apis_error_element_the_array_whole(
+    served: str, tmp_path: Path, path: Path
+) -> None:
+    """In the streamed JSON array the refusal is one more element, the array opened
+    first where none of it went on (a refusal at the first chunk), and closed: the body
+    stays one JSON array, whose last element is the API's error naming the code."""
+    proxy = RecordingProxy(served, tmp_path, strict=True)
+    headers = {"x-harness-cassette": f"errors/{path.name}", "x-goog-api-key": API_KEY}
+    with ServerThread(proxy.app()) as url:
+        answer = httpx2.post(url + API, headers=headers, json=ASK)
+    assert answer.status_code == 200
+    elements = json.loads(answer.content)
+    code = _refused_code(path)
+    if code is None:
+        assert "stream_protocol_error" not in answer.text
+        return
+    error = elements[-1]["error"]
+    assert (error["code"], error["status"]) == (502, "stream_protocol_error")
+    assert error["message"].startswith(f"{code}: ")
+    assert all("error" not in element for element in elements[:-1])
+
+
+@pytest.mark.parametrize("name", ["chunk_after_finish", "missing_finish_reason"])
+def test_strict_ends_a_refused_sse_stream_so_google_genai_raises_the_code(
+    served: str, tmp_path: Path, name: str
+) -> None:
+    genai = pytest.importorskip("google.genai", reason=not_installed("google.genai"))
+    from google.genai import errors, types
+
+    proxy = RecordingProxy(served, tmp_path, strict=True)
+    with ServerThread(proxy.app()) as url:
+        client = genai.Client(
+            api_key=API_KEY,
+            http_options=types.HttpOptions(
+                base_url=url, headers={"x-harness-cassette": f"errors/{name}.jsonl"}
+            ),
+        )
+        texts: list[str | None] = []
+        with pytest.raises(errors.ServerError) as raised:
+            for chunk in client.models.generate_content_stream(
+                model="gemini-2.5-flash", contents="Go"
+            ):
+                texts.append(chunk.text)
+    assert raised.value.code == 502
+    assert str(raised.value.message).startswith(f"{name}: ")
+    assert raised.value.status == "stream_protocol_error"

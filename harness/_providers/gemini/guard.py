@@ -26,6 +26,10 @@ The chunk carrying candidate 0's `finishReason` completes the answer (a framewor
 stop reading there), so it and what follows wait for the end of the body, where the end
 rules run. An `{"error": ...}` chunk is the API's own report: it and the rest go on, and
 the SDK raises its `APIError`. The reader rewrites nothing.
+
+`harness proxy --strict` ends a refused stream in the API's own shape (`refusal`): one
+more `{"error": ...}` chunk, SSE's or the array's, which google-genai raises as it
+raises the API's.
 """
 
 from __future__ import annotations
@@ -34,12 +38,19 @@ from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 from harness._exceptions import APIErrorEvent, StreamProtocolError
-from harness._json import MAX_LINE_BYTES, sdk_json
-from harness._providers.answers import API_ERROR, COMPLETING, GO, AnswerCheck, BodyDecoder
+from harness._json import MAX_LINE_BYTES, dump_line, sdk_json
+from harness._providers.answers import (
+    API_ERROR,
+    COMPLETING,
+    GO,
+    STRICT_ERROR_TYPE,
+    AnswerCheck,
+    BodyDecoder,
+)
 from harness._providers.gemini.adapter import COMPLETE_FINISH_REASONS, GeminiAdapter
 from harness._providers.gemini.errors import PROVIDER
 from harness._providers.gemini.framing import ENDPOINTS, encode_chunk, streamed
-from harness._providers.jsonarray import ArrayDecoder, ArrayError
+from harness._providers.jsonarray import CLOSING, OPENING, SEPARATOR, ArrayDecoder, ArrayError
 from harness._providers.sse import FieldsDecoder, SSEFormatError
 from harness._providers.wire import at_endpoint
 
@@ -51,6 +62,7 @@ __all__ = [
     "check_response",
     "claims",
     "finish_reasons",
+    "refusal",
 ]
 
 #: What a note names as the chunk the guard withholds from.
@@ -175,6 +187,20 @@ class GeminiReader:
         return b"".join(encode_chunk(event) for event in events)
 
 
+def refusal(error: StreamProtocolError, *, array: bool, sent: bool) -> bytes:
+    """What `harness proxy --strict` ends a refused stream with: the API's own error chunk
+    (`error` its first key, as google-genai looks for it: it raises its `ServerError`),
+    status 502 as the refused `:generateContent` answer's, the code first in its message;
+    on SSE one more event, in the array one more element (the array opened first if none
+    of it was `sent`), and the array closed."""
+    chunk = dump_line(
+        {"error": {"code": 502, "message": f"{error.code}: {error}", "status": STRICT_ERROR_TYPE}}
+    )
+    if not array:
+        return b"data: " + chunk + b"\r\n\r\n"
+    return (SEPARATOR if sent else OPENING) + chunk + CLOSING
+
+
 def check_response(value: object, *, allowed: Collection[str] = ()) -> None:
     """Raise `StreamProtocolError` if a `generateContent` answer (a
     `GenerateContentResponse`) breaks the rules a stream of it would: the one chunk it
@@ -211,6 +237,14 @@ def answer_check(
     def check_value(value: object) -> None:
         check_response(value, allowed=allowed)
 
+    def refuse(error: StreamProtocolError, sent: bool) -> bytes:
+        return refusal(error, array=framing is not True, sent=sent)
+
     return AnswerCheck(
-        PROVIDER, framing is not False, reader, check_value, answer="the GenerateContentResponse"
+        PROVIDER,
+        framing is not False,
+        reader,
+        check_value,
+        answer="the GenerateContentResponse",
+        refusal=refuse,
     )
