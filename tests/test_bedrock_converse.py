@@ -1,6 +1,7 @@
 """Bedrock's ConverseStream (`bedrock-converse`) through real boto3: `harness serve` and
-`cassette_client` answer `converse_stream` and `converse` as Bedrock does, and what the
-adapter reads rather than refuses (docs/bedrock-converse.md).
+`cassette_client` answer `converse_stream` and `converse` as Bedrock does, a model id
+holding a `/` (an ARN, which boto3 sends as `%2F`) as any other, and what the adapter
+reads rather than refuses (docs/bedrock-converse.md).
 
 The contract every provider keeps (its parts, its table, its catalogue against the
 library) is `tests/test_providers.py`, `test_faults.py` and `test_conform.py`'s, which
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from conftest import not_installed
 
 import harness
@@ -25,12 +27,19 @@ from harness._http.hosting import ServerThread
 from harness._http.server import CassetteServer
 from harness._providers.bedrock_converse.adapter import ConverseAdapter, to_model_events
 from harness._providers.bedrock_converse.interop import answer_lines, stream_body, stream_lines
+from harness_cli.main import cli
 
 boto3 = pytest.importorskip("boto3", reason=not_installed("boto3"))
 botocore_exceptions = pytest.importorskip("botocore.exceptions")
 
 LIBRARY = Path(__file__).resolve().parent.parent / "cassettes" / "bedrock" / "converse"
 MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0"
+#: Model ids: a foundation model's, and an application inference profile's ARN, whose
+#: `/` boto3 sends as `%2F` (the model one segment of the path).
+MODELS = {
+    "plain": MODEL,
+    "arn": "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3d4e5f6",
+}
 MESSAGES: Any = [{"role": "user", "content": [{"text": "Weather in Paris?"}]}]
 
 
@@ -125,15 +134,35 @@ def test_serve_sends_an_exception_line_as_the_exception_boto3_raises(
     assert plain.value.response["Error"]["Code"] == "ThrottlingException"
 
 
-def test_a_cassette_client_is_a_bedrock_runtime_client_answered_in_process() -> None:
+@pytest.mark.parametrize("model", list(MODELS.values()), ids=list(MODELS))
+def test_a_cassette_client_is_a_bedrock_runtime_client_answered_in_process(model: str) -> None:
     client: Any = harness.cassette_client(str(LIBRARY / "two_tools.jsonl"), max_retries=0)
-    events = list(client.converse_stream(modelId=MODEL, messages=MESSAGES)["stream"])
+    events = list(client.converse_stream(modelId=model, messages=MESSAGES)["stream"])
     assert events == _lines("two_tools.jsonl")
     [sent] = harness.captured_requests(client)
-    assert sent.path == f"/model/{MODEL}/converse-stream"
-    assert sent.json["model"] == MODEL and sent.json["stream"] is True
+    assert sent.path == f"/model/{model.replace('/', '%2F')}/converse-stream"  # one segment
+    assert sent.json["model"] == model and sent.json["stream"] is True
     assert sent.json["messages"] == MESSAGES
     assert "wJalrXUtnFEMI" not in json.dumps(sent.headers)
+
+
+@pytest.mark.parametrize("model", list(MODELS.values()), ids=list(MODELS))
+def test_strict_refuses_a_broken_stream_whatever_the_model_id(model: str) -> None:
+    client: Any = harness.cassette_client(str(LIBRARY / "errors" / "invalid_tool_json.jsonl"))
+    stream = harness.strict(client).converse_stream(modelId=model, messages=MESSAGES)["stream"]
+    with pytest.raises(StreamProtocolError) as raised:
+        list(stream)
+    assert raised.value.code == "invalid_tool_json"
+
+
+@pytest.mark.parametrize("model", list(MODELS.values()), ids=list(MODELS))
+def test_serve_answers_a_model_id_holding_a_slash_as_any_other(
+    clients: Callable[[str], Any], model: str
+) -> None:
+    client = clients("tool_use")
+    answer = client.converse_stream(modelId=model, messages=MESSAGES)
+    assert list(answer["stream"]) == _lines("tool_use.jsonl")
+    assert client.converse(modelId=model, messages=MESSAGES)["stopReason"] == "tool_use"
 
 
 def test_a_cassette_clients_credentials_are_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -143,6 +172,45 @@ def test_a_cassette_clients_credentials_are_its_own(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
     client: Any = harness.cassette_client(str(LIBRARY / "text.jsonl"))
     answer = client.converse(modelId=MODEL, messages=MESSAGES)
+    assert answer["output"]["message"]["content"] == [{"text": "Paris is the capital of France."}]
+
+
+#: Settings botocore reads from the environment, each changing what a client does: too
+#: few attempts for a 429 to be retried, or a value botocore refuses.
+HOSTILE_AWS_SETTINGS = {
+    "too few attempts": {"AWS_MAX_ATTEMPTS": "1", "AWS_RETRY_MODE": "legacy"},
+    "values botocore refuses": {
+        "AWS_MAX_ATTEMPTS": "abc",
+        "AWS_RETRY_MODE": "bogus",
+        "AWS_DEFAULTS_MODE": "bogus",
+        "AWS_REQUEST_CHECKSUM_CALCULATION": "bogus",
+        "AWS_RESPONSE_CHECKSUM_VALIDATION": "bogus",
+        "AWS_ACCOUNT_ID_ENDPOINT_MODE": "bogus",
+        "AWS_S3_US_EAST_1_REGIONAL_ENDPOINT": "bogus",
+        "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": "http://nowhere.invalid",
+    },
+}
+
+
+@pytest.mark.parametrize("settings", HOSTILE_AWS_SETTINGS.values(), ids=HOSTILE_AWS_SETTINGS)
+def test_a_cassette_client_reads_no_aws_setting_from_the_environment(
+    settings: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its session reads its settings from an empty environment: the 429-then-ok row
+    recovers, and the good stream is read, as on a machine without them."""
+    good = LIBRARY / "two_tools.jsonl"
+    written = CliRunner().invoke(cli, ["faults", str(good), "--out", str(tmp_path)])
+    assert written.exit_code == 0, written.output
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    retried: Any = harness.cassette_client(str(tmp_path / "two_tools.http_429_then_ok"))
+    events = list(retried.converse_stream(modelId=MODEL, messages=MESSAGES)["stream"])
+    assert events == _lines("two_tools.jsonl")
+    assert [sent.path for sent in harness.captured_requests(retried)] == [
+        f"/model/{MODEL}/converse-stream"
+    ] * 2
+    plain: Any = harness.cassette_client(str(LIBRARY / "text.jsonl"))
+    answer = plain.converse(modelId=MODEL, messages=MESSAGES)
     assert answer["output"]["message"]["content"] == [{"text": "Paris is the capital of France."}]
 
 

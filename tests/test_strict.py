@@ -32,6 +32,7 @@ from harness import (
 from harness._providers.anthropic.message import message_from_events
 from harness._providers.sse import StreamingDecoder, encode_event
 from harness._strict.guard import StreamGuard, check_message
+from harness._strict.sdk_errors import as_sdk_error
 from harness.builder import StreamBuilder
 
 CASSETTES = [path for path in library_cassettes() if "sessions" not in path.parts]
@@ -413,3 +414,28 @@ def test_every_text_delta_of_a_good_stream_takes_the_fast_way() -> None:
     assert [orjson.loads(piece.split(b"data: ")[1])["type"] for piece in read_whole] == [
         event["type"] for event in events if event["type"] != "content_block_delta"
     ]
+
+
+#: The headers a request carries a credential in, each of which the error's copy of the
+#: request is without: the one redaction's (`harness._redact`), as a recording's.
+CREDENTIAL_HEADERS = {
+    "authorization": "Bearer sk-ant-a-secret",
+    "x-api-key": "sk-ant-a-secret",
+    "api-key": "an-azure-secret",
+    "x-goog-api-key": "a-google-secret",
+    "x-amz-security-token": "an-aws-session-token",
+    "cookie": "session=a-secret",
+    "proxy-authorization": "Basic YTpzZWNyZXQ=",
+}
+
+
+def test_the_errors_request_is_a_copy_without_the_headers_that_hold_a_credential() -> None:
+    kept = {"content-type": "application/json", "anthropic-version": "2023-06-01"}
+    request = httpx2.Request(
+        "POST", "http://test/v1/messages", headers={**CREDENTIAL_HEADERS, **kept}
+    )
+    error: Any = as_sdk_error(StreamProtocolError("missing_message_stop"), request)
+    assert isinstance(error, anthropic.APIError)
+    left = dict(error.request.headers)
+    assert not left.keys() & CREDENTIAL_HEADERS.keys() and left.items() >= kept.items()
+    assert dict(request.headers).keys() >= CREDENTIAL_HEADERS.keys()  # the code's own, as sent

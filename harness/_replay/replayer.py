@@ -332,17 +332,6 @@ class Replayer:
                 )
             return self.answer(cassette, request, number)
 
-    def respond_with(
-        self,
-        cassette: Cassette,
-        method: str,
-        path: str,
-        headers: Mapping[str, str],
-        body: bytes,
-    ) -> PlannedResponse:
-        """Capture the request and answer it from `cassette`, leaving the order as it is."""
-        return self.answer_with(cassette, self.capture(method, path, headers, body))
-
     def answer_with(self, cassette: Cassette, request: CapturedRequest) -> PlannedResponse:
         """Answer a captured `request` from `cassette`, leaving the order as it is."""
         with self._keeping_errors():
@@ -364,12 +353,7 @@ class Replayer:
         self.check_endpoint(cassette, request, number)
         self.check_match(cassette, request, number)
         hosted = hosted_at(request.path)
-        streamed = cassette.dialect.framing.streamed
-        framed = (
-            request.json.get("stream") is True
-            if streamed is None
-            else streamed(request.path, request.query)
-        )
+        framed = self.answered_as(cassette, request)
         return plan_response(
             cassette,
             stream=framed is not False,
@@ -379,6 +363,16 @@ class Replayer:
             host=hosted.host if hosted is not None else None,
             delimited=framed if isinstance(framed, Delimited) else None,
         )
+
+    def answered_as(self, cassette: Cassette, request: CapturedRequest) -> Delimited | bool:
+        """How `cassette` answers a captured `request`: False (not streamed), True (SSE), or
+        a `Delimited` stream. Its dialect's framing says (`Framing.streamed`: Gemini's path
+        and query), else the request as kept: its `stream`, which a path saying it put
+        there (ConverseStream's, a host's: `capture_parsed`)."""
+        streamed = cassette.dialect.framing.streamed
+        if streamed is not None:
+            return streamed(request.path, request.query)
+        return request.json.get("stream") is True
 
     def fields(self, cassette: Cassette) -> tuple[str, ...] | None:
         """The request fields `cassette`'s request is compared on: `match_on`, the

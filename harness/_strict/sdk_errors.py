@@ -17,7 +17,10 @@ object stays the one the guard raised (its class is swapped in place: its code, 
 notes and traceback are kept), so `except harness.StreamProtocolError` catches it with
 its `.code`, and code that already handles `anthropic.APIError` / `openai.APIError`
 keeps handling it. It carries what those classes promise: `message`, `request` (a copy
-without the headers that hold a credential, as the openai SDK keeps its own) and `body`
+without the headers that hold a credential, as the openai SDK keeps its own: each header
+the one redaction calls credential-like, `harness._redact.is_secret_name`, as a recording
+and the proxy do, AWS's `x-amz-security-token` and Google's `x-goog-api-key` among them)
+and `body`
 (None: the API sent no error), and openai's `param` and `type` (None); its `code` stays
 the error table's code.
 
@@ -35,6 +38,7 @@ from typing import Any, Final, cast
 from harness._exceptions import StreamProtocolError
 from harness._providers.eventstream import FrameError
 from harness._providers.sse import SSEFormatError
+from harness._redact import is_secret_name
 
 __all__ = [
     "aiter_as_sdk_errors",
@@ -48,9 +52,6 @@ __all__ = [
 #: or Bedrock's frames: a `FrameError`, `bad_frame` or `truncated_frame`).
 GuardError = StreamProtocolError | SSEFormatError | FrameError
 _GUARD_ERRORS: Final = (StreamProtocolError, SSEFormatError, FrameError)
-
-#: Request headers that carry a credential (both SDKs', Azure's, a proxy's).
-_CREDENTIAL_HEADERS: Final = ("authorization", "x-api-key", "api-key", "proxy-authorization")
 
 
 @cache
@@ -77,12 +78,14 @@ def as_sdk_error(error: GuardError, request: Any = None) -> GuardError:
 
 
 def _without_credentials(request: Any) -> Any:
-    headers = getattr(request, "headers", None)
-    if headers is None or not any(name in headers for name in _CREDENTIAL_HEADERS):
+    """`request`, or a copy of it without its credential-like headers if it has any."""
+    headers: Any = getattr(request, "headers", None) or {}
+    secret = [name for name in headers if is_secret_name(str(name))]
+    if not secret:
         return request
     safe = copy.copy(request)
     safe.headers = headers.copy()
-    for name in _CREDENTIAL_HEADERS:
+    for name in secret:
         safe.headers.pop(name, None)
     return safe
 

@@ -21,14 +21,13 @@ the written cassette: one live call for every row.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast, overload
 
 import httpx2
 
 from harness._exceptions import InputError
-from harness._hosts import hosted_at
 from harness._modes import RecordMode
 from harness._replay.cache import kept_cassettes
 from harness._replay.plan import PlannedResponse
@@ -441,30 +440,26 @@ class _RecordThenServe(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
 
 class _FaultReplayer(Replayer):
     """Serves a fault variant; a stream-level row skips the test at a non-streaming request,
-    which gets the `Message` JSON: there is no stream to break. A retry of the broken turn
-    (the SDK's retry header) is answered the variant again, so turns after it stay in order."""
+    which is answered whole (the `Message` JSON, Converse's answer, Gemini's one response):
+    there is no stream to break. Whether a request streams is the replayer's to say
+    (`Replayer.answered_as`: the body's `stream`, or a path that says it, Bedrock's,
+    ConverseStream's, Gemini's). A retry of the broken turn (the SDK's retry header) is
+    answered the variant again, so turns after it stay in order."""
 
     def __init__(self, case: FaultCase) -> None:
         super().__init__(case.served, match_on=None)
         self.case = case
         self._answered = 0
 
-    def respond(
-        self,
-        method: str,
-        path: str,
-        headers: Mapping[str, str],
-        body: bytes,
-        query: Mapping[str, str] | None = None,
-    ) -> PlannedResponse:
+    def respond_to(self, request: CapturedRequest) -> PlannedResponse:
         case = self.case
-        retried = self._answered == case.variant_index + 1 and headers.get(RETRY_HEADER, "0") != "0"
+        variant = self.cassettes[case.variant_index]
+        retried = (
+            self._answered == case.variant_index + 1
+            and request.headers.get(RETRY_HEADER, "0") != "0"
+        )
         at_variant = retried or self._answered == case.variant_index
-        hosted = hosted_at(path)  # a host's path says it (Bedrock's), else the body
-        streamed = b'"stream":true' in body.replace(b" ", b"")
-        if hosted is not None:
-            streamed = hosted.stream
-        if at_variant and not case.fault.wire and not streamed:
+        if at_variant and not case.fault.wire and not self.answered_as(variant, request):
             import pytest
 
             case.verdict = DOES_NOT_APPLY
@@ -474,8 +469,6 @@ class _FaultReplayer(Replayer):
                 _use_item_location=True,
             )
         if retried:
-            return self.respond_with(
-                self.cassettes[case.variant_index], method, path, headers, body
-            )
+            return self.answer_with(variant, request)
         self._answered += 1
-        return super().respond(method, path, headers, body, query)
+        return super().respond_to(request)

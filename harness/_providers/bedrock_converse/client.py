@@ -6,11 +6,13 @@ answers every request with an `AWSResponse` whose body is the HTTP client's (the
 harness's in-process `ReplayTransport`, or any httpx2 client), so the client's request
 is signed, sent and read by botocore as ever, its event-stream parser included, and
 nothing reaches a socket. The client is made from a botocore session of its own, with
-the region and dummy credentials passed explicitly, and `~/.aws/config` and
-`~/.aws/credentials` set to the empty file: nothing is read from the user's AWS
-configuration or credential chain. `max_retries` and `timeout` (the keywords replay
-passes every SDK) become botocore's `Config(retries=..., read_timeout=...)`; `region_name`
-and `config` may be given too.
+the region and dummy credentials passed explicitly, `~/.aws/config` and
+`~/.aws/credentials` set to the empty file, and its settings read from an empty
+environment (`AWS_MAX_ATTEMPTS`, `AWS_RETRY_MODE` and every other variable botocore
+reads a setting from): nothing is read from the user's AWS configuration or credential
+chain, so a cassette's rows answer alike on every machine. `max_retries` and `timeout`
+(the keywords replay passes every SDK) become botocore's `Config(retries=...,
+read_timeout=...)`; `region_name` and `config` may be given too.
 
 `SDK` says so (`Sdk.build` is `build`); boto3 has no async client (aioboto3 is another
 project), so the async family is refused in one line. `harness serve` answers a boto3
@@ -57,14 +59,9 @@ __all__ = [
 REGION: Final = "us-east-1"
 #: The dummy secret key every client signs with (the access key is the harness's dummy).
 DUMMY_SECRET: Final = "harness-replay-no-secret"
-#: The session variables read from no environment variable and no file: no profile,
-#: and the empty file as `~/.aws/config` and `~/.aws/credentials` (botocore's
-#: `session_vars`: name -> (config key, environment variable, default, converter)).
-_ISOLATED: Final = {
-    "profile": (None, None, None, None),
-    "config_file": (None, None, os.devnull, None),
-    "credentials_file": (None, None, os.devnull, None),
-}
+#: The files a session of ours reads as `~/.aws/config` and `~/.aws/credentials`: the
+#: empty one.
+_NO_FILES: Final = {"config_file": os.devnull, "credentials_file": os.devnull}
 #: botocore's default read timeout, used when none is given.
 _READ_TIMEOUT: Final = 60.0
 
@@ -122,7 +119,44 @@ def _session() -> tuple[Any, threading.Lock]:
     client copies the session's event hooks: what is registered on one stays its own."""
     import botocore.session
 
-    return botocore.session.Session(session_vars=_ISOLATED), threading.Lock()
+    session = botocore.session.Session()
+    session.register_component("config_store", _settings_without_environment(session))
+    for name, value in _NO_FILES.items():
+        session.set_config_variable(name, value)
+    return session, threading.Lock()
+
+
+def _settings_without_environment(session: Any) -> Any:
+    """`session`'s settings as botocore chains them (the session's own, the environment,
+    the config file, the default), the environment read being an empty one: every
+    variable botocore reads a setting from is left unread, whichever it is, so a user's
+    `AWS_MAX_ATTEMPTS=1` or `AWS_RETRY_MODE=bogus` changes no cassette client."""
+    from botocore import configprovider
+
+    chains = configprovider.ConfigChainFactory(session=session, environ={})
+
+    def chained(variables: dict[str, tuple[Any, ...]]) -> dict[str, Any]:
+        return {
+            name: chains.create_config_chain(
+                instance_name=name,
+                env_var_names=variable,
+                config_property_names=key,
+                default=default,
+                conversion_func=convert,
+            )
+            for name, (key, variable, default, convert) in variables.items()
+        }
+
+    settings = chained(session.SESSION_VARIABLES)
+    sections = {  # beside the session's variables, as botocore's default settings have
+        "s3": configprovider.DEFAULT_S3_CONFIG_VARS,  # read by every client, S3's or not
+        "proxies_config": configprovider.DEFAULT_PROXIES_CONFIG_VARS,
+    }
+    for section, variables in sections.items():
+        settings[section] = configprovider.SectionConfigProvider(
+            section, session, chained(variables)
+        )
+    return configprovider.ConfigValueStore(mapping=settings)
 
 
 def build(
