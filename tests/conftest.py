@@ -28,6 +28,7 @@ if sys.dont_write_bytecode and _VENV.is_dir():
 import anthropic
 import hypothesis
 import pytest
+from aiohttp import web
 
 import harness._replay.direct
 import harness._strict.client
@@ -40,6 +41,8 @@ import harness.faults
 import harness.snapshot
 from harness._cassette.codec import Cassette, expand_paths, of_provider
 from harness._exceptions import ANTHROPIC
+from harness._hosts import bedrock
+from harness._http.hosting import ServerThread
 from harness._providers.gemini.errors import PROVIDER as GEMINI
 from harness._providers.openai_chat.errors import PROVIDER as OPENAI_CHAT
 from harness._providers.openai_responses.errors import PROVIDER as OPENAI_RESPONSES
@@ -296,3 +299,40 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for position, case in enumerate(cases):
             if position not in kept:
                 case.add_marker(pytest.mark.slow)
+
+
+#: Streams of models whose dialect the harness does not speak, as
+#: `invoke_model_with_response_stream` yields them (each a `chunk` event's `bytes`).
+OTHER_BEDROCK_DIALECTS: dict[str, list[dict[str, Any]]] = {
+    "meta.llama3-1-8b-instruct-v1:0": [
+        {"generation": "Hello", "prompt_token_count": 5, "generation_token_count": 1},
+        {"generation": " world", "generation_token_count": 2, "stop_reason": None},
+        {"generation": "", "generation_token_count": 2, "stop_reason": "stop"},
+    ],
+    "mistral.mistral-large-2407-v1:0": [
+        {"outputs": [{"text": "Hello", "stop_reason": None}]},
+        {"outputs": [{"text": " world", "stop_reason": "stop"}]},
+    ],
+    "us.amazon.nova-lite-v1:0": [
+        {"messageStart": {"role": "assistant"}},
+        {"contentBlockDelta": {"delta": {"text": "Hello"}, "contentBlockIndex": 0}},
+        {"contentBlockStop": {"contentBlockIndex": 0}},
+        {"messageStop": {"stopReason": "max_tokens"}},  # Converse's rules would refuse it
+    ],
+}
+
+
+def bedrock_invoked_at(events: list[Any]) -> ServerThread:
+    """A Bedrock of ours answering `invoke_model_with_response_stream` with `events` in
+    its chunk frames and `invoke_model` with the last of them, whatever the model."""
+
+    async def answer(request: web.Request) -> web.Response:
+        await request.read()
+        if request.path.endswith("/invoke-with-response-stream"):
+            framed = b"".join(bedrock.encode_event(event) for event in events)
+            return web.Response(body=framed, content_type=bedrock.CONTENT_TYPE)
+        return web.json_response(events[-1])
+
+    app = web.Application()
+    app.router.add_post("/{path:.*}", answer)
+    return ServerThread(app)

@@ -14,8 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
-from conftest import LIBRARY as ANTHROPIC_LIBRARY, not_installed
+from conftest import (
+    LIBRARY as ANTHROPIC_LIBRARY,
+    OTHER_BEDROCK_DIALECTS,
+    bedrock_invoked_at,
+    not_installed,
+)
 
 import harness
 from harness._exceptions import InputError
@@ -187,25 +191,6 @@ def test_strict_names_the_clients_it_takes() -> None:
         harness.strict(other)
 
 
-#: Streams of models whose dialect the harness does not speak, as
-#: `invoke_model_with_response_stream` yields them (each a `chunk` event's `bytes`).
-OTHER_DIALECTS: dict[str, list[dict[str, Any]]] = {
-    "meta.llama3-1-8b-instruct-v1:0": [
-        {"generation": "Hello", "prompt_token_count": 5, "generation_token_count": 1},
-        {"generation": " world", "generation_token_count": 2, "stop_reason": None},
-        {"generation": "", "generation_token_count": 2, "stop_reason": "stop"},
-    ],
-    "mistral.mistral-large-2407-v1:0": [
-        {"outputs": [{"text": "Hello", "stop_reason": None}]},
-        {"outputs": [{"text": " world", "stop_reason": "stop"}]},
-    ],
-    "us.amazon.nova-lite-v1:0": [
-        {"messageStart": {"role": "assistant"}},
-        {"contentBlockDelta": {"delta": {"text": "Hello"}, "contentBlockIndex": 0}},
-        {"contentBlockStop": {"contentBlockIndex": 0}},
-        {"messageStop": {"stopReason": "max_tokens"}},  # Converse's rules would refuse it
-    ],
-}
 #: Anthropic models as `modelId` names them: an id, a cross-region inference profile,
 #: and an application inference profile's ARN (which names no model).
 ANTHROPIC_MODELS = [
@@ -215,34 +200,18 @@ ANTHROPIC_MODELS = [
 ]
 
 
-def invoked_at(events: list[Any]) -> ServerThread:
-    """A Bedrock of ours answering `invoke_model_with_response_stream` with `events` in
-    its chunk frames and `invoke_model` with the last of them, whatever the model."""
-
-    async def answer(request: web.Request) -> web.Response:
-        await request.read()
-        if request.path.endswith("/invoke-with-response-stream"):
-            framed = b"".join(bedrock.encode_event(event) for event in events)
-            return web.Response(body=framed, content_type=bedrock.CONTENT_TYPE)
-        return web.json_response(events[-1])
-
-    app = web.Application()
-    app.router.add_post("/{path:.*}", answer)
-    return ServerThread(app)
-
-
 def read_invoked(client: Any, model: str) -> list[Any]:
     """The events `invoke_model_with_response_stream` yields, each `chunk`'s `bytes` read."""
     answer = client.invoke_model_with_response_stream(modelId=model, body=b"{}")
     return [json.loads(event["chunk"]["bytes"]) for event in answer["body"]]
 
 
-@pytest.mark.parametrize("model", OTHER_DIALECTS)
+@pytest.mark.parametrize("model", OTHER_BEDROCK_DIALECTS)
 def test_an_invoke_stream_of_a_dialect_the_harness_does_not_speak_passes_unchanged(
     model: str,
 ) -> None:
-    events = OTHER_DIALECTS[model]
-    with invoked_at(events) as url:
+    events = OTHER_BEDROCK_DIALECTS[model]
+    with bedrock_invoked_at(events) as url:
         plain, guarded = client_at(url), harness.strict(client_at(url))
         assert read_invoked(guarded, model) == read_invoked(plain, model) == events
         whole = guarded.invoke_model(modelId=model, body=b"{}")["body"].read()
@@ -256,7 +225,7 @@ def test_an_anthropic_models_invoke_stream_is_not_judged_either(model: str) -> N
     """The model id cannot always tell an Anthropic model, so none is told: a broken
     Messages stream reads under strict as boto3 alone reads it (docs/strict.md)."""
     events = lines_of(ANTHROPIC_LIBRARY / "errors" / "invalid_tool_json.jsonl")
-    with invoked_at(events) as url:
+    with bedrock_invoked_at(events) as url:
         guarded = harness.strict(client_at(url))
         assert read_invoked(guarded, model) == events
         guarded.close()

@@ -7,21 +7,32 @@ SDK's own error; a model id holding a `/` (an ARN, sent as `%2F`) is guarded as 
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx2
 import pytest
-from conftest import LIBRARY, anthropic_on, library_cassettes, not_installed
+from conftest import (
+    LIBRARY,
+    OTHER_BEDROCK_DIALECTS,
+    anthropic_on,
+    bedrock_invoked_at,
+    library_cassettes,
+    not_installed,
+)
 
 import harness
 from harness import StrictTransport
 from harness._cassette.codec import Cassette
 from harness._hosts import bedrock, vertex
 from harness._http.hosting import ServerThread
+from harness._http.proxy import RecordingProxy
 from harness._http.server import CassetteServer
 from harness._providers.anthropic.guard import AnthropicReader
-from harness._providers.eventstream import FrameError
+from harness._providers.eventstream import FrameDecoder, FrameError
 from harness._replay.clients import HOST
 from harness._strict.dialects import provider_of
 from harness._strict.guard import StreamGuard
@@ -226,3 +237,47 @@ def test_a_bedrock_cassette_client_answers_a_model_id_holding_a_slash(
         [asked] = harness.captured_requests(client)
     assert message.stop_reason == "tool_use"
     assert asked.json["model"] == model and asked.json.get("stream") is (True if stream else None)
+
+
+def _frames_read(body: bytes) -> list[Any]:
+    """The `bytes` of each chunk frame a Bedrock body holds, read as JSON."""
+    framed = FrameDecoder()
+    frames = framed.feed(body)
+    framed.finish()
+    return [json.loads(base64.b64decode(json.loads(frame.payload)["bytes"])) for frame in frames]
+
+
+@pytest.mark.parametrize("model", OTHER_BEDROCK_DIALECTS)
+def test_strict_transport_and_proxy_pass_another_models_invoke_stream_as_it_is(
+    model: str, tmp_path: Path
+) -> None:
+    """Bedrock's invoke path serves every model: a call whose body is not a Messages call
+    (no `anthropic_version`) is none of the guard's, nor the proxy's to record."""
+    events = OTHER_BEDROCK_DIALECTS[model]
+    path = f"/model/{quote(model, safe='')}/invoke-with-response-stream"
+    body = {"prompt": "Say hello", "max_gen_len": 16}
+    with bedrock_invoked_at(events) as url:
+        transport = StrictTransport(httpx2.HTTPTransport())
+        with httpx2.Client(transport=transport) as client:
+            guarded = client.post(url + path, json=body)
+        proxy = RecordingProxy(url, tmp_path, strict=True)
+        with ServerThread(proxy.app()) as proxied:
+            through = httpx2.post(proxied + path, json=body)
+    assert _frames_read(guarded.content) == _frames_read(through.content) == events
+    assert proxy.written == []
+
+
+def test_a_messages_call_at_the_invoke_path_is_still_guarded_by_its_body() -> None:
+    """The same path with a Messages body (`anthropic_version`, as AnthropicBedrock and
+    Bedrock's Claude models ask) is judged by the Messages rules."""
+    events = Cassette(LIBRARY / "errors" / "invalid_tool_json.jsonl").events()
+    path = f"/model/{quote('anthropic.claude-sonnet-5', safe='')}/invoke-with-response-stream"
+    body = {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 16, "messages": []}
+    with bedrock_invoked_at(list(events)) as url:
+        transport = StrictTransport(httpx2.HTTPTransport())
+        with (
+            httpx2.Client(transport=transport) as client,
+            pytest.raises(harness.StreamProtocolError) as raised,
+        ):
+            client.post(url + path, json=body).read()
+    assert raised.value.code == "invalid_tool_json"

@@ -890,11 +890,6 @@ def _recorded_request(
         hosted = hosted_at(path) if dialect is None else None
         if dialect is None and hosted is None:
             return nothing
-        if hosted is not None:
-            served = _served_at(hosted)
-            if served is False:
-                return nothing
-            dialect = served
     try:
         parsed = orjson.loads(body)
     except orjson.JSONDecodeError:
@@ -902,19 +897,24 @@ def _recorded_request(
     if not isinstance(parsed, dict):
         return nothing
     if hosted is not None:
+        served = _served_at(hosted, parsed)
+        if served is False:
+            return nothing  # no dialect's call: another model's, at a shared path
+        dialect = served
         parsed = hosted.direct_request(parsed)
     elif dialect is not None:
         parsed = dialect.request_of("POST", str(request.rel_url), parsed)
     return parsed, dialect, hosted
 
 
-def _served_at(hosted: Hosted) -> Recorded | Literal[False] | None:
-    """The dialect of the first provider served at `hosted`'s host (`Provider.hosted`):
-    None for the default provider's (Messages, read as it always was), False for none."""
+def _served_at(hosted: Hosted, request: dict[str, Any]) -> Recorded | Literal[False] | None:
+    """The dialect of the provider served at `hosted`'s host whose call `request` is
+    (`hosted_provider`): None for the default provider's (Messages, read as it always
+    was), False for none (another model's call, passed through unrecorded)."""
     from harness._exceptions import ANTHROPIC
-    from harness._providers import providers
+    from harness._strict.dialects import hosted_provider
 
-    for found in providers():
-        if hosted.host.name in found.hosted:
-            return None if found.name == ANTHROPIC else found.recorded
-    return False
+    found = hosted_provider(hosted, request)
+    if found is None:
+        return False
+    return None if found.name == ANTHROPIC else found.recorded

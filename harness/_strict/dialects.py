@@ -16,6 +16,8 @@ stream`, Vertex's `...:streamRawPredict`) is claimed for the first provider serv
 the model and `stream` the path carries put back in the body, at the provider's own
 endpoint); a stream there is read in the host's framing (`Host.reader`: Bedrock's
 frames, each event judged by the provider's reader, the bytes handed on as they came).
+Other models' calls share a host's paths: a provider whose guard has `hosted_call(body)`
+tells its own by the request's body, and another's call passes unchecked.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ __all__ = [
     "check_whole",
     "claimed",
     "host_call",
+    "hosted_provider",
     "provider_of",
 ]
 
@@ -94,8 +97,11 @@ def answer_check(
         return None
     hosted = None if found.guard.claims(method, path) else host_call(method, path)
     if hosted is not None:  # asked as the direct API's call (module docstring)
+        request = request_json(content)
+        if not _hosted_call(found, request):
+            return None  # another model's call at the host's shared path
         path = found.framing.endpoints[0]
-        content = orjson.dumps(hosted.direct_request(request_json(content)))
+        content = orjson.dumps(hosted.direct_request(request))
     check: AnswerCheck | None = found.guard.answer_check(
         method, path, params, content, allowed, profile
     )
@@ -108,6 +114,22 @@ def answer_check(
         return framed(inner())
 
     return dataclasses.replace(check, reader=reader)
+
+
+def _hosted_call(found: Provider, request: object) -> bool:
+    """Whether a request at a host's path is `found`'s call, as its guard tells by the body
+    (`guard.hosted_call`, where the host's path is shared with other models' calls)."""
+    tells = getattr(found.guard, "hosted_call", None) if found.has("guard") else None
+    return tells is None or bool(tells(request))
+
+
+def hosted_provider(hosted: Hosted, request: object) -> Provider | None:
+    """The provider a request at a host's path (its JSON body `request`) is a call of: the
+    first served there whose call it is (module docstring); None for another model's."""
+    for found in providers():
+        if hosted.host.name in found.hosted and _hosted_call(found, request):
+            return found
+    return None
 
 
 def check_whole(check: AnswerCheck, answer: bytes | bytearray, content_type: str) -> None:

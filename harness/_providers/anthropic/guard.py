@@ -31,7 +31,15 @@ from harness._providers.anthropic.framing import ENDPOINT
 from harness._providers.anthropic.message import events_from_message
 from harness._providers.sse import StreamingDecoder
 
-__all__ = ["TEXT_DELTA", "AnthropicReader", "answer_check", "check_message", "claims", "is_message"]
+__all__ = [
+    "TEXT_DELTA",
+    "AnthropicReader",
+    "answer_check",
+    "check_message",
+    "claims",
+    "hosted_call",
+    "is_message",
+]
 
 #: Each text delta `StreamingDecoder.text_delta` tells, as the adapter reads it when it
 #: builds no `TextEvent`: a delta of type `text_delta`, nothing more read.
@@ -96,6 +104,16 @@ class AnthropicReader:
 def claims(method: str, path: str) -> bool:
     """Whether a request is a Messages call: `POST .../v1/messages`, any base URL's path."""
     return method.upper() == "POST" and path.endswith(ENDPOINT)
+
+
+def hosted_call(request: object) -> bool:
+    """Whether a request at a host's path is a Messages call. Other models' calls share
+    those paths (Bedrock's `/model/{id}/invoke-with-response-stream` serves Llama, Nova
+    and Mistral, Vertex's `:streamRawPredict` Mistral and Llama), and neither the path nor
+    the model id always tells (an inference profile's ARN names no model): the body does.
+    A Messages call there names its `anthropic_version`, as `AnthropicBedrock` and
+    `AnthropicVertex` always send it and both hosts require of a Claude request."""
+    return isinstance(request, dict) and "anthropic_version" in request
 
 
 def answer_check(
