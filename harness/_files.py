@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -136,10 +137,19 @@ def atomic_write(path: str | os.PathLike[str], *, overwrite: bool = True) -> Ite
 
     With `overwrite=False` an existing `path` raises `FileExistsError`, checked before
     writing and again at the link, so a file that appeared meanwhile is not replaced.
+
+    An existing `path` that is no regular file (a FIFO, a device: `/dev/stdout`, a shell's
+    `>(...)`) is written into as it is, as any tool writes into one: replacing it would
+    put a file where the device or the pipe was, and "whole or not at all" means nothing
+    for a stream of bytes. A write it refuses (`/dev/full`) raises its `OSError`.
     """
     target = os.fspath(path)
     if not overwrite and os.path.exists(target):
         raise FileExistsError(target)
+    if _special(target):
+        with open(target, "wb") as handle:
+            yield handle
+        return
     remove_stale_temporaries(target)
     fd, temporary = _temporary(target)
     try:
@@ -157,6 +167,15 @@ def atomic_write(path: str | os.PathLike[str], *, overwrite: bool = True) -> Ite
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
+
+
+def _special(target: str) -> bool:
+    """Whether `target` exists as something that is neither a regular file nor a folder."""
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _temporary(target: str) -> tuple[int, str]:

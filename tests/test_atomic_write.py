@@ -109,3 +109,32 @@ def test_a_write_leaves_the_signal_actions_as_it_found_them(
             assert signal.getsignal(signum) is before
         finally:
             signal.signal(signum, previous)
+
+
+def test_a_fifo_is_written_into_not_replaced(tmp_path: Path) -> None:
+    """A FIFO (a shell's `>(...)`) stays a FIFO, and its reader gets the bytes."""
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    with atomic_write(fifo) as handle:
+        handle.write(b"<html>a page</html>\n")
+    reader.join(timeout=10)
+    assert got == [b"<html>a page</html>\n"]
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert [entry.name for entry in tmp_path.iterdir()] == ["pipe"], "no temporary left"
+
+
+def test_a_device_is_taken_for_one_and_never_replaced(tmp_path: Path) -> None:
+    """A device goes the FIFO's way (written into, never replaced); a regular file, a
+    folder or nothing at all does not. Only asked, not written: a test that replaced
+    `/dev/full` or `/dev/null` on a regression would break the machine it runs on."""
+    from harness._files import _special
+
+    (tmp_path / "file").write_text("")
+    assert _special("/dev/null")
+    assert not any(_special(str(tmp_path / name)) for name in ("file", "absent", "."))
