@@ -349,13 +349,55 @@ def test_an_event_boto3_refuses_to_parse_is_a_stream_failure_through_the_sdk(
     assert CliRunner().invoke(cli, ["replay", str(path)]).exit_code == 0
 
 
-def test_only_botocores_parser_refusal_is_a_refused_stream() -> None:
-    from botocore.parsers import ResponseParserError
+#: An event whose member botocore's parser reads as another shape -> the class of what
+#: its code raises over it (the SDK refusing the stream, as it would refuse it live).
+BOTO3_BREAKS = {
+    "tool_use_start_string": (
+        {"contentBlockStart": {"contentBlockIndex": 0, "start": {"toolUse": "x"}}},
+        "AttributeError",
+    ),
+    "usage_string": ({"metadata": {"usage": "x"}}, "AttributeError"),
+    "delta_string": (
+        {"contentBlockDelta": {"contentBlockIndex": 0, "delta": "x"}},
+        "AttributeError",
+    ),
+    "redacted_not_base64": (
+        {
+            "contentBlockDelta": {
+                "contentBlockIndex": 0,
+                "delta": {"reasoningContent": {"redactedContent": "!!notb64"}},
+            }
+        },
+        "Error",  # binascii's
+    ),
+}
 
-    from harness._providers import sdk_refused
-    from harness._providers.bedrock_converse.reading import refused_stream
 
-    assert refused_stream(ResponseParserError("no member set"))
-    assert sdk_refused(ResponseParserError("no member set"))
-    assert not refused_stream(ValueError("no member set"))
-    assert not sdk_refused(ValueError("a bug"))
+@pytest.mark.parametrize("name", sorted(BOTO3_BREAKS))
+def test_an_event_boto3_breaks_over_is_a_stream_failure_named_by_its_class(
+    tmp_path: Path, name: str
+) -> None:
+    """Whatever botocore's own code raises over an event it was served (not only its
+    `ResponseParserError`) is its refusal of the stream: one line, exit 1, never an
+    internal error; the schema and direct replay read the event."""
+    from harness._replay.direct import collect, failure_code
+    from harness._replay.sdk import replay_events
+
+    line, raised = BOTO3_BREAKS[name]
+    header = (LIBRARY / "text.jsonl").read_text().splitlines()[0]
+    events = [
+        {"messageStart": {"role": "assistant"}},
+        line,
+        {"messageStop": {"stopReason": "end_turn"}},
+    ]
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text("\n".join([header, *(json.dumps(event) for event in events)]) + "\n")
+    assert CliRunner().invoke(cli, ["validate", str(path)]).exit_code == 0
+    assert CliRunner().invoke(cli, ["replay", str(path)]).exit_code in (0, 1)
+    result = CliRunner().invoke(cli, ["replay", "--via", "sdk", str(path)])
+    assert result.exit_code == 1, result.output
+    [said] = result.output.splitlines()
+    assert said.startswith(f"connection_error {raised}: ")
+    error = collect(replay_events(path, via="sdk")).error
+    assert error is not None
+    assert failure_code(error) == f"connection_error:{raised}"

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import zlib
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from conftest import GEMINI_LIBRARY, library_cassettes
 from google import genai
 
 from harness import async_cassette_client, cassette_client
-from harness._replay.direct import acollect, collect, replay_outcome
+from harness._replay.direct import acollect, collect, is_stream_failure, replay_outcome
 from harness._replay.plan import Chunking
 from harness._replay.sdk import areplay_events, replay_events
 
@@ -76,3 +77,58 @@ def test_async_cassette_client_answers_through_the_async_face() -> None:
     assert [(call.name, call.args) for call in calls] == [
         ("get_weather", {"city": "Paris", "unit": "celsius"})
     ]
+
+
+#: A chunk google-genai's own code breaks over -> the class of what it raises (its
+#: refusal of the stream): a `finishReason` that is no string (its enum's reader calls
+#: `.upper()`), an error whose `code` is no number (compared with 400).
+GENAI_BREAKS = {
+    "finish_reason_int": (
+        {"candidates": [{"content": {"parts": [{"text": "hi"}]}, "finishReason": 5}]},
+        "AttributeError",
+    ),
+    "error_code_string": (
+        {"error": {"code": "x", "status": ["a"], "message": {"a": 1}}},
+        "TypeError",
+    ),
+}
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("name", sorted(GENAI_BREAKS))
+def test_a_chunk_google_genai_breaks_over_is_a_stream_failure_named_by_its_class(
+    tmp_path: Path, name: str, asynchronous: bool
+) -> None:
+    from click.testing import CliRunner
+
+    from harness._replay.direct import failure_code
+    from harness_cli.main import cli
+
+    chunk, raised = GENAI_BREAKS[name]
+    path = tmp_path / f"{name}.jsonl"
+    header = (GEMINI_LIBRARY / "text.jsonl").read_text().splitlines()[0]
+    path.write_text(f"{header}\n{json.dumps(chunk)}\n")
+    assert CliRunner().invoke(cli, ["replay", str(path)]).exit_code == 1
+    if asynchronous:
+        outcome = asyncio.run(acollect(areplay_events(path, via="sdk")))
+    else:
+        result = CliRunner().invoke(cli, ["replay", "--via", "sdk", str(path)])
+        assert result.exit_code == 1, result.output
+        [said] = result.output.splitlines()
+        assert said.startswith(f"connection_error {raised}: ")
+        outcome = collect(replay_events(path, via="sdk"))
+    assert outcome.error is not None
+    assert failure_code(outcome.error) == f"connection_error:{raised}"
+
+
+def test_an_sdk_error_before_any_answer_is_a_bug_not_the_streams(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """google-genai refusing the request the harness built (never sent: the replayer
+    was not asked) is no refusal of a stream, whatever of its code raises it."""
+    from harness._providers.gemini import reading
+
+    monkeypatch.setitem(reading.REQUEST, "model", 5)
+    with pytest.raises(Exception) as raised:
+        collect(replay_events(GEMINI_LIBRARY / "text.jsonl", via="sdk"))
+    assert not is_stream_failure(raised.value)

@@ -7,15 +7,27 @@ terminal control sequence from a cassette, model text or a tool result.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import operator
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from conftest import ROOT
 
 from harness import Cassette, write_cassette
+from harness._exceptions import CassetteError, InputError
+from harness._hosts import framed
 from harness._json import MAX_NESTING
+from harness._providers import provider, providers
+from harness._providers.frame_rows import FRAME_ROWS
+from harness._replay.clients import DIRECT
+from harness._replay.direct import acollect, collect, replay_outcome
+from harness._replay.sdk import areplay_events, replay_events
+from harness._testing.coverage import outcome_code
 from harness.agent.session import write_session
 from harness.builder import StreamBuilder
 from harness_cli.main import cli
@@ -257,3 +269,141 @@ def test_unicode_line_separators_do_not_split_a_json_line(tmp_path: Path, separa
     lines = result.stdout.splitlines()  # splits at \u2028, \u2029 and \x85 too
     assert [json.loads(line)["type"] for line in lines] == ["text", "done"]
     assert json.loads(lines[0])["text"] == f"one{separator}two"
+
+
+# -- a bad line through the SDK, on every host its dialect is served on --------------------
+
+#: (provider, host) for every registered provider and every host `--via sdk` reads it on.
+SERVED = [(found.name, host) for found in providers() for host in (DIRECT, *found.hosted)]
+#: A line no dialect's cassette may hold: not JSON, an unknown directive, a directive off
+#: the schema (an `http_error` whose body is a list), JSON that is no object.
+BAD_LINES = [
+    "garbage",
+    '{"harness": "nope"}',
+    '{"harness": "http_error", "status": 500, "body": [1]}',
+    "[1]",
+]
+
+
+def sample(tmp_path: Path, name: str, host: str = DIRECT, *, last: bool = False) -> Path:
+    """A good library cassette of provider `name` (the first its SDK's readers are served,
+    or the `last`), written under `tmp_path` as recorded on `host`."""
+    samples = provider(name).reading.SAMPLES
+    header, *lines = (ROOT / "cassettes" / samples[-1 if last else 0]).read_text().splitlines()
+    if host != DIRECT:
+        header = json.dumps({**json.loads(header), "host": host})
+    path = tmp_path / f"{name}-{host}.jsonl"
+    path.write_text("\n".join([header, *lines]) + "\n")
+    return path
+
+
+def with_line(path: Path, line: str, at: int) -> Path:
+    """`path` with `line` put at its line `at` (1: the header's)."""
+    lines = path.read_text().splitlines()
+    broken = path.with_name(f"{path.stem}.bad{at}.jsonl")
+    broken.write_text("\n".join([*lines[: at - 1], line, *lines[at - 1 :]]) + "\n")
+    return broken
+
+
+def needs_sdk(name: str, host: str) -> None:
+    found = provider(name)
+    sdk = found.sdk if host == DIRECT else found.hosted[host]
+    for module in (sdk.package, *sdk.requires):
+        pytest.importorskip(module)
+
+
+@pytest.mark.parametrize("bad", BAD_LINES, ids=["not-json", "unknown", "off-schema", "list"])
+@pytest.mark.parametrize(("name", "host"), SERVED, ids=[f"{n}-{h}" for n, h in SERVED])
+def test_a_bad_line_after_the_first_is_its_path_and_line_through_the_sdk_as_directly(
+    tmp_path: Path, name: str, host: str, bad: str
+) -> None:
+    """anthropic wraps any error reading a body, the cassette's refusal of a line too, in
+    `APIConnectionError`: it is still the line's `PATH:LINE: reason`, exit 2, on every
+    host, wherever the line is."""
+    needs_sdk(name, host)
+    good = sample(tmp_path, name, host)
+    for at in (2, len(good.read_text().splitlines())):
+        broken = with_line(good, bad, at)
+        direct = run("replay", broken)
+        assert direct.exit_code == 2
+        said = one_line(direct)
+        assert said.startswith(f"{broken}:{at}: ")
+        through = run("replay", "--via", "sdk", "--host", host, broken)
+        assert through.exit_code == 2, through.output
+        assert one_line(through) == said
+
+
+@pytest.mark.parametrize(("name", "host"), SERVED, ids=[f"{n}-{h}" for n, h in SERVED])
+def test_a_bad_line_raises_its_cassette_error_from_the_sdks_sync_and_async_replay(
+    tmp_path: Path, name: str, host: str
+) -> None:
+    needs_sdk(name, host)
+    broken = with_line(sample(tmp_path, name, host), "garbage", 3)
+    pattern = f"{re.escape(str(broken))}:3: not valid JSON"
+    with pytest.raises(CassetteError, match=pattern):
+        collect(replay_events(broken, via="sdk", host=host))
+    with pytest.raises((CassetteError, InputError)) as raised:
+        asyncio.run(acollect(areplay_events(broken, via="sdk", host=host)))
+    if isinstance(raised.value, CassetteError):
+        assert re.match(pattern, str(raised.value))
+    else:  # an SDK with no async client (boto3) says so in one line
+        assert "no async client" in str(raised.value)
+
+
+@pytest.mark.parametrize(("name", "host"), SERVED, ids=[f"{n}-{h}" for n, h in SERVED])
+def test_a_bug_of_ours_under_the_sdk_is_an_internal_error_whatever_wraps_it(
+    tmp_path: Path, name: str, host: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error the harness's own code raises while the SDK reads the body (here the
+    replay transport's, at its first piece) is a bug, never the stream's failure: not
+    the `connection_error APIConnectionError` anthropic wraps it in."""
+    needs_sdk(name, host)
+    from harness._replay import sdk
+
+    planned = sdk._PlannedStream.__init__
+
+    def divided(self: Any, pieces: Any, read_timeout: float | None) -> None:
+        planned(self, map(operator.truediv, [1], [0]), read_timeout)  # raises in our frame
+
+    monkeypatch.setattr(sdk._PlannedStream, "__init__", divided)
+    result = run("replay", "--via", "sdk", "--host", host, sample(tmp_path, name, host))
+    assert result.exit_code == 2, result.output
+    assert one_line(result) == "harness replay: internal error: ZeroDivisionError: division by zero"
+
+
+# -- the binary fault rows through every command that reads a cassette ---------------------
+
+#: (provider, host) whose stream travels in event-stream frames there: the binary rows'.
+FRAMED = [
+    (name, host)
+    for name, host in SERVED
+    if framed(provider(name).framing, None if host == DIRECT else host) is not None
+]
+
+
+@pytest.mark.parametrize(("name", "host"), FRAMED, ids=[f"{n}-{h}" for n, h in FRAMED])
+def test_the_binary_rows_are_traced_validated_viewed_and_diffed_as_replayed(
+    tmp_path: Path, name: str, host: str
+) -> None:
+    """`harness faults` writes a framed stream's binary rows; every command reading a
+    cassette reads their `frame` lines through the frames the stream travels in, and
+    ends where direct replay ends (`bad_frame`, `truncated_frame`, `api_error:...`)."""
+    good = sample(tmp_path, name, host, last=True)
+    out = tmp_path / "rows"
+    assert run("faults", good, "--out", out).exit_code == 0
+    rows = {fault.name for fault in FRAME_ROWS}
+    written = sorted(path for path in out.glob("*.jsonl") if path.stem.split(".")[-1] in rows)
+    assert len(written) == len(rows)
+    validated = run("validate", out)
+    assert validated.exit_code == 0, validated.output
+    assert run("view", out, "--out", tmp_path / "rows.html").exit_code == 0
+    for path in written:
+        expected = outcome_code(replay_outcome(path))
+        assert expected == (Cassette(path).header or {})["expect"]
+        traced = run("replay", "--trace", "--format", "json", path)
+        assert traced.exit_code == (0 if expected == "done" else 1), traced.output
+        last = json.loads(traced.stdout.splitlines()[-1])
+        assert (last["error"] or {"code": "done"})["code"] == expected
+        diffed = run("diff", "--trace", good, path)
+        assert diffed.exit_code == 1, diffed.output  # they differ, where the row breaks
+        assert expected in diffed.stdout

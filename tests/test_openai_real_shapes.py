@@ -132,9 +132,14 @@ def test_the_cursor_is_what_lets_a_stream_start_without_response_created(
 
 def test_the_responses_helper_cannot_read_a_resumed_stream(imported: Path) -> None:
     """`responses.stream(response_id=..., starting_after=N)` asks for the whole stream
-    again and drops the events up to N itself: its accumulator needs `response.created`."""
+    again and drops the events up to N itself: its accumulator needs `response.created`,
+    and refuses the stream (the outcome's `connection_error:RuntimeError`)."""
+    path = imported / "dropped_and_forced-02.jsonl"
     with pytest.raises(RuntimeError, match=r"Expected to have received `response\.created`"):
-        collect(replay_events(imported / "dropped_and_forced-02.jsonl", via="sdk", reader="stream"))
+        list(replay_events(path, via="sdk", reader="stream"))
+    refused = collect(replay_events(path, via="sdk", reader="stream")).error
+    assert isinstance(refused, RuntimeError)
+    assert failure_code(refused) == "connection_error:RuntimeError"
 
 
 def test_a_body_of_done_alone_is_a_cassette_that_fails_not_unusable_input(

@@ -50,7 +50,8 @@ ANSWER = [TextEvent("Paris is "), TextEvent("the capital "), TextEvent("of Franc
 
 #: What the SDK does first, where it decides before the adapter (docs/replay.md):
 #: Chat's iteration stops at `data: [DONE]`, so a chunk after it is never read and a
-#: missing one is not missed; the Responses helper raises `RuntimeError` on these.
+#: missing one is not missed; the Responses helper raises `RuntimeError` on these: its
+#: refusal of the stream, the outcome's `connection_error:RuntimeError`.
 SDK_TAKES = {"chat/errors/chunk_after_done.jsonl", "chat/errors/missing_done.jsonl"}
 HELPER_RAISES = {
     "responses/errors/duplicate_output_item.jsonl": "Duplicate response output index 0",
@@ -82,8 +83,10 @@ def test_each_cassette_through_each_reader_comes_out_as_direct_replay(
     name = path.relative_to(LIBRARY).as_posix()
     direct = replay_outcome(path)
     if reader == "stream" and name in HELPER_RAISES:
-        with pytest.raises(RuntimeError, match=HELPER_RAISES[name]):
-            _sdk_outcome(path, reader, asynchronous)
+        refused = _sdk_outcome(path, reader, asynchronous)
+        assert isinstance(refused.error, RuntimeError)
+        assert _code(refused) == "connection_error:RuntimeError"
+        assert re.search(HELPER_RAISES[name], str(refused.error))
         return
     outcome = _sdk_outcome(path, reader, asynchronous)
     if name in SDK_TAKES:

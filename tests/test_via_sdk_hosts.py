@@ -6,6 +6,7 @@ the one the cassette's header names, else the direct API."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from harness._exceptions import InputError
 from harness._replay.direct import acollect, collect
 from harness._replay.readers import sdk_on
 from harness._replay.sdk import areplay_events, replay_events
+from harness._testing.coverage import outcome_code
 from harness_cli.main import cli
 
 pytest.importorskip("botocore", reason=not_installed("botocore"))
@@ -97,3 +99,38 @@ def test_host_needs_the_sdk_path() -> None:
     assert "--host needs --via sdk" in result.output
     with pytest.raises(InputError, match="host applies to via='sdk' only"):
         replay_events(LIBRARY / "text_only.jsonl", host="bedrock")
+
+
+#: A chunk frame's bytes that carry no event -> what `AnthropicBedrock` makes of them
+#: (direct replay's `bad_frame` in every case): its own code breaking over bytes that are
+#: not JSON, or not UTF-8 (its refusal of the stream, named by the class), and JSON that
+#: is no object, which it hands on as it is and which is refused as its frame is.
+CHUNKS_OF_NO_EVENT = {
+    "not_json": (b"hello", "connection_error:JSONDecodeError"),
+    "not_utf8": (b"\xff", "connection_error:UnicodeDecodeError"),
+    "list": (b"[]", "bad_frame"),
+    "string": (b'"s"', "bad_frame"),
+    "null": (b"null", "bad_frame"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHUNKS_OF_NO_EVENT))
+def test_a_chunk_that_carries_no_event_is_a_stream_failure_through_anthropic_bedrock(
+    tmp_path: Path, name: str
+) -> None:
+    chunk, code = CHUNKS_OF_NO_EVENT[name]
+    lines = (LIBRARY / "text_only.jsonl").read_text().splitlines()
+    frame = {
+        "harness": "frame",
+        "headers": {":message-type": "event", ":event-type": "chunk"},
+        "payload": {"bytes": base64.b64encode(chunk).decode()},
+    }
+    header = json.dumps({**json.loads(lines[0]), "host": "bedrock"})
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text("\n".join([header, *lines[1:3], json.dumps(frame), *lines[3:]]) + "\n")
+    assert outcome_code(replay_outcome(path)) == "bad_frame"
+    assert outcome_code(collect(replay_events(path, via="sdk"))) == code
+    assert outcome_code(asyncio.run(acollect(areplay_events(path, via="sdk")))) == code
+    result = CliRunner().invoke(cli, ["replay", "--via", "sdk", str(path)])
+    assert result.exit_code == 1, result.output
+    assert "internal error" not in result.output

@@ -31,9 +31,7 @@ What a provider supplies, one module each, under these names (docs/providers.md)
   goes (`RECORDING`: through the SDK, or as plain HTTP, by `harness._record`);
 - `reading`: the SDK's readers of one streamed request over a client (`READERS`, each
   `<name>_items(client)` and `a<name>_items(client)`), what the driver is then told,
-  and what direct replay feeds the adapter (`direct_builders(sdk_objects)`); where its
-  SDK may refuse to parse what it was sent, which of its errors say so
-  (`refused_stream(error)`, asked by `sdk_refused`);
+  and what direct replay feeds the adapter (`direct_builders(sdk_objects)`);
 - `faults`: its fault catalogue, rows of `fault_rows` (the row types and the
   provider-neutral wire rows; `harness.faults` is their public face);
 - `guard`: what `harness.strict` reads of an answer: `answer_check(request, allowed,
@@ -78,7 +76,6 @@ import importlib
 import importlib.util
 import json
 import logging
-import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -106,7 +103,6 @@ __all__ = [
     "registry_cache",
     "reset",
     "sdk_classes",
-    "sdk_refused",
     "sdks",
 ]
 
@@ -400,19 +396,6 @@ def sdk_classes(name: str, *, flat_error_body: bool | None = None) -> tuple[type
         if flat_error_body is None or sdk.flat_error_body == flat_error_body
         if (found := sdk.loaded_class(name)) is not None
     )
-
-
-def sdk_refused(error: BaseException) -> bool:
-    """Whether `error` is an SDK refusing to parse the stream it was sent (boto3's parser
-    refusing an event its service model forbids): a stream failure, not a bug. Each
-    provider whose `reading` is loaded already says so of its own SDK's errors (its
-    optional `refused_stream(error)`); nothing is imported."""
-    for found in providers():
-        reading = sys.modules.get(f"{found.package}.reading")
-        refused_stream = getattr(reading, "refused_stream", None)
-        if refused_stream is not None and refused_stream(error):
-            return True
-    return False
 
 
 def check_profile(profile: str | None) -> None:

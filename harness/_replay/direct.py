@@ -49,7 +49,7 @@ from harness._exceptions import (
     error_chain,
 )
 from harness._hosts import framed
-from harness._providers import Provider, provider, sdk_classes, sdk_refused
+from harness._providers import Provider, provider, sdk_classes
 from harness._providers.eventstream import FrameError, is_sdk_frame_error
 from harness._providers.frame_rows import UNFRAMED, Framed, FramedReplay
 from harness._replay.plan import (
@@ -77,7 +77,9 @@ __all__ = [
     "feed_reader",
     "is_stream_failure",
     "line_reader",
+    "mark_refused",
     "provider_items",
+    "refused_by_sdk",
     "replay",
     "replay_outcome",
     "sdk_events",
@@ -150,17 +152,23 @@ def line_reader(
 
 
 def feed_reader(
-    kind: Provider | str,
+    cassette: Cassette,
     on_directive: DirectiveHandler = pass_over,
     *,
     sdk_objects: bool = True,
     read_timeout: float | None = DEFAULT_READ_TIMEOUT,
 ) -> Callable[[CassetteLine], Any]:
-    """The one step from a line of a `kind` (provider) cassette to what its adapter is
-    fed, `SKIP` for nothing, for a caller that feeds the adapter itself (the trace):
-    `line_reader`'s (an OpenAI dialect's reads dicts, whatever `sdk_objects` says)."""
+    """The one step from a line of `cassette` to what its provider's adapter is fed,
+    `SKIP` for nothing (`line_reader`, an OpenAI dialect's dicts whatever `sdk_objects`
+    says): its header's provider, its `frame` lines read through the frames it travels
+    in on its header's host (`harness._hosts.framed`). Direct replay reads by it, and so
+    does a caller that feeds the adapter itself (the trace, validate's rule check)."""
     return line_reader(
-        on_directive, sdk_objects=sdk_objects, read_timeout=read_timeout, dialect=kind
+        on_directive,
+        sdk_objects=sdk_objects,
+        read_timeout=read_timeout,
+        dialect=cassette.dialect,
+        frames=framed(cassette.dialect.framing, cassette.host),
     )
 
 
@@ -171,14 +179,10 @@ def provider_items(
     *,
     sdk_objects: bool = True,
 ) -> Iterator[Any]:
-    """The cassette's stream as its provider's adapter is fed it (`line_reader`); raises
+    """The cassette's stream as its provider's adapter is fed it (`feed_reader`); raises
     as a live client would at an API error, a `cut` or a long stall."""
-    event_of = line_reader(
-        on_directive,
-        sdk_objects=sdk_objects,
-        read_timeout=read_timeout,
-        dialect=cassette.dialect,
-        frames=framed(cassette.dialect.framing, cassette.host),
+    event_of = feed_reader(
+        cassette, on_directive, sdk_objects=sdk_objects, read_timeout=read_timeout
     )
     for line in cassette.lines():
         event = event_of(line)
@@ -334,15 +338,33 @@ def is_stream_failure(error: BaseException) -> bool:
 def _is_connection_failure(error: BaseException) -> bool:
     """The transport failing, as the HTTP library or the SDK says, or the bytes it carried
     not being event-stream frames, as botocore (reading them in `AnthropicBedrock` and
-    boto3) refuses them: `connection_error:ChecksumMismatch`; or the SDK refusing to
-    parse what they carried (a provider's `reading.refused_stream`), named by its class
-    the same way: what a live client would have got from a broken stream."""
+    boto3) refuses them: `connection_error:ChecksumMismatch`; or the SDK refusing what
+    they carried (`refused_by_sdk`), named by its class the same way: what a live client
+    would have got from a broken stream."""
     return (
         _is_transport_error(error)
         or isinstance(error, sdk_classes("APIConnectionError"))
         or is_sdk_frame_error(error)
-        or sdk_refused(error)
+        or refused_by_sdk(error)
     )
+
+
+#: The attribute `mark_refused` sets on an SDK's error: the harness's, never the SDK's.
+_REFUSED: Final = "_harness_refused_stream"
+
+
+def mark_refused(error: BaseException) -> None:
+    """Say that `error`, raised by an SDK's own code reading an answer it was served, is
+    the SDK refusing that stream (its parser over an event of the wrong shape, a helper
+    over a stream it cannot complete): a stream failure, `connection_error:<its class>`.
+    Only the reader of a replay through the SDK can tell (`harness._replay.readers`);
+    the error stays the SDK's own, as a live client raises it."""
+    setattr(error, _REFUSED, True)
+
+
+def refused_by_sdk(error: BaseException) -> bool:
+    """Whether `error` is an SDK's refusal of the stream it was served (`mark_refused`)."""
+    return getattr(error, _REFUSED, False) is True
 
 
 def _is_transport_error(error: BaseException) -> bool:

@@ -24,21 +24,28 @@ SDK's `APIError`) is handed to the adapter as the line it was (its reading's
 `error_line`), so that the outcome's code is the one direct replay gives; Anthropic's
 SDK error for an `error` event is the outcome's error itself. A dropped or timed-out
 body is the SDK's `APIConnectionError` / `APITimeoutError`, reported by the transport
-error under it (`harness._replay.direct.failure_to_json`). The SDK is imported here, at
-the first call.
+error under it (`harness._replay.direct.failure_to_json`). Any other error is told apart
+by whose code raised it, one rule for every SDK (`_handed_on`): the SDK's own, reading
+the answer it was served, is its refusal of the stream (`connection_error:<its class>`);
+ours (a cassette line that cannot be read, a bug) is raised as it was, unwrapped. The
+SDK is imported here, at the first call.
 """
 
 from __future__ import annotations
 
+import sys
+import traceback
 from collections.abc import AsyncIterator, Callable, Iterator
+from itertools import dropwhile
 from typing import Any, Final
 
 from harness._cassette.codec import Cassette, DirectiveHandler
 from harness._events import ModelEvent
-from harness._exceptions import InputError
+from harness._exceptions import InputError, error_chain
 from harness._providers import Provider, provider
 from harness._providers.sdk import Sdk
-from harness._replay.clients import DIRECT, ClientKind
+from harness._replay.clients import DIRECT, ClientKind, client_replayer
+from harness._replay.direct import is_stream_failure, mark_refused
 from harness._replay.plan import Chunking
 from harness._replay.replayer import Replayer
 
@@ -120,27 +127,80 @@ def _client(kind: ClientKind, replayer: Replayer, read_timeout: float | None) ->
     )
 
 
-def _read(found: Provider, items: Iterator[Any]) -> Iterator[Any]:
-    """The items a reader yields, an error line the SDK raised for handed on as its line."""
-    error_line = found.reading.error_line
+def _read(found: Provider, items: Iterator[Any], replayer: Replayer) -> Iterator[Any]:
+    """The items a reader yields, an error it raised told apart (`_handed_on`): the line
+    it stands for yielded, else the error raised, outside the handler (an error of ours
+    the SDK wrapped gets no new context)."""
     try:
         yield from items
+        return
     except Exception as error:
-        line = error_line(error)
-        if line is None:
-            raise
-        yield line
+        handed_on = _handed_on(found, error, replayer)
+    if isinstance(handed_on, BaseException):
+        raise handed_on
+    yield handed_on
+
+
+def _handed_on(found: Provider, error: Exception, replayer: Replayer) -> Any:
+    """The line an error the SDK's reader raised mid-stream stands for (the provider's
+    `error_line`), handed to the adapter as direct replay hands it; else the error to
+    raise, told by whose code raised it, the same for every SDK:
+    - ours (`_ours`: the transport answering, the cassette read, the provider's reading),
+      whatever the SDK wrapped it in (anthropic's `APIConnectionError` wraps any error
+      reading a body): a `CassetteError` is the cassette's `PATH:LINE` refusal and any
+      other error but a stream failure (a `cut`, a `stall`) a bug of ours, raised as it
+      was, unwrapped;
+    - a stream failure as it is (the API's error, the connection failing, a bad frame);
+    - else the SDK's own code raised it, reading the answer `replayer` gave it: the SDK
+      refusing the stream it was served (a parser's `AttributeError` over an event of
+      the wrong shape, a `JSONDecodeError`, a helper's `RuntimeError`), as it would
+      refuse it live, so a stream failure named `connection_error:<its class>`
+      (`mark_refused`). Raised before any answer (over the request we built), a bug."""
+    line = found.reading.error_line(error)
+    if line is not None:
+        return line
+    packages = ("harness", found.package)
+    for link in error_chain(error):
+        if _ours(link, packages):
+            if is_stream_failure(link):
+                break
+            return link
+    if not is_stream_failure(error) and replayer.captured:
+        mark_refused(error)
+    return error
+
+
+def _ours(error: BaseException, packages: tuple[str, ...]) -> bool:
+    """Whether `error` was raised by code of `packages` (ours): its frames, the standard
+    library's left out (nobody's), are all ours, or ours again below another package's
+    (the SDK reading our transport's body). Frames of ours above the SDK's (the reader
+    calling it) alone make it the SDK's."""
+    names = [
+        name
+        for frame, _ in traceback.walk_tb(error.__traceback__)
+        if (name := str(frame.f_globals.get("__name__", ""))).partition(".")[0]
+        not in sys.stdlib_module_names
+    ]
+    if not names:
+        return False
+
+    def of_ours(name: str) -> bool:
+        return any(name == package or name.startswith(f"{package}.") for package in packages)
+
+    below = list(dropwhile(of_ours, names))
+    return not below or any(of_ours(name) for name in below)
 
 
 def client_events(
     client: Any, provider_name: str, reader: str = DEFAULT_READER
 ) -> Iterator[ModelEvent]:
     """Internal events of one streamed request `client` (a client of the SDK whose
-    transport answers from cassettes of `provider_name`) makes through `reader`; the
-    client stays open."""
+    transport answers from cassettes of `provider_name`: a cassette client) makes through
+    `reader`; the client stays open."""
     found = provider(provider_name)
     read = _reader(found, reader, asynchronous=False)
-    return found.to_model_events(_read(found, read(client)), **found.reading.DRIVER_OPTIONS)
+    fed = _read(found, read(client), client_replayer(client))
+    return found.to_model_events(fed, **found.reading.DRIVER_OPTIONS)
 
 
 def items(
@@ -159,7 +219,7 @@ def items(
     replayer = _replayer(cassette, chunking, on_directive, realtime)
     client = _client(ClientKind(sdk_on(cassette, host), asynchronous=False), replayer, read_timeout)
     try:
-        yield from _read(found, read(client))
+        yield from _read(found, read(client), replayer)
     finally:
         client.close()
 
@@ -180,13 +240,15 @@ async def aitems(
     sdk = sdk_on(cassette, host)
     client = _client(ClientKind(sdk, asynchronous=True), replayer, read_timeout)
     try:
-        async for item in read(client):
-            yield item
-    except Exception as error:
-        line = found.reading.error_line(error)
-        if line is None:
-            raise
-        yield line
+        try:
+            async for item in read(client):
+                yield item
+            return
+        except Exception as error:
+            handed_on = _handed_on(found, error, replayer)
+        if isinstance(handed_on, BaseException):
+            raise handed_on  # as `_read` raises it
+        yield handed_on
     finally:
         await sdk.close_async(client)
 

@@ -178,13 +178,15 @@ def request_items(client: Any, provider: str) -> Iterator[Any]:
     fed it; the SDK's errors raised as it raises them. A stream the reader consumes the
     end of (Chat's `[DONE]`, read to its end by the SDK's iteration) gets it back, so the
     adapter can complete. An error line the SDK raises mid-stream is handed on as its
-    line (as direct replay feeds it)."""
+    line (as direct replay feeds it), and its other errors told apart as a replay through
+    the SDK tells them (`harness._replay.readers`)."""
     from harness._providers import provider as registered
+    from harness._replay.clients import client_replayer
     from harness._replay.readers import _read
 
     found = registered(provider)
     reading = found.reading
-    yield from _read(found, reading.create_items(client))
+    yield from _read(found, reading.create_items(client), client_replayer(client))
     if reading.DRIVER_OPTIONS.get("done_at_end"):
         yield found.module("adapter").DONE
 

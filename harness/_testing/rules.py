@@ -50,7 +50,7 @@ class RuleCheck:
         found = provider(cassette.provider)
         options = found.request_options(cassette.header)
         self._machine = found.module("tracing").machine(**options)
-        self._item_of = feed_reader(cassette.provider, sdk_objects=False)
+        self._item_of = feed_reader(cassette, sdk_objects=False)
         self._last = 0
         self._ended = False
         #: (line, the adapter's error, at the end?) where replay refuses the stream

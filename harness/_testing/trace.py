@@ -166,7 +166,9 @@ def trace(
     name = cassette.provider
     tracing = _tracing(name)
     machine = tracing.machine(**provider(name).request_options(cassette.header))
-    item_of = feed_reader(name, on_directive, sdk_objects=sdk_objects, read_timeout=read_timeout)
+    item_of = feed_reader(
+        cassette, on_directive, sdk_objects=sdk_objects, read_timeout=read_timeout
+    )
 
     def row(
         line: CassetteLine,

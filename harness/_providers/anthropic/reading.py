@@ -29,7 +29,9 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Final
 
 from harness._exceptions import APIErrorEvent
+from harness._providers.eventstream import FrameError
 from harness._providers.wire import DirectBuilders
+from harness._redact import excerpt
 
 if TYPE_CHECKING:
     from anthropic import Anthropic
@@ -87,10 +89,26 @@ USER_READERS: Final[dict[str, Callable[[Any], None]]] = {
 _API_URL: Final = "https://api.anthropic.com/v1/messages"
 
 
+#: What the SDK hands on as it came where an event's JSON is no object (`AnthropicBedrock`
+#: reads a chunk's bytes so): never an event of its.
+_NO_EVENT: Final = (list, str, int, float, type(None))
+
+
+def _event(event: Any) -> Any:
+    """An event the SDK handed on; JSON that is no object, which `AnthropicBedrock` hands
+    on from a chunk as it is, is refused as direct replay and the guard refuse the frame
+    that carried it (`FrameError` `bad_frame`), never fed to the adapter."""
+    if isinstance(event, _NO_EVENT):
+        shown = excerpt(repr(event))
+        raise FrameError("bad_frame", f"a chunk's event is not a JSON object: {shown}")
+    return event
+
+
 def create_items(client: Any) -> Iterator[Any]:
     """The events of `messages.create(stream=True)`, the stream closed at the end."""
     with client.messages.create(**REQUEST) as stream:
-        yield from stream
+        for event in stream:
+            yield _event(event)
 
 
 async def acreate_items(client: Any) -> AsyncIterator[Any]:
@@ -98,7 +116,7 @@ async def acreate_items(client: Any) -> AsyncIterator[Any]:
     stream = await client.messages.create(**REQUEST)
     async with stream:
         async for event in stream:
-            yield event
+            yield _event(event)
 
 
 def error_line(error: Exception) -> dict[str, Any] | None:

@@ -8,9 +8,11 @@ does not know skipped). An exception frame is raised mid-stream as botocore's
 the line it was (`{"throttlingException": {"message": ...}}`), so the outcome is the
 `api_error:<name>` direct replay gives. An HTTP error answer before the stream is
 botocore's `ClientError`, raised here as the `APIErrorEvent` of its code and message. An
-event its service model forbids (a `reasoningContent` delta with no member set) is
-refused by botocore's parser, its `ResponseParserError`: `refused_stream` says it is a
-stream failure (`connection_error:ResponseParserError`), not a bug.
+event its service model forbids (a `reasoningContent` delta with no member set, a
+`toolUse` start that is no object) is refused by botocore's parser (its
+`ResponseParserError`, or whatever its code raises over it): a stream failure,
+`connection_error:<its class>`, as any SDK's refusal of what it was served is
+(`harness._replay.readers`), not a bug.
 boto3 has no async client: `acreate_items` reads the sync one (the driver is then the
 async one). Nothing here imports boto3: the client is given.
 
@@ -23,7 +25,6 @@ library's good cassettes it is served the fault rows of (`harness doctor`,
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Final
 
@@ -40,7 +41,6 @@ __all__ = [
     "create_items",
     "direct_builders",
     "error_line",
-    "refused_stream",
 ]
 
 #: The SDK's one reader of a stream: the iteration of `converse_stream()["stream"]`.
@@ -96,14 +96,6 @@ def error_line(error: Exception) -> dict[str, Any] | None:
         return None
     details = getattr(error, "response", {}).get("Error") or {}
     return {str(details.get("Code")): {"message": str(details.get("Message", ""))}}
-
-
-def refused_stream(error: BaseException) -> bool:
-    """Whether `error` is botocore refusing to parse an event of the stream (its
-    `ResponseParserError`: a member its service model requires missing). Imports nothing."""
-    parsers = sys.modules.get("botocore.parsers")
-    refused = getattr(parsers, "ResponseParserError", None)
-    return refused is not None and isinstance(error, refused)
 
 
 def _line(data: dict[str, Any]) -> dict[str, Any]:

@@ -207,5 +207,6 @@ HOSTED: Final = {
         extra="gemini",
         label="Gemini on Vertex",
         build=build_vertex,
+        aclose=SDK.aclose,  # the same `Client`: its async face closes as the direct API's
     ),
 }

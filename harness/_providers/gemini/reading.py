@@ -6,7 +6,10 @@ the dict its chunk held on the wire (camelCase, the fields it set: `wire_chunk`)
 request is a minimal one the replay transport answers from the cassette. Nothing here
 imports the SDK. Direct replay feeds the adapter the lines' dicts (`direct_builders`);
 an error the SDK raised mid-stream (its `APIError` for an `{"error": ...}` chunk) is
-handed back as that chunk (`error_line`).
+handed back as that chunk (`error_line`). A chunk its types forbid (pydantic's
+`ValidationError` for a `GenerateContentResponse`, a `finishReason` that is no string)
+is google-genai refusing the stream, as any SDK's refusal of what it was served is
+(`harness._replay.readers`): a stream failure, `connection_error:<its class>`.
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ __all__ = [
     "create_items",
     "direct_builders",
     "error_line",
-    "refused_stream",
     "wire_chunk",
 ]
 
@@ -45,21 +47,6 @@ SAMPLES: Final = (
     "gemini/parallel_tools.jsonl",
     "gemini/streamed_arguments.jsonl",
 )
-
-
-def refused_stream(error: BaseException) -> bool:
-    """Whether `error` is google-genai refusing a chunk its types forbid (pydantic's
-    `ValidationError` for a `GenerateContentResponse`: a part's `text` not a string, a
-    call's `args` not an object): what a live client gets from such a stream, so a stream
-    failure, not a bug of ours. Imports nothing."""
-    if "google.genai.types" not in sys.modules:
-        return False
-    refused = getattr(sys.modules.get("pydantic_core"), "ValidationError", None)
-    return (
-        refused is not None
-        and isinstance(error, refused)
-        and error.title == "GenerateContentResponse"
-    )
 
 
 def wire_chunk(response: Any) -> Any:
