@@ -127,7 +127,7 @@ def _client(kind: ClientKind, replayer: Replayer, read_timeout: float | None) ->
     )
 
 
-def _read(found: Provider, items: Iterator[Any], replayer: Replayer) -> Iterator[Any]:
+def _read(found: Provider, items: Iterator[Any], replayer: Replayer | None) -> Iterator[Any]:
     """The items a reader yields, an error it raised told apart (`_handed_on`): the line
     it stands for yielded, else the error raised, outside the handler (an error of ours
     the SDK wrapped gets no new context)."""
@@ -141,7 +141,7 @@ def _read(found: Provider, items: Iterator[Any], replayer: Replayer) -> Iterator
     yield handed_on
 
 
-def _handed_on(found: Provider, error: Exception, replayer: Replayer) -> Any:
+def _handed_on(found: Provider, error: Exception, replayer: Replayer | None) -> Any:
     """The line an error the SDK's reader raised mid-stream stands for (the provider's
     `error_line`), handed to the adapter as direct replay hands it; else the error to
     raise, told by whose code raised it, the same for every SDK:
@@ -155,7 +155,8 @@ def _handed_on(found: Provider, error: Exception, replayer: Replayer) -> Any:
       refusing the stream it was served (a parser's `AttributeError` over an event of
       the wrong shape, a `JSONDecodeError`, a helper's `RuntimeError`), as it would
       refuse it live, so a stream failure named `connection_error:<its class>`
-      (`mark_refused`). Raised before any answer (over the request we built), a bug."""
+      (`mark_refused`). Raised before any answer (over the request we built), a bug.
+    `replayer` None: a client over a socket (`harness serve`), whose answers came."""
     line = found.reading.error_line(error)
     if line is not None:
         return line
@@ -165,7 +166,7 @@ def _handed_on(found: Provider, error: Exception, replayer: Replayer) -> Any:
             if is_stream_failure(link):
                 break
             return link
-    if not is_stream_failure(error) and replayer.captured:
+    if not is_stream_failure(error) and (replayer is None or replayer.captured):
         mark_refused(error)
     return error
 
@@ -195,11 +196,15 @@ def client_events(
     client: Any, provider_name: str, reader: str = DEFAULT_READER
 ) -> Iterator[ModelEvent]:
     """Internal events of one streamed request `client` (a client of the SDK whose
-    transport answers from cassettes of `provider_name`: a cassette client) makes through
-    `reader`; the client stays open."""
+    transport answers from cassettes of `provider_name`: a cassette client, or a client
+    of `harness serve`) makes through `reader`; the client stays open."""
     found = provider(provider_name)
     read = _reader(found, reader, asynchronous=False)
-    fed = _read(found, read(client), client_replayer(client))
+    try:
+        replayer: Replayer | None = client_replayer(client)
+    except InputError:
+        replayer = None  # a client over a socket
+    fed = _read(found, read(client), replayer)
     return found.to_model_events(fed, **found.reading.DRIVER_OPTIONS)
 
 
