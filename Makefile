@@ -92,11 +92,13 @@ quick: $(STAMP)
 	$(BIN)/pytest -m "not slow" -n 2 --dist loadfile
 
 # A few minutes: the floors (issue 21's four ratios), the adapter and replay up to 10^5
-# deltas, the serve load. `python -m bench` alone runs the sizes up to 10^6.
+# deltas, the serve load, the loop's stall under a hostile body. `python -m bench` alone runs
+# the sizes up to 10^6.
 bench: $(STAMP)
 	$(BIN)/python -m bench.floors
 	$(BIN)/python -m bench --sizes 1e3,1e4,1e5
 	$(BIN)/python -m bench.serve_load
+	$(BIN)/python -m bench.stall
 	$(BIN)/python -m bench.openai_adapters
 
 # Installed once into an ignored folder; without node the TypeScript check is skipped.

@@ -7,6 +7,10 @@
   through `--via sdk` and printed, without a recursion error anywhere.
 - `dump_line` encodes one line, falling back to the standard library for what orjson
   refuses (integers past 64 bits, lone surrogates), ASCII-escaped, still valid UTF-8.
+- `MAX_VALUES` bounds what a server of the harness parses of one body, counted on the
+  bytes before any parsing (`values_at_most`): a body of millions of `{}` costs seconds
+  and a gigabyte once parsed, whatever its size in bytes; `held_bytes` estimates what a
+  body holds once parsed, for the bounds on what is kept.
 - `sdk_json` reads JSON as the SDKs read an answer (`json.loads`: `NaN` is a number),
   for the guard, which must judge what the SDK hands the code, not refuse its reading.
 """
@@ -22,17 +26,30 @@ import orjson
 __all__ = [
     "MAX_LINE_BYTES",
     "MAX_NESTING",
+    "MAX_VALUES",
+    "VALUE_BYTES",
     "deeper_than_limit",
     "dump_line",
+    "held_bytes",
     "may_be_too_deep",
     "sdk_json",
     "strict_json",
+    "values_at_most",
 ]
 
 MAX_NESTING: Final = 254
 #: The longest JSON line read anywhere, newline not counted: 8 MiB (a cassette line, an
 #: SSE line or event the guard and the proxy hold).
 MAX_LINE_BYTES: Final = 8 * 1024 * 1024
+#: The most values a body a server of the harness parses may hold (`values_at_most`): a
+#: request's or an answer's, read whole. A million is far past what a model's context
+#: holds, and parsed it is at most about a hundred megabytes and a tenth of a second.
+MAX_VALUES: Final = 1 << 20
+#: What one JSON value parsed is taken to hold, in bytes, besides its text (`held_bytes`):
+#: an object of one member, the largest per value counted, holds about 120.
+VALUE_BYTES: Final = 128
+#: How orjson's encoder says a value nests past its limit, `MAX_NESTING`.
+_TOO_DEEP_TO_ENCODE: Final = "Recursion limit"
 
 
 def sdk_json(data: bytes | bytearray | memoryview) -> Any:
@@ -59,7 +76,20 @@ def _finite(text: str) -> float:
 
 
 def deeper_than_limit(value: Any) -> bool:
-    """Whether a parsed value nests arrays and objects more than `MAX_NESTING` levels."""
+    """Whether a parsed value nests arrays and objects more than `MAX_NESTING` levels.
+
+    orjson's encoder, whose limit `MAX_NESTING` is, tells at C speed (what it writes is
+    dropped): a walk in Python takes seconds over a body of millions of values. A value
+    it refuses for another reason (an integer past 64 bits, a lone surrogate) is walked.
+    """
+    try:
+        orjson.dumps(value)
+    except orjson.JSONEncodeError as error:
+        return _TOO_DEEP_TO_ENCODE in str(error) or _walked_deeper(value)
+    return False
+
+
+def _walked_deeper(value: Any) -> bool:
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
@@ -73,6 +103,19 @@ def deeper_than_limit(value: Any) -> bool:
             return True
         stack.extend((child, depth + 1) for child in children)
     return False
+
+
+def values_at_most(data: bytes | bytearray) -> int:
+    """The most JSON values `data` can hold, counted on its bytes at C speed, before any
+    parsing: one, and one more for each comma and each opening bracket (those inside
+    strings counted too: an upper bound)."""
+    return 1 + data.count(b",") + data.count(b"[") + data.count(b"{")
+
+
+def held_bytes(data: bytes | bytearray) -> int:
+    """About the bytes `data`'s JSON holds once parsed: its text, and `VALUE_BYTES` for
+    each value it can hold (`values_at_most`)."""
+    return len(data) + VALUE_BYTES * values_at_most(data)
 
 
 def may_be_too_deep(text: str | bytes) -> bool:

@@ -12,11 +12,14 @@ a details entry's `tokenCount`) are not credentials and stay. Record,
 
 Names are not enough: an upstream may repeat the key it was sent in an error message or
 any field of an event. So a credential the harness holds or forwards (the key `record`
-sends, the headers and query of a request the proxy passes on or a recording kept) is
-also masked by value (`credentials` collects them, `mask` replaces each occurrence in
-any string, key or text with `***`), wherever it appears. Values shorter than
-`MIN_SECRET_LENGTH` are not masked: no provider issues a key that short, and masking
-`test` would rewrite every word holding it.
+sends, the headers, query and JSON body fields of a request the proxy passes on or a
+recording kept) is also masked by value (`credentials` collects them, `mask` replaces
+each occurrence in any string, key or text with `***`), wherever it appears: as sent,
+decoded, and percent-encoded (an upstream quoting the URL it received). Values shorter
+than `MIN_SECRET_LENGTH` are not masked: no provider issues a key that short, and
+masking `test` would rewrite every word holding it. A message quoting what a peer sent
+quotes it whole or not at all (`excerpt`): masking by value finds a credential in a
+whole value, never in one cut short.
 """
 
 from __future__ import annotations
@@ -24,21 +27,33 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import Any, Final
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import (
+    parse_qsl,
+    quote,
+    quote_plus,
+    unquote,
+    unquote_plus,
+    urlencode,
+    urlsplit,
+    urlunsplit,
+)
 
 __all__ = [
+    "EXCERPT_LENGTH",
     "MASK",
     "MIN_SECRET_LENGTH",
     "credentials",
+    "excerpt",
     "is_secret_name",
     "mask",
     "mask_text",
     "redact",
     "redact_answer",
     "redact_headers",
+    "redact_query",
     "redact_request",
     "redact_uri",
 ]
@@ -61,6 +76,8 @@ _IDENTIFYING_HEADERS: Final = frozenset(
 MASK: Final = "***"
 #: The shortest value masked by value: the shortest key any provider issues is longer.
 MIN_SECRET_LENGTH: Final = 8
+#: The longest text a message quotes of what a peer sent (`excerpt`).
+EXCERPT_LENGTH: Final = 64
 #: Body fields of a request that a cassette does not keep (transport, not content).
 _TRANSPORT_FIELDS: Final = frozenset({"stream", "extra_headers"})
 
@@ -106,28 +123,52 @@ def _protocol_field(value: dict[Any, Any], key: str, under: object) -> bool:
     return (value.get("type"), key) in _ANSWER_FIELDS or (under, key) in _ANSWER_FIELDS
 
 
+def _dropped(value: dict[Any, Any], key: object, answer: bool, under: object) -> bool:
+    """Whether `value[key]` is a credential (`value` sitting under the key `under`; in an
+    answer, or a request's own fields, when `answer`)."""
+    return (
+        isinstance(key, str)
+        and is_secret_name(key)
+        and not (answer and _protocol_field(value, key, under))
+    )
+
+
 def _redacted(value: Any, answer: bool, under: object = None) -> Any:
     if isinstance(value, dict):
         return {
             key: _redacted(item, answer, key)
             for key, item in value.items()
-            if not (
-                isinstance(key, str)
-                and is_secret_name(key)
-                and not (answer and _protocol_field(value, key, under))
-            )
+            if not _dropped(value, key, answer, under)
         }
     if isinstance(value, list | tuple):
         return [_redacted(item, answer) for item in value]
     return value
 
 
+def _held(value: Any, under: object = None) -> Iterator[str]:
+    """The strings the credential-like fields of the JSON value `value` hold, at any
+    depth: a field's string, or each string of its list. An object is read field by
+    field (a tool schema's `"password": {"type": "string"}` holds no credential), and a
+    thinking block's `signature` is the protocol's, as in an answer."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _dropped(value, key, True, under):
+                held = item if isinstance(item, list | tuple) else [item]
+                yield from (one for one in held if isinstance(one, str))
+            yield from _held(item, key)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _held(item)
+
+
 def _parts(name: str, value: str) -> Iterable[str]:
     """The credentials one header, query parameter or userinfo value carries: the value,
     the token after an auth scheme (`Bearer sk-...`) and a Basic pair's password, an AWS
-    SigV4 signature's `Credential` (and the access key id in it) and `Signature`, each
-    cookie's value."""
+    SigV4 signature's `Credential` (and the access key id in it) and `Signature`, a
+    presigned URL's `X-Amz-Credential`'s access key id, each cookie's value."""
     yield value
+    if "credential" in name.lower():
+        yield value.partition("/")[0]
     scheme, _, token = value.strip().partition(" ")
     if token:
         yield token.strip()
@@ -149,29 +190,56 @@ def _parts(name: str, value: str) -> Iterable[str]:
 
 
 def credentials(
-    headers: Any = (), uri: str | None = None, values: Iterable[str | None] = ()
+    headers: Any = (), uri: str | None = None, values: Iterable[str | None] = (), body: Any = None
 ) -> tuple[str, ...]:
     """The credentials to mask by value: `values` as given (the key a command holds), the
     value of each credential-like header of `headers` (any mapping or pair list; a
-    request forwarded or kept) and query parameter of `uri`, and `uri`'s userinfo;
-    longest first (so that a key is masked whole where a shorter one is part of it),
-    none shorter than `MIN_SECRET_LENGTH`."""
+    request forwarded or kept) and query parameter of `uri` (as sent and decoded),
+    `uri`'s userinfo, and the strings of each credential-like field of the JSON `body`
+    at any depth; each also percent-encoded (`_encoded`); longest first (so that a key
+    is masked whole where a shorter one is part of it), none shorter than
+    `MIN_SECRET_LENGTH`."""
     found: set[str] = {value for value in values if value}
     items = headers.items() if hasattr(headers, "items") else headers
     for name, value in items:
         if is_secret_name(str(name)):
             found.update(_parts(str(name), str(value)))
     if uri:
-        try:
-            parts = urlsplit(uri)
-            query = parse_qsl(parts.query, keep_blank_values=True)
-        except ValueError:
-            parts, query = None, []
-        found.update(value for name, value in query if is_secret_name(name))
-        if parts is not None:
-            found.update(value for value in (parts.username, parts.password) if value)
-    kept = {value for value in found if len(value) >= MIN_SECRET_LENGTH}
+        found.update(_in_uri(uri))
+    found.update(_held(body))
+    kept = {form for value in found if len(value) >= MIN_SECRET_LENGTH for form in _encoded(value)}
     return tuple(sorted(kept, key=lambda value: (-len(value), value)))
+
+
+def _in_uri(uri: str) -> Iterator[str]:
+    """The credentials in `uri`: its userinfo, and each credential-like query parameter's
+    value, as sent (percent-encoded as its client chose) and decoded."""
+    try:
+        parts = urlsplit(uri)
+        username, password = parts.username, parts.password
+    except ValueError:
+        return
+    for given in (username, password):
+        if given:
+            yield from (given, unquote(given))
+    for field in parts.query.split("&"):
+        raw_name, _, raw = field.partition("=")
+        name = unquote_plus(raw_name)
+        if is_secret_name(name):
+            yield raw
+            yield from _parts(name, unquote_plus(raw))
+
+
+def _encoded(value: str) -> set[str]:
+    """`value` and its percent-encoded forms: each reserved character escaped, `/` escaped
+    or kept, a space as `%20` or (form-encoded) `+`."""
+    return {
+        value,
+        quote(value, safe=""),
+        quote(value, safe="/"),
+        quote_plus(value, safe=""),
+        quote_plus(value, safe="/"),
+    }
 
 
 @lru_cache(maxsize=64)  # a command masks with the same few values all along
@@ -227,6 +295,19 @@ def redact_headers(headers: Any) -> dict[str, str]:
     """Headers (any mapping or pair list) without credential-like ones, names lower-cased."""
     items = headers.items() if hasattr(headers, "items") else headers
     return {str(k).lower(): str(v) for k, v in items if not is_secret_name(str(k))}
+
+
+def redact_query(query: Any) -> dict[str, str]:
+    """A query's parameters (any mapping or pair list) without credential-like ones."""
+    items = query.items() if hasattr(query, "items") else query
+    return {str(k): str(v) for k, v in items if not is_secret_name(str(k))}
+
+
+def excerpt(text: str, limit: int = EXCERPT_LENGTH) -> str:
+    """`text`, something a peer sent, as a message quotes it: whole, where masking by
+    value (`mask_text`) finds any credential in it; past `limit` characters only its
+    length, as a cut would leave the start of a credential that no masking finds."""
+    return text if len(text) <= limit else f"<{len(text)} characters>"
 
 
 def redact_uri(uri: str) -> str:

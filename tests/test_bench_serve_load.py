@@ -1,4 +1,5 @@
-"""The serve load benchmark runs and prints every figure (none is asserted: people read them)."""
+"""The serve load and stall benchmarks run and print every figure (none is asserted: people
+read them)."""
 
 from __future__ import annotations
 
@@ -23,3 +24,20 @@ def test_a_small_load_prints_every_figure_with_nothing_lost(
     ):
         assert row in printed
     assert printed.count(" / 0\n") == 2  # events lost, for each kind of client
+
+
+@pytest.mark.slow
+def test_the_stall_benchmark_prints_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.stall import main as stall
+
+    assert stall(["--mb", "0.1"]) == 0
+    printed = capsys.readouterr().out
+    for row in (
+        "serve, 0.1 MB",
+        "proxy, 0.1 MB",
+        "hostile request: HTTP/1.1 ",
+        "small requests meanwhile",
+        "the worst (the stall)",
+        "server's peak memory",
+    ):
+        assert row in printed

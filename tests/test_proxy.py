@@ -8,6 +8,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 import anthropic
 import httpx2
@@ -55,6 +56,12 @@ class Upstream:
             return web.json_response(OVERLOADED, status=529, headers=headers)
         if answer == "unavailable":
             return web.Response(status=503, text="<html>busy</html>", content_type="text/html")
+        if answer in ("echo-url", "echo-body"):  # a 400 quoting the request as received
+            said = request.rel_url.raw_path_qs if answer == "echo-url" else await request.text()
+            error = {"type": "error", "error": {"type": "invalid_request_error", "message": said}}
+            return web.json_response(error, status=400)
+        if answer == "big-headers":  # a header over the 8190 bytes aiohttp's client reads
+            return web.json_response(OVERLOADED, status=529, headers={"x-big": "b" * 9000})
         if answer == "gzip":
             body = gzip.compress(b"".join(encode_event(event) for event in EVENTS))
             headers = {"content-type": "text/event-stream", "content-encoding": "gzip"}
@@ -262,6 +269,72 @@ def test_an_unreachable_upstream_is_the_apis_502_error(tmp_path: Path) -> None:
     assert body["type"] == "error"
     assert body["error"]["type"] == "api_error"
     assert "upstream http://127.0.0.1:9 unreachable" in body["error"]["message"]
+
+
+# -- credentials upstream repeats in forms the request did not send them in ----------------------
+
+#: Query credentials as httpx sends them (`+` as %2B, `=` as %3D, `/` kept).
+QUERY_CREDENTIALS = {
+    "X-Amz-Security-Token": "IQoJb3JpZ2luX2VjEXAMPLE+SESSION/TOKEN==",
+    "key": "AIza-proxy_key+with/odd=chars",
+}
+
+
+def test_a_query_credential_upstream_quotes_percent_encoded_is_written_nowhere(
+    proxied: tuple[str, Path],
+) -> None:
+    url, out = proxied
+    answer = httpx2.post(
+        f"{url}/v1/messages",
+        params={**QUERY_CREDENTIALS, "beta": "true"},
+        json=MESSAGE_REQUEST,
+        headers={"x-test-answer": "echo-url"},
+    )
+    assert answer.status_code == 400 and "%2BSESSION" in answer.text, "upstream quoted it"
+    [written] = sorted(out.iterdir())
+    text = written.read_text()
+    for value in QUERY_CREDENTIALS.values():
+        for form in (value, quote(value, safe="/"), quote(value, safe=""), quote_plus(value)):
+            assert form not in text
+    assert "X-Amz-Security-Token=***&key=***&beta=true" in text
+
+
+def test_a_credential_nested_in_the_body_is_masked_where_upstream_repeats_it(
+    proxied: tuple[str, Path],
+) -> None:
+    """The kept request has no credential-like field; their values, wherever upstream
+    repeats them (a 400 quoting the body), are masked too."""
+    url, out = proxied
+    auth = {"api_key": "NESTED-API-KEY-VALUE-1", "deep": [{"client_secret": "NESTED-SECRET-1"}]}
+    request = {**MESSAGE_REQUEST, "metadata": {"user_id": "u-1", "auth": auth}}
+    answer = httpx2.post(f"{url}/v1/messages", json=request, headers={"x-test-answer": "echo-body"})
+    assert answer.status_code == 400 and "NESTED-SECRET-1" in answer.text, "upstream quoted it"
+    [written] = sorted(out.iterdir())
+    header, *_, error = _lines(written)
+    assert header["request"]["metadata"] == {"user_id": "u-1", "auth": {"deep": [{}]}}
+    assert "NESTED" not in written.read_text()
+    assert '"api_key":"***"' in error["body"]["error"]["message"]
+
+
+@pytest.mark.parametrize("failure", ["invalid-url", "unreadable-answer"])
+def test_a_502_quotes_neither_the_upstreams_password_nor_the_clients_query(
+    upstream: tuple[Upstream, str], tmp_path: Path, failure: str
+) -> None:
+    """aiohttp's errors quote the whole URL they were given: the 502 says what went wrong
+    without it (the upstream shown without its userinfo)."""
+    address = "127.0.0.1:99999" if failure == "invalid-url" else upstream[1].partition("//")[2]
+    proxy = RecordingProxy(f"http://admin:UPSTREAM-PASSWORD-1@{address}", tmp_path)
+    with ServerThread(proxy.app()) as url:
+        answer = httpx2.post(
+            f"{url}/v1/messages",
+            params={"key": "AIzaQUERYKEY0123"},
+            json=MESSAGE_REQUEST,
+            headers={"x-test-answer": "big-headers"},
+        )
+    assert answer.status_code == 502
+    message = answer.json()["error"]["message"]
+    assert message.startswith(f"harness proxy: upstream http://{address} unreachable: ")
+    assert "UPSTREAM-PASSWORD-1" not in message and "AIzaQUERYKEY0123" not in message
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -25,9 +25,11 @@ from aiohttp import web
 from conftest import LIBRARY
 
 import harness._http.proxy
+import harness._redact
 from harness._cassette.codec import MAX_BODY_BYTES, MAX_LINE_BYTES, Cassette
 from harness._http.hosting import ServerThread
 from harness._http.proxy import RecordingProxy
+from harness._json import MAX_VALUES
 from harness._providers.sse import encode_event
 
 KEY = "sk-ant-proxy-bounds-key-0123456789"
@@ -371,3 +373,164 @@ def test_the_command_line_default_timeout_is_the_proxys() -> None:
 
     (option,) = (param for param in proxy.params if param.name == "upstream_timeout")
     assert option.default == harness._http.proxy.DEFAULT_UPSTREAM_TIMEOUT
+
+
+# -- the heavy part of a large answer, off the event loop (issue D6) ------------------------------
+
+#: A Messages answer, not streamed, whose text is `{text}`.
+MESSAGE = (
+    '{{"id": "msg_1", "type": "message", "role": "assistant", "model": "m",'
+    ' "content": [{{"type": "text", "text": "{text}"}}], "stop_reason": "end_turn",'
+    ' "stop_sequence": null, "usage": {{"input_tokens": 1, "output_tokens": 1}}}}'
+)
+
+
+def _large_answer(streamed: bool) -> tuple[bytes, dict[str, str]]:
+    """An answer of a few hundred kilobytes: a stream with a padded event, or a `Message`."""
+    if not streamed:
+        return MESSAGE.format(text="x" * 300_000).encode(), {"content-type": "application/json"}
+    padded = {"type": "ping", "pad": "x" * 300_000}
+    return b"".join(encode_event(event) for event in [*EVENTS[:3], padded, *EVENTS[3:]]), SSE
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["stream", "message"])
+def test_the_proxy_answers_others_while_a_large_answer_is_read_into_lines(
+    upstream: tuple[Upstream, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    streamed: bool,
+) -> None:
+    scripted, upstream_url = upstream
+    body, headers = _large_answer(streamed)
+    small = b"".join(encode_event(event) for event in EVENTS)
+
+    async def large(request: web.Request) -> web.Response:
+        return web.Response(body=body, headers=headers)
+
+    async def quick(request: web.Request) -> web.Response:
+        return web.Response(body=small, headers=SSE)
+
+    scripted.answers.update(large=large, quick=quick)
+    entered, release = threading.Event(), threading.Event()
+    kept = harness._http.proxy._kept
+
+    def slow(line: dict[str, Any], secrets: tuple[str, ...]) -> dict[str, Any]:
+        if len(json.dumps(line)) > 100_000:  # the large line: as if it took long to redact
+            entered.set()
+            release.wait(30)
+        return kept(line, secrets)
+
+    monkeypatch.setattr(harness._http.proxy, "_kept", slow)
+    got: dict[str, bytes] = {}
+    lines: list[str] = []
+    with _proxy(upstream_url, tmp_path, lines) as url:
+
+        def send_large() -> None:
+            got["large"] = _post(url, "large", stream=streamed)
+
+        sender = threading.Thread(target=send_large)
+        sender.start()
+        try:
+            assert entered.wait(30)
+            with httpx2.Client(timeout=10) as client:
+                answered = client.post(
+                    f"{url}/v1/messages",
+                    json={**REQUEST, "stream": True},
+                    headers={"x-test": "quick", "x-api-key": KEY},
+                )
+            assert answered.content == small  # while the large one is still being read
+            assert not release.is_set()
+        finally:
+            release.set()
+            sender.join(30)
+    assert got["large"] == body
+    assert len(list(tmp_path.iterdir())) == 2  # both recorded
+
+
+def test_a_line_past_the_limit_is_refused_before_it_is_redacted(
+    upstream: tuple[Upstream, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scripted, upstream_url = upstream
+    body = MESSAGE.format(text="x" * (MAX_LINE_BYTES + 1)).encode()
+
+    async def answer(request: web.Request) -> web.Response:
+        return web.Response(body=body, headers={"content-type": "application/json"})
+
+    scripted.answers["long"] = answer
+    redacted: list[int] = []
+    redact_answer = harness._redact.redact_answer
+
+    def measured(line: dict[str, Any], secrets: tuple[str, ...] = ()) -> Any:
+        redacted.append(len(json.dumps(line)))
+        return redact_answer(line, secrets)
+
+    monkeypatch.setattr(harness._http.proxy, "redact_answer", measured)
+    lines: list[str] = []
+    with _proxy(upstream_url, tmp_path, lines) as url:
+        assert _post(url, "long", stream=False) == body
+    assert lines == [
+        f"POST /v1/messages -> 200, not recorded: a line would be longer than {MAX_LINE_BYTES}"
+        " bytes, the limit"
+    ]
+    assert redacted and max(redacted) < 1000  # the lines before it only
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_event_of_too_many_values_is_refused_before_it_is_redacted(
+    upstream: tuple[Upstream, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scripted, upstream_url = upstream
+    crowded = {"type": "ping", "pad": [{}] * (MAX_VALUES // 2 + 1)}  # 1.5 MB
+    body = b"".join(encode_event(event) for event in [*EVENTS[:3], crowded, *EVENTS[3:]])
+
+    async def answer(request: web.Request) -> web.Response:
+        return web.Response(body=body, headers=SSE)
+
+    scripted.answers["crowded"] = answer
+    redacted: list[dict[str, Any]] = []
+    redact_answer = harness._redact.redact_answer
+
+    def seen(line: dict[str, Any], secrets: tuple[str, ...] = ()) -> Any:
+        redacted.append(line)
+        return redact_answer(line, secrets)
+
+    monkeypatch.setattr(harness._http.proxy, "redact_answer", seen)
+    lines: list[str] = []
+    with _proxy(upstream_url, tmp_path, lines) as url:
+        assert _post(url, "crowded") == body
+    assert lines == [
+        f"POST /v1/messages -> 200, not recorded: a line may hold more than {MAX_VALUES}"
+        " JSON values, the limit"
+    ]
+    assert redacted == EVENTS[:3]  # the lines before it only
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["recorded", "strict"])
+def test_a_message_of_too_many_values_reaches_the_client_unparsed_and_is_not_recorded(
+    upstream: tuple[Upstream, str], tmp_path: Path, strict: bool
+) -> None:
+    scripted, upstream_url = upstream
+    padded = json.loads(MESSAGE.format(text="hi"))
+    padded["pad"] = [0] * MAX_VALUES
+    body = json.dumps(padded, separators=(",", ":")).encode()
+
+    async def answer(request: web.Request) -> web.Response:
+        return web.Response(body=body, headers={"content-type": "application/json"})
+
+    scripted.answers["values"] = answer
+    lines: list[str] = []
+    too_many = f"the answer may hold more than {MAX_VALUES} JSON values, the limit"
+    with _proxy(upstream_url, tmp_path, lines, strict=strict) as url:
+        got = httpx2.post(
+            f"{url}/v1/messages", json=REQUEST, headers={"x-test": "values", "x-api-key": KEY}
+        )
+    if strict:  # it cannot be checked
+        assert got.status_code == 502 and too_many in got.json()["error"]["message"]
+        assert lines == [
+            f"POST /v1/messages -> 502 (--strict: {too_many}: it cannot be checked; not recorded)"
+        ]
+    else:
+        assert got.content == body
+        assert lines == [f"POST /v1/messages -> 200, not recorded: {too_many}"]
+    assert list(tmp_path.iterdir()) == []

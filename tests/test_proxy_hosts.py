@@ -9,11 +9,14 @@ holding a `/` (an ARN, sent as `%2F`) is recorded, decoded, and guarded as any o
 
 from __future__ import annotations
 
+import contextlib
 import json
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from aiohttp import web
 from conftest import LIBRARY, anthropic_on, not_installed
@@ -249,3 +252,72 @@ def test_credentials_reach_upstream_and_are_written_and_printed_nowhere(
     assert "***" in written, "what upstream repeated is masked, not dropped"
     lines = [json.loads(line) for line in Path(proxy.written[0]).read_text().splitlines()]
     assert lines[0]["host"] == host
+
+
+# -- what the log quotes of a frame ------------------------------------------------------------
+
+SIGNATURE = "ab12" * 16
+SIGNED = {
+    "Authorization": f"AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20250101/us-east-1/bedrock/"
+    f"aws4_request, SignedHeaders=host;x-amz-date, Signature={SIGNATURE}",
+    "X-Amz-Security-Token": SESSION_TOKEN,
+    "Cookie": f"session={COOKIE}",
+}
+
+
+def _raw_frame(headers: bytes) -> bytes:
+    """A frame whose headers are `headers` as they are (a name twice, a type unknown)."""
+    total = 16 + len(headers)
+    prelude = total.to_bytes(4, "big") + len(headers).to_bytes(4, "big")
+    start = prelude + zlib.crc32(prelude).to_bytes(4, "big") + headers
+    return start + zlib.crc32(start).to_bytes(4, "big")
+
+
+def _named(name: str, kind: bytes) -> bytes:
+    return len(name).to_bytes(1, "big") + name.encode() + kind
+
+
+def _bad_frame(echo: str, request: web.Request) -> bytes:
+    """A frame quoting the request's credentials where the decoder's message names it:
+    as its `:event-type`, whole or among all the request's headers, or as a header's name."""
+    if echo == "event-type":
+        return bedrock.encode_frame({":message-type": "event", ":event-type": SESSION_TOKEN}, b"")
+    if echo == "event-type-long":
+        said = _echo(request.headers)
+        return bedrock.encode_frame({":message-type": "event", ":event-type": said}, b"")
+    if echo == "unknown-type":
+        return _raw_frame(_named(COOKIE, b"\x0a"))
+    return _raw_frame(_named(SIGNATURE, b"\x00") * 2)  # a header named twice
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["plain", "strict"])
+@pytest.mark.parametrize("echo", ["event-type", "event-type-long", "unknown-type", "twice"])
+def test_a_frame_quoting_the_requests_credentials_is_logged_without_them(
+    tmp_path: Path, echo: str, strict: bool
+) -> None:
+    """The line saying why a stream is not recorded (and, with `--strict`, why it was cut)
+    quotes a frame's header: a short one whole, the request's credentials masked in it, a
+    long one by its length alone."""
+
+    async def stream(request: web.Request) -> web.Response:
+        good = bedrock.encode_event(_echoing_events("hi")[0])
+        body = good + _bad_frame(echo, request)
+        return web.Response(body=body, content_type=bedrock.CONTENT_TYPE)
+
+    app = web.Application()
+    app.router.add_post(HOSTS["bedrock"].stream_route, stream)
+    logged: list[str] = []
+    with ServerThread(app) as upstream:
+        proxy = RecordingProxy(upstream, tmp_path, log=logged.append, strict=strict)
+        with ServerThread(proxy.app()) as url, contextlib.suppress(httpx2.HTTPError):
+            httpx2.post(
+                f"{url}/model/claude-sonnet-5/invoke-with-response-stream",
+                json={"anthropic_version": "bedrock-2023-05-31", **ASK},
+                headers=SIGNED,
+            )
+    printed = "\n".join(logged)
+    assert "not recorded: frame 2: " in printed and proxy.written == []
+    assert ("--strict: frame 2: " in printed) is strict
+    for secret in [SESSION_TOKEN, COOKIE, SIGNATURE, "AKIDEXAMPLE"]:
+        assert secret not in printed
+    assert ("characters>" if echo == "event-type-long" else "***") in printed

@@ -414,3 +414,45 @@ def _stream_from(url: str) -> tuple[list[str], BaseException | None]:
         except Exception as error:
             return seen, error
     return seen, None
+
+
+# -- what the error event quotes of the answer ---------------------------------------------------
+
+STRICT_KEY = "sk-ant-strict-proxy-key-0123456789"
+
+
+def _echoing_key() -> list[dict[str, Any]]:
+    """A stream whose `stop_reason` is the key the client sent, said back."""
+    events = _events("errors/unsupported_stop_reason.jsonl")
+    return [
+        {**event, "delta": {**event["delta"], "stop_reason": STRICT_KEY}}
+        if event["type"] == "message_delta"
+        else event
+        for event in events
+    ]
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "message"])
+def test_the_error_event_quotes_no_credential_the_answer_repeated(
+    tmp_path: Path, stream: bool
+) -> None:
+    """The refusal names the `stop_reason` it refuses: one that is the client's key is
+    masked, as in the recording and the log."""
+    events = _echoing_key()
+    body = b"".join(encode_event(event) for event in events)
+    upstream = (
+        _raw_proxied(body, tmp_path) if stream else _proxied(FakeMessagesAPI(events), tmp_path)
+    )
+    with (
+        upstream as (url, *_),
+        anthropic.Anthropic(base_url=url, api_key=STRICT_KEY, max_retries=0) as client,
+        pytest.raises(anthropic.APIStatusError) as raised,
+    ):
+        if stream:
+            for _ in client.messages.create(**REQUEST, stream=True):
+                pass
+        else:
+            client.messages.create(**REQUEST)
+    details = raised.value.body["error"]  # type: ignore[index]
+    assert details["code"] == "unsupported_stop_reason"
+    assert STRICT_KEY not in details["message"] and "***" in details["message"]

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import base64
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from harness._redact import (
     credentials,
+    excerpt,
     is_secret_name,
     mask,
     mask_text,
     redact,
     redact_answer,
     redact_headers,
+    redact_query,
     redact_request,
     redact_uri,
 )
@@ -171,3 +173,97 @@ def test_an_answer_keeps_a_reasoning_signature_under_its_key_and_drops_one_elsew
     }
     elsewhere = {"metadata": {"signature": "AWS4-SIGNATURE-VALUE"}}
     assert redact_answer(elsewhere) == {"metadata": {}}
+
+
+# -- query and body credentials, encoded forms, excerpts -------------------------------------------
+
+#: Credentials a query carries: a presigned URL's (`X-Amz-Credential` holds the access key
+#: id), Google's bearer token, Azure's and Gemini's keys.
+QUERY_CREDENTIALS = {
+    "X-Amz-Security-Token": "IQoJb3JpZ2luX2VjEXAMPLE+SESSION/TOKEN==",
+    "X-Amz-Signature": "deadbeef0123456789abcdef",
+    "X-Amz-Credential": "AKIAEXAMPLEKEY123/20250101/us-east-1/bedrock/aws4_request",
+    "access_token": "ya29.GOOGLE-BEARER-TOKEN",
+    "api-key": "AZURE-KEY-0123456789",
+    "key": "AIza-test_key+with/odd=chars",
+}
+
+
+def test_a_query_keeps_no_credential_like_parameter() -> None:
+    plain = {"alt": "sse", "X-Amz-Date": "20250101T000000Z", "X-Amz-Algorithm": "AWS4-HMAC-SHA256"}
+    assert redact_query({**QUERY_CREDENTIALS, **plain}) == plain
+    assert redact_query(list({**QUERY_CREDENTIALS, **plain}.items())) == plain
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [
+        lambda query: urlencode(query),  # `/` as %2F, a space as `+`
+        lambda query: urlencode(query, quote_via=quote),  # a space as %20
+        lambda query: "&".join(f"{k}={quote(v, safe='/')}" for k, v in query.items()),  # httpx's
+    ],
+    ids=["form", "percent", "slash-kept"],
+)
+def test_a_query_credential_is_masked_as_sent_decoded_and_percent_encoded(
+    encode: Any,
+) -> None:
+    """An upstream quoting the URL it received repeats each credential as the client
+    encoded it; one quoting it decoded, as it read it."""
+    given = {**QUERY_CREDENTIALS, "access_token": "ya29 GOOGLE BEARER TOKEN"}  # a space
+    sent = f"/v1/models/m:streamGenerateContent?{encode({**given, 'alt': 'sse'})}"
+    secrets = credentials(uri=f"https://host{sent}")
+    for value in given.values():
+        for form in (value, quote(value, safe=""), quote(value), quote_plus(value)):
+            assert mask_text(f"bad URL: {form}.", secrets) == "bad URL: ***."
+    assert mask_text(f"bad URL: {sent}", secrets).count("***") == len(given)
+    assert mask_text("AKIAEXAMPLEKEY123 signed it", secrets) == "*** signed it"
+    assert "alt=sse" in mask_text(sent, secrets)
+
+
+def test_a_header_credential_is_masked_percent_encoded_too() -> None:
+    secrets = credentials({"Authorization": "Bearer sk-with+plus/slash=and space"})
+    for form in (quote("sk-with+plus/slash=and space"), quote_plus("sk-with+plus/slash=and space")):
+        assert mask_text(f"?token={form}", secrets) == "?token=***"
+
+
+def test_userinfo_is_masked_as_written_and_decoded() -> None:
+    secrets = credentials(uri="http://admin:pass%40word-0123@upstream:8080")
+    assert mask_text("pass@word-0123 pass%40word-0123", secrets) == "*** ***"
+
+
+def test_the_strings_of_credential_like_body_fields_are_credentials_at_any_depth() -> None:
+    """The values a request's body holds under a credential-like name (what `redact`
+    removes from the kept request) are masked where upstream repeats them; an object
+    under such a name is read field by field (a tool's schema names a `password`
+    property, and holds none), a thinking block's `signature` is the protocol's, and a
+    count no credential."""
+    schema = {
+        "type": "object",
+        "properties": {"password": {"type": "string", "format": "password"}},
+    }
+    body = {
+        "model": "claude-sonnet-5",
+        "max_tokens": 4096,
+        "metadata": {
+            "user_id": "user-0123456789",
+            "auth": {"api_key": "NESTED-API-KEY-1", "deep": [{"client_secret": "NESTED-SECRET-1"}]},
+            "api_keys": ["KEY-IN-A-LIST-1", 7],
+        },
+        "tools": [{"name": "log_in", "description": "Log in", "input_schema": schema}],
+        "messages": [
+            {"role": "assistant", "content": [{"type": "thinking", "signature": "EuYBCkQYAiJA"}]}
+        ],
+    }
+    found = set(credentials(body=body))
+    assert {"NESTED-API-KEY-1", "NESTED-SECRET-1", "KEY-IN-A-LIST-1"} <= found
+    assert not {"user-0123456789", "EuYBCkQYAiJA", "claude-sonnet-5", "password"} & found
+    quoted = f"metadata.auth: {redact(body)} {body}"
+    assert "NESTED" not in mask_text(quoted, credentials(body=body))
+
+
+def test_an_excerpt_is_whole_or_only_its_length() -> None:
+    """A value cut short could keep the start of a credential no masking by value finds:
+    a message quotes a peer's value whole or says how long it is."""
+    assert excerpt("chunk") == "chunk"
+    assert excerpt("x" * 64) == "x" * 64
+    assert excerpt("Cookie=" + "s" * 80) == "<87 characters>"

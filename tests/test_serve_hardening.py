@@ -31,7 +31,7 @@ from harness._http.hosting import (
 )
 from harness._http.proxy import RecordingProxy
 from harness._http.server import KEPT_REQUEST_BYTES, KEPT_REQUESTS, CassetteServer
-from harness._json import MAX_NESTING
+from harness._json import MAX_NESTING, held_bytes
 from harness._replay.replayer import Replayer
 
 #: What a client sending JSON says it sends (`serve` refuses any other body).
@@ -456,18 +456,21 @@ def test_the_proxy_announces_every_sdks_base_url(tmp_path: Path) -> None:
 # -- bounded whatever arrives (issue 37) ---------------------------------------------------------
 
 
+def _padded(number: int, pad: int = 0) -> bytes:
+    return json.dumps({"n": number, "pad": "x" * pad}).encode()
+
+
 def test_the_requests_kept_are_the_latest_within_the_count_and_the_bytes() -> None:
-    replayer = Replayer([str(TEXT_ONLY)], keep_requests=3, keep_request_bytes=240)
+    cap = 2 * held_bytes(_padded(5, 1000))  # two of those fit, not with a third request
+    replayer = Replayer([str(TEXT_ONLY)], keep_requests=3, keep_request_bytes=cap)
     for number in range(5):
-        replayer.capture("POST", "/v1/messages", {}, json.dumps({"n": number}).encode())
+        replayer.capture("POST", "/v1/messages", {}, _padded(number))
     assert [request.json["n"] for request in replayer.requests] == [2, 3, 4]  # the count
     assert replayer.captured == 5
-    big = json.dumps({"n": 5, "pad": "x" * 100}).encode()
-    replayer.capture("POST", "/v1/messages", {}, big)
-    replayer.capture("POST", "/v1/messages", {}, big.replace(b'"n": 5', b'"n": 6'))
-    assert [request.json["n"] for request in replayer.requests] == [5, 6]  # the bytes: 238 of 240
-    huge = json.dumps({"n": 7, "pad": "x" * 1000}).encode()
-    replayer.capture("POST", "/v1/messages", {}, huge)
+    for number in (5, 6):
+        replayer.capture("POST", "/v1/messages", {}, _padded(number, 1000))
+    assert [request.json["n"] for request in replayer.requests] == [5, 6]  # the bytes
+    replayer.capture("POST", "/v1/messages", {}, _padded(7, cap))
     assert [request.json["n"] for request in replayer.requests] == [7]  # the latest stays
     replayer.reset()
     assert (len(replayer.requests), replayer.captured) == (0, 0)

@@ -199,6 +199,33 @@ def test_captured_requests_keep_no_credential_and_reset_starts_over(tmp_path: Pa
     assert len(after_reset) == 1
 
 
+#: Credentials a query carries: a presigned URL's (`X-Amz-Credential` holds the access key
+#: id), Google's bearer token, Azure's and Gemini's keys.
+QUERY_CREDENTIALS = {
+    "X-Amz-Security-Token": "FQoGZXIvYXdzSESSIONTOKENSECRET",
+    "X-Amz-Signature": "deadbeefSIGNATURE0123",
+    "X-Amz-Credential": "AKIAEXAMPLEKEY123/20250101/us-east-1/bedrock/aws4_request",
+    "access_token": "ya29.GOOGLEBEARERSECRET",
+    "api-key": "AZUREKEYSECRET1",
+    "key": "AIzaGEMINIKEY123",
+}
+
+
+def test_captured_requests_keep_no_credential_of_the_query(tmp_path: Path) -> None:
+    _write(tmp_path / "turn-01.jsonl", "only")
+    plain = {"beta": "true", "X-Amz-Date": "20250101T000000Z"}
+    with ServerThread(CassetteServer([str(tmp_path)]).app()) as url:
+        answer = httpx2.post(
+            f"{url}/v1/messages", params={**QUERY_CREDENTIALS, **plain}, json=REQUEST
+        )
+        listed = httpx2.get(f"{url}/_harness/requests")
+    assert answer.status_code == 200
+    [request] = listed.json()
+    assert request["query"] == plain
+    for value in [*QUERY_CREDENTIALS.values(), "AKIAEXAMPLEKEY123"]:
+        assert value not in listed.text
+
+
 # -- HTTP and wire faults from the cassette ----------------------------------------------------
 
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness._redact import redact, redact_headers
+from harness._redact import redact, redact_headers, redact_query
 
 __all__ = ["CapturedRequest", "json_body"]
 
@@ -29,7 +29,7 @@ def json_body(raw: bytes) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class CapturedRequest:
-    """A request the code under test sent: credentials removed from headers and body."""
+    """A request the code under test sent: credentials removed from headers, body and query."""
 
     method: str
     path: str
@@ -47,8 +47,9 @@ class CapturedRequest:
         body: Any,
         query: Mapping[str, str] | None = None,
     ) -> CapturedRequest:
-        """The request as kept: `body` already parsed (`json_body`), both redacted."""
-        kept = {k: v for k, v in (query or {}).items() if k.lower() != "key"}  # an API key
+        """The request as kept: `body` already parsed (`json_body`); headers, body and
+        query redacted (a presigned URL's `X-Amz-Signature`, Gemini's `key`)."""
+        kept = redact_query(query or {})
         return cls(method.upper(), path, redact_headers(headers), redact(body), kept)
 
     @property

@@ -43,6 +43,7 @@ import orjson
 from harness._exceptions import StreamProtocolError
 from harness._providers.answers import AnswerReader
 from harness._providers.eventstream import Frame, FrameDecoder, FrameError, encode_frame
+from harness._redact import excerpt
 
 __all__ = [
     "CONTENT_TYPE",
@@ -117,8 +118,8 @@ class EventDecoder:
         if kind != "event" or name != "chunk":
             raise FrameError(
                 "bad_frame",
-                f"frame {self._count}: :message-type {kind!r} :event-type {name!r} is no "
-                f"event chunk Bedrock sends",
+                f"frame {self._count}: :message-type {excerpt(repr(kind))} :event-type "
+                f"{excerpt(repr(name))} is no event chunk Bedrock sends",
             )
         data = _object(frame.payload).get("bytes")
         try:

@@ -1,4 +1,5 @@
-"""What keeps a server of ours bounded, whatever its peers do: its log and its descriptors.
+"""What keeps a server of ours bounded, whatever its peers do: its log, its descriptors,
+the requests it reads and the work they cost.
 
 `LineLog` is the request log that never holds up the event loop: lines wait for a slow
 reader in a bounded backlog (`LOG_BACKLOG`), and beyond it are dropped and counted.
@@ -9,11 +10,25 @@ line (`LoopErrors`), at most once every `LOOP_ERROR_EVERY` seconds with a count 
 not told, where asyncio would print a traceback for each, hundreds a second, writing to
 standard error from the event loop itself (a full pipe there stopped the server for
 good). The connections waiting are accepted once others close, and the server goes on.
+
+A request's head must arrive within `HEAD_TIMEOUT` seconds of its connection opening (or
+of the answer before it ending), else the connection is closed: aiohttp's own
+`keepalive_timeout`, which closes a connection idle that long too (`hosting._start`). Its
+body is read by `request_body`: a `Content-Length` past the app's `client_max_size` is
+refused at once with the 413; the body waits its turn while `BODIES_AT_ONCE` bytes of
+bodies are held (`BodyBudget`), and must have arrived within `BODY_TIMEOUT` seconds of the
+head, wait included, else the 408, the connection closed. The heavy part of a request
+(parsing a large body, redacting it, reading a large answer into a cassette's lines) is
+done `off_loop`, by one of `WORKERS` threads, so that the event loop goes on answering
+every other client meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
+import contextvars
 import errno
 import io
 import os
@@ -23,20 +38,33 @@ import select
 import sys
 import threading
 import time
-from collections.abc import Callable
-from typing import IO, Any, Final
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import IO, Any, Final, TypeVar
+
+from aiohttp import web
 
 from harness._terminal import printable
 
 __all__ = [
+    "BODIES_AT_ONCE",
+    "BODY_TIMEOUT",
     "DESCRIPTORS",
+    "HEAD_TIMEOUT",
+    "INLINE_BYTES",
     "LOG_BACKLOG",
     "LOG_DRAIN_SECONDS",
     "LOOP_ERROR_EVERY",
+    "WORKERS",
+    "BodyBudget",
     "LineLog",
     "LoopErrors",
+    "off_loop",
     "raise_descriptor_limit",
+    "request_body",
 ]
+
+T = TypeVar("T")
 
 #: Log lines waiting for a slow reader at most; beyond, lines are dropped and counted.
 LOG_BACKLOG: Final = 10_000
@@ -48,6 +76,23 @@ LOG_DRAIN_SECONDS: Final = 1.0
 DESCRIPTORS: Final = 65536
 #: Seconds between two log lines telling the same failure of the event loop.
 LOOP_ERROR_EVERY: Final = 5.0
+
+#: Seconds a request's head (request line and headers) may take to arrive, from its
+#: connection's opening or the end of the answer before it; a connection idle that long
+#: is closed too.
+HEAD_TIMEOUT: Final = 60.0
+#: Seconds a request's body may take to arrive once its head has, its wait for its turn
+#: (`BODIES_AT_ONCE`) included: 32 MB at half a megabyte a second.
+BODY_TIMEOUT: Final = 60.0
+#: Bytes of request bodies a server reads and holds at once, at most (eight of 32 MB);
+#: a body past them waits its turn.
+BODIES_AT_ONCE: Final = 256 * 1024 * 1024
+#: Threads doing requests' heavy work (`off_loop`): at most this many large bodies are
+#: parsed, and held parsed, at once.
+WORKERS: Final = 2
+#: A body (or an answer) up to this many bytes is parsed on the event loop itself, in
+#: less time than the hop to a worker thread and back costs.
+INLINE_BYTES: Final = 64 * 1024
 
 
 class LineLog:
@@ -178,4 +223,102 @@ class LoopErrors:
         self._log(f"harness: {what}{again}")
 
 
-#: How a request line starts (the URL, as aiohttp's C parser quotes it, or the method).
+class BodyBudget:
+    """The bytes of request bodies held at once, at most `total`: `holding(size)` waits,
+    first come first served, until `size` more fit (a body larger than `total` waits
+    until it is alone)."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.held = 0
+        self._waiting: collections.deque[tuple[int, asyncio.Future[None]]] = collections.deque()
+
+    @contextlib.asynccontextmanager
+    async def holding(self, size: int) -> AsyncIterator[None]:
+        size = min(size, self.total)
+        if self._waiting or self.held + size > self.total:
+            turn = asyncio.get_running_loop().create_future()
+            entry = (size, turn)
+            self._waiting.append(entry)
+            try:
+                await turn
+            except BaseException:  # a timeout, a client gone: its turn is given on
+                if turn.done() and not turn.cancelled():
+                    self._give_back(size)  # its turn had come
+                else:
+                    with contextlib.suppress(ValueError):  # unless given on already
+                        self._waiting.remove(entry)
+                    self._give_turns()
+                raise
+        else:
+            self.held += size
+        try:
+            yield
+        finally:
+            self._give_back(size)
+
+    def _give_back(self, size: int) -> None:
+        self.held -= size
+        self._give_turns()
+
+    def _give_turns(self) -> None:
+        while self._waiting and self.held + self._waiting[0][0] <= self.total:
+            size, turn = self._waiting.popleft()
+            if not turn.done():  # a waiter gone meanwhile takes nothing
+                self.held += size
+                turn.set_result(None)
+
+
+#: Each app's `BodyBudget` (`request_body`), set where the app is made (`harness_app`).
+BUDGET: Final[web.AppKey[BodyBudget]] = web.AppKey("harness-body-budget")
+
+
+@contextlib.asynccontextmanager
+async def request_body(request: web.Request) -> AsyncIterator[bytes]:
+    """The body of `request`, read within the bounds (module) and held, against its app's
+    `BodyBudget`, until the block ends.
+
+    A `Content-Length` past the app's `client_max_size` raises the 413 before any byte is
+    read, a body growing past it the 413 as soon as it does; a body that has not arrived
+    within `BODY_TIMEOUT` seconds (its wait for its turn included) the 408. A body counts
+    as its `Content-Length`, one sent in chunks as the largest it may be.
+    """
+    limit = request.client_max_size
+    declared = request.content_length
+    if declared is not None and declared > limit:
+        raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=declared)
+    budget = request.app.get(BUDGET)
+    size = declared if declared is not None else limit if request.body_exists else 0
+    async with contextlib.AsyncExitStack() as held:
+        try:
+            async with asyncio.timeout(BODY_TIMEOUT):
+                if budget is not None and size:
+                    await held.enter_async_context(budget.holding(size))
+                body = await _read(request, limit)
+        except TimeoutError:
+            said = f"the request body did not arrive within {BODY_TIMEOUT:g} s"
+            raise web.HTTPRequestTimeout(text=f"harness: {said}") from None
+        yield body
+
+
+async def _read(request: web.Request, limit: int) -> bytes:
+    """The body, kept by nobody else: not `request.read()`, whose copy would stay with the
+    request as long as its answer lasts (unless a middleware has read it already)."""
+    if not request.can_read_body:
+        return await request.read()
+    body = bytearray()
+    while piece := await request.content.readany():
+        body += piece
+        if len(body) > limit:
+            raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=len(body))
+    return bytes(body)
+
+
+_workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="harness-worker")
+
+
+async def off_loop(function: Callable[..., T], *args: Any) -> T:
+    """`function(*args)`, run by one of the `WORKERS` threads in the caller's context (its
+    context variables with it) while the event loop answers other clients."""
+    run = contextvars.copy_context().run
+    return await asyncio.get_running_loop().run_in_executor(_workers, run, function, *args)

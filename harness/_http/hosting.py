@@ -9,7 +9,8 @@ error and never sees a traceback; binding to 127.0.0.1 by default; the base URL 
 (in-flight responses are cancelled, so their connections close unfinished and nothing
 half-done is written); `LineLog`, the
 request log that never holds up the event loop (`harness._http.bounds`, with the
-descriptor limit and the loop's errors under a burst); and `ServerThread`, the same server in
+descriptor limit and the loop's errors under a burst, and the time and memory a request
+may take); and `ServerThread`, the same server in
 a background thread for tests and benchmarks. No access log is kept: a request's
 headers, and so its API key, are never logged.
 
@@ -36,8 +37,15 @@ from aiohttp.web_request import BaseRequest
 from aiohttp.web_server import Server
 
 from harness._exceptions import InputError
-from harness._http.bounds import LoopErrors, raise_descriptor_limit
-from harness._json import MAX_NESTING
+from harness._http.bounds import (
+    BODIES_AT_ONCE,
+    BUDGET,
+    HEAD_TIMEOUT,
+    BodyBudget,
+    LoopErrors,
+    raise_descriptor_limit,
+)
+from harness._json import MAX_NESTING, MAX_VALUES
 from harness._providers.wire import request_path
 
 __all__ = [
@@ -47,6 +55,7 @@ __all__ = [
     "MAX_FIELD_BYTES",
     "MAX_HEADERS",
     "TOO_DEEP",
+    "TOO_MANY_VALUES",
     "ErrorAnswer",
     "ServerThread",
     "api_error",
@@ -67,8 +76,17 @@ MAX_FIELD_BYTES: Final = 8190
 MAX_HEADERS: Final = 128
 #: Why a request body nested past the one nesting limit (`harness._json`) gets a 400.
 TOO_DEEP: Final = f"the request body nests deeper than {MAX_NESTING} levels, the limit"
+#: Why a request body that may hold too many values (`harness._json.values_at_most`), in
+#: bytes within the size limit, is not parsed.
+TOO_MANY_VALUES: Final = (
+    f"the request body may hold more than {MAX_VALUES} JSON values (commas and opening"
+    " brackets), the limit"
+)
 #: How long in-flight responses may run on after a stop is asked before they are cancelled.
 SHUTDOWN_GRACE: Final = 0.25
+#: Seconds the rest of a body left unread (a 413, a 408) is read and dropped for, so that
+#: the client reads the answer, before the connection closes (aiohttp's `lingering_time`).
+LINGER: Final = 10.0
 
 
 #: The `error.type` the API gives with each status (its "Errors" page).
@@ -78,6 +96,7 @@ ERROR_TYPE_OF_STATUS: Final = {
     403: "permission_error",
     404: "not_found_error",
     405: "invalid_request_error",
+    408: "timeout_error",
     413: "request_too_large",
     414: "invalid_request_error",
     415: "invalid_request_error",
@@ -125,7 +144,8 @@ def harness_app(
 ) -> web.Application:
     """An app answering every failure in the API's error shape (`error_answer` picks it by
     path; by default the Messages API's), told on `log` in one line; its control
-    endpoints answer this machine only (`local_control`, `host` listened on)."""
+    endpoints answer this machine only (`local_control`, `host` listened on); the bodies
+    it reads held within `BODIES_AT_ONCE` bytes (`harness._http.bounds.request_body`)."""
     begun: dict[int, web.StreamResponse | None] = {}  # by request, while its handler runs
 
     async def note_begun(request: web.Request, response: web.StreamResponse) -> None:
@@ -136,6 +156,7 @@ def harness_app(
     app = web.Application(client_max_size=max_body, middlewares=middlewares)
     app.on_response_prepare.append(note_begun)
     app[LOG] = log
+    app[BUDGET] = BodyBudget(BODIES_AT_ONCE)
     return app
 
 
@@ -235,10 +256,15 @@ def api_errors(
                 message = "Request exceeds the maximum allowed number of bytes."
             elif error.status == 404:
                 message = f"Not found: {request.method} {request.path}"
+            elif error.status == 408:  # the body came too slowly (`request_body`)
+                message = error.text or error.reason
             else:
                 message = error.reason
             log(f"{request.method} {request.path} -> {error.status}")
-            return error_answer(path_of(request), error.status, message)
+            answer = error_answer(path_of(request), error.status, message)
+            if error.status == 408:
+                answer.force_close()  # once aiohttp has read the rest `LINGER` s at most
+            return answer
         except Exception as error:  # one line, never a traceback
             sent = running.get(id(request))
             if sent is not None:
@@ -366,6 +392,8 @@ async def _start(app: web.Application, host: str, port: int) -> tuple[web.AppRun
         access_log=None,
         handle_signals=False,
         shutdown_timeout=SHUTDOWN_GRACE,
+        keepalive_timeout=HEAD_TIMEOUT,  # also how long a request's head may take to come
+        lingering_time=LINGER,
         max_line_size=MAX_FIELD_BYTES,
         max_field_size=MAX_FIELD_BYTES,
         max_headers=MAX_HEADERS,

@@ -34,13 +34,15 @@ path says it (`request_of`: the model, and `stream` for the stream).
 The header holds the request without credentials (`redact_request`) and, for OpenAI,
 its `provider`. Each line is kept without credential-like fields, and with the
 credentials the client's request carried (its key's header, a credential-like query
-parameter) masked wherever upstream repeats them (`harness._redact.credentials`): an
-error message quoting the key, in-band or in a 401's body, writes no key. Files are
-named `turn-NN.jsonl` by request arrival (`harness._cassette.sessions`), numbered after
-any turn already in the folder, so the folder is a session `harness serve` answers turn
-by turn. Other endpoints, and the Responses resume `GET`, pass through and are listed on
-the log, not recorded. A stop (SIGINT/SIGTERM) or a client leaving mid-answer writes
-nothing for that answer.
+parameter, the upstream URL's userinfo, its JSON body's credential-like fields)
+masked wherever upstream repeats them (`harness._redact.credentials`): an error
+message quoting the key or the URL it received, in-band or in a 401's body, writes no
+key. The same credentials are masked in every line the proxy logs and every message of
+its own answers (`_SECRETS`). Files are named `turn-NN.jsonl` by request arrival
+(`harness._cassette.sessions`), numbered after any turn already in the folder, so the
+folder is a session `harness serve` answers turn by turn. Other endpoints, and the
+Responses resume `GET`, pass through and are listed on the log, not recorded. A stop
+(SIGINT/SIGTERM) or a client leaving mid-answer writes nothing for that answer.
 
 With `strict=True` (`harness proxy --strict`) each streamed Messages answer also passes
 the strict adapter on its way (`harness._strict.guard.StreamGuard`): each event reaches
@@ -70,9 +72,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Collection
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, TYPE_CHECKING, Any, Final, Literal
@@ -88,14 +92,29 @@ from harness._directives import AT, CUT
 from harness._exceptions import StreamProtocolError
 from harness._files import atomic_write
 from harness._hosts import Host, Hosted, hosted_at
-from harness._http.hosting import MAX_BODY, TOO_DEEP, api_error, harness_app, path_of
+from harness._http.bounds import INLINE_BYTES, off_loop, request_body
+from harness._http.hosting import (
+    MAX_BODY,
+    TOO_DEEP,
+    TOO_MANY_VALUES,
+    api_error,
+    harness_app,
+    path_of,
+)
 from harness._inflate import DECODED_CODINGS, DecodeError, Inflater, normal_coding
-from harness._json import MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
+from harness._json import (
+    MAX_NESTING,
+    MAX_VALUES,
+    deeper_than_limit,
+    dump_line,
+    may_be_too_deep,
+    values_at_most,
+)
 from harness._providers.eventstream import FrameError
 from harness._providers.recorded import Recorded
 from harness._providers.sse import SSEFormatError, encode_event
 from harness._record.answer import StreamLines, lines_of_answer, recorded_dialect
-from harness._redact import credentials, mask, redact_answer, redact_uri
+from harness._redact import credentials, mask, mask_text, redact_answer, redact_uri
 from harness._strict.policy import completing_stop_reasons
 
 if TYPE_CHECKING:
@@ -140,6 +159,13 @@ AUTO_HEADERS: Final = ("Accept-Encoding", "User-Agent", "Content-Type")
 
 #: Why an answer nested past the one nesting limit is not recorded.
 TOO_DEEP_ANSWER: Final = f"the answer nests deeper than {MAX_NESTING} levels, the limit"
+#: Why an answer holding a line past the cassette's line limit is not recorded.
+TOO_LONG_LINE: Final = f"a line would be longer than {MAX_LINE_BYTES} bytes, the limit"
+#: The credentials of the request being answered (`credentials`: its headers, its URL's
+#: query and userinfo, its JSON body's credential-like fields), masked in every line the
+#: proxy logs and every message of its own answers: set by `forward` in the task that
+#: answers that request (aiohttp answers each in a task of its own).
+_SECRETS: Final[ContextVar[tuple[str, ...]]] = ContextVar("harness_proxy_secrets", default=())
 
 
 class _Unrecordable(Exception):
@@ -194,7 +220,7 @@ class _CassetteFile:
             raise OSError("the cassette file is not open")
         encoded = dump_line(line)
         if len(encoded) > MAX_LINE_BYTES:
-            raise _Unrecordable(f"a line would be longer than {MAX_LINE_BYTES} bytes, the limit")
+            raise _Unrecordable(TOO_LONG_LINE)
         self._handle.write(encoded + b"\n")
 
     async def close(self) -> None:
@@ -306,24 +332,10 @@ class _Answer:
         if self.unusable is not None:
             raise ValueError(self.unusable)
         try:
-            if not self.streamed:
-                lines, extra = lines_of_answer(
-                    self.status, self.headers, self._body, self.dialect, self.secrets
-                )
-                kept = [
-                    *([self._first] if self._first else []),
-                    *(_kept(line, self.secrets) for line in lines),
-                ]
-                self.events = sum(1 for line in kept if "harness" not in line)
-                for line in [{**self.header, **extra}, *kept]:
-                    self.file.write(line)
-            else:
-                if not cut:
-                    self._write_events(self._sse.finish())
-                if self.events == 0:
-                    raise ValueError("the stream held no event")
-                if cut:
-                    self.file.write({"harness": CUT})
+            if self._inflate.size <= INLINE_BYTES:
+                self._end(cut)
+            else:  # read into lines and redacted while the event loop answers others
+                await off_loop(self._end, cut)
         except (_Unrecordable, SSEFormatError) as error:
             self.stop(str(error))
             raise ValueError(str(error)) from None
@@ -332,12 +344,44 @@ class _Answer:
             raise
         await self.file.close()
 
+    def _end(self, cut: bool) -> None:
+        """Write the rest of the cassette: a whole answer's lines, a stream's last ones."""
+        if not self.streamed:
+            lines, extra = lines_of_answer(
+                self.status, self.headers, self._body, self.dialect, self.secrets
+            )
+            kept = [
+                *([self._first] if self._first else []),
+                *(_kept(line, self.secrets) for line in lines),
+            ]
+            self.events = sum(1 for line in kept if "harness" not in line)
+            for line in [{**self.header, **extra}, *kept]:
+                self.file.write(line)
+            return
+        if not cut:
+            self._write_events(self._sse.finish())
+        if self.events == 0:
+            raise ValueError("the stream held no event")
+        if cut:
+            self.file.write({"harness": CUT})
+
 
 def _kept(line: dict[str, Any], secrets: tuple[str, ...]) -> dict[str, Any]:
     """A line of an answer as a cassette keeps it: credential-like fields removed,
-    `secrets` masked."""
-    if deeper_than_limit(line):
-        raise _Unrecordable(TOO_DEEP_ANSWER)
+    `secrets` masked. A line past the nesting limit, past `MAX_LINE_BYTES` as upstream
+    sent it (redacting makes no line longer) or past `MAX_VALUES` is `_Unrecordable`,
+    told by orjson's encoder at C speed before any walk: such an event costs no
+    redaction, and the answer's recording stops there."""
+    try:
+        encoded = orjson.dumps(line)
+    except orjson.JSONEncodeError:  # nested too deep, or a value orjson refuses
+        if deeper_than_limit(line):
+            raise _Unrecordable(TOO_DEEP_ANSWER) from None
+        encoded = b""  # its writing tells its length (`_CassetteFile.write`)
+    if len(encoded) > MAX_LINE_BYTES:
+        raise _Unrecordable(TOO_LONG_LINE)
+    if values_at_most(encoded) > MAX_VALUES:  # millions of `{}` within the line limit
+        raise _Unrecordable(f"a line may hold more than {MAX_VALUES} JSON values, the limit")
     kept: dict[str, Any] = redact_answer(line, secrets)
     return kept
 
@@ -368,11 +412,16 @@ class RecordingProxy:
         #: Seconds upstream may take to accept the connection, and be silent after.
         self.timeout = timeout
         self.out = os.fspath(out)
-        self.log = log
+        self._log = log
         self.max_body = max_body
         self.written: list[str] = []
         self._turn = last_turn(self.out)
         self._session: aiohttp.ClientSession | None = None
+
+    def log(self, line: str) -> None:
+        """Log `line` with the credentials of the request it is about masked (`_SECRETS`):
+        upstream may have repeated them in what a line quotes (a frame's header)."""
+        self._log(mask_text(line, _SECRETS.get()))
 
     @property
     def providers(self) -> tuple[str, ...]:
@@ -406,14 +455,23 @@ class RecordingProxy:
         return os.fspath(turn_path(self.out, self._turn))
 
     async def forward(self, request: web.Request) -> web.StreamResponse:
-        """Send the request upstream and stream the answer back; keep a Messages answer."""
-        assert self._session is not None
-        body = await request.read()
-        start = time.monotonic()
+        """Send the request upstream and stream the answer back; keep a Messages answer.
+        Its body is read within the bounds (`request_body`), and counts among the bodies
+        held until the answer has ended."""
+        async with request_body(request) as body:
+            return await self._forward_body(request, body)
+
+    def _read(self, request: web.Request, body: bytes) -> _Read:
+        """What the proxy reads of a request before it goes upstream (by a worker thread
+        for a large body: `off_loop`): see `_Read`."""
         where = f"{request.method} {request.path}"
-        request_json, dialect, hosted = _recorded_request(request, body)
-        check = self._check(request, body, request_json)
-        guard = None if check is None else _guard(check)
+        try:
+            request_json, dialect, hosted = _recorded_request(request, body)
+        except _Unrecordable as error:  # upstream still gets it, unchecked
+            self.log(f"{where}: not recorded: {error}")
+            request_json, dialect, hosted, check = None, None, None, None
+        else:
+            check = self._check(request, body, request_json)
         #: the SDK reads the answer as a stream if it asked for one, whatever it is labelled
         streams = request_json is not None and request_json.get("stream") is True
         if check is not None:
@@ -421,7 +479,25 @@ class RecordingProxy:
         if request_json is not None and may_be_too_deep(body) and deeper_than_limit(request_json):
             self.log(f"{where}: not recorded: {TOO_DEEP}")  # upstream still gets it
             request_json = None
-        file = _CassetteFile(self._next_path()) if request_json is not None else None
+        # What the client sends upstream: masked wherever the answer or a message repeats it.
+        target = self.upstream + request.rel_url.raw_path_qs
+        secrets = credentials(request.headers, target, body=request_json)
+        header = None
+        if request_json is not None:
+            header = self._header(mask(request_json, secrets), dialect, hosted, path_of(request))
+        return _Read(header, dialect, hosted, check, streams, secrets)
+
+    async def _forward_body(self, request: web.Request, body: bytes) -> web.StreamResponse:
+        assert self._session is not None
+        start = time.monotonic()
+        where = f"{request.method} {request.path}"
+        if len(body) <= INLINE_BYTES:
+            read = self._read(request, body)
+        else:  # parsed, checked and redacted while the event loop answers others
+            read = await off_loop(self._read, request, body)
+        guard = None if read.check is None else _guard(read.check)
+        file = _CassetteFile(self._next_path()) if read.header is not None else None
+        told = _SECRETS.set(read.secrets)
         try:
             if file is not None:
                 try:
@@ -434,15 +510,16 @@ class RecordingProxy:
                 body,
                 where,
                 start,
-                request_json,
+                read.header,
                 file,
                 guard,
-                streams,
-                check,
-                dialect,
-                hosted,
+                read.streams,
+                read.check,
+                read.dialect,
+                read.hosted,
             )
         finally:
+            _SECRETS.reset(told)
             if file is not None:
                 file.discard()  # unless written: a stop, a client gone, a cap passed
 
@@ -452,7 +529,7 @@ class RecordingProxy:
         body: bytes,
         where: str,
         start: float,
-        request_json: dict[str, Any] | None,
+        header: dict[str, Any] | None,
         file: _CassetteFile | None,
         guard: StreamGuard | None,
         streams: bool,
@@ -474,7 +551,7 @@ class RecordingProxy:
                 request.method,
                 self.upstream + request.rel_url.raw_path_qs,
                 headers=headers,
-                data=body,
+                data=io.BytesIO(body) if len(body) > INLINE_BYTES else body,  # sent in pieces
                 allow_redirects=False,
                 skip_auto_headers=AUTO_HEADERS,
             )
@@ -484,14 +561,11 @@ class RecordingProxy:
             return api_error(504, f"harness proxy: {silent} (--upstream-timeout)")
         except (aiohttp.ClientError, OSError) as error:
             self.log(f"{where} -> 502 (upstream unreachable: {type(error).__name__})")
-            return api_error(502, f"harness proxy: upstream {shown} unreachable: {error}")
+            said = mask_text(_unreachable(error), _SECRETS.get())
+            return api_error(502, f"harness proxy: upstream {shown} unreachable: {said}")
         answer = None
-        if file is not None:
-            # What the client forwarded to upstream: masked wherever the answer repeats it.
-            secrets = credentials(request.headers, self.upstream + request.rel_url.raw_path_qs)
-            header = self._header(
-                mask(request_json or {}, secrets), dialect, hosted, path_of(request)
-            )
+        if file is not None and header is not None:
+            secrets = _SECRETS.get()  # what the client forwarded to upstream
             streamed = streams and upstream.status == 200
             host = None if hosted is None else hosted.host
             answer = _Answer(
@@ -536,6 +610,7 @@ class RecordingProxy:
             broke_off = False
             sent = False  # whether any of the answer went on to the client
             refused = ""  # what --strict refused, said on the answer's one line
+            received = 0
             async for piece in _body(upstream):
                 if isinstance(piece, _Ended) and piece.error is None:
                     silent = f"upstream sent nothing for {self.timeout:g} s"
@@ -545,10 +620,12 @@ class RecordingProxy:
                 if isinstance(piece, _Ended):
                     broke_off = True  # the client will see the same drop, the cassette a cut
                     break
-                if answer is not None:
-                    answer.feed(piece)
+                received += len(piece)
                 try:
-                    released = piece if guard is None else guard.feed(piece)
+                    if received <= INLINE_BYTES or (answer is None and guard is None):
+                        released = _fed(piece, answer, guard)
+                    else:  # an event of megabytes is read while the loop answers others
+                        released = await off_loop(_fed, piece, answer, guard)
                 except (SSEFormatError, FrameError) as error:
                     self.log(f"{where}: --strict: {error}: the connection is closed")
                     broke_off = True  # the client sees a drop: there is no event to end with
@@ -627,8 +704,11 @@ class RecordingProxy:
         try:
             # One copy as sent (for the client), one as meant (the same one, unless it was
             # compressed), read by the check and kept by the recording alike.
-            meant = _decoded(_coding(upstream.headers), raw)
-            failure = _message_failure(meant, content_type, self.stop_reasons, check)
+            judged = (_coding(upstream.headers), raw, content_type, self.stop_reasons, check)
+            if len(raw) <= INLINE_BYTES:
+                meant, failure = _judged(*judged)
+            else:  # decoded, read and checked while the event loop answers others
+                meant, failure = await off_loop(_judged, *judged)
         except _Unrecordable as error:
             return self._uncheckable(where, answer, str(error))
         if isinstance(failure, str):
@@ -645,7 +725,8 @@ class RecordingProxy:
                 await self._write(where, answer, False, status=status)
             else:
                 self.log(f"{where} -> {status}")
-            return _no_retry(web.json_response(strict_error_event(failure), status=502))
+            refusal = strict_error_event(_masked(failure))
+            return _no_retry(web.json_response(refusal, status=502))
         passed = web.Response(
             status=upstream.status, reason=upstream.reason, headers=headers, body=raw
         )
@@ -661,7 +742,7 @@ class RecordingProxy:
             answer.stop(reason)
         self.log(f"{where} -> 502 (--strict: {reason}: it cannot be checked; not recorded)")
         message = f"harness proxy --strict: {reason}: it cannot be checked"
-        return _no_retry(api_error(502, message))
+        return _no_retry(api_error(502, mask_text(message, _SECRETS.get())))
 
     def _check(
         self, request: web.Request, body: bytes, request_json: dict[str, Any] | None
@@ -715,11 +796,12 @@ class RecordingProxy:
         if guard.failure is None:
             return True, ""
         failure = guard.failure
+        told = _masked(failure)  # what the error event quotes of the answer
         if check is not None and check.refusal is not None:  # the dialect's own framing
-            await response.write(check.refusal(failure, sent))
+            await response.write(check.refusal(told, sent))
         else:
             framed = None if hosted is None else hosted.host.encode
-            await response.write((framed or encode_event)(strict_error_event(failure)))
+            await response.write((framed or encode_event)(strict_error_event(told)))
         response.force_close()
         why = "".join(f"; {note}" for note in getattr(failure, "__notes__", ()))
         return True, f" (--strict: {failure.code}: the answer ends in an error event{why})"
@@ -777,6 +859,22 @@ class RecordingProxy:
 
 
 @dataclass(frozen=True, slots=True)
+class _Read:
+    """What the proxy reads of a request before it goes upstream (`RecordingProxy._read`)."""
+
+    #: its cassette's header, the request in it without credentials (None: not recorded)
+    header: dict[str, Any] | None
+    dialect: Recorded | None
+    hosted: Hosted | None
+    #: how `strict` checks its answer (None: it does not)
+    check: AnswerCheck | None
+    #: whether the client reads the answer as a stream
+    streams: bool
+    #: the credentials it carries (`credentials`), masked wherever upstream repeats them
+    secrets: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class _Ended:
     """Upstream's body did not end cleanly: it fell silent for the timeout (`error`
     None), or its connection dropped (`error`: the exception's type name)."""
@@ -799,6 +897,14 @@ async def _body(upstream: aiohttp.ClientResponse) -> AsyncIterator[bytes | _Ende
             yield _Ended(type(error).__name__)
             return
         yield piece
+
+
+def _fed(piece: bytes, answer: _Answer | None, guard: StreamGuard | None) -> bytes:
+    """`piece` of upstream's answer fed to its recording and its guard: what the guard
+    lets go on to the client (all of it without one)."""
+    if answer is not None:
+        answer.feed(piece)
+    return piece if guard is None else guard.feed(piece)
 
 
 def _drop(request: web.Request) -> None:
@@ -839,6 +945,22 @@ def _guard(check: AnswerCheck) -> StreamGuard:
     return StreamGuard(reader=check.reader())
 
 
+def _judged(
+    coding: str,
+    raw: bytearray,
+    content_type: str,
+    stop_reasons: Collection[str],
+    check: AnswerCheck | None,
+) -> tuple[bytearray, StreamProtocolError | str | None]:
+    """A non-streaming answer as meant (`_decoded`) and what is wrong with it
+    (`_message_failure`), unless it may hold more than `MAX_VALUES` values (counted
+    first, it is never parsed); `_Unrecordable` when it cannot be decoded."""
+    meant = _decoded(coding, raw)
+    if values_at_most(meant) > MAX_VALUES:
+        return meant, f"the answer may hold more than {MAX_VALUES} JSON values, the limit"
+    return meant, _message_failure(meant, content_type, stop_reasons, check)
+
+
 def _message_failure(
     body: bytes | bytearray,
     content_type: str,
@@ -871,12 +993,38 @@ def _no_retry(response: web.Response) -> web.Response:
     return response
 
 
+def _masked(failure: StreamProtocolError) -> StreamProtocolError:
+    """`failure` as an error event of ours tells it: the request's credentials (`_SECRETS`)
+    masked in what its message quotes of the answer (an upstream that repeated the key
+    as a `stop_reason`)."""
+    secrets = _SECRETS.get()
+    if not secrets:
+        return failure
+    reduced: Any = failure.__reduce__()  # the error's own way to build it again
+    rebuild, (code, fields) = reduced
+    told = {name: mask_text(v, secrets) if isinstance(v, str) else v for name, v in fields.items()}
+    masked: StreamProtocolError = rebuild(code, told)
+    return masked
+
+
+def _unreachable(error: aiohttp.ClientError | OSError) -> str:
+    """Why upstream could not be reached, without the URL aiohttp's errors quote whole (the
+    upstream's userinfo, the client's query): an answer it could not read, by its status
+    and reason; a URL it refuses, by what is wrong with it."""
+    if isinstance(error, aiohttp.ClientResponseError):
+        return f"{error.status}, {error.message}"
+    if isinstance(error, aiohttp.InvalidURL):
+        return f"{type(error).__name__}: {error.description or 'the URL is not valid'}"
+    return str(error)
+
+
 def _recorded_request(
     request: web.Request, body: bytes
 ) -> tuple[dict[str, Any] | None, Recorded | None, Hosted | None]:
     """The JSON body of a call the proxy records, its OpenAI dialect (None: a Messages
     call, `POST /v1/messages`) and the host it is a call of (None: the direct API's);
-    (None, None, None) for any other request, passed through. A host's call (Bedrock's,
+    (None, None, None) for any other request, passed through; `_Unrecordable` for a call
+    whose body may hold more than `MAX_VALUES` values. A host's call (Bedrock's,
     Vertex's) is kept as the direct API's request (`Hosted.direct_request`: the model and
     `stream` its path carries put back in the body), of the provider served there."""
     dialect = None
@@ -890,6 +1038,8 @@ def _recorded_request(
         hosted = hosted_at(path) if dialect is None else None
         if dialect is None and hosted is None:
             return nothing
+    if values_at_most(body) > MAX_VALUES:  # counted on the bytes: it is never parsed
+        raise _Unrecordable(TOO_MANY_VALUES)
     try:
         parsed = orjson.loads(body)
     except orjson.JSONDecodeError:

@@ -37,9 +37,13 @@ before its body is read: what a web page can send without a CORS preflight
 (`text/plain`, a form, no content type) never reaches the server's state. (At a host's
 path a body with no content type is taken as JSON when the request is signed, its
 `Authorization` header one no page can send unpreflighted: boto3's `invoke_model*` sends
-no content type.) A body is at most `MAX_BODY` bytes (the 413), and `/_harness/requests`
-keeps the latest `KEPT_REQUESTS` requests, dropping the oldest while their bodies hold
-more than `KEPT_REQUEST_BYTES` bytes.
+no content type.) A body is at most `MAX_BODY` bytes (the 413), read within the time and
+among the bodies held at once that `harness._http.bounds` allows (`request_body`), and
+may hold at most `MAX_VALUES` JSON values (the 413 too, before it is parsed): a large one
+is parsed and redacted by a worker thread (`off_loop`), while the event loop answers
+other clients. `/_harness/requests` keeps the latest `KEPT_REQUESTS` requests, dropping
+the oldest while they hold more than `KEPT_REQUEST_BYTES` bytes, their headers and bodies
+as held in memory (`harness._json.held_bytes`).
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ from harness._cassette.codec import Cassette, KeptCassette, expand_paths
 from harness._cassette.sessions import is_session_folder, turn_files, turn_number
 from harness._exceptions import HarnessError, ReplayError
 from harness._hosts import hosted_at
+from harness._http.bounds import INLINE_BYTES, off_loop, request_body
 from harness._http.dialects import (
     error_json,
     host_routes,
@@ -66,8 +71,22 @@ from harness._http.dialects import (
     provider_of_path,
     resume_routes,
 )
-from harness._http.hosting import LOCALHOST, MAX_BODY, TOO_DEEP, harness_app, path_of
-from harness._json import MAX_NESTING, deeper_than_limit, may_be_too_deep
+from harness._http.hosting import (
+    LOCALHOST,
+    MAX_BODY,
+    TOO_DEEP,
+    TOO_MANY_VALUES,
+    harness_app,
+    path_of,
+)
+from harness._json import (
+    MAX_NESTING,
+    MAX_VALUES,
+    deeper_than_limit,
+    held_bytes,
+    may_be_too_deep,
+    values_at_most,
+)
 from harness._providers import Provider
 from harness._replay.plan import JSON_HEADERS, Chunking, Cut, PlannedResponse, Stall
 from harness._replay.replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer, cassettes_from
@@ -84,7 +103,8 @@ __all__ = [
 CASSETTE_HEADER: Final = "x-harness-cassette"
 #: `/_harness/requests` lists at most this many of the latest requests...
 KEPT_REQUESTS: Final = 1000
-#: ...and drops the oldest while their bodies (as sent) hold more bytes than this.
+#: ...and drops the oldest while they hold more bytes than this, headers and bodies as held
+#: in memory (`Replayer.keep`).
 KEPT_REQUEST_BYTES: Final = 64 * 1024 * 1024
 
 
@@ -179,13 +199,23 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _dumps(value: Any) -> str:
-    """JSON text of the captured requests: a body at the nesting limit is two levels
-    deeper once listed, past orjson's encoder; the standard library takes those."""
+def _listing(kept: list[CapturedRequest]) -> bytes:
+    """JSON of the requests kept, written by orjson from the requests themselves, no copy
+    made: a body at the nesting limit is two levels deeper once listed, past orjson's
+    encoder; the standard library takes those."""
     try:
-        return orjson.dumps(value).decode()
+        return orjson.dumps(kept)
     except orjson.JSONEncodeError:
-        return json.dumps(value)
+        return json.dumps(_jsonable(kept)).encode()
+
+
+class _Refused(Exception):
+    """A request body refused before any cassette is read: its status, the reason the log
+    gives, the message the client gets."""
+
+    def __init__(self, status: int, told: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.told, self.message = status, told, message
 
 
 def _too_deep(error: orjson.JSONDecodeError) -> bool:
@@ -299,9 +329,10 @@ class CassetteServer:
         return None
 
     def _plan(
-        self, request: web.Request, parsed: dict[str, Any], found: Provider, size: int
+        self, request: web.Request, sent: CapturedRequest, size: int, found: Provider
     ) -> tuple[PlannedResponse, str]:
-        """The planned answer and which cassette gives it, by the selection order."""
+        """The planned answer to `sent` and which cassette gives it, by the selection
+        order; `sent` is kept (`size` bytes held) once it names no unknown cassette."""
         named = request.headers.get(CASSETTE_HEADER)
         chosen = None
         if named is not None:
@@ -309,10 +340,7 @@ class CassetteServer:
             chosen = self.names.get(key) or self._next_turn(key)
             if chosen is None:
                 raise LookupError(f"no cassette named {named!r} is served")
-        headers = dict(request.headers)
-        sent = self.replayer.capture_parsed(
-            request.method, path_of(request), headers, parsed, size, dict(request.query)
-        )
+        self.replayer.keep(sent, size)
         if chosen is not None:
             return self._answer(chosen, sent)
         name = found.name
@@ -367,34 +395,58 @@ class CassetteServer:
             self.log(f"{where} -> 415 (content-type {kind}, not JSON)")
             said = f"send the body as JSON (content-type: application/json), not {kind[:80]}"
             return _refused(provider, 415, f"harness serve: {said}")
-        body = await request.read()
         try:
-            parsed = orjson.loads(body)
-        except orjson.JSONDecodeError as error:
-            if _too_deep(error):  # past orjson's reader: past ours too
-                self.log(f"{where} -> 400 (the body nests deeper than {MAX_NESTING} levels)")
-                return _refused(provider, 400, f"harness serve: {TOO_DEEP}")
-            self.log(f"{where} -> 400 (the body is not JSON)")
-            return _refused(provider, 400, f"harness serve: the request body is not JSON: {error}")
-        if not isinstance(parsed, dict):
-            self.log(f"{where} -> 400 (the body is not a JSON object)")
-            return _refused(provider, 400, "harness serve: the request body must be a JSON object")
-        if may_be_too_deep(body) and deeper_than_limit(parsed):
-            self.log(f"{where} -> 400 (the body nests deeper than {MAX_NESTING} levels)")
-            return _refused(provider, 400, f"harness serve: {TOO_DEEP}")
+            sent, size = await self._captured(request)
+        except _Refused as refused:
+            self.log(f"{where} -> {refused.status} ({refused.told})")
+            return _refused(provider, refused.status, refused.message)
         try:
-            planned, name = self._plan(request, parsed, provider, len(body))
+            planned, name = self._plan(request, sent, size, provider)
         except (LookupError, HarnessError) as error:  # no such name, used up, a mismatch
             self.log(f"{where} -> 404: {str(error).splitlines()[0]}")
             return await self._send(request, _unanswerable(provider, str(error)))
         streamed = provider.framing.streamed
-        streams = (
-            parsed.get("stream") is True
+        streams = (  # `stream` as kept: a host's path, ConverseStream's, puts it back
+            sent.json.get("stream") is True
             if streamed is None
             else streamed(path_of(request), request.query) is not False
         )
         self.log(f"{where} {'stream' if streams else 'json'} -> {planned.status} from {name}")
         return await self._send(request, planned, where)
+
+    async def _captured(self, request: web.Request) -> tuple[CapturedRequest, int]:
+        """The request as captured from its body (`_read`), and the bytes it holds: the body
+        read within the bounds (`request_body`), a large one read by a worker thread; it
+        is let go (and its place among the bodies held) before the answer begins."""
+        parts = (request.method, path_of(request), dict(request.headers), dict(request.query))
+        async with request_body(request) as body:
+            if len(body) <= INLINE_BYTES:
+                return self._read(*parts, body)
+            return await off_loop(self._read, *parts, body)
+
+    def _read(
+        self, method: str, path: str, headers: dict[str, str], query: dict[str, str], body: bytes
+    ) -> tuple[CapturedRequest, int]:
+        """The request as captured (credentials removed: `Replayer.request_of`) and about
+        the bytes it holds; `_Refused` for a body that may hold more than `MAX_VALUES`
+        values (before parsing it), is no JSON object, or nests past `MAX_NESTING`."""
+        deep = f"the body nests deeper than {MAX_NESTING} levels"
+        if values_at_most(body) > MAX_VALUES:
+            told = f"the body may hold more than {MAX_VALUES} JSON values"
+            raise _Refused(413, told, f"harness serve: {TOO_MANY_VALUES}")
+        try:
+            parsed = orjson.loads(body)
+        except orjson.JSONDecodeError as error:
+            if _too_deep(error):  # past orjson's reader: past ours too
+                raise _Refused(400, deep, f"harness serve: {TOO_DEEP}") from None
+            said = f"harness serve: the request body is not JSON: {error}"
+            raise _Refused(400, "the body is not JSON", said) from None
+        if not isinstance(parsed, dict):
+            said = "harness serve: the request body must be a JSON object"
+            raise _Refused(400, "the body is not a JSON object", said)
+        if may_be_too_deep(body) and deeper_than_limit(parsed):
+            raise _Refused(400, deep, f"harness serve: {TOO_DEEP}")
+        return self.replayer.request_of(method, path, headers, parsed, query), held_bytes(body)
 
     async def resume(self, request: web.Request, provider: Provider) -> web.StreamResponse:
         """A resume GET (`/v1/responses/{id}?stream=true&starting_after=N`): the events
@@ -449,10 +501,10 @@ class CassetteServer:
         return response
 
     async def requests(self, request: web.Request) -> web.Response:
-        """`GET /_harness/requests`: the requests received, credentials removed."""
-        return web.json_response(
-            [_jsonable(captured) for captured in self.replayer.requests], dumps=_dumps
-        )
+        """`GET /_harness/requests`: the requests received, credentials removed (written
+        by a worker thread: they may hold many megabytes)."""
+        kept = list(self.replayer.requests)  # as they are now: the thread reads this list
+        return web.json_response(body=await off_loop(_listing, kept))
 
     async def reset(self, request: web.Request) -> web.Response:
         """`POST /_harness/reset`: forget the requests, play from the first cassette again."""

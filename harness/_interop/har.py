@@ -14,7 +14,7 @@ import binascii
 from typing import Any
 
 from harness._exceptions import CassetteImportError
-from harness._interop.reading import Exchange, Unreadable, first_values
+from harness._interop.reading import Exchange, Unreadable, first_values, header_pairs
 
 __all__ = ["exchanges_from_har", "is_har_document"]
 
@@ -56,6 +56,7 @@ def _exchange(number: int, entry: Any) -> Exchange | Unreadable:
             response_body=_text(response.get("content")),
             response_json=None,
             started=str(started) if started is not None else None,
+            request_header_values=tuple(header_pairs(request.get("headers"))),
         )
     except (TypeError, ValueError) as error:
         return Unreadable(number, f"malformed entry: {error}")

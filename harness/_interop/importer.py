@@ -189,9 +189,10 @@ _ERROR_HEADERS: Final = ("retry-after", "retry-after-ms", "x-should-retry", "x-a
 
 
 def _secrets(exchange: Exchange) -> tuple[str, ...]:
-    """The credentials the recorded request carried (unless its recorder dropped them),
-    masked wherever the answer repeats them."""
-    return credentials(exchange.request_headers, exchange.uri)
+    """The credentials the recorded request carried (unless its recorder dropped them: its
+    headers, query, JSON body fields), masked wherever the answer repeats them."""
+    headers = exchange.request_header_values or exchange.request_headers
+    return credentials(headers, exchange.uri, body=_request_json(exchange))
 
 
 def _kept(line: dict[str, Any], secrets: tuple[str, ...]) -> dict[str, Any]:
@@ -215,13 +216,13 @@ def _http_error(exchange: Exchange) -> dict[str, Any]:
             raise _Skip(f"status {exchange.status}, its body not JSON") from None
     if not isinstance(body, dict):
         raise _Skip(f"status {exchange.status}, its body not a JSON object")
+    secrets = _secrets(exchange)
     headers = {
-        name: exchange.response_headers[name]
+        name: mask_text(exchange.response_headers[name], secrets)
         for name in _ERROR_HEADERS
         if name in exchange.response_headers
     }
-    line = {"harness": HTTP_ERROR, "status": exchange.status, "body": body}
-    line = _kept(line, _secrets(exchange))
+    line = _kept({"harness": HTTP_ERROR, "status": exchange.status, "body": body}, secrets)
     return {**line, "headers": headers} if headers else line
 
 
@@ -254,13 +255,18 @@ def _lines(
     return lines, "plain" if synthesized else "streamed"
 
 
+def _request_json(exchange: Exchange) -> Any:
+    """The request's JSON body (None: none, or not JSON)."""
+    if exchange.request_json is not None or not exchange.request_body:
+        return exchange.request_json
+    try:
+        return orjson.loads(exchange.request_body)
+    except orjson.JSONDecodeError:
+        return None
+
+
 def _request(exchange: Exchange) -> dict[str, Any]:
-    request = exchange.request_json
-    if request is None and exchange.request_body:
-        try:
-            request = orjson.loads(exchange.request_body)
-        except orjson.JSONDecodeError:
-            request = None
+    request = _request_json(exchange)
     if not isinstance(request, dict):
         return {}
     kept: dict[str, Any] = mask(redact_request(request), _secrets(exchange))
@@ -397,8 +403,9 @@ def import_recording(
             lines, kind = _lines(exchange, dialect, frames)
             header = _header(path, exchange, dialect, lines, kind, hosted)
             write_cassette(target, lines, header=header, overwrite=force, batch=batch)
-        except _Skip as reason:
-            report.skipped.append(f"{label}: {_shown(str(reason))}")
+        except _Skip as reason:  # it may quote what the answer repeated of the request
+            said = mask_text(str(reason), _secrets(exchange))
+            report.skipped.append(f"{label}: {_shown(said)}")
             continue
         except RecursionError:
             report.skipped.append(f"{label}: nested too deeply")

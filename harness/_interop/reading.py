@@ -41,6 +41,7 @@ __all__ = [
     "Unreadable",
     "decode_body",
     "first_values",
+    "header_pairs",
     "is_recording_name",
     "load_document",
     "recording_stem",
@@ -81,6 +82,9 @@ class Exchange:
     response_body: bytes | None
     response_json: Any
     started: str | None = None
+    #: every value of each request header, a repeated one's too (`header_pairs`): the
+    #: credentials the request carried, masked wherever the answer repeats one
+    request_header_values: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,9 +95,10 @@ class Unreadable:
     reason: str
 
 
-def first_values(headers: Any) -> dict[str, str]:
-    """Headers as a mapping of lower-cased name to first value, from any recorder's shape:
-    a mapping to a value or a list of values, a list of pairs, or HAR's name/value objects."""
+def header_pairs(headers: Any) -> list[tuple[str, str]]:
+    """Every header's lower-cased name and value, in order, a repeated header's (or a list
+    of values') each, from any recorder's shape: a mapping to a value or a list of values,
+    a list of pairs, or HAR's name/value objects."""
     if isinstance(headers, dict):
         items: list[Any] = list(headers.items())
     elif isinstance(headers, list):
@@ -102,17 +107,24 @@ def first_values(headers: Any) -> dict[str, str]:
             for item in headers
         ]
     else:
-        return {}
-    flat: dict[str, str] = {}
+        return []
+    pairs: list[tuple[str, str]] = []
     for item in items:
         if not isinstance(item, list | tuple) or len(item) != 2:
             continue
-        name, value = item
-        if isinstance(value, list):
-            value = value[0] if value else ""
-        if isinstance(value, bytes):  # botocore's headers, which vcrpy keeps as `!!binary`
-            value = value.decode("utf-8", "replace")
-        flat.setdefault(str(name).lower(), "" if value is None else str(value))
+        name, values = item
+        for value in values if isinstance(values, list) else [values]:
+            if isinstance(value, bytes):  # botocore's headers, which vcrpy keeps as `!!binary`
+                value = value.decode("utf-8", "replace")
+            pairs.append((str(name).lower(), "" if value is None else str(value)))
+    return pairs
+
+
+def first_values(headers: Any) -> dict[str, str]:
+    """Headers as a mapping of lower-cased name to first value (`header_pairs`)."""
+    flat: dict[str, str] = {}
+    for name, value in header_pairs(headers):
+        flat.setdefault(name, value)
     return flat
 
 

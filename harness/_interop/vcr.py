@@ -24,7 +24,7 @@ import binascii
 from typing import Any
 
 from harness._exceptions import CassetteImportError
-from harness._interop.reading import Exchange, Unreadable, first_values
+from harness._interop.reading import Exchange, Unreadable, first_values, header_pairs
 
 __all__ = ["exchanges_from_vcr", "is_vcr_document"]
 
@@ -110,6 +110,7 @@ def _exchange(number: int, item: Any) -> Exchange | Unreadable:
             response_body=_body(response, "content"),
             response_json=response.get("parsed_body"),
             started=_text(item.get("recorded_at")),
+            request_header_values=tuple(header_pairs(request.get("headers"))),
         )
     except (TypeError, ValueError) as error:
         return Unreadable(number, f"malformed interaction: {error}")

@@ -38,6 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from harness._redact import excerpt
 from harness._terminal import printable
 
 __all__ = [
@@ -254,11 +255,13 @@ class FrameDecoder:
                 else:
                     raise FrameError(
                         "bad_frame",
-                        f"frame {self._count}: header {printable(name)} has unknown type {kind}",
+                        f"frame {self._count}: header {printable(excerpt(name))} has unknown "
+                        f"type {kind}",
                     )
                 if name in headers:
                     raise FrameError(
-                        "bad_frame", f"frame {self._count}: header {printable(name)} appears twice"
+                        "bad_frame",
+                        f"frame {self._count}: header {printable(excerpt(name))} appears twice",
                     )
                 headers[name] = value
         except (IndexError, struct.error):

@@ -472,8 +472,8 @@ class RecordingTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         captured = CapturedRequest.of(request.method, kept_path, request.headers, sent)
         self.requests.append(captured)
         path = self._path(len(self.requests))
-        # The key the client sent is masked wherever the answer repeats it.
-        secrets = credentials(request.headers, str(request.url))
+        # The credentials the client sent are masked wherever the answer repeats them.
+        secrets = credentials(request.headers, str(request.url), body=sent)
         try:
             read, metadata = lines_of_answer(
                 response.status_code, response.headers, response_body, dialect, secrets

@@ -10,8 +10,9 @@ compared with it on the chosen fields (by default its provider's: Anthropic's `m
 `messages`, `system`, `tools`; Chat's `model`, `messages`, `tools`; Responses' `model`,
 `input`, `instructions`, `tools`; `match_on=None` turns matching off); a difference
 raises `ReplayError` with a readable diff of each differing field, as vcrpy lists near
-misses. A request to a path naming the model (Bedrock's ConverseStream) is kept with
-the model and `stream` its path says put in its body, as a host's is (`Framing.paths`).
+misses (a field over `DIFF_BYTES` of JSON is told to differ, not diffed). A request to
+a path naming the model (Bedrock's ConverseStream) is kept with the model and `stream`
+its path says put in its body, as a host's is (`Framing.paths`).
 Running out of cassettes raises `ReplayError` too: a test fails with one line,
 it never hangs. A request to another provider's endpoint (a Responses request answered
 by a Chat cassette) is a `ReplayError` as well.
@@ -32,6 +33,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, TypeVar, overload
 
+import orjson
+
 from harness._cassette.codec import (
     Cassette,
     CassetteLine,
@@ -44,6 +47,7 @@ from harness._cassette.request import CapturedRequest, json_body
 from harness._cassette.sessions import TURN_PATTERN, turn_files
 from harness._exceptions import CassetteError, HarnessError, ReplayError, RequestMismatchError
 from harness._hosts import hosted_at
+from harness._json import VALUE_BYTES, held_bytes
 from harness._providers import Provider, providers
 from harness._providers.wire import Delimited
 from harness._redact import redact
@@ -75,7 +79,26 @@ def cassettes_from(
     return found
 
 
+#: A field whose JSON (either side's) is longer than this is told to differ, not diffed:
+#: a diff of megabytes is read by nobody, and takes seconds to make.
+DIFF_BYTES: Final = 64 * 1024
+
+
+def _json_length(value: Any) -> int:
+    try:
+        return len(orjson.dumps(value))
+    except orjson.JSONEncodeError:  # an integer past 64 bits, say: the diff says it
+        return 0
+
+
 def _field_diff(name: str, recorded: Any, sent: Any) -> str:
+    lengths = _json_length(recorded), _json_length(sent)
+    if max(lengths) > DIFF_BYTES:
+        return (
+            f"{name} differs: {lengths[0]} bytes of JSON recorded, {lengths[1]} sent"
+            " (too long to show the diff)"
+        )
+
     def lines(value: Any) -> list[str]:
         return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
 
@@ -162,8 +185,8 @@ class Replayer:
         self.cassettes = cassettes_from(cassettes)
         #: `requests` keeps at most this many of the latest requests (None: all)...
         self.keep_requests = keep_requests
-        #: ...and drops the oldest while their bodies hold more bytes than this (None: no
-        #: bound; the latest request is always kept)
+        #: ...and drops the oldest while they hold more bytes than this, headers and body as
+        #: kept in memory (`keep`; None: no bound; the latest request is always kept)
         self.keep_request_bytes = keep_request_bytes
         self._sizes: list[int] = []
         self._kept_bytes = 0
@@ -214,7 +237,8 @@ class Replayer:
         query: Mapping[str, str] | None = None,
     ) -> CapturedRequest:
         """Record a request as sent (redacted) and return it."""
-        return self.capture_parsed(method, path, headers, json_body(body), len(body), query)
+        parsed = json_body(body)
+        return self.capture_parsed(method, path, headers, parsed, held_bytes(body), query)
 
     def capture_parsed(
         self,
@@ -225,21 +249,42 @@ class Replayer:
         size: int = 0,
         query: Mapping[str, str] | None = None,
     ) -> CapturedRequest:
-        """`capture` for a body its caller has parsed already (None: not JSON), `size`
-        bytes as sent. A request to a host's path (Bedrock's, Vertex's) is kept as the
-        direct API would have it: the model and `stream` its path carries put back in
-        the body (`harness._hosts.Hosted.direct_request`), so it is matched and answered
-        as any other."""
+        """`capture` for a body its caller has parsed already (None: not JSON), holding
+        about `size` bytes parsed (`harness._json.held_bytes`): `request_of`, then `keep`."""
+        request = self.request_of(method, path, headers, body, query)
+        self.keep(request, size)
+        return request
+
+    def request_of(
+        self,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        body: Any,
+        query: Mapping[str, str] | None = None,
+    ) -> CapturedRequest:
+        """A request as it is captured, not yet kept: for a caller that makes it off its
+        event loop (redacting a large body takes a while), then `keep`s it. A request to a
+        host's path (Bedrock's, Vertex's) is made as the direct API would have it: the
+        model and `stream` its path carries put back in the body
+        (`harness._hosts.Hosted.direct_request`), so it is matched and answered as any
+        other."""
         hosted = hosted_at(path)
         body = hosted.direct_request(body) if hosted is not None else _as_its_paths_say(path, body)
-        request = CapturedRequest.of(method, path, headers, body, query)
+        return CapturedRequest.of(method, path, headers, body, query)
+
+    def keep(self, request: CapturedRequest, size: int = 0) -> None:
+        """Keep a request made by `request_of`, its body holding about `size` bytes,
+        counted with its headers (each about `VALUE_BYTES` more than its text) against
+        `keep_request_bytes`."""
+        headers = request.headers.items()
+        size += sum(len(name) + len(value) + VALUE_BYTES for name, value in headers)
         with self._lock:
             self._requests.append(request)
             self._sizes.append(size)
             self._kept_bytes += size
             self._captured += 1
             self._drop_oldest()
-        return request
 
     def _drop_oldest(self) -> None:
         """Drop the oldest requests kept past `keep_requests` or `keep_request_bytes`."""
@@ -404,7 +449,8 @@ class Replayer:
         fields = self.fields(cassette)
         if fields is None or not isinstance(recorded, dict):
             return True
-        return mismatch(redact(recorded), request.json, fields) is None
+        kept, sent = redact(recorded), request.json
+        return all(kept.get(name) == sent.get(name) for name in fields)  # no diff made
 
     def check_match(
         self, cassette: Cassette, request: CapturedRequest, number: int | None = None

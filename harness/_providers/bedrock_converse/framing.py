@@ -31,6 +31,7 @@ from harness._providers.bedrock_converse.adapter import EXCEPTIONS, event_name
 from harness._providers.eventstream import Frame, FrameDecoder, FrameError, encode_frame
 from harness._providers.frame_rows import Framed
 from harness._providers.wire import Framing, ModelPaths
+from harness._redact import excerpt
 
 __all__ = [
     "CONTENT_TYPE",
@@ -108,7 +109,8 @@ class EventDecoder:
         if kind not in ("event", "exception") or not isinstance(name, str):
             raise FrameError(
                 "bad_frame",
-                f"frame {self._count}: :message-type {kind!r} is no event or exception",
+                f"frame {self._count}: :message-type {excerpt(repr(kind))} is no event or "
+                "exception",
             )
         try:
             payload = orjson.loads(frame.payload) if frame.payload else {}
