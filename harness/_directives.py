@@ -35,6 +35,9 @@ __all__ = [
     "DONE",
     "FRAME",
     "FRAME_FAULTS",
+    "FRAME_INTEGERS",
+    "FRAME_NAME_BYTES",
+    "FRAME_STRING_BYTES",
     "HANG",
     "HTTP_ERROR",
     "MAX_AT_MS",
@@ -65,6 +68,12 @@ DONE: Final = "done"
 FRAME: Final = "frame"
 #: A `frame` line's `fault`s: what it does to the next event's frame.
 FRAME_FAULTS: Final = ("prelude_crc", "message_crc", "cut_in_prelude", "cut_in_payload")
+#: What a `frame` line's `headers` can be written as (the event-stream wire: a name's
+#: length is one byte, a string's two, a whole number an int32 or an int64): the longest
+#: name and string, in bytes of UTF-8, and the whole numbers.
+FRAME_NAME_BYTES: Final = 255
+FRAME_STRING_BYTES: Final = 65_535
+FRAME_INTEGERS: Final = range(-(2**63), 2**63)
 #: `{"harness": "abort"}`: the agent's abort signal is set here.
 ABORT: Final = "abort"
 #: `{"harness": "hang"}`: the stream waits, deaf to the signal, until cancelled.
@@ -162,9 +171,42 @@ def directive_problem(data: Mapping[str, Any]) -> str | None:
         ms = data.get("ms")
         if isinstance(ms, bool) or not isinstance(ms, int | float) or not 0 <= ms <= MAX_AT_MS:
             return f"an at directive needs ms, a number of milliseconds from 0 to {MAX_AT_MS}"
-    if directive.name == FRAME and ("fault" in data) == ("headers" in data):
-        return "a frame directive needs a fault or headers (one of them)"
+    if directive.name == FRAME:
+        if ("fault" in data) == ("headers" in data):
+            return "a frame directive needs a fault or headers (one of them)"
+        problem = _frame_headers_problem(data["headers"]) if "headers" in data else None
+        if problem is not None:
+            return problem
     missing = [field for field in directive.required if field not in data]
     if missing:
         return f"a {directive.name} directive needs {' and '.join(missing)}"
+    return None
+
+
+def _frame_headers_problem(headers: Any) -> str | None:
+    """Why a `frame` line's `headers` (an object of strings, whole numbers and booleans:
+    the schema says so) cannot be written in a frame: a name or a string too long, a
+    number no header type holds; or None."""
+    for name, value in headers.items():
+        size = len(name.encode())
+        if size > FRAME_NAME_BYTES:
+            return (
+                f"a frame header's name of {size} bytes (UTF-8): a frame holds names of "
+                f"{FRAME_NAME_BYTES} at most"
+            )
+        shown = name if len(name) <= 40 else f"{name[:39]}…"
+        if isinstance(value, str):
+            size = len(value.encode())
+            if size > FRAME_STRING_BYTES:
+                return (
+                    f"frame header {shown!r}: a string of {size} bytes (UTF-8), and a frame "
+                    f"holds {FRAME_STRING_BYTES} at most"
+                )
+        elif not isinstance(value, bool) and (
+            not isinstance(value, int) or value not in FRAME_INTEGERS
+        ):
+            return (
+                f"frame header {shown!r}: {value!r} is no string, boolean or whole number a "
+                "frame holds (a 64-bit integer)"
+            )
     return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import types
@@ -12,10 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LIBRARY
+from click.testing import CliRunner
+from conftest import LIBRARY, library_cassettes
 
 from harness import Cassette, CassetteError, make_header, write_cassette
+from harness._hosts import HOSTS
+from harness._providers import names, provider as registered
 from harness.builder import StreamBuilder
+from harness_cli.main import cli
 
 EVENTS = StreamBuilder().text(0, "Hi").stop().events()
 
@@ -208,3 +213,44 @@ def test_public_names_are_importable_from_harness_even_after_their_modules(name:
     import harness._replay.direct  # a loaded submodule must not shadow a public name
 
     assert not isinstance(getattr(harness, name), types.ModuleType)
+
+
+def _hosted_cassettes() -> list[Any]:
+    """(provider, host) for every provider of the registry and every host, and whether the
+    provider is served there."""
+    return [
+        pytest.param(name, host, host in registered(name).hosted, id=f"{name}-on-{host}")
+        for name in names()
+        for host in HOSTS
+    ]
+
+
+@pytest.mark.parametrize(("provider", "host", "served"), _hosted_cassettes())
+def test_a_header_names_a_host_its_provider_is_served_on_or_every_command_refuses_it(
+    tmp_path: Path, provider: str, host: str, served: bool
+) -> None:
+    source = Cassette(
+        next(path for path in library_cassettes(provider) if path.parent.name != "errors")
+    )
+    path = tmp_path / "hosted.jsonl"
+    write_cassette(
+        path, [line.data for line in source.lines()], header={**(source.header or {}), "host": host}
+    )
+    if served:
+        assert Cassette(path).validate() > 0
+        return
+    reason = f"{path}:1: host {host!r}: {provider} streams are served on "
+    with pytest.raises(CassetteError, match=f"^{re.escape(reason)}"):
+        Cassette(path)
+    for command in (
+        ["validate"],
+        ["replay"],
+        ["replay", "--via", "sdk"],
+        ["export", "--to", "vcr", "--out", str(tmp_path / "vcr")],
+        ["export", "--to", "har", "--out", str(tmp_path / "har")],
+        ["faults", "--out", str(tmp_path / "faults")],
+    ):
+        result = CliRunner().invoke(cli, [*command, str(path)])
+        assert result.exit_code == 2, (command, result.output)
+        assert result.stderr.startswith(reason), (command, result.stderr)
+        assert "internal error" not in result.stderr

@@ -185,3 +185,62 @@ def test_fault_variant_runs_the_binary_rows_of_a_bedrock_cassette(
     )
     result = pytester.runpytest("-q", "-k", "frame or exception or message_type")
     result.assert_outcomes(passed=len(ROWS))
+
+
+def _with_frame(tmp_path: Path, headers: dict[str, Any]) -> Path:
+    """The good Bedrock stream with a frame of `headers` of its own after its first event
+    (line 3: the header is line 1)."""
+    events = list(Cassette(_good(tmp_path)).events())
+    frame = {"harness": "frame", "headers": headers, "payload": {}}
+    path = tmp_path / "framed.jsonl"
+    write_cassette(path, [events[0], frame, *events[1:]], header=make_header("x", host="bedrock"))
+    return path
+
+
+#: `frame` lines no frame can hold, and why each is refused: the event-stream wire gives a
+#: header's name one byte of length, a string two, a whole number 64 bits. The schema
+#: counts characters, the codec bytes of UTF-8 (an `é` is two).
+UNFRAMABLE: dict[str, tuple[dict[str, Any], str]] = {
+    "name_of_256_bytes": ({"a" * 256: "x"}, "is too long"),
+    "name_of_256_bytes_in_128_characters": ({"é" * 128: "x"}, "a frame header's name of 256"),
+    "string_of_65536_bytes": ({"a": "a" * 65_536}, "is too long"),
+    "string_of_65536_bytes_in_32768_characters": (
+        {"a": "é" * 32_768},
+        "frame header 'a': a string of 65536 bytes (UTF-8), and a frame holds 65535 at most",
+    ),
+    "integer_over_64_bits": ({"a": 2**63}, "is greater than the maximum"),
+    # read as the float -2**63 (orjson reads an integer past 64 bits as a float)
+    "integer_under_64_bits": ({"a": -(2**63) - 1}, "is no string, boolean or whole number"),
+    "float_past_any_integer": ({":message-type": 1e300}, "is greater than the maximum"),
+    "whole_float": ({":message-type": 2.0}, "2.0 is no string, boolean or whole number"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNFRAMABLE))
+def test_a_frame_line_no_frame_can_hold_is_refused_at_its_line(tmp_path: Path, case: str) -> None:
+    headers, reason = UNFRAMABLE[case]
+    path = _with_frame(tmp_path, headers)
+    for command in ("validate", "replay"):
+        result = CliRunner().invoke(cli, [command, str(path)])
+        assert result.exit_code == 2, result.output
+        (line,) = result.stderr.splitlines()
+        assert line.startswith(f"{path}:3: "), line
+        assert reason in line
+        assert len(line) < 300  # a value of megabytes is told by its length
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"a" * 255: "x"},
+        {"a": "a" * 65_535},
+        {"a": "é" * 32_767},
+        {"a": 2**63 - 1, "b": -(2**63), "c": True},
+    ],
+    ids=["name_of_255_bytes", "string_of_65535_bytes", "string_of_65534_bytes", "integers"],
+)
+def test_a_frame_line_at_the_bounds_replays_to_what_its_frame_reads(
+    tmp_path: Path, headers: dict[str, Any]
+) -> None:
+    # no `:message-type` an event or exception has: the framing's reader refuses the frame
+    assert outcome_code(replay_outcome(_with_frame(tmp_path, headers))) == "bad_frame"

@@ -845,9 +845,12 @@ def test_refusal() -> None:
         ("computer_call", "computer_call"),
         ("mcp_approval_request", "mcp_approval_request"),
         ("something_new", "something_new"),
+        # no item type: an object or a list, which no set of types can look up
+        pytest.param({"a": 1}, "{'a': 1}", id="an_object"),
+        pytest.param(["x"], "['x']", id="a_list"),
     ],
 )
-def test_unsupported_output_item(item_type: str, shown: str) -> None:
+def test_unsupported_output_item(item_type: object, shown: str) -> None:
     item = {
         "id": "ctc_1",
         "type": item_type,

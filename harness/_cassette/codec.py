@@ -178,6 +178,16 @@ def _fast_checks() -> dict[str, Check]:
     }
 
 
+#: The longest value a schema message quotes; a longer one is told by its length (a line
+#: of megabytes may be wrong in one field).
+QUOTED_LENGTH: Final = 200
+
+
+def _quoted(value: object) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= QUOTED_LENGTH else f"<{len(shown)} characters>"
+
+
 def _schema_reason(kind: str, data: dict[str, Any], definition: str = "") -> str | None:
     definition = definition or kind
     if _fast_checks()[definition](data) is True:
@@ -186,9 +196,29 @@ def _schema_reason(kind: str, data: dict[str, Any], definition: str = "") -> str
     if validator.is_valid(data):
         return None
     error = min(validator.iter_errors(data), key=lambda e: (-len(e.absolute_path), e.message))
-    where = "".join(f"[{part!r}]" for part in error.absolute_path)
+    where = "".join(f"[{_quoted(part)}]" for part in error.absolute_path)
     location = f"{where}: " if where else ""
-    return f"{kind} line does not match the cassette schema: {location}{error.message}"
+    message = error.message.replace(repr(error.instance), _quoted(error.instance))
+    return f"{kind} line does not match the cassette schema: {location}{message}"
+
+
+def _host_problem(header: dict[str, Any]) -> str | None:
+    """Why a header (the schema's match) names a `host` its provider is not served on
+    (`Provider.hosted`), or None: every reader would read its lines in another framing
+    than the host's, or at paths that are not its provider's."""
+    host = header.get("host")
+    name = header.get("provider", ANTHROPIC)
+    if host is None:
+        return None
+    served = provider(name).hosted
+    if host in served:
+        return None
+    if not served:
+        return f"host {host!r}: {name} streams are served on their own API alone (no host)"
+    return (
+        f"host {host!r}: {name} streams are served on {', '.join(served)} or their own API "
+        "(no host)"
+    )
 
 
 #: The providers a header's `provider` may name (Anthropic when it names none), and the
@@ -397,6 +427,9 @@ class Cassette:
                     f"cassette format version {data.get('cassette')!r} is not supported "
                     f"(this harness reads version {FORMAT_VERSION})"
                 )
+        elif kind == "header":
+            reason = _host_problem(data)
+        if reason is not None:
             raise CassetteError(self.path, number, reason)
 
 

@@ -87,7 +87,8 @@ def broken_frame(frame: bytes, fault: str) -> tuple[bytes, bool]:
 
 
 def own_frame(directive: dict[str, Any]) -> bytes:
-    """The frame a `frame` line with `headers` stands for."""
+    """The frame a `frame` line with `headers` stands for (the codec has held each header
+    to what a frame holds: `harness._directives.directive_problem`)."""
     payload = directive.get("payload", {})
     return encode_frame(directive["headers"], orjson.dumps(payload))
 

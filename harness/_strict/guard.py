@@ -95,7 +95,6 @@ __all__ = [
 WITHHELD_LINES: Final = 2
 
 
-
 class StreamGuard:
     """One SSE answer's bytes, released event by event once the adapter accepts them."""
 

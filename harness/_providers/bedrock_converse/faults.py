@@ -9,6 +9,12 @@ the five exceptions Bedrock ends a stream with, or `done` for what is read and n
 refused (Bedrock's `p` padding, no metadata, an empty text delta). The wire rows are
 `fault_rows.wire_rows`, given a 500 and a 429 in Bedrock's error shape (`message`,
 `__type`, and the `x-amzn-ErrorType` header botocore reads).
+
+The rows read a stream as the adapter does, so that any stream it completes derives
+(a row that finds nothing to break is left out): a line is the event `event_name`
+names, a value that is no object is an empty event, an index is keyed by
+`harness._events.block_key` (a list or object index included), and a tool block is the
+events between its start and its stop.
 """
 
 from __future__ import annotations
@@ -16,8 +22,10 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
+from harness._events import block_key
 from harness._providers.bedrock_converse.adapter import EXCEPTIONS, event_name, is_client_tool
 from harness._providers.bedrock_converse.errors import PROVIDER
 from harness._providers.bedrock_converse.framing import encode_event, error_body
@@ -29,8 +37,16 @@ __all__ = ["CATALOGUE", "PROVIDER"]
 # -- reading a stream -----------------------------------------------------------------------
 
 
+def _event(line: dict[str, Any], name: str) -> dict[str, Any]:
+    """The event `name` of a line that is one (an empty one where its value is no object)."""
+    event = line.get(name)
+    return event if isinstance(event, dict) else {}
+
+
 def _named(events: Events, name: str) -> list[int]:
-    return [at for at, line in enumerate(events) if "harness" not in line and name in line]
+    return [
+        at for at, line in enumerate(events) if "harness" not in line and event_name(line) == name
+    ]
 
 
 def _first(events: Events, name: str) -> int | None:
@@ -38,33 +54,50 @@ def _first(events: Events, name: str) -> int | None:
     return found[0] if found else None
 
 
-def _tool_blocks(events: Events) -> list[tuple[int, int]]:
-    """(position of the start, index) of each client tool block, in order."""
-    found = []
-    for at in _named(events, "contentBlockStart"):
-        event = events[at]["contentBlockStart"]
-        use = event.get("start", {}).get("toolUse")
-        if is_client_tool(use):
-            found.append((at, event.get("contentBlockIndex")))
-    return found
+@dataclass(slots=True)
+class _Tool:
+    """Where one client tool block's events sit: its start, its deltas, its stop."""
+
+    #: its `contentBlockIndex` as the line holds it, and as the adapter keys it
+    index: Any
+    key: Any
+    start: int
+    deltas: list[int] = field(default_factory=list)
+    stop: int | None = None
 
 
-def _deltas(events: Events, index: object, kind: str = "toolUse") -> list[int]:
-    return [
-        at
-        for at in _named(events, "contentBlockDelta")
-        if events[at]["contentBlockDelta"].get("contentBlockIndex") == index
-        and kind in events[at]["contentBlockDelta"].get("delta", {})
-    ]
+def _tools(events: Events) -> list[_Tool]:
+    """The client tool blocks in opening order, each with the events of its index while
+    it is open (as the adapter pairs them)."""
+    tools: list[_Tool] = []
+    open_tools: dict[Any, _Tool] = {}
+    for at, line in enumerate(events):
+        name = event_name(line) if "harness" not in line else ""
+        if name not in ("contentBlockStart", "contentBlockDelta", "contentBlockStop"):
+            continue
+        event = _event(line, name)
+        index = event.get("contentBlockIndex")
+        key = block_key(index)
+        if name == "contentBlockStart":
+            start = event.get("start")
+            use = start.get("toolUse") if isinstance(start, dict) else None
+            if is_client_tool(use) and key not in open_tools:
+                open_tools[key] = _Tool(copy.deepcopy(index), key, at)
+                tools.append(open_tools[key])
+        elif key in open_tools:
+            if name == "contentBlockDelta":
+                open_tools[key].deltas.append(at)
+            else:
+                open_tools.pop(key).stop = at
+    return tools
 
 
-def _block_stop(events: Events, index: object) -> int | None:
-    found = [
-        at
-        for at in _named(events, "contentBlockStop")
-        if events[at]["contentBlockStop"].get("contentBlockIndex") == index
-    ]
-    return found[0] if found else None
+def _input(line: dict[str, Any]) -> str:
+    """The input text a tool block's delta carries (none where it is no text)."""
+    delta = _event(line, "contentBlockDelta").get("delta")
+    use = delta.get("toolUse") if isinstance(delta, dict) else None
+    piece = use.get("input") if isinstance(use, dict) else None
+    return piece if isinstance(piece, str) else ""
 
 
 def _inserted(events: Events, at: int, *lines: dict[str, Any]) -> Events:
@@ -73,13 +106,14 @@ def _inserted(events: Events, at: int, *lines: dict[str, Any]) -> Events:
     return broken
 
 
-def _delta(index: int, delta: dict[str, Any]) -> dict[str, Any]:
-    return {"contentBlockDelta": {"contentBlockIndex": index, "delta": delta}}
+def _delta(index: Any, delta: dict[str, Any]) -> dict[str, Any]:
+    return {"contentBlockDelta": {"contentBlockIndex": copy.deepcopy(index), "delta": delta}}
 
 
 def _indexes(events: Events) -> list[int]:
+    """The whole-number indexes any block start or delta names."""
     found = {
-        events[at][name].get("contentBlockIndex")
+        block_key(_event(events[at], name).get("contentBlockIndex"))
         for name in ("contentBlockStart", "contentBlockDelta")
         for at in _named(events, name)
     }
@@ -91,18 +125,20 @@ def _with_stop(events: Events, reason: str) -> Events | None:
     if at is None:
         return None
     broken = copy.deepcopy(events)
+    if not isinstance(broken[at]["messageStop"], dict):
+        broken[at]["messageStop"] = {}
     broken[at]["messageStop"]["stopReason"] = reason
     return broken
 
 
 def _with_input(events: Events, text: str) -> Events | None:
     """The first tool block's input replaced by `text`, in one delta after its start."""
-    blocks = _tool_blocks(events)
-    if not blocks:
+    tools = _tools(events)
+    if not tools:
         return None
-    at, index = blocks[0]
-    broken = without(events, set(_deltas(events, index)))
-    broken.insert(at + 1, _delta(index, {"toolUse": {"input": text}}))
+    tool = tools[0]
+    broken = without(events, set(tool.deltas))
+    broken.insert(tool.start + 1, _delta(tool.index, {"toolUse": {"input": text}}))
     return broken
 
 
@@ -115,10 +151,11 @@ def drop_message_start(events: Events) -> Events | None:
 
 
 def repeat_message_start(events: Events) -> Events | None:
-    at = _first(events, "messageStart")
-    if at is None or at + 1 >= len(events):
+    span = _span(events)
+    if span is None:
         return None
-    return _inserted(events, at + 2, copy.deepcopy(events[at]))
+    begin, end = span
+    return _inserted(events, min(begin + 2, end), copy.deepcopy(events[begin]))
 
 
 def orphan_tool_delta(events: Events) -> Events | None:
@@ -130,38 +167,35 @@ def orphan_tool_delta(events: Events) -> Events | None:
 
 
 def repeat_tool_start(events: Events) -> Events | None:
-    blocks = _tool_blocks(events)
-    if not blocks:
+    tools = _tools(events)
+    if not tools:
         return None
-    at, _ = blocks[0]
+    at = tools[0].start
     again = copy.deepcopy(events[at])
-    again["contentBlockStart"]["start"]["toolUse"]["toolUseId"] += "Again"
+    use = again["contentBlockStart"]["start"]["toolUse"]
+    if isinstance(use.get("toolUseId"), str):
+        use["toolUseId"] += "Again"
     return _inserted(events, at + 1, again)
 
 
 def text_in_tool_block(events: Events) -> Events | None:
-    blocks = _tool_blocks(events)
-    if not blocks:
+    tools = _tools(events)
+    if not tools:
         return None
-    at, index = blocks[0]
-    return _inserted(events, at + 1, _delta(index, {"text": "not input"}))
+    return _inserted(events, tools[0].start + 1, _delta(tools[0].index, {"text": "not input"}))
 
 
 def truncate_tool_json(events: Events) -> Events | None:
-    for _, index in _tool_blocks(events):
-        text = "".join(
-            events[at]["contentBlockDelta"]["delta"]["toolUse"].get("input") or ""
-            for at in _deltas(events, index)
-        ).rstrip()
+    for tool in _tools(events):
+        text = "".join(_input(events[at]) for at in tool.deltas).rstrip()
         if not text:
             continue
         cut = text[: max(1, len(text) // 2)]
         try:
             json.loads(cut)
         except ValueError:
-            broken = without(events, set(_deltas(events, index)))
-            start = next(at for at, found in _tool_blocks(broken) if found == index)
-            broken.insert(start + 1, _delta(index, {"toolUse": {"input": cut}}))
+            broken = without(events, set(tool.deltas))
+            broken.insert(tool.start + 1, _delta(tool.index, {"toolUse": {"input": cut}}))
             return broken
     return None
 
@@ -175,11 +209,9 @@ def tool_input_list(events: Events) -> Events | None:
 
 
 def drop_tool_stop(events: Events) -> Events | None:
-    blocks = _tool_blocks(events)
-    if not blocks:
-        return None
-    at = _block_stop(events, blocks[0][1])
-    return None if at is None else without(events, {at})
+    tools = _tools(events)
+    stop = tools[0].stop if tools else None
+    return None if stop is None else without(events, {stop})
 
 
 def drop_message_stop(events: Events) -> Events | None:
@@ -189,9 +221,10 @@ def drop_message_stop(events: Events) -> Events | None:
 
 def cut_connection(events: Events) -> Events | None:
     """The stream ends after the middle-most event before messageStop."""
-    begin, end = _first(events, "messageStart"), _first(events, "messageStop")
-    if begin is None or end is None or end - begin < 2:
+    span = _span(events)
+    if span is None or span[1] - span[0] < 2:
         return None
+    begin, end = span
     return copy.deepcopy(events[: (begin + 1 + end) // 2 + 1])
 
 
@@ -204,7 +237,7 @@ def stop_guardrail_intervened(events: Events) -> Events | None:
 
 
 def end_turn_despite_tool_calls(events: Events) -> Events | None:
-    return _with_stop(events, "end_turn") if _tool_blocks(events) else None
+    return _with_stop(events, "end_turn") if _tools(events) else None
 
 
 def tool_use_without_tool_calls(events: Events) -> Events | None:
@@ -212,12 +245,10 @@ def tool_use_without_tool_calls(events: Events) -> Events | None:
     broken = _with_stop(events, "tool_use")
     if broken is None:
         return None
-    for _, index in _tool_blocks(events):
-        drop = {at for at, _ in _tool_blocks(broken) if _ == index}
-        drop |= set(_deltas(broken, index))
-        stop = _block_stop(broken, index)
-        broken = without(broken, drop | ({stop} if stop is not None else set()))
-    return broken
+    drop: set[int] = set()
+    for tool in _tools(events):
+        drop |= {tool.start, *tool.deltas, *([] if tool.stop is None else [tool.stop])}
+    return without(broken, drop)
 
 
 def delta_after_stop(events: Events) -> Events | None:
@@ -228,17 +259,19 @@ def delta_after_stop(events: Events) -> Events | None:
 
 
 def metadata_twice(events: Events) -> Events | None:
-    at, stop = _first(events, "metadata"), _first(events, "messageStop")
-    if at is None or stop is None or at < stop:
+    stop = _first(events, "messageStop")
+    after = [at for at in _named(events, "metadata") if stop is not None and at > stop]
+    if not after:
         return None
-    return _inserted(events, at + 1, copy.deepcopy(events[at]))
+    return _inserted(events, after[0] + 1, copy.deepcopy(events[after[0]]))
 
 
 def _exception(name: str) -> Callable[[Events], Events | None]:
     def derive(events: Events) -> Events | None:
-        begin, end = _first(events, "messageStart"), _first(events, "messageStop")
-        if begin is None or end is None:
+        span = _span(events)
+        if span is None:
             return None
+        begin, end = span
         at = max(begin + 1, (begin + end) // 2)
         return [*copy.deepcopy(events[:at]), {name: {"message": f"A {name} occurred."}}]
 

@@ -110,12 +110,33 @@ def server_error_mid_stream(events: Events) -> Events | None:
     return [*copy.deepcopy(events[: span[0] + 1]), error]
 
 
+def _call_open(events: Events) -> list[bool]:
+    """After each line, whether a streamed call is open (opened by a named `functionCall`
+    with `willContinue`, closed by one without it), as the adapter reads the parts."""
+    found: list[bool] = []
+    open_call = False
+    for line in events:
+        content = (_candidate(line) or {}).get("content")
+        parts = content.get("parts") if isinstance(content, dict) else None
+        for part in parts if isinstance(parts, list) else []:
+            if not isinstance(part, dict) or "functionCall" not in part:
+                continue
+            call = part["functionCall"] if isinstance(part["functionCall"], dict) else {}
+            if call.get("name") is not None or open_call:
+                open_call = call.get("willContinue") is True
+        found.append(open_call)
+    return found
+
+
 def cut_connection(events: Events) -> Events | None:
-    """The stream ends after the first chunk, before the finish."""
+    """The stream ends after its first chunk with no streamed call open, before the
+    finish (inside a call it would end in `unfinished_function_call`)."""
     span = _span(events)
-    if span is None or span[0] == span[1]:
+    if span is None:
         return None
-    return copy.deepcopy(events[: span[0] + 1])
+    call_open = _call_open(events)
+    at = next((at for at in range(*span) if not call_open[at]), None)
+    return None if at is None else copy.deepcopy(events[: at + 1])
 
 
 def _wire_size(line: dict[str, Any]) -> int:
@@ -174,7 +195,7 @@ CATALOGUE: tuple[Fault, ...] = (
     Fault(
         "cut_connection",
         "missing_finish_reason",
-        "the stream ends after its first chunk, before the finish",
+        "the stream ends after its first chunk with no streamed call open, before the finish",
         cut_connection,
     ),
     *wire_rows(

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness._directives import DONE as DONE_LINE
+from harness._events import block_key
 from harness._json import dump_line
 from harness._providers.fault_rows import DONE, Events, Fault, wire_rows, without
 from harness._providers.openai_chat.errors import PROVIDER
@@ -57,10 +58,29 @@ def _answer(events: Events) -> list[int]:
     return [position for position, _ in _choices(events)]
 
 
+def _delta(line: dict[str, Any]) -> dict[str, Any]:
+    """Choice 0's delta (empty where there is none, or it is no object, as the adapter
+    reads it)."""
+    delta = (_choice(line) or {}).get("delta")
+    return delta if isinstance(delta, dict) else {}
+
+
 def _pieces(line: dict[str, Any]) -> list[dict[str, Any]]:
-    choice = _choice(line)
-    pieces = (choice or {}).get("delta", {}).get("tool_calls")
-    return [piece for piece in pieces if isinstance(piece, dict)] if pieces else []
+    pieces = _delta(line).get("tool_calls")
+    return (
+        [piece for piece in pieces if isinstance(piece, dict)] if isinstance(pieces, list) else []
+    )
+
+
+def _function(piece: dict[str, Any], *, made: bool = False) -> dict[str, Any]:
+    """A piece's `function` (empty where there is none, or it is no object; with `made`,
+    an empty one put in its place)."""
+    function = piece.get("function")
+    if not isinstance(function, dict):
+        function = {}
+        if made:
+            piece["function"] = function
+    return function
 
 
 def _finish(events: Events) -> int | None:
@@ -95,7 +115,7 @@ def _calls(events: Events) -> list[_Call]:
             if index in calls:
                 calls[index].later.append(position)
             else:
-                name = piece.get("function", {}).get("name")
+                name = _function(piece).get("name")
                 calls[index] = _Call(index, str(piece.get("id")), str(name), position)
     return list(calls.values())
 
@@ -112,7 +132,7 @@ def _open_call_counts(events: Events) -> Iterator[int]:
     opened: set[object] = set()
     finished = False
     for line in events:
-        opened.update(piece.get("index", piece.get("id")) for piece in _pieces(line))
+        opened.update(block_key(piece.get("index", piece.get("id"))) for piece in _pieces(line))
         choice = _choice(line)
         finished = finished or (choice is not None and choice.get("finish_reason") is not None)
         yield 0 if finished else len(opened)
@@ -145,9 +165,12 @@ def _with_finish(events: Events, reason: str | None) -> Events | None:
 
 def _drop_pieces(line: dict[str, Any], index: int | None) -> None:
     """Remove `line`'s pieces of call `index` (None: every call's) in place."""
-    delta = (_choice(line) or {}).get("delta", {})
+    delta = _delta(line)
+    pieces = delta.get("tool_calls")
     kept = [
-        p for p in delta.get("tool_calls") or [] if index is not None and p.get("index") != index
+        piece
+        for piece in (pieces if isinstance(pieces, list) else [])
+        if index is not None and not (isinstance(piece, dict) and piece.get("index") == index)
     ]
     if kept:
         delta["tool_calls"] = kept
@@ -168,13 +191,13 @@ def _with_arguments(events: Events, text: str, call: _Call | None = None) -> Eve
         _drop_pieces(broken[position], call.index)
     for piece in _pieces(broken[call.start]):
         if piece.get("index") == call.index:
-            piece.setdefault("function", {})["arguments"] = text
+            _function(piece, made=True)["arguments"] = text
     return broken
 
 
 def _arguments(events: Events, call: _Call) -> str:
     return "".join(
-        str(piece.get("function", {}).get("arguments") or "")
+        str(_function(piece).get("arguments") or "")
         for position in [call.start, *call.later]
         for piece in _pieces(events[position])
         if piece.get("index") == call.index
@@ -226,7 +249,7 @@ def tool_start_without_name(events: Events) -> Events | None:
     broken = copy.deepcopy(events)
     for piece in _pieces(broken[calls[0].start]):
         if piece.get("index") == calls[0].index:
-            piece.get("function", {}).pop("name", None)
+            _function(piece).pop("name", None)
     return broken
 
 
@@ -367,7 +390,7 @@ def repeat_call_identity(events: Events) -> Events | None:
             for piece in _pieces(broken[position]):
                 if piece.get("index") == call.index:
                     piece.update(id=call.id, type="function")
-                    piece.setdefault("function", {})["name"] = call.name
+                    _function(piece, made=True)["name"] = call.name
     return broken
 
 

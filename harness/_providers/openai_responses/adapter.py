@@ -414,7 +414,13 @@ class ResponsesAdapter:
 
     @staticmethod
     def _check_supported(index: int, kind: Any) -> None:
-        if kind != "message" and kind != "function_call" and kind not in PASSED_OVER_ITEMS:
+        # `type(kind) is not str` first: a list or object there is no item type, and no
+        # frozenset can look it up
+        if (
+            kind != "message"
+            and kind != "function_call"
+            and (type(kind) is not str or kind not in PASSED_OVER_ITEMS)
+        ):
             raise _error("unsupported_output_item", index=index, item_type=kind)
 
     def _item_done(self, event: dict[str, Any]) -> list[ModelEvent]:

@@ -34,6 +34,8 @@ _ADDED: Final = "response.output_item.added"
 _ITEM_DONE: Final = "response.output_item.done"
 _ARGUMENTS_DELTA: Final = "response.function_call_arguments.delta"
 _ARGUMENTS_DONE: Final = "response.function_call_arguments.done"
+#: the events before the terminal one that carry the response, and its id
+_OPENING: Final = ("response.created", "response.queued", "response.in_progress")
 
 
 # -- reading a stream -----------------------------------------------------------------------
@@ -235,13 +237,28 @@ def tool_input_list(events: Events) -> Events | None:
     return _with_arguments(events, "[1]")
 
 
+def _carried(events: Events, call: _Call) -> str | None:
+    """The arguments the stream carries before the call's done item: its deltas joined,
+    else its `.done` event's (None: neither, so nothing a done item could contradict)."""
+    if call.deltas:
+        return _joined(events, call)
+    found = (
+        events[call.arguments_done].get("arguments") if call.arguments_done is not None else None
+    )
+    return found if isinstance(found, str) else None
+
+
 def arguments_mismatch(events: Events) -> Events | None:
-    calls = [call for call in _calls(events) if call.done is not None]
+    calls = [
+        call
+        for call in _calls(events)
+        if call.done is not None and _carried(events, call) is not None
+    ]
     if not calls:
         return None
     call = calls[0]
     broken = copy.deepcopy(events)
-    other = "{}" if _joined(events, call) != "{}" else '{"other": true}'
+    other = "{}" if _carried(events, call) != "{}" else '{"other": true}'
     broken[call.done]["item"]["arguments"] = other  # type: ignore[index]
     return broken
 
@@ -346,9 +363,18 @@ def sequence_gap(events: Events) -> Events | None:
     return broken
 
 
+def _response_id(event: dict[str, Any]) -> Any:
+    response = event.get("response")
+    return response.get("id") if isinstance(response, dict) else None
+
+
 def inconsistent_response(events: Events) -> Events | None:
+    """response.completed's id changed: where an event before it named the response's id
+    (the first id named is the one every later event must carry)."""
     at = _first(events, _COMPLETED)
-    if at is None:
+    if at is None or all(
+        event.get("type") not in _OPENING or _response_id(event) is None for event in events[:at]
+    ):
         return None
     broken = copy.deepcopy(events)
     response = broken[at].setdefault("response", {})
