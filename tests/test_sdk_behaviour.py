@@ -172,6 +172,22 @@ def test_doctor_serves_the_rows_to_the_clients_on_each_host_the_dialect_is_serve
     assert behaviour.hosts("openai-chat") == ()
 
 
+def test_doctor_leaves_a_host_whose_extra_is_missing_unchecked_and_says_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`AnthropicBedrock` reads its frames with botocore (the `bedrock` extra's): without
+    it the Bedrock host's rows are not compared (not a difference, not a failure)."""
+    import sys
+
+    assert behaviour.host_unusable("anthropic", "bedrock") is None
+    monkeypatch.setitem(sys.modules, "botocore", None)
+    said = behaviour.host_unusable("anthropic", "bedrock")
+    assert said == (
+        'Anthropic on Bedrock needs botocore, not installed; pip install "stream-harness[bedrock]"'
+    )
+    assert behaviour.host_unusable("anthropic", "vertex") is None
+
+
 @pytest.mark.slow
 def test_doctor_reads_the_rows_through_anthropicbedrock_and_anthropicvertex_as_documented(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

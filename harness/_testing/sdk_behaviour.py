@@ -36,6 +36,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Final
 
+from harness._exceptions import InputError
 from harness._providers import provider as registered, providers, sdks
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "Change",
     "changed_rows",
     "documented",
+    "host_unusable",
     "hosts",
     "measure",
     "measured_with",
@@ -148,6 +150,16 @@ def hosts(provider: str) -> tuple[str, ...]:
     """The hosts besides the direct API a provider's dialect is served on
     (`Provider.hosted`), whose clients `harness doctor` serves the same rows to."""
     return tuple(registered(provider).hosted)
+
+
+def host_unusable(provider: str, host: str) -> str | None:
+    """Why the client of `provider`'s dialect on `host` cannot be built here (what it
+    needs not installed: `AnthropicBedrock` reads its frames with botocore), else None."""
+    try:
+        registered(provider).hosted[host].module()
+    except InputError as error:
+        return str(error)
+    return None
 
 
 def installed_version(package: str) -> str | None:
