@@ -203,9 +203,9 @@ def _kept(line: dict[str, Any], secrets: tuple[str, ...]) -> dict[str, Any]:
     return kept
 
 
-def _http_error(exchange: Exchange) -> dict[str, Any]:
+def _http_error(exchange: Exchange, secrets: tuple[str, ...]) -> dict[str, Any]:
     """The `http_error` line of an error answer (its status, the headers a retry reads,
-    its JSON body redacted); `_Skip` when it cannot be one."""
+    its JSON body redacted, `secrets` masked in both); `_Skip` when it cannot be one."""
     if not 400 <= exchange.status <= 599:
         raise _Skip(f"status {exchange.status}")
     body = exchange.response_json
@@ -216,7 +216,6 @@ def _http_error(exchange: Exchange) -> dict[str, Any]:
             raise _Skip(f"status {exchange.status}, its body not JSON") from None
     if not isinstance(body, dict):
         raise _Skip(f"status {exchange.status}, its body not a JSON object")
-    secrets = _secrets(exchange)
     headers = {
         name: mask_text(exchange.response_headers[name], secrets)
         for name in _ERROR_HEADERS
@@ -227,17 +226,16 @@ def _http_error(exchange: Exchange) -> dict[str, Any]:
 
 
 def _lines(
-    exchange: Exchange, dialect: Dialect, frames: Framed | None = None
+    exchange: Exchange, dialect: Dialect, secrets: tuple[str, ...], frames: Framed | None = None
 ) -> tuple[list[dict[str, Any]], str]:
-    """A call's cassette lines (events and directives), and what kind of answer it had:
-    `streamed`, `plain` (its lines synthesised) or `error`."""
+    """A call's cassette lines (events and directives), `secrets` masked in them, and what
+    kind of answer it had: `streamed`, `plain` (its lines synthesised) or `error`."""
     if exchange.status != 200:
         if not dialect.http_errors:
             raise _Skip(f"status {exchange.status}")
-        return [_http_error(exchange)], "error"
+        return [_http_error(exchange, secrets)], "error"
     read, synthesized, cut = _body_lines(exchange, dialect, frames)
     definition = EVENT_SCHEMAS[dialect.provider]
-    secrets = _secrets(exchange)
     lines: list[dict[str, Any]] = []
     for number, line in enumerate(read, 1):
         if isinstance(line, bytes):  # the dialect's sentinel (Chat's `[DONE]`)
@@ -265,11 +263,11 @@ def _request_json(exchange: Exchange) -> Any:
         return None
 
 
-def _request(exchange: Exchange) -> dict[str, Any]:
+def _request(exchange: Exchange, secrets: tuple[str, ...]) -> dict[str, Any]:
     request = _request_json(exchange)
     if not isinstance(request, dict):
         return {}
-    kept: dict[str, Any] = mask(redact_request(request), _secrets(exchange))
+    kept: dict[str, Any] = mask(redact_request(request), secrets)
     return kept
 
 
@@ -298,9 +296,10 @@ def _header(
     dialect: Dialect,
     lines: list[dict[str, Any]],
     kind: str,
+    secrets: tuple[str, ...],
     hosted: Hosted | None = None,
 ) -> dict[str, Any]:
-    request = dialect.request_of(exchange.method.upper(), exchange.uri, _request(exchange))
+    request = dialect.request_of(exchange.method.upper(), exchange.uri, _request(exchange, secrets))
     if hosted is not None:  # the model (and `stream`) its path carries, in the body
         request = hosted.direct_request(request)
     model = request.get("model") or (dialect.model_of(lines) if kind != "error" else None)
@@ -391,7 +390,9 @@ def import_recording(
         what = _shown(f"{exchange.method} {redact_uri(exchange.uri)}")
         label = f"{path} #{exchange.number} {what}"
         target = os.path.join(out_dir, f"{stem}-{exchange.number:02d}.jsonl")
+        secrets: tuple[str, ...] = ()
         try:
+            secrets = _secrets(exchange)  # masked in what is written, and in a reason
             found = hosted_call(exchange.method, exchange.uri)
             hosted = None if found is None else found[1]
             dialect = for_call(exchange.method, exchange.uri) if found is None else found[0]
@@ -400,11 +401,11 @@ def import_recording(
             frames = dialect.frames if hosted is None else hosted.host.frames
             if hosted is not None and not hosted.stream:
                 frames = None  # a plain call's answer is JSON on every host
-            lines, kind = _lines(exchange, dialect, frames)
-            header = _header(path, exchange, dialect, lines, kind, hosted)
+            lines, kind = _lines(exchange, dialect, secrets, frames)
+            header = _header(path, exchange, dialect, lines, kind, secrets, hosted)
             write_cassette(target, lines, header=header, overwrite=force, batch=batch)
         except _Skip as reason:  # it may quote what the answer repeated of the request
-            said = mask_text(str(reason), _secrets(exchange))
+            said = mask_text(str(reason), secrets)
             report.skipped.append(f"{label}: {_shown(said)}")
             continue
         except RecursionError:
