@@ -317,8 +317,11 @@ async def _read(request: web.Request, limit: int) -> bytes:
 _workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="harness-worker")
 
 
-async def off_loop(function: Callable[..., T], *args: Any) -> T:
+async def off_loop(function: Callable[..., T], *args: Any, size: int | None = None) -> T:
     """`function(*args)`, run by one of the `WORKERS` threads in the caller's context (its
-    context variables with it) while the event loop answers other clients."""
+    context variables with it) while the event loop answers other clients; on the event
+    loop itself where the work is over `size` bytes up to `INLINE_BYTES`."""
+    if size is not None and size <= INLINE_BYTES:
+        return function(*args)
     run = contextvars.copy_context().run
     return await asyncio.get_running_loop().run_in_executor(_workers, run, function, *args)

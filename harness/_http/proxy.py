@@ -332,10 +332,8 @@ class _Answer:
         if self.unusable is not None:
             raise ValueError(self.unusable)
         try:
-            if self._inflate.size <= INLINE_BYTES:
-                self._end(cut)
-            else:  # read into lines and redacted while the event loop answers others
-                await off_loop(self._end, cut)
+            # a large answer read into lines and redacted while the loop answers others
+            await off_loop(self._end, cut, size=self._inflate.size)
         except (_Unrecordable, SSEFormatError) as error:
             self.stop(str(error))
             raise ValueError(str(error)) from None
@@ -491,10 +489,8 @@ class RecordingProxy:
         assert self._session is not None
         start = time.monotonic()
         where = f"{request.method} {request.path}"
-        if len(body) <= INLINE_BYTES:
-            read = self._read(request, body)
-        else:  # parsed, checked and redacted while the event loop answers others
-            read = await off_loop(self._read, request, body)
+        # a large body parsed, checked and redacted while the event loop answers others
+        read = await off_loop(self._read, request, body, size=len(body))
         guard = None if read.check is None else _guard(read.check)
         file = _CassetteFile(self._next_path()) if read.header is not None else None
         told = _SECRETS.set(read.secrets)
@@ -622,10 +618,9 @@ class RecordingProxy:
                     break
                 received += len(piece)
                 try:
-                    if received <= INLINE_BYTES or (answer is None and guard is None):
-                        released = _fed(piece, answer, guard)
-                    else:  # an event of megabytes is read while the loop answers others
-                        released = await off_loop(_fed, piece, answer, guard)
+                    # an event of megabytes is read while the loop answers others
+                    read = 0 if answer is None and guard is None else received
+                    released = await off_loop(_fed, piece, answer, guard, size=read)
                 except (SSEFormatError, FrameError) as error:
                     self.log(f"{where}: --strict: {error}: the connection is closed")
                     broke_off = True  # the client sees a drop: there is no event to end with
@@ -705,10 +700,8 @@ class RecordingProxy:
             # One copy as sent (for the client), one as meant (the same one, unless it was
             # compressed), read by the check and kept by the recording alike.
             judged = (_coding(upstream.headers), raw, content_type, self.stop_reasons, check)
-            if len(raw) <= INLINE_BYTES:
-                meant, failure = _judged(*judged)
-            else:  # decoded, read and checked while the event loop answers others
-                meant, failure = await off_loop(_judged, *judged)
+            # a large one decoded, read and checked while the event loop answers others
+            meant, failure = await off_loop(_judged, *judged, size=len(raw))
         except _Unrecordable as error:
             return self._uncheckable(where, answer, str(error))
         if isinstance(failure, str):

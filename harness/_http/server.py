@@ -63,7 +63,7 @@ from harness._cassette.codec import Cassette, KeptCassette, expand_paths
 from harness._cassette.sessions import is_session_folder, turn_files, turn_number
 from harness._exceptions import HarnessError, ReplayError
 from harness._hosts import hosted_at
-from harness._http.bounds import INLINE_BYTES, off_loop, request_body
+from harness._http.bounds import off_loop, request_body
 from harness._http.dialects import (
     error_json,
     host_routes,
@@ -420,9 +420,7 @@ class CassetteServer:
         is let go (and its place among the bodies held) before the answer begins."""
         parts = (request.method, path_of(request), dict(request.headers), dict(request.query))
         async with request_body(request) as body:
-            if len(body) <= INLINE_BYTES:
-                return self._read(*parts, body)
-            return await off_loop(self._read, *parts, body)
+            return await off_loop(self._read, *parts, body, size=len(body))
 
     def _read(
         self, method: str, path: str, headers: dict[str, str], query: dict[str, str], body: bytes
