@@ -89,7 +89,13 @@ from harness._json import (
 )
 from harness._providers import Provider
 from harness._replay.plan import JSON_HEADERS, Chunking, Cut, PlannedResponse, Stall
-from harness._replay.replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer, cassettes_from
+from harness._replay.replayer import (
+    DEFAULT_MATCH_ON,
+    CapturedRequest,
+    Replayer,
+    answered_as,
+    cassettes_from,
+)
 
 __all__ = [
     "CASSETTE_HEADER",
@@ -405,12 +411,7 @@ class CassetteServer:
         except (LookupError, HarnessError) as error:  # no such name, used up, a mismatch
             self.log(f"{where} -> 404: {str(error).splitlines()[0]}")
             return await self._send(request, _unanswerable(provider, str(error)))
-        streamed = provider.framing.streamed
-        streams = (  # `stream` as kept: a host's path, ConverseStream's, puts it back
-            sent.json.get("stream") is True
-            if streamed is None
-            else streamed(path_of(request), request.query) is not False
-        )
+        streams = answered_as(provider.framing, sent) is not False
         self.log(f"{where} {'stream' if streams else 'json'} -> {planned.status} from {name}")
         return await self._send(request, planned, where)
 

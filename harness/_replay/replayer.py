@@ -49,11 +49,18 @@ from harness._exceptions import CassetteError, HarnessError, ReplayError, Reques
 from harness._hosts import hosted_at
 from harness._json import VALUE_BYTES, held_bytes
 from harness._providers import Provider, providers
-from harness._providers.wire import Delimited
+from harness._providers.wire import Delimited, Framing
 from harness._redact import redact
 from harness._replay.plan import Chunking, PlannedResponse, plan_response
 
-__all__ = ["DEFAULT_MATCH_ON", "CapturedRequest", "Log", "Replayer", "cassettes_from"]
+__all__ = [
+    "DEFAULT_MATCH_ON",
+    "CapturedRequest",
+    "Log",
+    "Replayer",
+    "answered_as",
+    "cassettes_from",
+]
 
 T = TypeVar("T")
 
@@ -162,6 +169,16 @@ def _as_its_paths_say(path: str, body: Any) -> Any:
         if paths is not None and paths.read(path) is not None:
             return paths.request(path, body)
     return body
+
+
+def answered_as(framing: Framing, request: CapturedRequest) -> Delimited | bool:
+    """How a captured `request` of the dialect `framing` frames is answered: False (not
+    streamed), True (SSE), or a `Delimited` stream. The framing says (`Framing.streamed`:
+    Gemini's path and query), else the request as kept: its `stream`, which a path saying
+    it put there (ConverseStream's, a host's: `Replayer.capture_parsed`)."""
+    if framing.streamed is not None:
+        return framing.streamed(request.path, request.query)
+    return request.json.get("stream") is True
 
 
 class Replayer:
@@ -398,7 +415,7 @@ class Replayer:
         self.check_endpoint(cassette, request, number)
         self.check_match(cassette, request, number)
         hosted = hosted_at(request.path)
-        framed = self.answered_as(cassette, request)
+        framed = answered_as(cassette.dialect.framing, request)
         return plan_response(
             cassette,
             stream=framed is not False,
@@ -408,16 +425,6 @@ class Replayer:
             host=hosted.host if hosted is not None else None,
             delimited=framed if isinstance(framed, Delimited) else None,
         )
-
-    def answered_as(self, cassette: Cassette, request: CapturedRequest) -> Delimited | bool:
-        """How `cassette` answers a captured `request`: False (not streamed), True (SSE), or
-        a `Delimited` stream. Its dialect's framing says (`Framing.streamed`: Gemini's path
-        and query), else the request as kept: its `stream`, which a path saying it put
-        there (ConverseStream's, a host's: `capture_parsed`)."""
-        streamed = cassette.dialect.framing.streamed
-        if streamed is not None:
-            return streamed(request.path, request.query)
-        return request.json.get("stream") is True
 
     def fields(self, cassette: Cassette) -> tuple[str, ...] | None:
         """The request fields `cassette`'s request is compared on: `match_on`, the

@@ -31,7 +31,7 @@ from harness._exceptions import InputError
 from harness._modes import RecordMode
 from harness._replay.cache import kept_cassettes
 from harness._replay.plan import PlannedResponse
-from harness._replay.replayer import Replayer
+from harness._replay.replayer import Replayer, answered_as
 from harness._testing.fault_runs import DOES_NOT_APPLY
 from harness._testing.record_once import RecordGate
 
@@ -442,9 +442,9 @@ class _FaultReplayer(Replayer):
     """Serves a fault variant; a stream-level row skips the test at a non-streaming request,
     which is answered whole (the `Message` JSON, Converse's answer, Gemini's one response):
     there is no stream to break. Whether a request streams is the replayer's to say
-    (`Replayer.answered_as`: the body's `stream`, or a path that says it, Bedrock's,
-    ConverseStream's, Gemini's). A retry of the broken turn (the SDK's retry header) is
-    answered the variant again, so turns after it stay in order."""
+    (`harness._replay.replayer.answered_as`: the body's `stream`, or a path that says it,
+    Bedrock's, ConverseStream's, Gemini's). A retry of the broken turn (the SDK's retry
+    header) is answered the variant again, so turns after it stay in order."""
 
     def __init__(self, case: FaultCase) -> None:
         super().__init__(case.served, match_on=None)
@@ -459,7 +459,7 @@ class _FaultReplayer(Replayer):
             and request.headers.get(RETRY_HEADER, "0") != "0"
         )
         at_variant = retried or self._answered == case.variant_index
-        if at_variant and not case.fault.wire and not self.answered_as(variant, request):
+        if at_variant and not case.fault.wire and not answered_as(variant.dialect.framing, request):
             import pytest
 
             case.verdict = DOES_NOT_APPLY
