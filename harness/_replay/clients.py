@@ -185,15 +185,15 @@ def _sdk_of(replayer: Replayer, wanted: str | None) -> Sdk:
     with (`Provider.sdk`), else `wanted`, else the default provider's; `InputError` for a
     mix, or for `wanted` otherwise."""
     asked = None if wanted is None else sdk_named(wanted)
-    found = {cassette.dialect.sdk for cassette in replayer.cassettes}
+    found = {cassette.dialect.sdk.package: cassette.dialect.sdk for cassette in replayer.cassettes}
     if len(found) > 1:
         names = sorted({cassette.provider for cassette in replayer.cassettes})
         raise InputError(
             f"the cassettes are of providers {', '.join(names)}: one client speaks one SDK "
             "(make a client for each)"
         )
-    sdk = found.pop() if found else (asked or provider(ANTHROPIC).sdk)
-    if asked is not None and asked != sdk:
+    sdk = found.popitem()[1] if found else (asked or provider(ANTHROPIC).sdk)
+    if asked is not None and asked.package != sdk.package:  # an SDK is its package
         raise InputError(f"sdk={wanted!r}, but the cassettes are {sdk.package} ones")
     return sdk
 
