@@ -37,6 +37,7 @@ from harness._http.proxy import RecordingProxy
 from harness._http.server import CassetteServer
 from harness._providers.anthropic.message import message_from_events
 from harness._providers.sse import encode_event
+from harness._redact import EXCERPT_LENGTH, MIN_SECRET_LENGTH
 from harness._replay.direct import replay_outcome
 from harness._strict.guard import STRICT_ERROR_TYPE
 
@@ -456,3 +457,43 @@ def test_the_error_event_quotes_no_credential_the_answer_repeated(
     details = raised.value.body["error"]  # type: ignore[index]
     assert details["code"] == "unsupported_stop_reason"
     assert STRICT_KEY not in details["message"] and "***" in details["message"]
+
+
+#: A key with capitals: a message that lower-cases what upstream said of it hides it from
+#: masking as surely as one that cuts it.
+CASED_KEY = "sk-ant-Strict-Proxy-KEY-0123456789"
+
+
+async def _echoing_coding(request: web.Request) -> web.Response:
+    """Upstream naming, as its answer's content coding, the key it was sent
+    (`x-test-pad` characters in front of it)."""
+    coding = "x" * int(request.headers["x-test-pad"]) + CASED_KEY
+    streams = json.loads(await request.read()).get("stream") is True
+    kind = "text/event-stream" if streams else "application/json"
+    return web.Response(body=b"{}", headers={"content-type": kind, "content-encoding": coding})
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "message"])
+@pytest.mark.parametrize("pad", [0, 20, 40], ids=["key", "across_the_old_cut", "long"])
+def test_no_part_of_a_credential_upstream_names_as_its_content_coding_is_told(
+    tmp_path: Path, stream: bool, pad: int
+) -> None:
+    """A coding strict cannot read is named whole, as sent, so that masking finds the
+    key in it, or by its length: never cut short, never lower-cased."""
+    app = web.Application()
+    app.router.add_post("/v1/messages", _echoing_coding)
+    log: list[str] = []
+    with (
+        ServerThread(app) as upstream,
+        ServerThread(RecordingProxy(upstream, tmp_path, log=log.append, strict=True).app()) as url,
+        anthropic.Anthropic(base_url=url, api_key=CASED_KEY, max_retries=0) as client,
+        pytest.raises(anthropic.APIStatusError) as raised,
+    ):
+        client.messages.create(**REQUEST, stream=stream, extra_headers={"x-test-pad": str(pad)})
+    message = raised.value.body["error"]["message"]  # type: ignore[index]
+    said = [message, *log]
+    assert len(log) == 1 and "content-encoding" in message, said
+    length = pad + len(CASED_KEY)
+    assert ("***" if length <= EXCERPT_LENGTH else f"<{length} characters>") in message, said
+    for text in said:
+        assert CASED_KEY[:MIN_SECRET_LENGTH].lower() not in text.lower()

@@ -114,7 +114,7 @@ from harness._providers.eventstream import FrameError
 from harness._providers.recorded import Recorded
 from harness._providers.sse import SSEFormatError, encode_event
 from harness._record.answer import StreamLines, lines_of_answer, recorded_dialect
-from harness._redact import credentials, mask, mask_text, redact_answer, redact_uri
+from harness._redact import credentials, excerpt, mask, mask_text, redact_answer, redact_uri
 from harness._strict.policy import completing_stop_reasons
 
 if TYPE_CHECKING:
@@ -596,9 +596,9 @@ class RecordingProxy:
             checked = None if guard is None else _checked_kind(upstream.status, streams)
             if checked == "message":
                 return await self._relay_message(upstream, where, answer, response.headers, check)
-            coding = _coding(upstream.headers)
-            if checked == "stream" and coding != "identity":
-                reason = f"upstream compressed the stream (content-encoding: {coding[:40]})"
+            encoding = _encoding(upstream.headers)
+            if checked == "stream" and normal_coding(encoding) != "identity":
+                reason = f"upstream compressed the stream (content-encoding: {_told(encoding)})"
                 return self._uncheckable(where, answer, f"{reason} although asked for identity")
             if checked is None:
                 guard = None  # an HTTP error, another endpoint's answer: passed as it is
@@ -699,7 +699,7 @@ class RecordingProxy:
         try:
             # One copy as sent (for the client), one as meant (the same one, unless it was
             # compressed), read by the check and kept by the recording alike.
-            judged = (_coding(upstream.headers), raw, content_type, self.stop_reasons, check)
+            judged = (_encoding(upstream.headers), raw, content_type, self.stop_reasons, check)
             # a large one decoded, read and checked while the event loop answers others
             meant, failure = await off_loop(_judged, *judged, size=len(raw))
         except _Unrecordable as error:
@@ -914,18 +914,27 @@ def _checked_kind(status: int, streams: bool) -> str | None:
     return answer_kind("POST", messages_path(), status, stream=streams) if status == 200 else None
 
 
-def _coding(headers: Any) -> str:
-    """An answer's content coding (`normal_coding`)."""
-    return normal_coding(str(headers.get("content-encoding", "")))
+def _encoding(headers: Any) -> str:
+    """An answer's `content-encoding` as upstream sent it ("" for none)."""
+    return str(headers.get("content-encoding", ""))
 
 
-def _decoded(coding: str, body: bytearray) -> bytearray:
-    """`body` decoded from `coding` (`_Inflate`, in chunks, at most `MAX_BODY_BYTES`);
-    `_Unrecordable` past the cap, for a body that cannot be decoded or a coding unknown."""
+def _told(encoding: str) -> str:
+    """Upstream's `content-encoding` as a message quotes it (`excerpt`): as sent, never
+    lower-cased (`normal_coding`) nor cut, so that masking finds a credential upstream
+    repeated in it; past `EXCERPT_LENGTH` characters, only its length."""
+    return excerpt(encoding.strip())
+
+
+def _decoded(encoding: str, body: bytearray) -> bytearray:
+    """`body` decoded from upstream's `encoding` (`_Inflate`, in chunks, at most
+    `MAX_BODY_BYTES`); `_Unrecordable` past the cap, for a body that cannot be decoded
+    or a coding unknown."""
+    coding = normal_coding(encoding)
     if coding == "identity":
         return body
     if coding not in DECODED_CODINGS:
-        raise _Unrecordable(f"upstream's content-encoding {coding[:40]} cannot be decoded")
+        raise _Unrecordable(f"upstream's content-encoding {_told(encoding)} cannot be decoded")
     decoded = bytearray()
     _Inflate(coding, MAX_BODY_BYTES).feed(body, decoded.extend)
     return decoded
@@ -939,7 +948,7 @@ def _guard(check: AnswerCheck) -> StreamGuard:
 
 
 def _judged(
-    coding: str,
+    encoding: str,
     raw: bytearray,
     content_type: str,
     stop_reasons: Collection[str],
@@ -948,7 +957,7 @@ def _judged(
     """A non-streaming answer as meant (`_decoded`) and what is wrong with it
     (`_message_failure`), unless it may hold more than `MAX_VALUES` values (counted
     first, it is never parsed); `_Unrecordable` when it cannot be decoded."""
-    meant = _decoded(coding, raw)
+    meant = _decoded(encoding, raw)
     if values_at_most(meant) > MAX_VALUES:
         return meant, f"the answer may hold more than {MAX_VALUES} JSON values, the limit"
     return meant, _message_failure(meant, content_type, stop_reasons, check)
