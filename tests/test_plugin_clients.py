@@ -357,7 +357,7 @@ def test_no_retries(fault_variant, harness_client):
             "http_429_then_ok: the SDK's own retry recovers from it (the harness's adapter "
             "completes the stream)",
             "SKIPPED [[]1[]] test_inner.py:*: fault drop_message_stop breaks a stream, and the "
-            "code made a non-streaming request (answered with the Message JSON)",
+            "code made a non-streaming request (answered with a Message)",
         ]
     )
     result.assert_outcomes(passed=3, failed=1, skipped=len(CATALOGUE) - 4)

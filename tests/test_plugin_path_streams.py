@@ -136,3 +136,23 @@ def test_a_stream_row_fails_the_test_the_users_code_accepts_it_silently(
         "caught (1): server_error_mid_stream",
         "accepted silently (1): drop_finish_reason",
     ]
+
+
+@pytest.mark.slow
+def test_a_skipped_stream_row_names_what_the_cassettes_provider_answers_a_plain_request_with(
+    project: pytest.Pytester,
+) -> None:
+    chosen = {"test_converse": "drop_message_stop", "test_gemini": "drop_finish_reason"}
+    ids = [f"test_inner.py::{test}[{row}]" for test, row in chosen.items()]
+    result = project.runpytest(*ids, "-rs")
+    result.assert_outcomes(skipped=2)
+    for row, answer in zip(
+        chosen.values(), ["a Converse answer", "a GenerateContentResponse"], strict=True
+    ):
+        result.stdout.fnmatch_lines(
+            [
+                f"SKIPPED [[]1[]] test_inner.py:*: fault {row} breaks a stream, and the code "
+                f"made a non-streaming request (answered with {answer})"
+            ]
+        )
+    assert "Message JSON" not in result.stdout.str()

@@ -182,6 +182,15 @@ def test_every_provider_says_which_sdk_reads_it_and_how(found: Provider) -> None
     assert found.reading.error_line(ValueError("not the API's")) is None
 
 
+def test_every_provider_names_what_it_answers_a_plain_request_with(found: Provider) -> None:
+    """What a skipped stream row's reason names (the plugin's fault runs): its `interop`'s
+    `answer`, or a name that is no provider's for one without `interop` (`thin`)."""
+    if found.has("interop"):
+        assert found.whole_answer == found.recorded.answer != ""
+    else:
+        assert found.whole_answer == "its whole answer"
+
+
 def test_every_provider_serves_its_endpoints_and_claims_its_calls(found: Provider) -> None:
     """Its endpoints are `harness serve`'s routes to it; a provider with a `guard` claims a
     POST to each (the strict guard's dispatch) and no other provider's."""

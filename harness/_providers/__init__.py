@@ -201,6 +201,13 @@ class Provider:
         return found
 
     @property
+    def whole_answer(self) -> str:
+        """What it answers a non-streaming request with, as a message names it (its
+        `Recorded.answer`: `a Message`, `a chat completion`); a neutral name for a
+        provider without `interop`."""
+        return self.recorded.answer if self.has("interop") else "its whole answer"
+
+    @property
     def guard(self) -> ModuleType:
         """What `harness.strict` reads of its answers (its `guard` module)."""
         return self.module("guard")

@@ -440,11 +440,12 @@ class _RecordThenServe(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
 
 class _FaultReplayer(Replayer):
     """Serves a fault variant; a stream-level row skips the test at a non-streaming request,
-    which is answered whole (the `Message` JSON, Converse's answer, Gemini's one response):
-    there is no stream to break. Whether a request streams is the replayer's to say
-    (`harness._replay.replayer.answered_as`: the body's `stream`, or a path that says it,
-    Bedrock's, ConverseStream's, Gemini's). A retry of the broken turn (the SDK's retry
-    header) is answered the variant again, so turns after it stay in order."""
+    which is answered whole (with what the skip names, the cassette's provider's
+    `whole_answer`): there is no stream to break. Whether a request streams is the
+    replayer's to say (`harness._replay.replayer.answered_as`: the body's `stream`, or a
+    path that says it, Bedrock's, ConverseStream's, Gemini's). A retry of the broken turn
+    (the SDK's retry header) is answered the variant again, so turns after it stay in
+    order."""
 
     def __init__(self, case: FaultCase) -> None:
         super().__init__(case.served, match_on=None)
@@ -465,7 +466,7 @@ class _FaultReplayer(Replayer):
             case.verdict = DOES_NOT_APPLY
             raise pytest.skip.Exception(
                 f"fault {case.fault.name} breaks a stream, and the code made a "
-                "non-streaming request (answered with the Message JSON)",
+                f"non-streaming request (answered with {variant.dialect.whole_answer})",
                 _use_item_location=True,
             )
         if retried:
