@@ -16,7 +16,7 @@ from conftest import LIBRARY, anthropic_on, not_installed
 import harness
 from harness import to_model_events
 from harness._cassette.codec import Cassette, make_header, write_cassette
-from harness._exceptions import ReplayError
+from harness._exceptions import CassetteError
 from harness._http.hosting import ServerThread
 from harness._http.server import CassetteServer
 from harness._providers.eventstream import FrameError
@@ -134,8 +134,27 @@ def test_a_frame_line_asked_for_as_sse_is_refused_in_one_line(tmp_path: Path) ->
         list(client.messages.create(**ASK, stream=True))
     unframed = tmp_path / "unframed.jsonl"
     write_cassette(unframed, [line.data for line in Cassette(path).lines()])
-    with pytest.raises(ReplayError, match=r"line \d+: a frame line breaks event-stream frames"):
+    with pytest.raises(CassetteError, match=r"unframed.jsonl:\d+: a frame line breaks event-str"):
         replay_outcome(unframed)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["replay"], ["replay", "--trace"], ["replay", "--via", "sdk"], ["validate"], ["coverage"]],
+    ids=" ".join,
+)
+def test_a_frame_line_in_a_cassette_read_as_sse_is_unusable_input_at_its_line(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """Not an internal error, nor a failed stream: the cassette cannot be read so (exit 2)."""
+    path, _ = _variant(tmp_path, "frame_message_crc")
+    unframed = tmp_path / "unframed.jsonl"
+    write_cassette(unframed, [line.data for line in Cassette(path).lines()])
+    result = CliRunner().invoke(cli, [*command, str(unframed)])
+    assert result.exit_code == 2, result.output
+    assert "internal error" not in result.output
+    assert f"{unframed}:" in result.output
+    assert "a frame line breaks event-stream frames" in result.output
 
 
 def test_harness_faults_writes_the_rows_of_a_bedrock_cassette_naming_its_host(

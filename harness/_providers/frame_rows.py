@@ -44,9 +44,9 @@ __all__ = [
 ]
 
 _PRELUDE: Final = 12
-#: Why a `frame` line cannot be read where the stream is SSE (`line`: its number).
+#: Why a `frame` line cannot be read where the stream is SSE, said at its `PATH:LINE`.
 UNFRAMED: Final = (
-    "line {line}: a frame line breaks event-stream frames, and this stream is read as SSE "
+    "a frame line breaks event-stream frames, and this stream is read as SSE "
     '(a stream in frames: a cassette whose header names "host": "bedrock", served there)'
 )
 

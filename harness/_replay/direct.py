@@ -44,7 +44,7 @@ from harness._events import ModelEvent, event_to_json
 from harness._exceptions import (
     ANTHROPIC,
     APIErrorEvent,
-    ReplayError,
+    CassetteError,
     StreamProtocolError,
     error_chain,
 )
@@ -103,6 +103,7 @@ def line_reader(
     read_timeout: float | None = DEFAULT_READ_TIMEOUT,
     dialect: Provider | str | None = None,
     frames: Framed | None = None,
+    path: str = "<stream>",
 ) -> Callable[[CassetteLine], Any | None]:
     """The one step from a line of a `dialect` cassette (the default provider's if None)
     to what its SDK's stream makes of it, shared by every direct path and the trace
@@ -117,8 +118,9 @@ def line_reader(
     has no clock: a shorter stall changes nothing, a longer one is known at once to end
     as the client's timeout would; None: no timeout). A stream in event-stream `frames`
     reads its `frame` lines through them (`FramedReplay`): a `FrameError` where a reader
-    of the frames meets a bad or cut one, the API's error at an exception frame. With
-    `sdk_objects=False` no SDK is imported (see the module).
+    of the frames meets a bad or cut one, the API's error at an exception frame; read as
+    SSE, a `frame` line is a `CassetteError` at `path`'s line. With `sdk_objects=False` no
+    SDK is imported (see the module).
     """
     builders = _dialect(dialect).reading.direct_builders(sdk_objects)
     build, api_error, done = builders.event, builders.api_error, builders.done
@@ -130,7 +132,7 @@ def line_reader(
             name = data["harness"]
             if name == FRAME:
                 if in_frames is None:
-                    raise ReplayError(UNFRAMED.format(line=line.number))
+                    raise CassetteError(path, line.number, UNFRAMED)
                 read = in_frames.directive(data)
                 return build(read[0]) if read else None
             if name == HTTP_ERROR:
@@ -169,6 +171,7 @@ def feed_reader(
         read_timeout=read_timeout,
         dialect=cassette.dialect,
         frames=framed(cassette.dialect.framing, cassette.host),
+        path=str(cassette.path),
     )
 
 

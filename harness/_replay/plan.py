@@ -58,6 +58,7 @@ __all__ = [
     "read_timed_out",
     "replay_error_response",
     "sse_pieces",
+    "unframed_line",
 ]
 
 #: Largest chunk drawn when only a chunk seed is given.
@@ -284,7 +285,7 @@ def _sse_pieces(
         name = data["harness"]
         if name == FRAME:
             if frames is None:
-                raise ReplayError(f"{cassette.path}: {UNFRAMED.format(line=line.number)}")
+                raise ReplayError(f"{cassette.path}:{line.number}: {UNFRAMED}")
             if "fault" in data:
                 frame_fault = str(data["fault"])
             else:
@@ -306,16 +307,25 @@ def _sse_pieces(
         yield Cut()
 
 
-def _check_framed(cassette: Cassette, host: Host | None) -> None:
-    """`ReplayError` when a cassette with `frame` lines is to be served as SSE: at once,
-    not mid-answer."""
+def unframed_line(cassette: Cassette, host: str | None) -> int | None:
+    """The number of `cassette`'s first `frame` line if it is served as SSE on `host`
+    (None: the direct API), which has no frame to break; else None."""
     if isinstance(cassette, KeptCassette) and cassette.plain_sse is not None:
-        return
-    if framed(cassette.dialect.framing, host.name if host is not None else None) is not None:
-        return
+        return None
+    if framed(cassette.dialect.framing, host) is not None:
+        return None
     for line in cassette.lines():
         if line.kind == "directive" and line.data["harness"] == FRAME:
-            raise ReplayError(f"{cassette.path}: {UNFRAMED.format(line=line.number)}")
+            return line.number
+    return None
+
+
+def _check_framed(cassette: Cassette, host: Host | None) -> None:
+    """`ReplayError` when a cassette with `frame` lines is asked for where it is served
+    as SSE: at once, not mid-answer."""
+    number = unframed_line(cassette, host.name if host is not None else None)
+    if number is not None:
+        raise ReplayError(f"{cassette.path}:{number}: {UNFRAMED}")
 
 
 def _http_error(cassette: Cassette) -> dict[str, Any] | None:

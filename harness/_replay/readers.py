@@ -41,12 +41,13 @@ from typing import Any, Final
 
 from harness._cassette.codec import Cassette, DirectiveHandler
 from harness._events import ModelEvent
-from harness._exceptions import InputError, error_chain
+from harness._exceptions import CassetteError, InputError, error_chain
 from harness._providers import Provider, provider
+from harness._providers.frame_rows import UNFRAMED
 from harness._providers.sdk import Sdk
 from harness._replay.clients import DIRECT, ClientKind, client_replayer
 from harness._replay.direct import is_stream_failure, mark_refused
-from harness._replay.plan import Chunking
+from harness._replay.plan import Chunking, unframed_line
 from harness._replay.replayer import Replayer
 
 __all__ = [
@@ -88,6 +89,17 @@ def sdk_on(cassette: Cassette, host: str | None) -> Sdk:
         served = ", ".join([DIRECT, *found.hosted])
         raise InputError(f"host {named!r}: {found.sdk.named} cassettes are read on {served} only")
     return sdk
+
+
+def _check_host(cassette: Cassette, host: str | None) -> None:
+    """Refuse at once, in one line, a `host` (None: the cassette's own) its dialect is not
+    served on (`InputError`), and a `frame` line where the stream is served as SSE, which
+    has no frame to break (`CassetteError` at its line)."""
+    sdk_on(cassette, host)
+    named = host or cassette.host
+    number = unframed_line(cassette, None if named == DIRECT else named)
+    if number is not None:
+        raise CassetteError(str(cassette.path), number, UNFRAMED)
 
 
 def _reader(found: Provider, reader: str, *, asynchronous: bool) -> Callable[[Any], Any]:
@@ -272,7 +284,7 @@ def replay_via_client(
     `reader`."""
     found = cassette.dialect
     check_reader(found, reader)  # a bad reader fails here, at once
-    sdk_on(cassette, host)  # and a host it is not served on
+    _check_host(cassette, host)  # and a host it is not served on, at once
     read = items(cassette, chunking, on_directive, realtime, read_timeout, reader, host)
     return found.to_model_events(read, **_driver_options(cassette))
 
@@ -290,6 +302,6 @@ def areplay_via_client(
     """The same through the SDK's async client and the async driver."""
     found = cassette.dialect
     check_reader(found, reader)
-    sdk_on(cassette, host)
+    _check_host(cassette, host)
     read = aitems(cassette, chunking, on_directive, realtime, read_timeout, reader, host)
     return found.ato_model_events(read, **_driver_options(cassette))
