@@ -98,8 +98,9 @@ def __getattr__(name: str) -> Any:
 
 def catalogue(provider: str = ANTHROPIC, *, host: str | None = None) -> tuple[Fault, ...]:
     """The fault catalogue of `provider`, served on `host` (None: its own API): the binary
-    rows after its own where its stream travels in event-stream frames there; `ValueError`
-    for a provider that has none."""
+    rows after its own where its stream travels in event-stream frames there (none on a
+    host that serves it as SSE); `ValueError` for a provider that has none, or a host it
+    is not served on (`Provider.hosted`)."""
     from harness._hosts import framed
 
     catalogues = _catalogues()
@@ -110,7 +111,11 @@ def catalogue(provider: str = ANTHROPIC, *, host: str | None = None) -> tuple[Fa
         raise ValueError(
             f"no fault catalogue for provider {provider!r} (there is one for {known})"
         ) from None
-    if framed(registered(provider).framing, host) is None:
+    found = registered(provider)
+    unserved = None if host is None else found.not_served_on(host)
+    if unserved is not None:
+        raise ValueError(f"host {host!r}: {unserved}")
+    if framed(found.framing, host) is None:
         return rows
     return (*rows, *FRAME_ROWS)
 

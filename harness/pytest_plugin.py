@@ -313,13 +313,13 @@ def _accept_problem(accept: object, where: str, providers: Sequence[str]) -> str
         for name, why in accept.items()
     ):
         return f"{usage}, each with its reason"
-    from harness._hosts import HOSTS
+    from harness._providers import provider as registered
     from harness.faults import catalogue
 
     known = {
         fault.name
         for provider in providers
-        for host in (None, *HOSTS)
+        for host in (None, *registered(provider).hosted)  # its own API, each host serving it
         for fault in catalogue(provider, host=host)
     }
     unknown = sorted(set(accept) - known)

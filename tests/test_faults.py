@@ -23,10 +23,20 @@ from harness import (
     to_model_events,
     write_cassette,
 )
+from harness._hosts import HOSTS
+from harness._providers import provider
+from harness._providers.frame_rows import FRAME_ROWS
 from harness._testing.coverage import outcome_code
 from harness._testing.fault_runs import run_fault
 from harness.builder import StreamBuilder
-from harness.faults import CATALOGUE, Variant, derive_variants, fault_named
+from harness.faults import (
+    CATALOGUE,
+    PROVIDERS,
+    Variant,
+    catalogue,
+    derive_variants,
+    fault_named,
+)
 from harness_cli.main import cli
 
 Events = list[dict[str, Any]]
@@ -167,6 +177,41 @@ def test_list_prints_every_fault_with_its_expected_code() -> None:
     assert result.exit_code == 0
     rows = [line.split() for line in result.output.splitlines()]
     assert [(row[0], row[1]) for row in rows] == [(f.name, f.expect) for f in CATALOGUE]
+
+
+def _on_hosts(served: bool) -> list[Any]:
+    """Each provider with a catalogue on each host that serves it (`hosted`), or on each
+    host that does not, as the registry has them."""
+    return [
+        pytest.param(name, host, id=f"{name}-{host}")
+        for name in PROVIDERS
+        for host in sorted(HOSTS)
+        if (host in provider(name).hosted) is served
+    ]
+
+
+@pytest.mark.parametrize(("name", "host"), _on_hosts(served=True))
+def test_list_on_a_host_adds_the_binary_rows_only_where_its_streams_travel_in_frames(
+    name: str, host: str
+) -> None:
+    result = CliRunner().invoke(cli, ["faults", "--list", "--provider", name, "--host", host])
+    assert result.exit_code == 0, result.output
+    listed = tuple(line.split()[0] for line in result.output.splitlines())
+    own = tuple(fault.name for fault in catalogue(name))
+    binary = tuple(fault.name for fault in FRAME_ROWS) if HOSTS[host].frames else ()
+    assert listed == (*own, *binary)
+
+
+@pytest.mark.parametrize(("name", "host"), _on_hosts(served=False))
+def test_list_on_a_host_the_provider_is_not_served_on_is_refused_in_one_line(
+    name: str, host: str
+) -> None:
+    result = CliRunner().invoke(cli, ["faults", "--list", "--provider", name, "--host", host])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"--host {host}: {name} streams are served on ")
+    assert len(result.output.splitlines()) == 1 and "Traceback" not in result.output
+    with pytest.raises(ValueError, match=f"host '{host}': {name} streams are served on "):
+        catalogue(name, host=host)
 
 
 def test_out_writes_one_cassette_per_variant_naming_fault_and_expectation(tmp_path: Path) -> None:

@@ -51,7 +51,9 @@ cassette's {"harness": "done"}, its data: [DONE], which is part of its stream).
 A cassette recorded on Bedrock ("host": "bedrock" in its header: its stream travels in
 event-stream frames) gets the binary rows too (a flipped CRC bit, a frame cut in its
 prelude or payload, an exception frame, an unknown :message-type), and its variants'
-headers name the host; --list --host bedrock prints them.
+headers name the host; --list --host bedrock prints them. --host takes a host the
+provider's streams are served on: on one serving them as SSE (vertex) there is no
+binary row, and a host the provider is not served on is refused (exit 2).
 
 An OpenAI cassette gets its provider's catalogue (the provider its header names; --list
 --provider NAME prints it), and its variants' headers name the same provider.
@@ -65,7 +67,7 @@ good stream is not written (stop_despite_tool_calls under vllm: what vLLM sends)
 GOOD may be a session folder (turn-NN.jsonl, and session.json): every variant is then
 a session folder DIR/<folder name>.<fault>/, the session with turn N (--turn, default
 the last) broken and the other turns as recorded. Exit status: 0 written or listed;
-2 the cassette (the turn) is unusable or does not replay to done."""
+2 the cassette (the turn) is unusable or does not replay to done, or an option is."""
 
 
 def _expect_width(rows: tuple[Fault, ...]) -> int:
@@ -76,6 +78,11 @@ EXPECT_WIDTH = _expect_width(CATALOGUE)
 
 
 def _list_catalogue(provider: str, host: str | None) -> None:
+    from harness._providers import provider as registered
+
+    unserved = None if host is None else registered(provider).not_served_on(host)
+    if unserved is not None:
+        _fail(f"--host {host}: {unserved}")
     rows = catalogue(provider, host=host)
     width, expect_width = max(len(fault.name) for fault in rows), _expect_width(rows)
     for fault in rows:
@@ -134,8 +141,9 @@ def _broken_turn(good: str, turn: int | None) -> tuple[str, int | None]:
 @click.option(
     "--host",
     type=click.Choice(sorted(HOSTS)),
-    help="With --list: the host the stream is served on (bedrock adds the binary rows of "
-    "its event-stream frames).",
+    help="With --list: a host the provider's streams are served on (bedrock adds the binary "
+    "rows of its event-stream frames; a host serving them as SSE, none). Another host is "
+    "unusable (exit 2).",
 )
 @click.option(
     "--profile",

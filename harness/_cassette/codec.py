@@ -207,18 +207,10 @@ def _host_problem(header: dict[str, Any]) -> str | None:
     (`Provider.hosted`), or None: every reader would read its lines in another framing
     than the host's, or at paths that are not its provider's."""
     host = header.get("host")
-    name = header.get("provider", ANTHROPIC)
     if host is None:
         return None
-    served = provider(name).hosted
-    if host in served:
-        return None
-    if not served:
-        return f"host {host!r}: {name} streams are served on their own API alone (no host)"
-    return (
-        f"host {host!r}: {name} streams are served on {', '.join(served)} or their own API "
-        "(no host)"
-    )
+    reason = provider(header.get("provider", ANTHROPIC)).not_served_on(host)
+    return None if reason is None else f"host {host!r}: {reason}"
 
 
 #: The providers a header's `provider` may name (Anthropic when it names none), and the

@@ -177,6 +177,15 @@ class Provider:
         found: Mapping[str, Sdk] = getattr(self.module("client"), "HOSTED", {})
         return found
 
+    def not_served_on(self, host: str) -> str | None:
+        """Why its streams are not served on `host` (`openai-chat streams are served on
+        their own API alone (no host)`), or None where they are (`hosted`)."""
+        served = self.hosted
+        if host in served:
+            return None
+        where = f"{', '.join(served)} or their own API" if served else "their own API alone"
+        return f"{self.name} streams are served on {where} (no host)"
+
     @property
     def recording(self) -> str:
         """How `harness record` records it: `"sdk"` (its SDK's own streamed call, its
