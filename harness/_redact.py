@@ -41,6 +41,8 @@ from urllib.parse import (
     urlunsplit,
 )
 
+from harness._json import MAX_NESTING, deeper_than_limit
+
 __all__ = [
     "EXCERPT_LENGTH",
     "MASK",
@@ -48,6 +50,7 @@ __all__ = [
     "credentials",
     "excerpt",
     "is_secret_name",
+    "kept_line",
     "mask",
     "mask_text",
     "redact",
@@ -282,6 +285,16 @@ def redact_answer(value: Any, secrets: tuple[str, ...] = ()) -> Any:
     block's `signature` and a log-probability's `token` stay (the protocol's fields, not
     credentials); and `secrets` (`credentials`) masked wherever they appear."""
     return mask(_redacted(value, True), secrets)
+
+
+def kept_line(line: dict[str, Any], secrets: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A line of an answer as a cassette keeps it (`redact_answer`), whoever writes it (a
+    recording, an import); `ValueError` for a line nested past the limit, which no
+    cassette holds."""
+    if deeper_than_limit(line):
+        raise ValueError(f"a line nests deeper than {MAX_NESTING} levels, the limit")
+    kept: dict[str, Any] = redact_answer(line, secrets)
+    return kept
 
 
 def redact_request(request: dict[str, Any]) -> dict[str, Any]:

@@ -59,11 +59,10 @@ from harness._interop.reading import (
     recording_stem,
 )
 from harness._interop.vcr import exchanges_from_vcr, is_vcr_document
-from harness._json import MAX_NESTING, deeper_than_limit
 from harness._providers.eventstream import FrameError
 from harness._providers.frame_rows import Framed
 from harness._providers.sse import unfinished_event
-from harness._redact import credentials, mask, mask_text, redact_answer, redact_request, redact_uri
+from harness._redact import credentials, kept_line, mask, mask_text, redact_request, redact_uri
 
 __all__ = [
     "ImportReport",
@@ -196,11 +195,11 @@ def _secrets(exchange: Exchange) -> tuple[str, ...]:
 
 
 def _kept(line: dict[str, Any], secrets: tuple[str, ...]) -> dict[str, Any]:
-    """A line as the cassette keeps it (`redact_answer`); `_Skip` past the nesting limit."""
-    if deeper_than_limit(line):
-        raise _Skip(f"a line nests deeper than {MAX_NESTING} levels, the limit")
-    kept: dict[str, Any] = redact_answer(line, secrets)
-    return kept
+    """A line as the cassette keeps it (`kept_line`); `_Skip` past the nesting limit."""
+    try:
+        return kept_line(line, secrets)
+    except ValueError as error:
+        raise _Skip(str(error)) from None
 
 
 def _http_error(exchange: Exchange, secrets: tuple[str, ...]) -> dict[str, Any]:

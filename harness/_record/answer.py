@@ -10,8 +10,8 @@ OpenAI stream's `data` objects are its lines, Chat's `[DONE]` the `done` directi
 plain answer (a `chat.completion`, a `response`) the lines a stream of it carries. A
 `dialect` of None is Anthropic's Messages API, read as it always was.
 
-What a recording keeps of each line is `kept_line`'s: credential-like fields removed and
-the credentials the request carried masked wherever they appear (`harness._redact`), so
+What a recording keeps of each line is `harness._redact.kept_line`'s: credential-like
+fields removed and the credentials the request carried masked wherever they appear, so
 an upstream that repeats the key it was sent in an event or an error writes no key.
 """
 
@@ -25,14 +25,18 @@ from harness._cassette.codec import EVENT_SCHEMAS, _schema_reason
 from harness._directives import DONE, HTTP_ERROR
 from harness._exceptions import ANTHROPIC
 from harness._hosts import Host, framed_as
-from harness._json import MAX_NESTING, MAX_VALUES, deeper_than_limit, values_at_most
+from harness._json import (
+    MAX_LINE_BYTES,
+    MAX_VALUES,
+    values_at_most,
+)
 from harness._providers import providers
 from harness._providers.anthropic.message import events_from_message
 from harness._providers.recorded import Recorded
 from harness._providers.sse import FieldsDecoder, SSEFormatError, StreamingDecoder
-from harness._redact import mask_text, redact_answer
+from harness._redact import mask_text
 
-__all__ = ["RETRY_HEADERS", "StreamLines", "kept_line", "lines_of_answer", "recorded_dialect"]
+__all__ = ["RETRY_HEADERS", "StreamLines", "lines_of_answer", "recorded_dialect"]
 
 #: Headers of an HTTP error answer a cassette keeps: the ones a client's retries read, and
 #: the one an AWS SDK reads the error's code from (`x-amzn-errortype`).
@@ -55,16 +59,6 @@ def recorded_dialect(method: str, path: str) -> Recorded | None:
     return None
 
 
-def kept_line(line: dict[str, Any], secrets: tuple[str, ...] = ()) -> dict[str, Any]:
-    """A line of an answer as a recording keeps it: credential-like fields removed and
-    `secrets` (`harness._redact.credentials`) masked (`redact_answer`); `ValueError` for
-    a line nested past the limit, which no cassette holds."""
-    if deeper_than_limit(line):
-        raise ValueError(f"a line nests deeper than {MAX_NESTING} levels, the limit")
-    kept: dict[str, Any] = redact_answer(line, secrets)
-    return kept
-
-
 def lines_of_answer(
     status: int,
     headers: Mapping[str, str],
@@ -78,7 +72,9 @@ def lines_of_answer(
     of it carries (`synthesized_from: "message"` in the header says so); an HTTP error
     becomes an `http_error` line with its status, its retry headers and the API's error
     JSON. Anything else raises `ValueError` saying what it is, `secrets` masked in it.
-    The lines are as read: `kept_line` is what a recording keeps of each.
+    A stream is read within the bounds of one read as it arrives (`MAX_LINE_BYTES` a line
+    or an event, `StreamLines`). The lines are as read: `kept_line` is what a recording
+    keeps of each.
     """
     kept = {str(name).lower(): str(value) for name, value in headers.items()}
     if status >= 400:
@@ -93,7 +89,7 @@ def lines_of_answer(
     if dialect is not None and dialect.frames is not None:  # its own frames, not a host's
         framed = None
         if kept.get("content-type", "").partition(";")[0].strip() == dialect.content_type:
-            reader = StreamLines(dialect, secrets=secrets)
+            reader = StreamLines(dialect, max_line=MAX_LINE_BYTES, secrets=secrets)
             events = [*reader.feed(bytes(body)), *reader.finish()]
             if reader.events == 0:
                 raise ValueError("the stream held no event")
@@ -104,7 +100,7 @@ def lines_of_answer(
         and bytes(body).lstrip()[:1] == b"["
     )
     if own or framed is not None or "text/event-stream" in kept.get("content-type", ""):
-        reader = StreamLines(dialect, secrets=secrets, host=framed)
+        reader = StreamLines(dialect, max_line=MAX_LINE_BYTES, secrets=secrets, host=framed)
         events = [*reader.feed(bytes(body)), *reader.finish()]
         if reader.events == 0:
             raise ValueError("the stream held no event")

@@ -56,8 +56,16 @@ from harness._providers.anthropic.tracing import shown_text
 from harness._providers.recorded import Recorded
 from harness._providers.sse import SSEFormatError, events_from_response
 from harness._providers.wire import request_path
-from harness._record.answer import kept_line, lines_of_answer, recorded_dialect
-from harness._redact import credentials, is_secret_name, mask, mask_text, redact, redact_uri
+from harness._record.answer import lines_of_answer, recorded_dialect
+from harness._redact import (
+    credentials,
+    is_secret_name,
+    kept_line,
+    mask,
+    mask_text,
+    redact,
+    redact_uri,
+)
 
 if TYPE_CHECKING:
     from anthropic import Anthropic

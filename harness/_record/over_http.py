@@ -45,7 +45,7 @@ from harness._exceptions import InputError, OutputError, RecordError
 from harness._providers import Provider, provider
 from harness._providers.recorded import Recorded
 from harness._providers.sse import SSEFormatError
-from harness._record.answer import StreamLines, kept_line
+from harness._record.answer import StreamLines
 from harness._record.live import (
     _AtomicVcrPersister,
     _check_writable,
@@ -57,7 +57,7 @@ from harness._record.live import (
     _vcr_context,
     _within,
 )
-from harness._redact import credentials, mask, mask_text
+from harness._redact import credentials, kept_line, mask, mask_text
 from harness._terminal import printable
 
 __all__ = ["build_http_request", "record_over_http"]

@@ -35,7 +35,6 @@ from harness._cassette.codec import make_header, write_cassette
 from harness._directives import AT
 from harness._exceptions import InputError, OutputError, RecordError
 from harness._providers import Provider, provider
-from harness._record.answer import kept_line
 from harness._record.live import (
     _check_writable,
     _deadline,
@@ -44,7 +43,7 @@ from harness._record.live import (
     _refuse_existing,
     _TooLong,
 )
-from harness._redact import credentials, mask, mask_text
+from harness._redact import credentials, kept_line, mask, mask_text
 from harness._terminal import printable
 
 __all__ = ["build_sdk_request", "record_through_sdk", "records_itself"]
