@@ -511,3 +511,17 @@ def test_any_json_content_type_is_answered(content_type: str) -> None:
             f"{url}/v1/messages", content=json.dumps(BODY), headers={"content-type": content_type}
         )
     assert answer.status_code == 200
+
+
+def test_a_long_content_type_is_quoted_by_its_length_never_cut() -> None:
+    """A cut would leave the start of whatever the client put there (a key) in the log
+    and the answer, where no masking finds it."""
+    lines: list[str] = []
+    secret = "sk-ant-api03-" + "k" * 90
+    headers = {"content-type": f"text/plain; key={secret}"}
+    with ServerThread(CassetteServer([str(TEXT_ONLY)], log=lines.append).app()) as url:
+        answer = httpx2.post(url + "/v1/messages", content=b"{}", headers=headers)
+    assert answer.status_code == 415
+    assert "sk-ant" not in answer.text
+    assert "<119 characters>" in answer.text
+    assert lines == ["#1 POST /v1/messages -> 415 (content-type <119 characters>, not JSON)"]

@@ -88,6 +88,7 @@ from harness._json import (
     values_at_most,
 )
 from harness._providers import Provider
+from harness._redact import excerpt
 from harness._replay.plan import JSON_HEADERS, Chunking, Cut, PlannedResponse, Stall
 from harness._replay.replayer import (
     DEFAULT_MATCH_ON,
@@ -397,9 +398,9 @@ class CassetteServer:
         where = f"#{self._count} POST {request.path}"
         kind = request.headers.get("Content-Type", "")
         if not is_json_type(kind) and not _signed_untyped(request, kind):
-            kind = kind or "missing"
+            kind = excerpt(kind) if kind else "missing"
             self.log(f"{where} -> 415 (content-type {kind}, not JSON)")
-            said = f"send the body as JSON (content-type: application/json), not {kind[:80]}"
+            said = f"send the body as JSON (content-type: application/json), not {kind}"
             return _refused(provider, 415, f"harness serve: {said}")
         try:
             sent, size = await self._captured(request)

@@ -179,12 +179,12 @@ class Provider:
 
     def not_served_on(self, host: str) -> str | None:
         """Why its streams are not served on `host` (`openai-chat streams are served on
-        their own API alone (no host)`), or None where they are (`hosted`)."""
+        their own API alone (name no host)`), or None where they are (`hosted`)."""
         served = self.hosted
         if host in served:
             return None
         where = f"{', '.join(served)} or their own API" if served else "their own API alone"
-        return f"{self.name} streams are served on {where} (no host)"
+        return f"{self.name} streams are served on {where} (name no host)"
 
     @property
     def recording(self) -> str:
