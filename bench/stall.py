@@ -11,12 +11,22 @@ objects of a list of `{}`, within the 32 MB cap: 32 MB (11 million objects) and 
 (half a million, whose commas and brackets are just within the value limit,
 `harness._json.MAX_VALUES`: parsed, checked and kept). The
 proxy is sent them as `text/plain`, which serve refuses before reading them: its
-figures are the proxy's own work. Figures are printed, never asserted.
+figures are the proxy's own work.
+
+Then the hostile peer is upstream: `harness proxy` (and `harness proxy --strict`) in
+front of a scripted upstream (`--upstream`, a process of its own) that answers one
+request with one huge event, each time another client streams small answers through
+the same proxy: one event-stream frame of `--frame-mb` MB (a Bedrock `chunk` whose
+base64 `bytes` is an event padded with `{}`s, and a ConverseStream delta padded the
+same way: past the 8 MiB an event may hold, within botocore's 24 MiB) and one SSE
+event of `{}`s of `--event-mb` MB, within the 8 MiB line limit. Figures are printed,
+never asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import socket
 import statistics
 import sys
@@ -25,8 +35,10 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 from urllib.parse import urlsplit
+
+import orjson
 
 from bench.measure import harness_argv
 from bench.serve_load import LIBRARY, serving
@@ -35,6 +47,34 @@ from bench.serve_load import LIBRARY, serving
 PROBE: Final = b'{"model": "m", "max_tokens": 9, "messages": [], "stream": true}'
 #: Small requests timed with nothing else in flight, for their median.
 QUIET_PROBES: Final = 30
+MB: Final = 1024 * 1024
+#: The header naming the hostile answer the scripted upstream sends (`HOSTILE`).
+HOSTILE_HEADER: Final = "x-bench-hostile"
+
+
+@dataclass(frozen=True, slots=True)
+class Hostile:
+    """One hostile answer of the scripted upstream, and the request the proxy gets it for."""
+
+    name: str
+    what: str
+    path: str
+    request: bytes
+
+
+#: The huge events an upstream sends, each to the call of its framing.
+HOSTILE: Final = (
+    Hostile(
+        "chunk",
+        "Bedrock chunk frame",
+        "/model/anthropic.claude-bench/invoke-with-response-stream",
+        b'{"anthropic_version": "bedrock-2023-05-31", "max_tokens": 9, "messages": []}',
+    ),
+    Hostile(
+        "converse", "ConverseStream frame", "/model/bench/converse-stream", b'{"messages": []}'
+    ),
+    Hostile("sse", "SSE event", "/v1/messages", PROBE),
+)
 
 
 @dataclass(slots=True)
@@ -55,13 +95,22 @@ def hostile_body(megabytes: float) -> bytes:
     return b'{"messages":[' + b"{}," * (count - 1) + b"{}]}"
 
 
-def _post(url: str, body: bytes, content_type: str, timeout: float) -> str:
-    """One request on a connection of its own, its answer read whole: its status line."""
+def _post(
+    url: str,
+    body: bytes,
+    content_type: str,
+    timeout: float,
+    path: str = "/v1/messages",
+    hostile: str = "",
+) -> str:
+    """One request on a connection of its own, its answer read whole: its status line
+    (`hostile`: the answer the scripted upstream sends, `HOSTILE_HEADER`)."""
     parts = urlsplit(url)
     assert parts.hostname is not None and parts.port is not None
+    asked = f"{HOSTILE_HEADER}: {hostile}\r\n" if hostile else ""
     head = (
-        f"POST /v1/messages HTTP/1.1\r\nHost: {parts.hostname}:{parts.port}\r\n"
-        f"content-type: {content_type}\r\nx-api-key: bench\r\n"
+        f"POST {path} HTTP/1.1\r\nHost: {parts.hostname}:{parts.port}\r\n"
+        f"content-type: {content_type}\r\nx-api-key: bench\r\n{asked}"
         f"x-harness-cassette: text_only\r\ncontent-length: {len(body)}\r\n"
         "connection: close\r\n\r\n"
     ).encode()
@@ -91,21 +140,30 @@ def _peak_mib(pid: int) -> int | None:
     return None
 
 
-def measure(label: str, url: str, pid: int, body: bytes, content_type: str) -> Stall:
-    """The small requests' times before and while `body` is sent to `url` by another client."""
+def measure(
+    label: str,
+    url: str,
+    pid: int,
+    body: bytes,
+    content_type: str,
+    path: str = "/v1/messages",
+    hostile: str = "",
+) -> Stall:
+    """The small requests' times before and while `body` is sent to `url` by another client
+    (at `path`, asking the scripted upstream for its `hostile` answer)."""
     stall = Stall(label, statistics.median(_probe(url) for _ in range(QUIET_PROBES)))
     done = threading.Event()
 
-    def hostile() -> None:
+    def hostile_call() -> None:
         start = time.perf_counter()
         try:
-            stall.hostile_status = _post(url, body, content_type, 600)
+            stall.hostile_status = _post(url, body, content_type, 600, path, hostile)
         except OSError as error:
             stall.hostile_status = f"({type(error).__name__})"
         stall.hostile_seconds = time.perf_counter() - start
         done.set()
 
-    thread = threading.Thread(target=hostile, daemon=True)
+    thread = threading.Thread(target=hostile_call, daemon=True)
     thread.start()
     while not done.is_set():
         stall.during.append(_probe(url))
@@ -132,13 +190,112 @@ def report(stalls: Sequence[Stall]) -> None:
         print(f"    server's peak memory           {peak:>12}")
 
 
+def _padded(event: dict[str, Any], size: int) -> dict[str, Any]:
+    """`event` with a `pad` list of as many `{}` as make its JSON about `size` bytes."""
+    return {**event, "pad": [{}] * max(0, (size - len(orjson.dumps(event)) - 12) // 3)}
+
+
+def hostile_answers(frame_mb: float, event_mb: float) -> dict[str, tuple[str, bytes]]:
+    """Each hostile answer's content type and body, by its name (`HOSTILE`)."""
+    from harness._hosts import bedrock
+    from harness._json import MAX_LINE_BYTES
+    from harness._providers.anthropic.framing import encode_event as sse_event
+    from harness._providers.bedrock_converse import framing as converse
+
+    frame = int(frame_mb * MB)
+    delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta"}}
+    chunk = bedrock.encode_event(_padded(delta, frame * 3 // 4 - 200))  # base64: 4/3
+    text = {"contentBlockIndex": 0, "delta": {"text": "x"}}
+    converse_frame = converse.encode_event({"contentBlockDelta": _padded(text, frame - 200)})
+    within = min(int(event_mb * MB), MAX_LINE_BYTES) - 40  # its framing within the limit
+    sse = sse_event(_padded({"type": "ping"}, within))
+    return {
+        "chunk": (bedrock.CONTENT_TYPE, chunk),
+        "converse": (converse.CONTENT_TYPE, converse_frame),
+        "sse": ("text/event-stream", sse),
+    }
+
+
+async def _serve_upstream(frame_mb: float, event_mb: float) -> None:
+    """The scripted upstream: a request naming a hostile answer gets it, any other the
+    `text_only` cassette's stream; announces its URL as `harness serve` does."""
+    from aiohttp import web
+
+    from harness._cassette.codec import Cassette
+    from harness._providers.anthropic.framing import encode_event as sse_event
+
+    answers = hostile_answers(frame_mb, event_mb)
+    small = b"".join(sse_event(event) for event in Cassette(LIBRARY / "text_only.jsonl").events())
+
+    async def answer(request: web.Request) -> web.Response:
+        await request.read()
+        found = answers.get(request.headers.get(HOSTILE_HEADER, ""))
+        if found is None:
+            return web.Response(body=small, content_type="text/event-stream")
+        return web.Response(body=found[1], headers={"content-type": found[0]})
+
+    app = web.Application(client_max_size=64 * MB)
+    app.router.add_post("/{tail:.*}", answer)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    print(f"ANTHROPIC_BASE_URL=http://127.0.0.1:{port}", flush=True)
+    await asyncio.Event().wait()
+
+
+def _upstream_stalls(frame_mb: float, event_mb: float) -> list[Stall]:
+    """Each hostile answer relayed by the proxy (and by the proxy under `--strict`), a
+    proxy of its own for each: its peak memory is that answer's."""
+    argv = [sys.executable, "-m", "bench.stall", "--upstream"]
+    argv += ["--frame-mb", str(frame_mb), "--event-mb", str(event_mb)]
+    sizes = {name: len(body) for name, (_, body) in hostile_answers(frame_mb, event_mb).items()}
+    stalls = []
+    with serving(argv) as (upstream_url, _):
+        for strict in ([], ["--strict"]):
+            for hostile in HOSTILE:
+                proxy = [*harness_argv(), "proxy", "--upstream", upstream_url, *strict]
+                with (
+                    tempfile.TemporaryDirectory() as out,
+                    serving([*proxy, "--out", out]) as (url, pid),
+                ):
+                    what = f"a {sizes[hostile.name] / 1e6:.1f} MB {hostile.what} from upstream"
+                    label = f"proxy {' '.join(strict)}".strip() + f", {what}"
+                    stalls.append(
+                        measure(
+                            label,
+                            url,
+                            pid,
+                            hostile.request,
+                            "application/json",
+                            hostile.path,
+                            hostile.name,
+                        )
+                    )
+    return stalls
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.stall", description=__doc__)
     parser.add_argument(
         "--mb", default="32,1.5", help="sizes of the hostile bodies in MB, comma-separated"
     )
+    parser.add_argument(
+        "--frame-mb", type=float, default=17.0, help="size of upstream's hostile frames in MB"
+    )
+    parser.add_argument(
+        "--event-mb",
+        type=float,
+        default=8.0,
+        help="size of upstream's hostile SSE event in MB (kept within the 8 MiB line limit)",
+    )
+    parser.add_argument("--upstream", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
-    sizes = [float(size) for size in options.mb.split(",")]
+    if options.upstream:
+        asyncio.run(_serve_upstream(options.frame_mb, options.event_mb))
+        return 0
+    sizes = [float(size) for size in options.mb.split(",") if float(size) > 0]
     stalls = []
     for megabytes in sizes:  # a server of its own for each: its peak memory is the body's
         body = hostile_body(megabytes)
@@ -154,6 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ):
                 label = f"proxy, {what} (as text/plain: serve refuses it unread)"
                 stalls.append(measure(label, proxy_url, proxy_pid, body, "text/plain"))
+    stalls += _upstream_stalls(options.frame_mb, options.event_mb)
     report(stalls)
     return 0
 

@@ -10,7 +10,8 @@
 - `MAX_VALUES` bounds what a server of the harness parses of one body, counted on the
   bytes before any parsing (`values_at_most`): a body of millions of `{}` costs seconds
   and a gigabyte once parsed, whatever its size in bytes; `held_bytes` estimates what a
-  body holds once parsed, for the bounds on what is kept.
+  body holds once parsed, for the bounds on what is kept. The readers of a peer's
+  stream bound each event by it the same way (`too_many_values`), before parsing it.
 - `sdk_json` reads JSON as the SDKs read an answer (`json.loads`: `NaN` is a number),
   for the guard, which must judge what the SDK hands the code, not refuse its reading.
 """
@@ -34,6 +35,7 @@ __all__ = [
     "may_be_too_deep",
     "sdk_json",
     "strict_json",
+    "too_many_values",
     "values_at_most",
 ]
 
@@ -110,6 +112,16 @@ def values_at_most(data: bytes | bytearray) -> int:
     parsing: one, and one more for each comma and each opening bracket (those inside
     strings counted too: an upper bound)."""
     return 1 + data.count(b",") + data.count(b"[") + data.count(b"{")
+
+
+def too_many_values(data: bytes | bytearray | memoryview) -> bool:
+    """Whether `data` may hold more than `MAX_VALUES` JSON values (`values_at_most`): what
+    a reader of a peer's bytes asks of one event before parsing it. Data shorter than
+    the limit cannot, and is not counted."""
+    if len(data) < MAX_VALUES:
+        return False
+    counted = bytes(data) if isinstance(data, memoryview) else data
+    return values_at_most(counted) > MAX_VALUES
 
 
 def held_bytes(data: bytes | bytearray) -> int:

@@ -1,6 +1,7 @@
 """AWS event-stream frames (`harness._providers.eventstream`) held to botocore's own reader,
 `botocore.eventstream.EventStreamBuffer`: the same frames out of any body it reads,
-however cut, and a refusal wherever it refuses, each with its code."""
+however cut, and a refusal wherever it refuses, each with its code; a decoder given
+`max_frame` refuses a longer frame at its prelude, before its bytes arrive."""
 
 from __future__ import annotations
 
@@ -162,3 +163,12 @@ def test_the_decoder_holds_no_more_than_the_frame_under_way() -> None:
         assert len(decoder._held) == 0
     assert decoder.feed(frame[:500]) == []
     assert len(decoder._held) == 500
+
+
+def test_a_frame_past_max_frame_is_refused_at_its_prelude_before_its_bytes() -> None:
+    decoder = FrameDecoder(max_frame=1024)
+    assert len(decoder.feed(encode_frame({}, b"x" * (1024 - 16)))) == 1  # exactly the limit
+    with pytest.raises(FrameError) as refused:
+        decoder.feed(_prelude(1025, 0))  # the prelude alone: nothing of the frame is awaited
+    assert refused.value.code == "bad_frame"
+    assert str(refused.value) == "frame 2: a frame of 1025 bytes, over the 1024 an event may hold"

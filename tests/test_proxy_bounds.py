@@ -13,18 +13,22 @@ import json
 import socket
 import threading
 import tracemalloc
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import brotli
 import httpx2
+import orjson
 import pytest
 import zstandard
 from aiohttp import web
 from conftest import LIBRARY
 
 import harness._http.proxy
+import harness._providers.sse
 import harness._redact
 from harness._cassette.codec import MAX_BODY_BYTES, MAX_LINE_BYTES, Cassette
 from harness._http.hosting import ServerThread
@@ -36,6 +40,7 @@ KEY = "sk-ant-proxy-bounds-key-0123456789"
 REQUEST: dict[str, Any] = {"model": "claude-harness-test", "max_tokens": 9, "messages": []}
 EVENTS = list(Cassette(LIBRARY / "text_only.jsonl").events())
 SSE = {"content-type": "text/event-stream"}
+FRAMES = "application/vnd.amazon.eventstream"
 #: What the bombs expand to: past every cap, and far past what a test should hold.
 BOMB_BYTES = 2 * MAX_BODY_BYTES
 
@@ -66,6 +71,7 @@ def upstream() -> Iterator[tuple[Upstream, str]]:
     scripted = Upstream()
     app = web.Application()
     app.router.add_post("/v1/messages", scripted.messages)
+    app.router.add_post("/model/{model}/{call}", scripted.messages)  # Bedrock's calls
     with ServerThread(app) as url:
         try:
             yield scripted, url
@@ -476,7 +482,7 @@ def test_a_line_past_the_limit_is_refused_before_it_is_redacted(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_an_event_of_too_many_values_is_refused_before_it_is_redacted(
+def test_an_event_of_too_many_values_is_refused_before_it_is_read(
     upstream: tuple[Upstream, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     scripted, upstream_url = upstream
@@ -495,15 +501,94 @@ def test_an_event_of_too_many_values_is_refused_before_it_is_redacted(
         return redact_answer(line, secrets)
 
     monkeypatch.setattr(harness._http.proxy, "redact_answer", seen)
+    parsed: list[int] = []
+
+    def parsing(data: Any) -> Any:
+        parsed.append(len(data))
+        return orjson.loads(data)
+
+    reading = SimpleNamespace(loads=parsing, JSONDecodeError=orjson.JSONDecodeError)
+    monkeypatch.setattr(harness._providers.sse, "orjson", reading)
     lines: list[str] = []
     with _proxy(upstream_url, tmp_path, lines) as url:
         assert _post(url, "crowded") == body
     assert lines == [
-        f"POST /v1/messages -> 200, not recorded: a line may hold more than {MAX_VALUES}"
+        f"POST /v1/messages -> 200, not recorded: event 4 may hold more than {MAX_VALUES}"
         " JSON values, the limit"
     ]
     assert redacted == EVENTS[:3]  # the lines before it only
+    assert max(parsed) < 1000  # and the events before it
     assert list(tmp_path.iterdir()) == []
+
+
+#: Each call whose stream travels in event-stream frames, and its request asking for one.
+FRAMED_CALLS: dict[str, tuple[str, dict[str, Any]]] = {
+    "bedrock": (
+        "/model/anthropic.claude-test/invoke-with-response-stream",
+        {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 9, "messages": []},
+    ),
+    "bedrock-converse": ("/model/claude-test/converse-stream", {"messages": []}),
+}
+#: A frame a hostile upstream declares: past the 8 MiB an event may hold, within
+#: botocore's 24 MiB.
+HUGE_FRAME = 17 * 2**20
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["recorded", "strict"])
+@pytest.mark.parametrize("call", FRAMED_CALLS)
+def test_a_frame_longer_than_an_event_may_hold_is_refused_at_its_prelude_never_held(
+    upstream: tuple[Upstream, str], tmp_path: Path, call: str, strict: bool
+) -> None:
+    scripted, upstream_url = upstream
+    path, request = FRAMED_CALLS[call]
+    prelude = HUGE_FRAME.to_bytes(4, "big") + bytes(4)
+    prelude += zlib.crc32(prelude).to_bytes(4, "big")
+    filler = bytes(2**20)
+
+    async def answer(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"content-type": FRAMES})
+        await response.prepare(request)
+        try:
+            await response.write(prelude)
+            for _ in range(HUGE_FRAME // len(filler)):  # the frame's bytes, a MiB at a time
+                await response.write(filler)
+            await response.write_eof()
+        except (ConnectionResetError, RuntimeError):
+            pass  # the proxy closed the connection: under strict, the point of the test
+        return response
+
+    scripted.answers["huge"] = answer
+    lines: list[str] = []
+    received, cut = 0, None
+    with _proxy(upstream_url, tmp_path, lines, strict=strict) as url:
+        tracemalloc.start()
+        try:
+            with (
+                httpx2.Client(timeout=30) as client,
+                client.stream(
+                    "POST",
+                    url + path,
+                    json=request,
+                    headers={"x-test": "huge", "authorization": "AWS4-HMAC-SHA256 bounds"},
+                ) as got,
+            ):
+                for piece in got.iter_raw():
+                    received += len(piece)
+        except httpx2.HTTPError as error:
+            cut = type(error).__name__
+        finally:
+            _, peak = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
+    refused = f"frame 1: a frame of {HUGE_FRAME} bytes, over the {MAX_LINE_BYTES} an event"
+    refused += " may hold"
+    if strict:  # nothing of the frame goes on: the connection is cut, as at any bad frame
+        assert (received, cut) == (0, "RemoteProtocolError")
+        assert lines[0] == f"POST {path}: --strict: {refused}: the connection is closed"
+    else:  # the client gets every byte as sent; the recording stops at the prelude
+        assert (received, cut) == (len(prelude) + HUGE_FRAME // len(filler) * len(filler), None)
+        assert lines == [f"POST {path} -> 200, not recorded: {refused}"]
+    assert list(tmp_path.iterdir()) == []
+    assert peak < MAX_LINE_BYTES, f"peak {peak / 2**20:.1f} MiB"  # pieces in flight, no frame
 
 
 @pytest.mark.parametrize("strict", [False, True], ids=["recorded", "strict"])

@@ -1,15 +1,23 @@
 """`StreamingDecoder` reads a piece that is one whole event at once (the guard's pieces):
 the same events, counts and errors as line by line; and it tells a text delta as the API
-frames it only where `feed` reads one."""
+frames it only where `feed` reads one. A bounded decoder (`max_line` given: the guard's,
+the proxy's, a recording's) refuses an event that may hold more values than the limit
+before any of it is parsed."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from harness._providers.sse import SSEFormatError, StreamingDecoder, encode_event
+from harness._json import MAX_LINE_BYTES, MAX_VALUES
+from harness._providers import openai_sse, sse
+from harness._providers.openai_sse import OpenAIDecoder
+from harness._providers.sse import FieldsDecoder, SSEFormatError, StreamingDecoder, encode_event
 
 PIECES = [
     b'event: ping\ndata: {"type": "ping"}\n\n',
@@ -150,3 +158,61 @@ def test_a_text_delta_broken_anywhere_is_told_only_if_feed_reads_one(
     piece[at % len(piece)] = byte
     if StreamingDecoder().text_delta(bytes(piece)):
         assert _read_as_a_text_delta(bytes(piece))
+
+
+#: Each bounded reader of SSE: Anthropic's (strict JSON, and the guard's lenient reading),
+#: OpenAI's, and the one handing each event's data on unread (Gemini's, Chat's recording).
+BOUNDED: dict[str, Callable[[], StreamingDecoder]] = {
+    "anthropic": lambda: StreamingDecoder(max_line=MAX_LINE_BYTES),
+    "guard": lambda: StreamingDecoder(max_line=MAX_LINE_BYTES, lenient=True),
+    "openai": lambda: OpenAIDecoder(max_line=MAX_LINE_BYTES),
+    "fields": lambda: FieldsDecoder(max_line=MAX_LINE_BYTES),
+}
+#: An event of 1.5 MB, well within the line limit, holding more values than the limit.
+CROWDED = encode_event({"type": "ping", "pad": [{}] * (MAX_VALUES // 2 + 1)})
+
+
+@pytest.fixture
+def parsed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of the JSON texts the SSE readers parse from now on."""
+    sizes: list[int] = []
+
+    def spy(read: Callable[..., Any]) -> Callable[..., Any]:
+        def reading(data: Any) -> Any:
+            sizes.append(len(data))
+            return read(data)
+
+        return reading
+
+    for module in (sse, openai_sse):
+        loads = SimpleNamespace(loads=spy(orjson.loads), JSONDecodeError=orjson.JSONDecodeError)
+        monkeypatch.setattr(module, "orjson", loads)
+        monkeypatch.setattr(module, "sdk_json", spy(module.sdk_json))
+    return sizes
+
+
+@pytest.mark.parametrize("size", [len(CROWDED), 65536], ids=["one piece", "in pieces"])
+@pytest.mark.parametrize("decoder", BOUNDED.values(), ids=BOUNDED)
+def test_an_event_of_too_many_values_is_refused_before_it_is_parsed(
+    decoder: Callable[[], StreamingDecoder], size: int, parsed: list[int]
+) -> None:
+    reading = decoder()
+    reading.feed(encode_event({"type": "ping"}))  # an event before it, read as ever
+    with pytest.raises(SSEFormatError) as refused:
+        for at in range(0, len(CROWDED), size):
+            reading.feed(CROWDED[at : at + size])
+    assert str(refused.value) == f"event 2 may hold more than {MAX_VALUES} JSON values, the limit"
+    assert max(parsed, default=0) < 100  # the ping before it only
+
+
+def test_an_unbounded_decoder_reads_an_event_of_any_count_of_values() -> None:
+    (event,) = StreamingDecoder().feed(CROWDED)
+    assert len(event["pad"]) == MAX_VALUES // 2 + 1
+
+
+@pytest.mark.parametrize("decoder", BOUNDED.values(), ids=BOUNDED)
+def test_a_large_event_of_few_values_is_read_by_every_bounded_decoder(
+    decoder: Callable[[], StreamingDecoder],
+) -> None:
+    large = encode_event({"type": "ping", "pad": "x" * 2**22})
+    assert len(decoder().feed(large)) == 1

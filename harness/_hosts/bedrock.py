@@ -17,7 +17,10 @@ event the SDK makes of it, `{"type": "error", "error": {"type": NAME, "message":
 dialect sends it, so a cassette reads the same on every host; `encode_exception` writes
 Bedrock's own). `EventDecoder` reads frames back into the events the SDK hands the code,
 refusing what botocore refuses (`FrameError`: `bad_frame`, `truncated_frame`) and a
-frame that is neither an event chunk nor an exception (`bad_frame`). Each event is then
+frame that is neither an event chunk nor an exception (`bad_frame`); bounded whatever the
+peer sends, it refuses a frame over 8 MiB (`MAX_LINE_BYTES`, what an SSE event may hold)
+at its prelude, and a payload or an event that may hold more than `MAX_VALUES` JSON
+values before parsing or decoding it (each a `bad_frame`). Each event is then
 one JSON object with a string `type`, as on SSE (`harness._providers.sse`): a chunk
 whose object has none is skipped, as `AnthropicBedrock` skips it (as the SDK skips an
 SSE event with no name); one the SDK hands on all the same, as a legacy `completion`
@@ -41,6 +44,7 @@ from typing import Any, Final
 import orjson
 
 from harness._exceptions import StreamProtocolError
+from harness._json import MAX_LINE_BYTES, MAX_VALUES, too_many_values
 from harness._providers.answers import AnswerReader
 from harness._providers.eventstream import Frame, FrameDecoder, FrameError, encode_frame
 from harness._redact import excerpt
@@ -92,7 +96,7 @@ class EventDecoder:
     """The dialect's events out of a Bedrock body fed in pieces (see the module)."""
 
     def __init__(self) -> None:
-        self._frames = FrameDecoder()
+        self._frames = FrameDecoder(max_frame=MAX_LINE_BYTES)
         self._count = 0
 
     @property
@@ -111,6 +115,8 @@ class EventDecoder:
         """The event `frame` carries; None for a chunk the SDK skips (see the module)."""
         self._count += 1
         kind, name = frame.message_type, frame.event_type
+        if too_many_values(frame.payload):
+            raise self._crowded("payload")
         if kind == "exception":
             message = _object(frame.payload).get("message")
             text = message if isinstance(message, str) else ""
@@ -122,12 +128,19 @@ class EventDecoder:
                 f"{excerpt(repr(name))} is no event chunk Bedrock sends",
             )
         data = _object(frame.payload).get("bytes")
+        unread = FrameError(
+            "bad_frame", f"frame {self._count}: its bytes are not a base64 JSON event"
+        )
         try:
-            event = orjson.loads(base64.b64decode(data, validate=True))  # type: ignore[arg-type]
+            decoded = base64.b64decode(data, validate=True)  # type: ignore[arg-type]
         except (TypeError, ValueError, binascii.Error):
-            raise FrameError(
-                "bad_frame", f"frame {self._count}: its bytes are not a base64 JSON event"
-            ) from None
+            raise unread from None
+        if too_many_values(decoded):
+            raise self._crowded("event")
+        try:
+            event = orjson.loads(decoded)
+        except orjson.JSONDecodeError:
+            raise unread from None
         if type(event) is not dict:
             raise FrameError("bad_frame", f"frame {self._count}: its event is not a JSON object")
         if type(event.get("type")) is str:
@@ -138,6 +151,14 @@ class EventDecoder:
             "bad_frame",
             f"frame {self._count}: its event is not a JSON object with a type (the SDK hands "
             f"it on as a `completion`)",
+        )
+
+    def _crowded(self, what: str) -> FrameError:
+        """The refusal of a frame whose `what` may hold too many values to be parsed."""
+        return FrameError(
+            "bad_frame",
+            f"frame {self._count}: its {what} may hold more than {MAX_VALUES} JSON values, "
+            "the limit",
         )
 
 

@@ -636,7 +636,7 @@ class RecordingProxy:
             if guard is not None and not broke_off:
                 try:
                     ended, refused = await self._end_strictly(
-                        where, response, guard, hosted_at(path_of(request)), check, sent
+                        where, response, guard, hosted_at(path_of(request)), check, sent, received
                     )
                 except (ConnectionResetError, aiohttp.ClientConnectionError):
                     return self._client_left(where, upstream.status, response)
@@ -769,18 +769,21 @@ class RecordingProxy:
         hosted: Hosted | None = None,
         check: AnswerCheck | None = None,
         sent: bool = False,
+        received: int | None = None,
     ) -> tuple[bool, str]:
         """The rest of a guarded answer, or the `error` event ending a broken one (in the
         framing of the host it was asked of: Bedrock's, a chunk frame; or in the dialect's
         own, `check.refusal`: ConverseStream's exception frame, Gemini's error chunk,
         told whether any of the answer was `sent` before), and what the
         answer's line says of the refusal ("" for none); False when the answer cannot be
-        ended so (the client's connection is cut instead)."""
+        ended so (the client's connection is cut instead). The guard's last reading (an
+        event the body ended in, up to the line limit) leaves the event loop once
+        `received` bytes are past `INLINE_BYTES`, as each piece's did."""
         from harness._strict.guard import strict_error_event
 
         if guard.failure is None:
             try:
-                rest = guard.finish()
+                rest = await off_loop(guard.finish, size=received)
             except (SSEFormatError, FrameError) as error:  # a last line no SDK reads
                 self.log(f"{where}: --strict: {error}: the connection is closed")
                 return False, ""

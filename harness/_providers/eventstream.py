@@ -22,7 +22,10 @@ type says how its value is written: 0 true and 1 false (no bytes), 2 a signed by
 - `truncated_frame`: the body ends inside a frame (botocore waits for more; a body that
   ended will never bring it).
 Unlike botocore's buffer, which copies what it holds at every message, the decoder reads
-each byte a bounded number of times and holds at most one frame and a piece.
+each byte a bounded number of times and holds at most one frame and a piece. A decoder
+given `max_frame` refuses a frame longer than that too (`bad_frame`), as soon as its
+prelude declares it: the readers of a peer's events (`EventDecoder`s) give 8 MiB, what an
+SSE event may hold, so a huge frame is neither held nor read.
 
 `encode_frame` writes a frame; the headers' Python types pick their wire types (bool,
 int as int32 or int64, bytes, str, `uuid.UUID`).
@@ -134,9 +137,12 @@ def encode_frame(headers: Mapping[str, HeaderValue], payload: bytes) -> bytes:
 
 
 class FrameDecoder:
-    """Frames out of an event-stream body fed in pieces (see the module)."""
+    """Frames out of an event-stream body fed in pieces (see the module); `max_frame`: the
+    longest frame read, its total length as its prelude declares it (None: botocore's
+    limits alone)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_frame: int | None = None) -> None:
+        self._max_frame = max_frame
         self._held = bytearray()
         self._count = 0  # frames read so far, to name the one at fault
         #: after each `feed`, where in that piece the last frame it completed ends: the
@@ -204,6 +210,12 @@ class FrameDecoder:
                 "bad_frame",
                 f"frame {number}: a payload of {payload} bytes, over the "
                 f"{MAX_PAYLOAD_LENGTH} botocore reads",
+            )
+        if self._max_frame is not None and total > self._max_frame:
+            raise FrameError(
+                "bad_frame",
+                f"frame {number}: a frame of {total} bytes, over the {self._max_frame} "
+                "an event may hold",
             )
 
     def _frame(self, frame: memoryview, headers_length: int) -> Frame:

@@ -74,7 +74,7 @@ class OpenAIDecoder(StreamingDecoder):
             or piece[-2:] != b"\n\n"
             or piece.find(b"\n") != len(piece) - 2
             or piece.find(b"\r") >= 0
-            or (self._max_line is not None and len(piece) > self._max_line)
+            or self._read_by_lines(piece)
         ):
             return None
         data = piece[6:-2]

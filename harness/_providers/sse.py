@@ -26,7 +26,10 @@ object with a string `type`, or `SSEFormatError` names the event that is not: st
 JSON (no `NaN`) for what becomes a cassette, the SDK's own lenient reading
 (`lenient=True`) for the guard. A line, and an event, longer than `max_line` bytes is
 refused as soon as that much is held; the decoder holds at most that much, whatever the
-pieces, and reads each byte a bounded number of times.
+pieces, and reads each byte a bounded number of times. With `max_line` given, an event's
+data that may hold more than `MAX_VALUES` JSON values (`harness._json.too_many_values`,
+counted on its bytes) is refused before it is parsed: millions of `{}` within the line
+limit would cost a second and hundreds of megabytes to read.
 
 It is ours, not the SDK's, so that the proxy never imports the SDK (seconds cold).
 """
@@ -39,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from harness._json import sdk_json
+from harness._json import MAX_VALUES, sdk_json, too_many_values
 from harness._providers.anthropic.framing import encode_event
 from harness._terminal import printable
 
@@ -244,7 +247,7 @@ class StreamingDecoder:
             or len(lines[1]) == 6  # an empty data field: no event
             or lines[0][7:] in _SPECIAL_NAMES
             or piece.find(b"\r") >= 0
-            or (self._max_line is not None and len(piece) > self._max_line)
+            or self._read_by_lines(piece)
         ):
             return None
         try:
@@ -323,10 +326,23 @@ class StreamingDecoder:
             raise _behind_a_mark(self._count + 1, value)
         return None  # `id`, `retry` and any other field: nothing the SDK hands on
 
+    def _read_by_lines(self, piece: bytes) -> bool:
+        """Whether a bounded decoder leaves a whole piece to `feed`, whose checks it may
+        fail: one past `max_line`, or long enough to hold more than `MAX_VALUES` values."""
+        limit = self._max_line
+        return limit is not None and (len(piece) > limit or len(piece) >= MAX_VALUES)
+
     def _joined_data(self) -> bytes | memoryview:
-        """The event's `data` lines joined by `\n` (the one line itself, uncopied)."""
+        """The event's `data` lines joined by `\n` (the one line itself, uncopied); with
+        `max_line` given, `SSEFormatError` for data that may hold more than `MAX_VALUES`
+        values, before anything reads it."""
         data, self._data = self._data, []
-        return data[0] if len(data) == 1 else b"\n".join(data)
+        joined = data[0] if len(data) == 1 else b"\n".join(data)
+        if self._max_line is not None and too_many_values(joined):
+            raise SSEFormatError(
+                f"event {self._count + 1} may hold more than {MAX_VALUES} JSON values, the limit"
+            )
+        return joined
 
     def _dispatch(self) -> dict[str, Any] | None:
         """The event a blank line ends, as the SDK hands it on; None for one it skips."""

@@ -27,6 +27,7 @@ from typing import Any, Final
 import orjson
 
 from harness._exceptions import APIErrorEvent
+from harness._json import MAX_LINE_BYTES, MAX_VALUES, too_many_values
 from harness._providers.bedrock_converse.adapter import EXCEPTIONS, event_name
 from harness._providers.eventstream import Frame, FrameDecoder, FrameError, encode_frame
 from harness._providers.frame_rows import Framed
@@ -85,10 +86,12 @@ class EventDecoder:
     """A streamed body's lines out of its frames as they arrive, refusing what botocore
     refuses (`FrameError`: `bad_frame`, `truncated_frame` at `finish`) and a frame that
     is neither an event nor an exception, or whose payload is not a JSON object
-    (`bad_frame`); an event's `p` padding passed over."""
+    (`bad_frame`); an event's `p` padding passed over. Bounded whatever the peer sends:
+    a frame over `MAX_LINE_BYTES` is refused at its prelude, a payload that may hold more
+    than `MAX_VALUES` values before it is parsed (both `bad_frame`)."""
 
     def __init__(self) -> None:
-        self._frames = FrameDecoder()
+        self._frames = FrameDecoder(max_frame=MAX_LINE_BYTES)
         self._count = 0
 
     @property
@@ -111,6 +114,12 @@ class EventDecoder:
                 "bad_frame",
                 f"frame {self._count}: :message-type {excerpt(repr(kind))} is no event or "
                 "exception",
+            )
+        if too_many_values(frame.payload):
+            raise FrameError(
+                "bad_frame",
+                f"frame {self._count}: its payload may hold more than {MAX_VALUES} JSON "
+                "values, the limit",
             )
         try:
             payload = orjson.loads(frame.payload) if frame.payload else {}
