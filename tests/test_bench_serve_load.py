@@ -30,11 +30,14 @@ def test_a_small_load_prints_every_figure_with_nothing_lost(
 def test_the_stall_benchmark_prints_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
     from bench.stall import main as stall
 
-    assert stall(["--mb", "0.1"]) == 0
+    assert stall(["--mb", "0.1", "--frame-mb", "0.1", "--event-mb", "0.1"]) == 0
     printed = capsys.readouterr().out
     for row in (
         "serve, 0.1 MB",
         "proxy, 0.1 MB",
+        "proxy, a 0.1 MB Bedrock chunk frame from upstream",
+        "proxy --strict, a 0.1 MB ConverseStream frame from upstream",
+        "proxy --strict, a 0.1 MB SSE event from upstream",
         "hostile request: HTTP/1.1 ",
         "small requests meanwhile",
         "the worst (the stall)",
