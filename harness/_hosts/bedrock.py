@@ -98,6 +98,8 @@ class EventDecoder:
     def __init__(self) -> None:
         self._frames = FrameDecoder(max_frame=MAX_LINE_BYTES)
         self._count = 0
+        #: where in the last piece fed the frame of each event it gave ends
+        self.ends: list[int] = []
 
     @property
     def rest_at(self) -> int:
@@ -106,7 +108,14 @@ class EventDecoder:
 
     def feed(self, piece: bytes) -> list[dict[str, Any]]:
         frames = self._frames.feed(piece)
-        return [event for frame in frames if (event := self._event(frame)) is not None]
+        events: list[dict[str, Any]] = []
+        self.ends = []
+        for frame, end in zip(frames, self._frames.ends, strict=True):
+            event = self._event(frame)
+            if event is not None:
+                events.append(event)
+                self.ends.append(end)
+        return events
 
     def finish(self) -> None:
         self._frames.finish()

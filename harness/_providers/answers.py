@@ -21,7 +21,7 @@ the SDK's own hooks (`guard.strict_client`). Imports the flat core only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
@@ -59,12 +59,16 @@ STRICT_ERROR_TYPE: Final = "stream_protocol_error"
 
 class BodyDecoder(Protocol):
     """What the guard asks of the decoder of an answer's body: the events each piece
-    completes, where in it they end (`rest_at`, -1: it completed none), and the end.
+    completes, where in it each of them ends (`ends`: the guard hands on those before a
+    broken one), where the last ends (`rest_at`, -1: it completed none), and the end.
     SSE's `StreamingDecoder`; a host's framing (Bedrock's `harness._hosts.bedrock.
     EventDecoder`)."""
 
     @property
     def rest_at(self) -> int: ...
+
+    @property
+    def ends(self) -> Sequence[int]: ...
 
     def feed(self, piece: bytes) -> list[dict[str, Any]]: ...
 

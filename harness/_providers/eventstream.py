@@ -149,12 +149,17 @@ class FrameDecoder:
         #: bytes before are whole frames, those after a frame under way (-1: it completed
         #: none), as `harness._providers.sse.StreamingDecoder.rest_at` says of events
         self.rest_at = -1
+        #: after each `feed`, where in that piece each frame it completed ends
+        self.ends: list[int] = []
 
     def feed(self, piece: bytes) -> list[Frame]:
         """The frames `piece` completes; `FrameError` at the first bad one."""
         self.rest_at = -1
+        before = len(self._held)
         self._held += piece
         frames: list[Frame] = []
+        ends: list[int] = []
+        self.ends = ends
         start = 0
         held = self._held
         size = len(held)
@@ -165,6 +170,7 @@ class FrameDecoder:
                 break
             frames.append(self._frame(memoryview(held)[start : start + total], headers_length))
             start += total
+            ends.append(start - before)
         if start:
             del held[:start]
         if frames:

@@ -83,7 +83,7 @@ class ArrayDecoder:
 
     After each `feed`, `rest_at` says where in that piece the last element it completed
     ends (-1: it completed none), as `harness._providers.sse.StreamingDecoder.rest_at`
-    says of events.
+    says of events, and `ends` where each of them ends.
     """
 
     def __init__(self, *, max_element: int = MAX_ELEMENT) -> None:
@@ -95,11 +95,14 @@ class ArrayDecoder:
         self._count = 0
         self._max = max_element
         self.rest_at = -1
+        self.ends: list[int] = []
 
     def feed(self, piece: bytes) -> list[dict[str, Any]]:
         """The elements `piece` completes; `ArrayError` at the first thing refused."""
         self.rest_at = -1
         found: list[dict[str, Any]] = []
+        ends: list[int] = []
+        self.ends = ends
         at, size = 0, len(piece)
         while at < size:
             if self._state == _ELEMENT:
@@ -112,6 +115,7 @@ class ArrayDecoder:
                 self._check_size()
                 found.append(self._element())
                 self.rest_at = at = end
+                ends.append(end)
                 continue
             byte = piece[at]
             at += 1

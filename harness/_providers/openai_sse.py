@@ -59,6 +59,7 @@ class OpenAIDecoder(StreamingDecoder):
             event = self._whole_data(piece)
             if event is not None:
                 self.rest_at = len(piece)
+                self.ends = [self.rest_at]
                 return [event]
         return super().feed(piece)
 

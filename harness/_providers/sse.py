@@ -144,7 +144,8 @@ class StreamingDecoder:
     module for the rules. After each `feed`, `rest_at` says where in that piece the
     decoder last held nothing of an event (after a blank line, or a comment or field
     line outside any event): the bytes before it are those of whole events, the bytes
-    after it belong to one not complete yet (-1: none of the piece is at rest).
+    after it belong to one not complete yet (-1: none of the piece is at rest); `ends`
+    where in it each event it returned ends (just past its blank line).
     """
 
     def __init__(self, *, max_line: int | None = None, lenient: bool = False) -> None:
@@ -160,6 +161,7 @@ class StreamingDecoder:
         self._max_line = max_line
         self._lenient = lenient
         self.rest_at = -1
+        self.ends: list[int] = []
 
     def feed(self, piece: bytes) -> list[dict[str, Any]]:
         """The events `piece` completes; `SSEFormatError` at a `data:` that is no event
@@ -169,8 +171,11 @@ class StreamingDecoder:
             whole = self.whole_event(piece)
             if whole is not None:
                 self.rest_at = len(piece)
+                self.ends = [self.rest_at]
                 return [whole]
         events: list[dict[str, Any]] = []
+        ends: list[int] = []
+        self.ends = ends
         self.rest_at = -1
         position = 0
         if self._after_cr:
@@ -216,6 +221,7 @@ class StreamingDecoder:
                 raise
             if event is not None:
                 events.append(event)
+                ends.append(position)
             if self._at_rest():
                 self.rest_at = position
                 self._event_size = 0

@@ -30,14 +30,18 @@ within `WITHHELD_LINES` lines' worth (past it the answer is refused), while even
 can change nothing (pings) go on at once.
 
 The bytes of an event still incomplete wait for the rest of it. On a violation, `feed`
-returns nothing of that chunk (the events before the broken one in it wait with it) and
-keeps the error in `failure`, for the driver to raise: the client never reads the event
-that broke the rules. A reader may hand an event on rewritten (`AnswerReader.rewritten`:
-Chat's repeated call id or name, given once): the chunk holding it is then re-encoded.
+returns the events before the broken one in that chunk that would have gone on had
+each come in a chunk of its own (their bytes as they came, up to the end of the last:
+the decoder says where each event ends, `BodyDecoder.ends`), and nothing from the
+broken one on; it keeps the error in `failure`, for the driver to raise after those
+bytes: the client reads every good event up to the broken one, never that one or any
+after it. A reader may hand an event on rewritten (`AnswerReader.rewritten`: Chat's
+repeated call id or name, given once): the chunk holding it is then re-encoded.
 
-From the completing event on, the checked bytes wait for the end of the body. For
-Messages that is `message_delta`: the stop reason is in it, and a client may take the
-answer as complete there and read no further (litellm does). The end rules run at
+From the completing event on, the checked bytes wait for the end of the body (the
+events before it in its chunk go on at once, as they would alone). For Messages that is
+`message_delta`: the stop reason is in it, and a client may take the answer as complete
+there and read no further (litellm does). The end rules run at
 `message_stop` (`StreamAdapter.check_end`) and at the end of the body (`finish()`, which
 then releases the rest): a wrong or missing stop reason, an answer that never stopped,
 an event after `message_stop` are all refused before the client reads `message_delta`.
@@ -171,24 +175,48 @@ class StreamGuard:
 
     def _checked(self, ready: bytes, events: list[dict[str, Any]]) -> bytes:
         """What `feed` returns of `ready`, the bytes of whole events (`events`)."""
-        completing = self._completing
-        harmless = True
-        for event in events:
-            verdict = self._check(event)
-            if verdict is None:
-                return b""
-            if self._api_error:
-                return self._release_all(self._handed_on(ready, events))
-            harmless = harmless and verdict == HARMLESS
-        ready = self._handed_on(ready, events)
-        if not (completing or self._completing):
-            return ready
-        if completing and harmless:
-            return ready  # nothing that can change the verdict: it goes on, not held
-        self._withheld += ready
+        passing = self._judged(events)
+        if self._api_error:
+            return self._release_all(self._handed_on(ready, events))
+        if passing == len(events) and self.failure is None:
+            return self._handed_on(ready, events)
+        released, waiting = self._split(ready, self._decoder.rest_at, events, passing)
+        if self.failure is not None:
+            return released
+        self._withheld += waiting
         if len(self._withheld) > self._max_withheld:
             self._refuse_at_limit()
-        return b""
+        return released
+
+    def _judged(self, events: list[dict[str, Any]]) -> int:
+        """Check `events` in order, up to a violation (kept in `failure`) or the API's own
+        error; how many lead them that go on at once, as each would in a chunk of its own:
+        before the completing event, or harmless after it (from the first that waits on,
+        the rest wait with it, in their order)."""
+        completing = self._completing
+        passing = 0
+        for index, event in enumerate(events):
+            verdict = self._check(event)
+            if verdict is None or self._api_error:
+                break
+            if passing == index and (verdict == HARMLESS if completing else not self._completing):
+                passing += 1
+        return passing
+
+    def _split(
+        self, ready: bytes, rest: int, events: list[dict[str, Any]], passing: int
+    ) -> tuple[bytes, bytes]:
+        """`ready` (whose last `rest` bytes are the chunk's) cut after its first `passing`
+        events (`BodyDecoder.ends`): those that go on, and the rest (each part re-encoded
+        where the reader rewrote an event)."""
+        if self._reader.rewritten:
+            self._reader.rewritten = False
+            encode = self._reader.encode
+            return encode(events[:passing]) if passing else b"", encode(events[passing:])
+        if not passing:
+            return b"", ready
+        cut = len(ready) - rest + self._decoder.ends[passing - 1]
+        return ready[:cut], ready[cut:]
 
     def _handed_on(self, ready: bytes, events: list[dict[str, Any]]) -> bytes:
         """`ready`, or the events re-encoded where the reader rewrote one of them."""
@@ -223,15 +251,15 @@ class StreamGuard:
 
     def _hidden(self, chunk: bytes, hidden: HiddenEvent) -> bytes:
         """`feed` for a chunk holding an event the SDK would drop: the events before it
-        are checked first (a violation among them, or the API's error, decides)."""
-        for event in hidden.before:
-            if self._check(event) is None:
-                return b""
-            if self._api_error:
-                self._held += chunk
-                return self._release_all(b"")
-        self._refuse_hidden(hidden)
-        return b""
+        are checked first (a violation among them, or the API's error, decides), and
+        go on before the refusal as they would before any other."""
+        passing = self._judged(hidden.before)
+        if self._api_error:
+            self._held += chunk
+            return self._release_all(b"")
+        if self.failure is None:
+            self._refuse_hidden(hidden)
+        return self._split(bytes(self._held) + chunk, len(chunk), hidden.before, passing)[0]
 
     def _refuse_hidden(self, hidden: HiddenEvent) -> None:
         """An event the SDK would drop: the answer the code reads is not the one sent, so

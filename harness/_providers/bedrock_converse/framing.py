@@ -100,6 +100,11 @@ class EventDecoder:
         as the guard asks of a body's decoder (`answers.BodyDecoder`)."""
         return self._frames.rest_at
 
+    @property
+    def ends(self) -> list[int]:
+        """Where in the last piece fed each line's frame ends."""
+        return self._frames.ends
+
     def feed(self, piece: bytes) -> list[dict[str, Any]]:
         return [self._line(frame) for frame in self._frames.feed(piece)]
 

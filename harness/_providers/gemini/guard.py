@@ -89,6 +89,10 @@ class SSEChunks:
     def rest_at(self) -> int:
         return self._fields.rest_at
 
+    @property
+    def ends(self) -> list[int]:
+        return self._fields.ends
+
     def feed(self, piece: bytes) -> list[Any]:
         return [self._chunk(event["data"]) for event in self._fields.feed(piece)]
 
@@ -118,6 +122,10 @@ class ArrayChunks:
     @property
     def rest_at(self) -> int:
         return self._array.rest_at
+
+    @property
+    def ends(self) -> list[int]:
+        return self._array.ends
 
     def feed(self, piece: bytes) -> list[Any]:
         return list(self._array.feed(piece))
