@@ -228,6 +228,36 @@ def test_the_good_events_before_one_the_sdk_would_drop_reach_the_client() -> Non
     assert received == good
 
 
+class _WithoutEnds:
+    """A decoder written before `BodyDecoder.ends` (another distribution's framing): the
+    rest of the protocol, from the SSE decoder."""
+
+    def __init__(self, decoder: Any) -> None:
+        self._decoder = decoder
+
+    @property
+    def rest_at(self) -> int:
+        return int(self._decoder.rest_at)
+
+    def feed(self, piece: bytes) -> list[dict[str, Any]]:
+        return list(self._decoder.feed(piece))
+
+    def finish(self) -> object:
+        return self._decoder.finish()
+
+
+def test_a_decoder_that_does_not_say_where_its_events_end_holds_the_chunk_as_before() -> None:
+    """Nothing of the broken chunk goes on, and the verdict is the same: no error of ours."""
+    found = provider(ANTHROPIC)
+    before, after = _two_text_deltas(found)
+    breaking, code = BREAKING[found.name]
+    chunk = b"".join(encode_event(event) for event in [*before, breaking(before[-1]), after])
+    guard = StreamGuard()
+    guard._decoder = _WithoutEnds(guard._decoder)
+    received, raised = _received([chunk], guard)
+    assert (received, raised) == (b"", code)
+
+
 def _errors(found: Provider) -> list[Path]:
     paths = library_cassettes(provider=found.name, folder=LIBRARY)
     return [path for path in paths if "errors" in path.relative_to(LIBRARY).parts]

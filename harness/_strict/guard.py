@@ -208,14 +208,16 @@ class StreamGuard:
     ) -> tuple[bytes, bytes]:
         """`ready` (whose last `rest` bytes are the chunk's) cut after its first `passing`
         events (`BodyDecoder.ends`): those that go on, and the rest (each part re-encoded
-        where the reader rewrote an event)."""
+        where the reader rewrote an event). A decoder that does not say where its events
+        end (another distribution's, written before `ends`) holds them all, as it did."""
         if self._reader.rewritten:
             self._reader.rewritten = False
             encode = self._reader.encode
             return encode(events[:passing]) if passing else b"", encode(events[passing:])
-        if not passing:
+        ends = getattr(self._decoder, "ends", None)
+        if not passing or ends is None:
             return b"", ready
-        cut = len(ready) - rest + self._decoder.ends[passing - 1]
+        cut = len(ready) - rest + ends[passing - 1]
         return ready[:cut], ready[cut:]
 
     def _handed_on(self, ready: bytes, events: list[dict[str, Any]]) -> bytes:
