@@ -11,6 +11,8 @@ Bedrock's event-stream frames among them), with the bytes `harness serve` sends
 from __future__ import annotations
 
 import re
+import struct
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,17 +21,20 @@ from typing import Any
 import httpx2
 import orjson
 import pytest
+from aiohttp import web
 from conftest import LIBRARY, library_cassettes
 
 from harness import Chunking, StreamProtocolError, TextEvent, read_cassette, write_cassette
 from harness._cassette.codec import Cassette
 from harness._exceptions import ANTHROPIC
-from harness._hosts import HOSTS, Host
+from harness._hosts import HOSTS, Host, framed
 from harness._http.hosting import ServerThread
 from harness._http.proxy import RecordingProxy
 from harness._http.server import CassetteServer
+from harness._json import MAX_LINE_BYTES
 from harness._providers import Provider, provider, providers
 from harness._providers.answers import AnswerReader
+from harness._providers.eventstream import FrameDecoder, encode_frame
 from harness._providers.sse import encode_event
 from harness._providers.wire import Delimited
 from harness._replay.plan import Cut, plan_response
@@ -189,7 +194,7 @@ def _received(chunks: Iterable[bytes], guard: StreamGuard) -> tuple[bytes, Any]:
     except StreamProtocolError as error:
         return bytes(got), error.code
     except ValueError as error:  # a framing no SDK reads: SSE's, a frame's, an array's
-        return bytes(got), (type(error).__name__, str(error))
+        return bytes(got), (type(error).__name__, getattr(error, "code", None), str(error))
     return bytes(got), None
 
 
@@ -326,3 +331,145 @@ def test_the_strict_proxy_sends_the_good_events_of_the_chunk_then_the_refusal(
     assert by_event[broken] not in refusal and by_event[broken + 1] not in refusal
     *_, last = wire.reader().decoder.feed(answer.content)  # in the dialect's own framing
     assert code in orjson.dumps(last).decode()
+
+
+# A framing no SDK reads (a frame botocore refuses, a `data:` that is not JSON, an
+# element of the array that is none) after good events in the same chunk: the SDKs read
+# event by event, so a client reading upstream itself reads the good ones first.
+
+
+def _framing(wire: Wire) -> str:
+    """How the wire's streams travel: "frames" (AWS event-stream), "array", or "sse"."""
+    if framed(wire.provider.framing, wire.host.name if wire.host else None) is not None:
+        return "frames"
+    return "array" if wire.delimited is not None else "sse"
+
+
+def _frame_of(headers: bytes, payload: bytes) -> bytes:
+    """A frame of raw `headers` bytes, its CRCs right (`encode_frame` writes only good ones)."""
+    prelude = struct.pack(">II", 16 + len(headers) + len(payload), len(headers))
+    body = prelude + struct.pack(">I", zlib.crc32(prelude)) + headers + payload
+    return body + struct.pack(">I", zlib.crc32(body))
+
+
+#: framing -> each way its bytes break where no SDK reads them: a good event's bytes
+#: here made unreadable, and the error type and code the guard raises for it.
+UNREADABLE: dict[str, dict[str, tuple[Callable[[bytes], bytes], tuple[str, str | None]]]] = {
+    "sse": {
+        "not_json": (lambda good: good.replace(b'":', b'";', 1), ("SSEFormatError", None)),
+        "line_too_long": (lambda good: b"data: " + b"x" * MAX_LINE_BYTES, ("SSEFormatError", None)),
+    },
+    "array": {
+        "not_json": (lambda good: good.replace(b'":', b'";', 1), ("ArrayError", "not_an_array")),
+    },
+    "frames": {
+        "bad_crc": (lambda good: good.replace(b'":', b'";', 1), ("FrameError", "bad_frame")),
+        "unknown_header_type": (
+            lambda good: _frame_of(b"\x01x\x0a", b"{}"),
+            ("FrameError", "bad_frame"),
+        ),
+        "not_an_event": (
+            lambda good: encode_frame(FrameDecoder().feed(good)[0].headers, b"[]"),
+            ("FrameError", "bad_frame"),
+        ),
+    },
+}
+
+
+def _unreadable_after_text(
+    wire: Wire, folder: Path, kind: str
+) -> tuple[list[bytes], bytes, tuple[str, str | None]]:
+    """Each event's bytes up to two text deltas, then the next event's made unreadable
+    (`kind`), and the error type and code it is refused with."""
+    found = wire.provider
+    before, after = _two_text_deltas(found)
+    pieces = wire.pieces(_cassette(folder, found, [*before, after]))
+    breaking, raised = UNREADABLE[_framing(wire)][kind]
+    return pieces[: len(before)], breaking(pieces[len(before)]), raised
+
+
+@pytest.mark.parametrize(
+    ("wire", "kind"),
+    [(wire, kind) for wire in WIRES for kind in UNREADABLE[_framing(wire)]],
+    ids=str,
+)
+def test_the_good_events_before_an_unreadable_one_in_the_same_chunk_reach_the_client(
+    wire: Wire, kind: str, tmp_path: Path
+) -> None:
+    """The client reads the two text deltas (and what came before them) as they came,
+    then the guard raises what it raises for the unreadable bytes in a chunk of their own."""
+    good, unreadable, (error_type, code) = _unreadable_after_text(wire, tmp_path, kind)
+    received, raised = _received([b"".join(good) + unreadable], wire.guard())
+    each_received, each_raised = _received([*good, unreadable], wire.guard())
+    assert (each_received, each_raised[:2]) == (b"".join(good), (error_type, code))
+    assert (received, raised) == (each_received, each_raised)
+
+
+@pytest.mark.parametrize("wire", WIRES, ids=str)
+def test_a_violation_before_unreadable_bytes_in_the_same_chunk_is_refused_first(
+    wire: Wire, tmp_path: Path
+) -> None:
+    """The events before the unreadable bytes are checked as they would be alone: the
+    broken one among them is refused by its code, never read by the client."""
+    by_event, broken, code = _broken_after_text(wire, tmp_path)
+    kind, (breaking, _) = next(iter(UNREADABLE[_framing(wire)].items()))
+    chunk = b"".join(by_event[: broken + 1]) + breaking(by_event[broken + 1])
+    received, raised = _received([chunk], wire.guard())
+    assert (received, raised) == (b"".join(by_event[:broken]), code), kind
+
+
+def test_an_api_error_before_unreadable_bytes_goes_on_with_them_unchecked() -> None:
+    """The API's own error is the client's to raise: it and what follows go on, as they
+    would in chunks of their own."""
+    before, _ = _two_text_deltas(provider(ANTHROPIC))
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    chunk = b"".join(encode_event(event) for event in [*before, error])
+    chunk += b"event: content_block_delta\ndata: {\n\n"
+    assert _received([chunk], StreamGuard()) == (chunk, None)
+
+
+def _answering(body: bytes, content_type: str) -> web.Application:
+    """An upstream answering every request with `body` in one write."""
+
+    async def answer(request: web.Request) -> web.Response:
+        return web.Response(body=body, headers={"content-type": content_type})
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", answer)
+    return app
+
+
+@pytest.mark.parametrize("wire", WIRES, ids=str)
+def test_the_strict_proxy_sends_the_good_events_before_unreadable_bytes_then_cuts(
+    wire: Wire, tmp_path: Path
+) -> None:
+    """Upstream's good events and unreadable bytes in one write: the client reads the
+    good ones, then its connection is cut (there is no event to end it with)."""
+    kind = next(iter(UNREADABLE[_framing(wire)]))
+    good, unreadable, _ = _unreadable_after_text(wire, tmp_path, kind)
+    planned = plan_response(
+        read_cassette(tmp_path / f"{wire.provider.name}.jsonl"),
+        stream=True,
+        host=wire.host,
+        delimited=wire.delimited,
+    )
+    proxy = RecordingProxy("http://placeholder", tmp_path / "recorded", strict=True)
+    received = bytearray()
+    upstream_app = _answering(b"".join(good) + unreadable, planned.headers["content-type"])
+    with ServerThread(upstream_app) as upstream_url:
+        proxy.upstream = upstream_url
+        with (
+            ServerThread(proxy.app()) as proxy_url,
+            httpx2.Client(base_url=proxy_url) as client,
+            pytest.raises(httpx2.HTTPError),  # the connection cut: no event ends it
+            client.stream(
+                "POST",
+                wire.path,
+                params=wire.query,
+                content=STREAMED_CALL,
+                headers={"content-type": "application/json"},
+            ) as answer,
+        ):
+            for piece in answer.iter_raw():
+                received += piece
+    assert bytes(received) == b"".join(good)

@@ -107,14 +107,20 @@ class EventDecoder:
         return self._frames.rest_at
 
     def feed(self, piece: bytes) -> list[dict[str, Any]]:
-        frames = self._frames.feed(piece)
+        """The events `piece` completes; `FrameError` at the first bad frame, with the
+        events before it (`before`)."""
         events: list[dict[str, Any]] = []
-        self.ends = []
-        for frame, end in zip(frames, self._frames.ends, strict=True):
-            event = self._event(frame)
-            if event is not None:
-                events.append(event)
-                self.ends.append(end)
+        ends: list[int] = []
+        self.ends = ends
+        try:
+            for frame in self._frames.frames(piece):
+                event = self._event(frame)
+                if event is not None:
+                    events.append(event)
+                    ends.append(self._frames.ends[-1])
+        except FrameError as error:
+            error.before = events
+            raise
         return events
 
     def finish(self) -> None:

@@ -617,20 +617,20 @@ class RecordingProxy:
                     broke_off = True  # the client will see the same drop, the cassette a cut
                     break
                 received += len(piece)
-                try:
-                    # an event of megabytes is read while the loop answers others
-                    read = 0 if answer is None and guard is None else received
-                    released = await off_loop(_fed, piece, answer, guard, size=read)
-                except (SSEFormatError, FrameError) as error:
-                    self.log(f"{where}: --strict: {error}: the connection is closed")
-                    broke_off = True  # the client sees a drop: there is no event to end with
-                    break
+                # an event of megabytes is read while the loop answers others
+                read = 0 if answer is None and guard is None else received
+                released = await off_loop(_fed, piece, answer, guard, size=read)
                 try:
                     if released:
                         await response.write(released)
                         sent = True
                 except (ConnectionResetError, aiohttp.ClientConnectionError):
                     return self._client_left(where, upstream.status, response)
+                if guard is not None and guard.unreadable is not None:
+                    # bytes no SDK reads, after the good events before them (just sent)
+                    self.log(f"{where}: --strict: {guard.unreadable}: the connection is closed")
+                    broke_off = True  # the client sees a drop: there is no event to end with
+                    break
                 if guard is not None and guard.failure is not None:
                     break
             if guard is not None and not broke_off:

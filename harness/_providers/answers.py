@@ -61,8 +61,10 @@ class BodyDecoder(Protocol):
     """What the guard asks of the decoder of an answer's body: the events each piece
     completes, where in it each of them ends (`ends`: the guard hands on those before a
     broken one), where the last ends (`rest_at`, -1: it completed none), and the end.
-    SSE's `StreamingDecoder`; a host's framing (Bedrock's `harness._hosts.bedrock.
-    EventDecoder`)."""
+    At bytes no SDK reads `feed` raises a `ValueError` whose `before` holds the events
+    the piece completed before them (`ends` saying where each ends), as an SDK reading
+    event by event would have read them first. SSE's `StreamingDecoder`; a host's
+    framing (Bedrock's `harness._hosts.bedrock.EventDecoder`)."""
 
     @property
     def rest_at(self) -> int: ...

@@ -37,9 +37,9 @@ import struct
 import sys
 import uuid
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from harness._redact import excerpt
 from harness._terminal import printable
@@ -76,11 +76,17 @@ _FIXED: Final[dict[int, struct.Struct]] = {
 
 
 class FrameError(ValueError):
-    """A body that is not event-stream frames as botocore reads them; `code` says how."""
+    """A body that is not event-stream frames as botocore reads them; `code` says how.
+
+    Raised by a reader of the events in the frames (`harness._hosts.bedrock.EventDecoder`,
+    ConverseStream's), `before` holds the events the same piece completed before it, as
+    an `SSEFormatError`'s does (the guard hands them on first); `FrameDecoder`, whose
+    frames are no events yet, leaves it empty (its `frames` hands them on one by one)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
+        self.before: list[dict[str, Any]] = []
 
 
 def is_sdk_frame_error(error: BaseException) -> bool:
@@ -154,10 +160,14 @@ class FrameDecoder:
 
     def feed(self, piece: bytes) -> list[Frame]:
         """The frames `piece` completes; `FrameError` at the first bad one."""
+        return list(self.frames(piece))
+
+    def frames(self, piece: bytes) -> Iterator[Frame]:
+        """`feed`, each frame handed on as it is read: the caller has those before a bad
+        one when its `FrameError` comes (`ends` grows with them)."""
         self.rest_at = -1
         before = len(self._held)
         self._held += piece
-        frames: list[Frame] = []
         ends: list[int] = []
         self.ends = ends
         start = 0
@@ -168,14 +178,14 @@ class FrameDecoder:
             self._check_prelude(held, start, total, headers_length, prelude_crc)
             if size - start < total:
                 break
-            frames.append(self._frame(memoryview(held)[start : start + total], headers_length))
+            frame = self._frame(memoryview(held)[start : start + total], headers_length)
             start += total
             ends.append(start - before)
+            yield frame
         if start:
             del held[:start]
-        if frames:
+        if ends:
             self.rest_at = len(piece) - len(held)
-        return frames
 
     def finish(self) -> None:
         """The body ended: `truncated_frame` if it ended inside a frame."""

@@ -71,11 +71,15 @@ _START, _FIRST, _ELEMENT, _AFTER, _NEXT, _END = range(6)
 
 
 class ArrayError(ValueError):
-    """A body that is not one streamed array of objects; `code` says how (module)."""
+    """A body that is not one streamed array of objects; `code` says how (module).
+
+    Raised by `feed`, `before` holds the elements the same piece completed before it, as
+    an `SSEFormatError`'s does (the guard hands them on first)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
+        self.before: list[dict[str, Any]] = []
 
 
 class ArrayDecoder:
@@ -98,9 +102,19 @@ class ArrayDecoder:
         self.ends: list[int] = []
 
     def feed(self, piece: bytes) -> list[dict[str, Any]]:
-        """The elements `piece` completes; `ArrayError` at the first thing refused."""
-        self.rest_at = -1
+        """The elements `piece` completes; `ArrayError` at the first thing refused, with
+        the elements before it (`before`)."""
         found: list[dict[str, Any]] = []
+        try:
+            self._read(piece, found)
+        except ArrayError as error:
+            error.before = found
+            raise
+        return found
+
+    def _read(self, piece: bytes, found: list[dict[str, Any]]) -> None:
+        """`feed`'s reading: the elements `piece` completes, added to `found`."""
+        self.rest_at = -1
         ends: list[int] = []
         self.ends = ends
         at, size = 0, len(piece)
@@ -122,7 +136,6 @@ class ArrayDecoder:
             if byte in _SPACE:
                 continue
             self._between(byte)
-        return found
 
     def _between(self, byte: int) -> None:
         """One byte outside any element: `[`, `,`, `]`, or an element's `{`."""

@@ -82,21 +82,27 @@ _SPECIAL_NAMES: Final = frozenset({b"ping", b"error", b""})
 
 
 class SSEFormatError(ValueError):
-    """An SSE body whose `data:` field is not a stream event; the message names which."""
+    """An SSE body whose `data:` field is not a stream event; the message names which.
+
+    Raised by `feed`, `before` holds the events the same piece completed before it, in
+    order (`StreamingDecoder.ends` says where each ends): the SDKs read event by event,
+    so a reader of the body reads those first (the guard hands them on)."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        self.before: list[dict[str, Any]] = []
 
 
 class HiddenEvent(SSEFormatError):
     """A stream event the SDK's reading drops silently: the code never sees it.
 
-    `event` is its data, `why` says why the SDK skips it; `before` holds the events the
-    same piece completed before it (`feed` hands them on with the error)."""
+    `event` is its data, `why` says why the SDK skips it; `before` as for any other."""
 
     def __init__(
         self, number: int, event: dict[str, Any], why: str, *, kind: str | None = None
     ) -> None:
         self.event = event
         self.why = why
-        self.before: list[dict[str, Any]] = []
         shown = printable(str(event.get("type")) if kind is None else kind)
         super().__init__(f"event {number} ({shown}) never reaches the code: {why}")
 
@@ -166,7 +172,7 @@ class StreamingDecoder:
     def feed(self, piece: bytes) -> list[dict[str, Any]]:
         """The events `piece` completes; `SSEFormatError` at a `data:` that is no event
         (`HiddenEvent` at one the SDK drops), and at a line or an event longer than
-        `max_line` bytes (as soon as that much is held)."""
+        `max_line` bytes (as soon as that much is held), with the events before it."""
         if piece[:7] == b"event: ":  # a slice: `startswith` parses its arguments each call
             whole = self.whole_event(piece)
             if whole is not None:
@@ -174,6 +180,15 @@ class StreamingDecoder:
                 self.ends = [self.rest_at]
                 return [whole]
         events: list[dict[str, Any]] = []
+        try:
+            self._feed(piece, events)
+        except SSEFormatError as error:
+            error.before = events
+            raise
+        return events
+
+    def _feed(self, piece: bytes, events: list[dict[str, Any]]) -> None:
+        """`feed` read line by line: the events `piece` completes, added to `events`."""
         ends: list[int] = []
         self.ends = ends
         self.rest_at = -1
@@ -214,18 +229,13 @@ class StreamingDecoder:
                     raise SSEFormatError(
                         f"after event {self._count}: an event longer than {limit} bytes"
                     )
-            try:
-                event = self._line(line)
-            except HiddenEvent as hidden:
-                hidden.before = events
-                raise
+            event = self._line(line)
             if event is not None:
                 events.append(event)
                 ends.append(position)
             if self._at_rest():
                 self.rest_at = position
                 self._event_size = 0
-        return events
 
     def _at_rest(self) -> bool:
         return self._name is None and not self._data and not self._line_bytes

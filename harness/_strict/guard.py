@@ -51,8 +51,12 @@ waits longer than the body does. (For Chat the completing event is the chunk car
 
 An API error (for Messages an event named `error`, as the SDK raises it) is the API's
 own report, as on direct replay: it and everything after it go on unchecked, and the
-client raises its own error for it. A `data:` field the SDK would fail on raises
-`SSEFormatError`. `check_message` applies the same rules to a non-streaming `Message`
+client raises its own error for it. Bytes no SDK reads (a `data:` field the SDK would
+fail on, a bad frame, a broken element of an array) are the decoder's error (an
+`SSEFormatError`, a `FrameError`, an `ArrayError`), which holds the events the chunk
+completed before them (`before`): those are checked and handed on as before a broken
+event, and the error is kept in `unreadable`, for the driver to raise after them.
+`check_message` applies the same rules to a non-streaming `Message`
 JSON, as the events a stream of it carries (`events_from_message`); `check_answer` reads
 a non-streaming body as the SDK does before it.
 
@@ -129,10 +133,15 @@ class StreamGuard:
         self._steady = True
         #: The violation found, raised by the driver after the bytes `feed` returned.
         self.failure: StreamProtocolError | None = None
+        #: Bytes no SDK reads (the decoder's error: `SSEFormatError`, `FrameError`,
+        #: `ArrayError`), raised by the driver after the bytes `feed` returned, and by
+        #: `feed` and `finish` from then on.
+        self.unreadable: ValueError | None = None
 
     def feed(self, chunk: bytes) -> bytes:
-        """The bytes of `chunk` (with those held before) that may go on to the client;
-        `SSEFormatError` at bytes no SDK can read (or past the line limit)."""
+        """The bytes of `chunk` (with those held before) that may go on to the client.
+        At bytes no SDK can read (or past the line limit) those are the good events
+        before them, and the decoder's error is kept in `unreadable`."""
         if self._steady:
             # The commonest event (a text delta), told at once while nothing waits.
             try:
@@ -144,7 +153,11 @@ class StreamGuard:
                 return b""
         released = self._feed(chunk)
         self._steady = not (
-            self._held or self._completing or self._api_error or self.failure is not None
+            self._held
+            or self._completing
+            or self._api_error
+            or self.failure is not None
+            or self.unreadable is not None
         )
         return released
 
@@ -154,10 +167,12 @@ class StreamGuard:
             return chunk
         if self.failure is not None:
             return b""
+        if self.unreadable is not None:
+            raise self.unreadable
         try:
             events = self._decoder.feed(chunk)  # one whole event read at once, as a rule
-        except HiddenEvent as hidden:
-            return self._hidden(chunk, hidden)
+        except ValueError as error:  # bytes no SDK reads, or an event it drops (`HiddenEvent`)
+            return self._broken(chunk, error)
         rest = self._decoder.rest_at
         if rest < 0:  # all of it belongs to an event under way
             self._held += chunk
@@ -236,6 +251,8 @@ class StreamGuard:
 
     def finish(self) -> bytes:
         """The body ended: the rest, if it passes the end rules (else `failure` is set)."""
+        if self.unreadable is not None:
+            raise self.unreadable
         if self._api_error or self.failure is not None:
             return b""
         try:
@@ -251,17 +268,26 @@ class StreamGuard:
             return b""
         return bytes(self._withheld) + rest
 
-    def _hidden(self, chunk: bytes, hidden: HiddenEvent) -> bytes:
-        """`feed` for a chunk holding an event the SDK would drop: the events before it
-        are checked first (a violation among them, or the API's error, decides), and
-        go on before the refusal as they would before any other."""
-        passing = self._judged(hidden.before)
+    def _broken(self, chunk: bytes, error: ValueError) -> bytes:
+        """`feed` for a chunk the decoder refused (`error`): at bytes no SDK reads (kept
+        in `unreadable`), or at an event the SDK would drop (refused). The events it
+        completed before them (`before`) are checked first (a violation among them, or
+        the API's error, decides), and go on before the error as they would before any
+        other. A decoder's error that holds none (another distribution's) holds the
+        chunk whole, as it did."""
+        before: list[dict[str, Any]] = getattr(error, "before", [])
+        passing = self._judged(before)
         if self._api_error:
             self._held += chunk
             return self._release_all(b"")
         if self.failure is None:
-            self._refuse_hidden(hidden)
-        return self._split(bytes(self._held) + chunk, len(chunk), hidden.before, passing)[0]
+            if isinstance(error, HiddenEvent):
+                self._refuse_hidden(error)
+            else:
+                self.unreadable = error
+        if not passing:
+            return b""  # nothing copied: what is held may be a line's worth
+        return self._split(bytes(self._held) + chunk, len(chunk), before, passing)[0]
 
     def _refuse_hidden(self, hidden: HiddenEvent) -> None:
         """An event the SDK would drop: the answer the code reads is not the one sent, so
@@ -370,6 +396,8 @@ def guarded(chunks: Iterable[bytes], guard: StreamGuard) -> Iterator[bytes]:
             yield released
         if guard.failure is not None:
             raise guard.failure
+        if guard.unreadable is not None:
+            raise guard.unreadable
     released = guard.finish()
     if released:
         yield released
@@ -385,6 +413,8 @@ async def aguarded(chunks: AsyncIterable[bytes], guard: StreamGuard) -> AsyncIte
             yield released
         if guard.failure is not None:
             raise guard.failure
+        if guard.unreadable is not None:
+            raise guard.unreadable
     released = guard.finish()
     if released:
         yield released

@@ -106,7 +106,16 @@ class EventDecoder:
         return self._frames.ends
 
     def feed(self, piece: bytes) -> list[dict[str, Any]]:
-        return [self._line(frame) for frame in self._frames.feed(piece)]
+        """The lines `piece` completes; `FrameError` at the first bad frame, with the
+        lines before it (`before`)."""
+        lines: list[dict[str, Any]] = []
+        try:
+            for frame in self._frames.frames(piece):
+                lines.append(self._line(frame))
+        except FrameError as error:
+            error.before = lines
+            raise
+        return lines
 
     def finish(self) -> None:
         self._frames.finish()

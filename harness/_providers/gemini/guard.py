@@ -94,7 +94,26 @@ class SSEChunks:
         return self._fields.ends
 
     def feed(self, piece: bytes) -> list[Any]:
-        return [self._chunk(event["data"]) for event in self._fields.feed(piece)]
+        """The chunks `piece` completes; `SSEFormatError` at the first thing refused, with
+        the chunks before it (`before`)."""
+        try:
+            fields = self._fields.feed(piece)
+        except SSEFormatError as error:
+            error.before = self._chunks(error.before)  # or an earlier chunk's own error
+            raise
+        return self._chunks(fields)
+
+    def _chunks(self, fields: list[dict[str, Any]]) -> list[Any]:
+        """The chunks of `fields` (each event's `data`, read); `SSEFormatError` at one that
+        is not JSON, with the chunks before it."""
+        chunks: list[Any] = []
+        try:
+            for event in fields:
+                chunks.append(self._chunk(event["data"]))
+        except SSEFormatError as error:
+            error.before = chunks
+            raise
+        return chunks
 
     def finish(self) -> None:
         # The SDK hands on the data gathered when the body ends: a blank line ends it here.
