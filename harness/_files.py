@@ -169,6 +169,15 @@ def atomic_write(path: str | os.PathLike[str], *, overwrite: bool = True) -> Ite
         raise
 
 
+def check_can_create(folder: str | os.PathLike[str]) -> None:
+    """Raise the `OSError` that creating a file in `folder` would raise, so an output is
+    known writable before the work that makes it. Nothing is left there, even if the
+    process is then killed: the file has no name where the system allows it (Linux's
+    `O_TMPFILE`), else it is removed as soon as it is made."""
+    with tempfile.TemporaryFile(dir=folder):
+        pass
+
+
 def _special(target: str) -> bool:
     """Whether `target` exists as something that is neither a regular file nor a folder."""
     try:

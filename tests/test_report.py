@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from conftest import EXAMPLES, LIBRARY
 from fault_run_project import HOSTILE_REASON, HOSTILE_TEXT, write_project
 
-from harness._testing.fault_report import fault_run_data
+from harness._testing.fault_report import fault_run_data, report_paths
 from harness._view import report as pages
 from harness._view.page import CSP
 from harness_cli.main import cli
@@ -182,6 +182,12 @@ def test_under_xdist_the_controller_writes_the_whole_run(project: pytest.Pyteste
         ("run.txt", "--harness-report run.txt: the extension says the format: .html, .htm, .json"),
         ("out.json", "--harness-report out.json: is a folder, give a file in it"),
         ("file/run.html", "--harness-report file/run.html: cannot create its folder: File exists"),
+        pytest.param(
+            "/proc/run.html",
+            "--harness-report /proc/run.html: cannot write in /proc: No such file or directory",
+            marks=pytest.mark.skipif(sys.platform != "linux", reason="/proc is Linux's"),
+            id="a-folder-no-file-can-be-made-in",
+        ),
     ],
 )
 @pytest.mark.slow
@@ -194,6 +200,12 @@ def test_a_bad_report_path_is_a_usage_error_in_one_line(
     result = pytester.runpytest(f"--harness-report={given}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert [line for line in result.errlines if line.strip()] == [f"ERROR: {said}"]
+
+
+def test_checking_a_report_path_leaves_no_file_behind(tmp_path: Path) -> None:
+    (path,) = report_paths(["new/run.html"], tmp_path)
+    assert path == tmp_path / "new" / "run.html"
+    assert list((tmp_path / "new").iterdir()) == []
 
 
 @pytest.mark.slow

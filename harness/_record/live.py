@@ -34,7 +34,6 @@ import inspect
 import json
 import os
 import signal
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -49,7 +48,7 @@ from harness._cassette.request import CapturedRequest, json_body
 from harness._cassette.sessions import turn_path
 from harness._directives import AT
 from harness._exceptions import ANTHROPIC, InputError, OutputError, RecordError
-from harness._files import atomic_write
+from harness._files import atomic_write, check_can_create
 from harness._hosts import hosted_at
 from harness._providers import provider
 from harness._providers.anthropic.tracing import shown_text
@@ -164,8 +163,7 @@ def _check_writable(path: str | None) -> None:
         raise InputError(f"{path}: is a folder, not a file to write")
     folder = os.path.dirname(os.path.abspath(path))
     try:
-        with tempfile.TemporaryFile(dir=folder):
-            pass
+        check_can_create(folder)
     except OSError as error:
         raise InputError(f"{path}: cannot write in {folder}: {error.strerror or error}") from None
 

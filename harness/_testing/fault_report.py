@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from harness._files import check_can_create
 from harness._testing.fault_runs import DOES_NOT_APPLY
 
 if TYPE_CHECKING:
@@ -39,7 +40,8 @@ VERSION: Final = 1
 def report_paths(given: Sequence[str], here: Path) -> list[Path]:
     """The report files `--harness-report` names (relative to `here`, where pytest runs),
     checked now, so that a run never ends without its report: a known extension, not a
-    folder, in a folder that exists or can be made. `ValueError` says what is wrong."""
+    folder, in a folder that exists or can be made and where a file can be created (none
+    is left there). `ValueError` says what is wrong."""
     paths = []
     for text in given:
         path = here / text
@@ -55,8 +57,12 @@ def report_paths(given: Sequence[str], here: Path) -> list[Path]:
             raise ValueError(
                 f"--harness-report {text}: cannot create its folder: {error.strerror or error}"
             ) from None
-        if not os.access(path.parent, os.W_OK | os.X_OK):
-            raise ValueError(f"--harness-report {text}: its folder is not writable")
+        try:
+            check_can_create(path.parent)
+        except OSError as error:
+            raise ValueError(
+                f"--harness-report {text}: cannot write in {path.parent}: {error.strerror or error}"
+            ) from None
         paths.append(path)
     return paths
 
