@@ -1,9 +1,8 @@
 """The one build step beyond pyproject.toml: the cassette library ships inside the wheel.
 
 `cassettes/` stays at the top of the checkout (its scripts write it there); the wheel gets
-a copy of its cassettes (the top level, `errors/`, the sessions' turns, and the same of
-each OpenAI dialect under `openai/`, Bedrock ConverseStream's under `bedrock/`; data only) as
-`harness/_library/`, which `harness conform` runs by default
+a copy of its cassettes (every provider's folder of them; data only) as
+`harness/_library/`, which `harness conform` and `harness doctor` run by default
 (`harness._testing.conform.library_path`), and the compatible servers' cassettes
 (docs/profiles.md), which `cassettes/openai/generate.py` writes beside the tests, as its
 `openai/chat/profiles/`: examples to copy for a user without the repository.
@@ -15,18 +14,10 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 LIBRARY = Path("cassettes")
-#: harness._testing.conform.LIBRARY_GLOBS (this script runs before harness can be imported),
-#: and the OpenAI dialects' library, whose good cassettes `harness doctor` serves broken
-SHIPPED = (
-    "*.jsonl",
-    "errors/*.jsonl",
-    "sessions/*/turn-*.jsonl",
-    "openai/*/*.jsonl",
-    "openai/*/errors/*.jsonl",
-    "openai/*/sessions/*/turn-*.jsonl",
-    "bedrock/*/*.jsonl",
-    "bedrock/*/errors/*.jsonl",
-)
+#: Every cassette of the library, whichever provider's folder it is in: each provider's
+#: library (`Provider.library`) is a folder of it, so a provider added later ships with no
+#: line here (Gemini's did not, when each folder was listed).
+SHIPPED = ("**/*.jsonl",)
 
 #: (folder of the checkout, its cassettes, where under `harness/_library/` they go)
 PROFILES = ("tests/data/profiles", "*/*.jsonl", "openai/chat/profiles")
