@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import orjson
 import pytest
 from conftest import GEMINI_LIBRARY, library_cassettes
 from google import genai
@@ -22,12 +23,14 @@ import harness
 from harness._cassette.codec import Cassette
 from harness._http.hosting import ServerThread
 from harness._http.server import CASSETTE_HEADER, CassetteServer
+from harness._json import MAX_LINE_BYTES, MAX_VALUES
 from harness._providers.gemini.guard import GeminiReader, answer_check, check_response
 from harness._providers.gemini.reading import error_line
 from harness._providers.jsonarray import ArrayError
 from harness._providers.sse import SSEFormatError
 from harness._replay.direct import failure_code
 from harness._strict.guard import StreamGuard, guarded
+from harness._strict.sdk_errors import iter_as_sdk_errors
 
 SAMPLES = ("text.jsonl", "parallel_tools.jsonl")
 MODES = ("sync", "async")
@@ -206,6 +209,44 @@ def test_the_array_framing_is_refused_where_it_breaks() -> None:
     with pytest.raises(harness.StreamProtocolError) as cut:
         _guard(b"[" + CHUNK, array=True)  # cut before the finish: the end rules first
     assert cut.value.code == "missing_finish_reason"
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        (b"[" + CHUNK + b"\n\r\n" + FINISH + b"\n]", ArrayError),
+        (b"data: {nope\r\n\r\n", SSEFormatError),
+    ],
+    ids=["array", "sse"],
+)
+def test_a_broken_framing_is_raised_as_the_sdks_own_error(body: bytes, error: type) -> None:
+    """As a bad SSE line or a bad Bedrock frame is: code that catches the loaded SDKs'
+    `APIError` around any call catches it, whichever framing Gemini's answer came in."""
+    anthropic = pytest.importorskip("anthropic")
+    guard = StreamGuard(reader=GeminiReader(array=body.startswith(b"[")))
+    with pytest.raises(error) as raised:
+        list(iter_as_sdk_errors(guarded(iter([body]), guard), request=None))
+    assert isinstance(raised.value, anthropic.APIError)
+
+
+@pytest.mark.parametrize(
+    ("element", "refused"),
+    [
+        (
+            b'{"pad": "' + b"x" * MAX_LINE_BYTES + b'"}',
+            f"element 2 is longer than {MAX_LINE_BYTES} bytes",
+        ),
+        (
+            orjson.dumps({"pad": [{}] * (MAX_VALUES // 2)}),
+            f"element 2 may hold more than {MAX_VALUES} JSON values, the limit",
+        ),
+    ],
+    ids=["long", "crowded"],
+)
+def test_the_array_is_held_to_the_bounds_of_an_sse_event(element: bytes, refused: str) -> None:
+    with pytest.raises(ArrayError) as raised:
+        _guard(b"[" + CHUNK + b"\n,\r\n" + element + b"\n]", array=True, size=2**16)
+    assert (raised.value.code, str(raised.value)) == ("not_an_array", refused)
 
 
 def test_sse_is_read_as_google_genai_reads_it() -> None:

@@ -37,6 +37,7 @@ from typing import Any, Final, cast
 
 from harness._exceptions import StreamProtocolError
 from harness._providers.eventstream import FrameError
+from harness._providers.jsonarray import ArrayError
 from harness._providers.sse import SSEFormatError
 from harness._redact import is_secret_name
 
@@ -49,9 +50,10 @@ __all__ = [
 ]
 
 #: What the guard raises: the adapter's error, and a framing the SDK would fail on (SSE,
-#: or Bedrock's frames: a `FrameError`, `bad_frame` or `truncated_frame`).
-GuardError = StreamProtocolError | SSEFormatError | FrameError
-_GUARD_ERRORS: Final = (StreamProtocolError, SSEFormatError, FrameError)
+#: Bedrock's frames: a `FrameError`, `bad_frame` or `truncated_frame`; Gemini's streamed
+#: JSON array: an `ArrayError`).
+GuardError = StreamProtocolError | SSEFormatError | FrameError | ArrayError
+_GUARD_ERRORS: Final = (StreamProtocolError, SSEFormatError, FrameError, ArrayError)
 
 
 @cache
