@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 from fake_api import ACCOUNT_HEADERS, FakeMessagesAPI
 
 from harness import Cassette, outcome_via_sdk, replay_outcome
+from harness._providers import names, provider
 from harness._redact import is_secret_name as is_secret_header
 from harness.builder import StreamBuilder
 from harness_cli.main import cli
@@ -183,6 +184,45 @@ def test_without_api_key_one_line_exit_2_and_no_file(
     assert "ANTHROPIC_API_KEY is not set" in result.stderr
     assert not out.exists()
     assert api.received == []
+
+
+@pytest.mark.parametrize("name", names())
+@pytest.mark.parametrize(
+    ("base_url", "said"),
+    [
+        ("notaurl", "'notaurl' is not an http(s) URL"),
+        ("ftp://x", "'ftp://x' is not an http(s) URL"),
+        ("http://", "'http://' names no host"),
+        ("http://u:PASSWORD1@h:99999", "'http://h:99999' is not a URL: Port out of range 0-65535"),
+    ],
+    ids=["no-scheme", "ftp", "no-host", "bad-port"],
+)
+def test_an_unusable_base_url_is_one_line_and_status_2_before_anything(
+    name: str, base_url: str, said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Said before the key is looked for (none is set here), so before any request."""
+    for variable in provider(name).client_env.key_variables:
+        monkeypatch.delenv(variable, raising=False)
+    out = tmp_path / "rec.jsonl"
+    command = ["record", "--provider", name, "--base-url", base_url, "--model", "m"]
+    result = CliRunner().invoke(cli, [*command, "--prompt", "x", "--out", str(out)])
+    assert (result.exit_code, result.stderr) == (2, f"harness record: --base-url {said}\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", names())
+def test_an_unusable_base_url_from_the_environment_names_its_variable(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    variable = provider(name).client_env.base_url_variable
+    monkeypatch.setenv(variable, "notaurl")
+    out = tmp_path / "rec.jsonl"
+    command = ["record", "--provider", name, "--model", "m", "--prompt", "x", "--out", str(out)]
+    result = CliRunner().invoke(cli, command)
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"harness record: {variable} 'notaurl' is not an http(s) URL\n",
+    )
 
 
 @pytest.mark.usefixtures("keyed")

@@ -12,7 +12,13 @@ import click
 
 from harness._exceptions import ANTHROPIC, InputError, OutputError, RecordError
 from harness._providers import provider as registered
-from harness._record.live import DEFAULT_MAX_DURATION, DEFAULT_TIMEOUT, build_request, record
+from harness._record.live import (
+    DEFAULT_MAX_DURATION,
+    DEFAULT_TIMEOUT,
+    build_request,
+    check_base_url,
+    record,
+)
 from harness._record.over_http import build_http_request, record_over_http
 from harness._record.through_sdk import build_sdk_request, record_through_sdk, records_itself
 from harness._terminal import printable
@@ -154,6 +160,10 @@ def record_command(
 
     try:
         found = registered(provider)
+        variable = found.client_env.base_url_variable
+        url = base_url or os.environ.get(variable) or None
+        if url is not None:  # a bad one is the user's input, said before any request
+            check_base_url(url, "--base-url" if base_url else variable)
         # how it is recorded is the provider's: its SDK's own call (Anthropic's, or one
         # that signs it with the user's own credentials: boto3's), or a plain streamed POST
         itself = records_itself(found)
@@ -177,12 +187,11 @@ def record_command(
             max_tokens=max_tokens,
             tools=tools,
         )
-        variable = found.client_env.base_url_variable
         count = recorder(
             request,
             out,
             api_key=api_key,
-            base_url=base_url or os.environ.get(variable) or None,
+            base_url=url,
             force=force,
             vcr_path=vcr_path,
             description=description,

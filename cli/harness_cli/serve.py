@@ -193,20 +193,6 @@ Exit status: 0 stopped by SIGTERM; 130 by Ctrl-C; 2 a bad option value, or the p
 cannot be bound."""
 
 
-def _upstream_problem(upstream: str) -> str | None:
-    """What makes `--upstream` unusable (None: nothing): every request would get a 502."""
-    from yarl import URL
-
-    if not upstream.startswith(("http://", "https://")):
-        return "is not an http(s) URL"
-    try:
-        url = URL(upstream)
-        url.port  # noqa: B018 (yarl checks the port when asked for it)
-    except ValueError as error:
-        return f"is not a URL: {error}"
-    return None if url.host else "names no host"
-
-
 @click.command(epilog=PROXY_EXAMPLES)
 @click.option("--upstream", required=True, metavar="URL", help="The API to forward to.")
 @click.option("--out", required=True, metavar="DIR", help="Folder for the cassettes.")
@@ -255,13 +241,13 @@ def proxy(
     """Forward requests to the API; record each answer to a provider's call as a cassette."""
     from harness._http.bounds import LineLog
     from harness._http.proxy import RecordingProxy
+    from harness._record.live import check_base_url
     from harness._strict.policy import stop_reasons_from
 
-    problem = _upstream_problem(upstream)
-    if problem is not None:
-        from harness._redact import redact_uri
-
-        click.echo(f"harness proxy: --upstream {redact_uri(upstream)!r} {problem}", err=True)
+    try:
+        check_base_url(upstream, "--upstream")
+    except InputError as error:
+        click.echo(f"harness proxy: {printable(str(error))}", err=True)
         sys.exit(Exit.UNUSABLE)
     if os.path.exists(out) and not os.path.isdir(out):
         click.echo(f"harness proxy: --out {out!r} is a file, not a folder", err=True)

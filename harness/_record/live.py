@@ -155,6 +155,27 @@ def _refuse_existing(path: str | None, force: bool) -> None:
         raise _exists(path)
 
 
+def check_base_url(url: str, named: str) -> None:
+    """`InputError` (naming the option or variable `url` came from, the URL without its
+    credentials) unless `url` is an http(s) URL with a host: every request to it would
+    fail. `harness record --base-url` and `harness proxy --upstream` check it before any."""
+    from yarl import URL
+
+    problem = None
+    if not url.startswith(("http://", "https://")):
+        problem = "is not an http(s) URL"
+    else:
+        try:
+            parsed = URL(url)
+            parsed.port  # noqa: B018 (yarl checks the port when asked for it)
+        except ValueError as error:
+            problem = f"is not a URL: {error}"
+        else:
+            problem = None if parsed.host else "names no host"
+    if problem is not None:
+        raise InputError(f"{named} {redact_uri(url)!r} {problem}")
+
+
 def _check_writable(path: str | None) -> None:
     """`InputError` unless a file can be created beside `path`: checked before billing."""
     if path is None:
