@@ -44,7 +44,7 @@ as a good stream, since that is what the server sends, not a fault.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from harness._cassette.codec import CassetteSource, read_cassette
@@ -147,15 +147,16 @@ def fault_named(name: str, *, provider: str = ANTHROPIC, host: str | None = None
 
 def expected_under(
     fault: Fault,
-    broken: Events,
+    broken: Iterable[dict[str, Any]],
     *,
     provider: str = ANTHROPIC,
     profile: str | None = None,
     header: Mapping[str, Any] | None = None,
 ) -> str | None:
-    """The outcome `fault`'s variant `broken` must come to when the stream is read under
-    the compatible server `profile`; None when the profile reads it as a good stream (the
-    row does not apply: that is what the server sends, not a fault).
+    """The outcome `fault`'s variant `broken` (any iterable of events, read once) must
+    come to when the stream is read under the compatible server `profile`; None when the
+    profile reads it as a good stream (the row does not apply: that is what the server
+    sends, not a fault).
 
     With no profile, and for a wire row (a profile reads a server's chunks, never its
     transport), it is the row's own `expect`. Otherwise it is what the harness's own
@@ -184,7 +185,7 @@ def expected_under(
 
 
 def derive_variants(
-    events: Events,
+    events: Iterable[dict[str, Any]],
     *,
     provider: str = ANTHROPIC,
     profile: str | None = None,
@@ -192,15 +193,17 @@ def derive_variants(
 ) -> list[Variant]:
     """Every applicable fault's variant of a good stream, in catalogue order.
 
-    The input is not modified. The expectations hold for a stream that replays to `done`:
+    `events` may be any iterable (`Cassette(path).events()`): it is read once, and not
+    modified. The expectations hold for a stream that replays to `done`:
     a cassette's `stream_lines` (an OpenAI Chat stream's include its `[DONE]` line). A
     stream from a compatible server is judged under its `profile` (`expected_under`,
     given the good cassette's `header`): a row the profile reads as good is left out. The
     header's `host` adds the binary rows where the stream travels in frames (`catalogue`).
     """
+    stream = list(events)
     variants = []
     for fault in catalogue(provider, host=_host(header)):
-        broken = fault.derive(events)
+        broken = fault.derive(stream)
         if broken is None:
             continue
         expected = expected_under(fault, broken, provider=provider, profile=profile, header=header)

@@ -35,7 +35,9 @@ from harness.faults import (
     Variant,
     catalogue,
     derive_variants,
+    expected_under,
     fault_named,
+    stream_lines,
 )
 from harness_cli.main import cli
 
@@ -153,6 +155,22 @@ def test_deriving_leaves_the_good_stream_untouched() -> None:
         for event in variant.events:
             event["mutated"] = True
     assert good == before
+
+
+def test_any_iterable_of_events_gives_the_variants_a_list_does() -> None:
+    path = LIBRARY / "interleaved.jsonl"
+    assert derive_variants(Cassette(path).events()) == derive_variants(
+        list(Cassette(path).events())
+    )
+    good = BUILT["built:thinking_text_tool_text"]
+    assert derive_variants(iter(good)) == derive_variants(good)
+    served = stream_lines(Path(__file__).parent / "data" / "server_streams" / "vllm.jsonl")
+    fault = fault_named("cut_connection", provider="openai-chat")
+    broken = fault.derive(served)
+    assert broken is not None
+    assert expected_under(fault, iter(broken), provider="openai-chat", profile="vllm") == (
+        "missing_done"
+    )
 
 
 def test_a_cut_connection_is_the_stream_ending_early() -> None:
