@@ -933,7 +933,7 @@ def fault_variant(
         _fail(str(error))
     except KeyError:
         _fail(
-            f"{request.node.nodeid}: {harness_cassette} is an {provider} cassette, which has "
+            f"{request.node.nodeid}: {harness_cassette} is a cassette of {provider}, which has "
             f"no fault {request.param}: the rows were chosen when the test was collected, "
             "before the harness_cassette_dir fixture was known; name the cassette's folder "
             "with the marker's dir= or --harness-cassette-dir"

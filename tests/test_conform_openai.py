@@ -240,13 +240,13 @@ def test_list_prints_the_providers_table_and_its_cases_as_data() -> None:
                 str(OPENAI_LIBRARY / "chat" / "text.jsonl"),
                 "--list",
             ),
-            f"harness conform: {OPENAI_LIBRARY / 'chat' / 'text.jsonl'}: an openai-chat cassette,"
-            " not openai-responses (harness conform --provider openai-chat judges it)",
+            f"harness conform: {OPENAI_LIBRARY / 'chat' / 'text.jsonl'}: a cassette of openai-chat,"
+            " not of openai-responses (harness conform --provider openai-chat judges it)",
         ),
         (
             (str(OPENAI_LIBRARY / "chat" / "text.jsonl"), "--", "true"),
-            f"harness conform: {OPENAI_LIBRARY / 'chat' / 'text.jsonl'}: an openai-chat cassette,"
-            " not anthropic",
+            f"harness conform: {OPENAI_LIBRARY / 'chat' / 'text.jsonl'}: a cassette of openai-chat,"
+            " not of anthropic",
         ),
     ],
 )

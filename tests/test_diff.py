@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import LIBRARY
 
-from harness import write_cassette
+from harness import Cassette, write_cassette
 from harness._testing.diff import diff_outcomes
 from harness._testing.trace import SideBySide, TraceRow, trace
 from harness.builder import StreamBuilder
@@ -324,18 +324,30 @@ def test_new_openai_call_ids_differ_unless_ids_are_ignored(tmp_path: Path) -> No
         (OPENAI / "chat" / "text.jsonl", OPENAI / "responses" / "text.jsonl"),
         (LIBRARY / "text_only.jsonl", OPENAI / "chat" / "text.jsonl"),
         (OPENAI / "responses" / "text.jsonl", LIBRARY / "text_only.jsonl"),
+        (LIBRARY / "text_only.jsonl", LIBRARY / "gemini" / "text.jsonl"),
+        (LIBRARY / "gemini" / "text.jsonl", LIBRARY / "bedrock" / "converse" / "text.jsonl"),
     ],
-    ids=["chat-responses", "anthropic-chat", "responses-anthropic"],
+    ids=[
+        "chat-responses",
+        "anthropic-chat",
+        "responses-anthropic",
+        "anthropic-gemini",
+        "gemini-bedrock",
+    ],
 )
-@pytest.mark.parametrize("trace", [False, True], ids=["outcomes", "trace"])
-def test_cassettes_of_two_providers_are_one_line_and_exit_2(a: Path, b: Path, trace: bool) -> None:
-    args = ["diff", *(["--trace"] if trace else []), str(a), str(b)]
-    result = CliRunner().invoke(cli, args)
+@pytest.mark.parametrize(
+    "command", [["diff"], ["diff", "--trace"], ["view"]], ids=["outcomes", "trace", "view"]
+)
+def test_cassettes_of_two_providers_are_one_line_and_exit_2(
+    a: Path, b: Path, command: list[str], tmp_path: Path
+) -> None:
+    """The line needs no article before a provider's name (`an gemini cassette`, once)."""
+    out = ["--out", str(tmp_path / "page.html")] if command == ["view"] else []
+    result = CliRunner().invoke(cli, [*command, str(a), str(b), *out])
     assert result.exit_code == 2
     assert result.stdout == ""
-    provider = {OPENAI / "chat": "openai-chat", OPENAI / "responses": "openai-responses"}
-    a_name, b_name = (provider.get(path.parent, "anthropic") for path in (a, b))
+    a_name, b_name = (Cassette(path).provider for path in (a, b))
     assert result.stderr == (
-        f"{b}:1: an {b_name} cassette, and {a} is an {a_name} one: "
-        "harness diff compares cassettes of one provider\n"
+        f"{b}:1: a cassette of {b_name}, and {a} is one of {a_name}: "
+        f"harness {command[0]} compares cassettes of one provider\n"
     )

@@ -414,8 +414,8 @@ def test_a_session_turn_of_openai_cassettes_is_broken_in_place(tmp_path: Path) -
     [
         (
             [str(LIBRARY / "chat/one_tool.jsonl"), "--provider", RESPONSES],
-            f"--provider {RESPONSES}: {LIBRARY / 'chat/one_tool.jsonl'} is an openai-chat "
-            "cassette (its header names the provider; --provider is for --list)",
+            f"--provider {RESPONSES}: {LIBRARY / 'chat/one_tool.jsonl'} is a cassette of "
+            "openai-chat (its header names the provider; --provider is for --list)",
         ),
         (
             [str(LIBRARY / "responses/errors/refusal.jsonl")],

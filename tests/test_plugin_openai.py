@@ -269,7 +269,7 @@ def test_a_record_mode_records_an_openai_cassette_by_client_alone(
     refused = [line for line in result.outlines if line.startswith("test_inner.py::")]
     assert [line.split("::")[1].split(":")[0] for line in refused] == ["test_replay"]
     assert (
-        "chat_text.jsonl is an OpenAI cassette, which the plugin records through "
+        "chat_text.jsonl is a cassette of OpenAI: the plugin records those through "
         "harness_client or harness_async_client alone" in refused[0]
     )
     assert "Traceback" not in result.stdout.str()
@@ -345,7 +345,7 @@ def test_rows_chosen_before_a_conftest_names_the_folder_fail_in_one_line(
     assert any(
         line.startswith("elsewhere/test_inner.py::test_chat[drop_message_stop]: ")
         and line.endswith(
-            "chat_text.jsonl is an openai-chat cassette, which has no fault drop_message_stop: "
+            "chat_text.jsonl is a cassette of openai-chat, which has no fault drop_message_stop: "
             "the rows were chosen when the test was collected, before the harness_cassette_dir "
             "fixture was known; name the cassette's folder with the marker's dir= or "
             "--harness-cassette-dir"

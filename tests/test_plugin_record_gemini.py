@@ -190,8 +190,8 @@ def test_a_marker_request_is_not_recorded_for_gemini_in_one_line(
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         [
-            "*record mode missing: *new.jsonl is a Gemini cassette, which the plugin records "
-            "through harness_client or harness_async_client alone*"
+            "*record mode missing: *new.jsonl is a cassette of Gemini: the plugin records "
+            "those through harness_client or harness_async_client alone*"
         ]
     )
     assert "Traceback" not in result.stdout.str()

@@ -187,7 +187,7 @@ def faults(
         _fail(f"--profile: {error}")
     if provider is not None and provider != cassette.provider:
         _fail(
-            f"--provider {provider}: {broken_turn} is an {cassette.provider} cassette "
+            f"--provider {provider}: {broken_turn} is a cassette of {cassette.provider} "
             "(its header names the provider; --provider is for --list)"
         )
     if code != DONE:

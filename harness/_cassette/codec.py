@@ -495,7 +495,7 @@ def anthropic_only(cassette: Cassette, reader: str) -> None:
         raise CassetteError(
             cassette.path,
             1,
-            f"an {cassette.provider} cassette: {reader} replays Anthropic cassettes only "
+            f"a cassette of {cassette.provider}: {reader} replays Anthropic cassettes only "
             "for now (direct replay reads it: harness replay PATH)",
         )
 

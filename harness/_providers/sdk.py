@@ -63,7 +63,7 @@ class Sdk:
     #: what else its clients import when built (`botocore`, `AnthropicBedrock`'s signer),
     #: which the extra installs too
     requires: tuple[str, ...] = ()
-    #: how a message names its cassettes (`an OpenAI cassette`); the package's name if empty
+    #: how a message names its cassettes (`a cassette of OpenAI`); the package's name if empty
     label: str = ""
     #: whether its API error's `body` is the error object itself (the `openai` SDK's),
     #: not the whole answer (`{"error": {...}}`, the `anthropic` SDK's)

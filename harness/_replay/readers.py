@@ -72,7 +72,8 @@ def check_reader(found: Provider, reader: str) -> None:
         return
     if len(readers) == 1:
         raise InputError(
-            f"an {found.sdk.named} cassette is replayed through {readers[0]}() only, not {reader!r}"
+            f"a cassette of {found.sdk.named} is replayed through {readers[0]}() only, "
+            f"not {reader!r}"
         )
     raise InputError(f"reader must be one of {', '.join(readers)}, not {reader!r}")
 

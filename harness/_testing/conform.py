@@ -406,7 +406,7 @@ def _cassette_cases(name: str, path: str, provider: str = ANTHROPIC) -> Iterator
     cassette = Cassette(path)
     if cassette.provider != provider:
         raise InputError(
-            f"{path}: an {cassette.provider} cassette, not {provider} "
+            f"{path}: a cassette of {cassette.provider}, not of {provider} "
             f"(harness conform --provider {cassette.provider} judges it)"
         )
     if dialect(provider).own_cases:

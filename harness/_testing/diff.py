@@ -87,7 +87,7 @@ def one_provider(a: Cassette, b: Cassette, command: str = "harness diff") -> Non
         raise CassetteError(
             b.path,
             1,
-            f"an {b.provider} cassette, and {a.path} is an {a.provider} one: "
+            f"a cassette of {b.provider}, and {a.path} is one of {a.provider}: "
             f"{command} compares cassettes of one provider",
         )
 

@@ -204,9 +204,8 @@ def refuse_recording(paths: Iterable[Path], where: str, mode: object, sdk: str) 
         return
     names = ", ".join(str(path) for path in paths)
     named = sdk_named(sdk).named
-    article = "an" if named[:1] in tuple("AEIOU") else "a"
     raise InputError(
-        f"{where}: record mode {mode}: {names} is {article} {named} cassette, which the "
-        "plugin records through harness_client or harness_async_client alone (no request=, no "
+        f"{where}: record mode {mode}: {names} is a cassette of {named}: the plugin "
+        "records those through harness_client or harness_async_client alone (no request=, no "
         "fault_variant); record it so, or with harness record, then replay it"
     )
