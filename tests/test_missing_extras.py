@@ -50,6 +50,30 @@ def test_without_the_extra_replay_via_sdk_names_it_in_one_line(
     assert "Error" not in result.output and "internal error" not in result.output
 
 
+@pytest.mark.parametrize(
+    ("name", "sdk"),
+    [
+        pytest.param(found.name, found.sdk, id=found.name)
+        for found in providers()
+        if found.has("client") and found.sdk.extra is not None
+    ],
+)
+def test_without_the_extra_doctor_says_what_every_command_says(
+    name: str, sdk: Sdk, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`pip install "stream-harness[EXTRA]"`, never the SDK's own package name alone."""
+    for module in _hidden(sdk):
+        monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(InputError) as raised:
+        sdk.module()
+    result = CliRunner().invoke(cli, ["doctor", "--provider", name])
+    assert (result.exit_code, result.output) == (
+        2,
+        f"harness doctor: {raised.value}; --provider names the providers to check without it\n",
+    )
+    assert f'pip install "stream-harness[{sdk.extra}]"' in result.output
+
+
 def test_the_cases_cover_a_parent_package_and_a_hosts_requirement() -> None:
     """What the old check missed: `google` missing for `google.genai`, and `botocore`
     for `AnthropicBedrock` (the `anthropic` package itself installed)."""

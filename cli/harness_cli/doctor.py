@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 
 import click
@@ -46,15 +45,17 @@ def _readers(count: int) -> str:
 )
 def doctor(providers: tuple[str, ...]) -> None:
     """Compare the installed SDK releases with the documented behaviour."""
+    from harness._exceptions import InputError
+    from harness._providers import provider as registered
     from harness._testing import sdk_behaviour as behaviour
 
     chosen = providers or behaviour.PROVIDERS
     for provider in chosen:
-        sdk = behaviour.sdk_of(provider)
-        if importlib.util.find_spec(sdk) is None:
+        try:  # the SDK's own one line, naming the extra to install, as every command says it
+            registered(provider).sdk.module()
+        except InputError as error:
             click.echo(
-                f"harness doctor: the {sdk} SDK is not installed (pip install {sdk}); "
-                f"--provider names the providers to check without it",
+                f"harness doctor: {error}; --provider names the providers to check without it",
                 err=True,
             )
             sys.exit(Exit.UNUSABLE)
