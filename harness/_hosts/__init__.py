@@ -23,9 +23,12 @@ host carries in its path put back in the body, so matching and planning read it 
 they read any other), and, for a host whose streams travel in event-stream frames, the
 frames (`frames`, a `Framed`: one event's frame, and a new decoder of frames back into
 events) that the binary fault rows break and a recording reads. `hosted_at(path)` finds
-the host a request's path is for; `framed_as(content_type)` the host whose framing an
-answer's content type names; `framed(framing, host)` the frames a dialect's stream
-travels in there (the host's, else the dialect's own: `Framing.frames`), None for SSE.
+the host a request's path is for, `served_at(name)` the provider whose dialect its paths
+answer in (the first in the registry's order served there: `harness serve` routes them
+to it, and a cassette of another answers none of them); `framed_as(content_type)` the
+host whose framing an answer's content type names; `framed(framing, host)` the frames a
+dialect's stream travels in there (the host's, else the dialect's own:
+`Framing.frames`), None for SSE.
 """
 
 from __future__ import annotations
@@ -37,11 +40,12 @@ from typing import Any, Final
 from urllib.parse import unquote
 
 from harness._hosts import bedrock, vertex
+from harness._providers import Provider, providers, registry_cache
 from harness._providers.answers import AnswerReader
 from harness._providers.frame_rows import Framed
 from harness._providers.wire import Framing
 
-__all__ = ["HOSTS", "Host", "Hosted", "framed", "framed_as", "host", "hosted_at"]
+__all__ = ["HOSTS", "Host", "Hosted", "framed", "framed_as", "host", "hosted_at", "served_at"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +145,15 @@ def hosted_at(path: str) -> Hosted | None:
             if match is not None and match.end() == len(path):
                 return Hosted(found, unquote(match["model"]), stream)
     return None
+
+
+@registry_cache
+def served_at(name: str) -> Provider | None:
+    """The provider whose dialect the host `name`'s own paths (`stream_path`, `plain_path`)
+    answer in: the first in the registry's order served there (`Provider.hosted`), None
+    for none. (A dialect served on the host at paths of its own, Gemini's on Vertex, is
+    at those: its `endpoints`.)"""
+    return next((found for found in providers() if name in found.hosted), None)
 
 
 def framed_as(content_type: str) -> Host | None:

@@ -11,15 +11,16 @@ routes map a path to its `Provider`, resolved here once: the server passes that 
 on with each request, never its name. A host's paths (`harness._hosts`: Bedrock's
 `/model/{model}/invoke-with-response-stream`, Vertex's `...:streamRawPredict`) are
 routed to the first provider in the registry that says it is served there
-(`Provider.hosted`). A dialect whose paths name the model (`Framing.paths`: Bedrock's
-ConverseStream) gives its endpoints as routes, and a path is its when they match.
+(`harness._hosts.served_at`), whose cassettes alone answer them. A dialect whose paths
+name the model (`Framing.paths`: Bedrock's ConverseStream) gives its endpoints as
+routes, and a path is its when they match.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from harness._hosts import HOSTS, hosted_at
+from harness._hosts import HOSTS, hosted_at, served_at
 from harness._providers import Provider, providers, registry_cache
 from harness._providers.wire import at_endpoint
 
@@ -40,14 +41,13 @@ def post_routes() -> dict[str, Provider]:
 @registry_cache
 def host_routes() -> dict[str, Provider]:
     """Each aiohttp route of a host's calls, streamed and plain -> the provider whose
-    cassettes answer it there (the first in the registry's order served on that host)."""
+    cassettes answer it there (the first in the registry's order served on that host:
+    `served_at`)."""
     routes: dict[str, Provider] = {}
-    for found in providers():
-        for name in found.hosted:
-            host = HOSTS.get(name)
-            if host is not None:
-                routes.setdefault(host.stream_route, found)
-                routes.setdefault(host.plain_route, found)
+    for name, host in HOSTS.items():
+        found = served_at(name)
+        if found is not None:
+            routes[host.stream_route] = routes[host.plain_route] = found
     return routes
 
 
@@ -60,9 +60,7 @@ def _patterned(path: str) -> Provider | None:
 def _hosted_provider(path: str) -> Provider | None:
     """The provider a request to a host's path is for (None: no host's, or none served)."""
     hosted = hosted_at(path)
-    if hosted is None:
-        return None
-    return next((found for found in providers() if hosted.host.name in found.hosted), None)
+    return served_at(hosted.host.name) if hosted is not None else None
 
 
 @registry_cache

@@ -180,11 +180,9 @@ class Framing:
     answer: Callable[[Iterable[dict[str, Any]]], dict[str, Any]]
     match_on: tuple[str, ...]
     #: the paths its requests are POSTed to (`harness serve` answers them there; a
-    #: request to another is not this provider's), under any base URL's path
+    #: request to another is not this provider's, but at the paths of a host whose
+    #: dialect it is: `harness._hosts.served_at`), under any base URL's path
     endpoints: tuple[str, ...] = ()
-    #: whether a cassette client answers a request at any path all the same (Anthropic's,
-    #: as before there were other providers: its clients' base URLs may hold any path)
-    any_path: bool = False
     done: bytes | None = None
     #: (method, path) -> the id of the response a request resumes, or None
     resume_target: Callable[[str, str], str | None] | None = None
@@ -213,8 +211,10 @@ class Framing:
 
     def at(self, path: str) -> bool:
         """Whether a request to `path` is at one of its endpoints (under any base URL's
-        path), or it answers any path (`any_path`, or no endpoints)."""
-        return self.any_path or not self.endpoints or at_endpoint(self.endpoints, path)
+        path), or at one of the paths naming the model (`paths`)."""
+        return at_endpoint(self.endpoints, path) or (
+            self.paths is not None and self.paths.read(path) is not None
+        )
 
 
 @dataclass(frozen=True, slots=True)

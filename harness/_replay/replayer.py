@@ -14,8 +14,10 @@ misses (a field over `DIFF_BYTES` of JSON is told to differ, not diffed). A requ
 a path naming the model (Bedrock's ConverseStream) is kept with the model and `stream`
 its path says put in its body, as a host's is (`Framing.paths`).
 Running out of cassettes raises `ReplayError` too: a test fails with one line,
-it never hangs. A request to another provider's endpoint (a Responses request answered
-by a Chat cassette) is a `ReplayError` as well.
+it never hangs. A request to a path not of the cassette's provider (a Responses request
+answered by a Chat cassette, a Chat one by an Anthropic cassette) is a `ReplayError` as
+well, one rule for every provider: its own endpoints, and a host's paths where its is
+the dialect served (`check_endpoint`).
 
 A request that resumes a stream (Responses' `GET /v1/responses/{id}?stream=true&
 starting_after=N`) is answered from the cassette holding response `{id}` (the last one
@@ -46,7 +48,7 @@ from harness._cassette.codec import (
 from harness._cassette.request import CapturedRequest, json_body
 from harness._cassette.sessions import TURN_PATTERN, turn_files
 from harness._exceptions import CassetteError, HarnessError, ReplayError, RequestMismatchError
-from harness._hosts import hosted_at
+from harness._hosts import HOSTS, hosted_at, served_at
 from harness._json import VALUE_BYTES, held_bytes
 from harness._providers import Provider, providers
 from harness._providers.wire import Delimited, Framing
@@ -169,6 +171,14 @@ def _as_its_paths_say(path: str, body: Any) -> Any:
         if paths is not None and paths.read(path) is not None:
             return paths.request(path, body)
     return body
+
+
+def _paths_of(dialect: Provider) -> str:
+    """The paths a dialect's cassettes answer, as a refusal says them: its endpoints,
+    then the hosts whose own paths are its (`served_at`)."""
+    said = f"POST {', '.join(dialect.framing.endpoints)}"
+    hosts = [name for name in HOSTS if served_at(name) == dialect]
+    return f"{said} (and at the paths of {', '.join(hosts)})" if hosts else said
 
 
 def answered_as(framing: Framing, request: CapturedRequest) -> Delimited | bool:
@@ -437,17 +447,21 @@ class Replayer:
         self, cassette: Cassette, request: CapturedRequest, number: int | None = None
     ) -> None:
         """Raise `ReplayError` when `request` went to a path `cassette`'s provider does not
-        answer (a Responses request met by a Chat cassette)."""
-        framing = cassette.dialect.framing
-        endpoints = framing.endpoints
-        if framing.at(request.path):
-            return  # under any base URL's path
-        if framing.paths is not None and framing.paths.read(request.path) is not None:
-            return  # a path naming the model (Bedrock's ConverseStream)
+        answer (a Responses request met by a Chat cassette, a Messages one by a Gemini
+        cassette). One rule for every provider: its own endpoints (`Framing.at`, under any
+        base URL's path), or a host's paths where its dialect is the one served there
+        (`harness._hosts.served_at`: Messages at Bedrock's invoke path)."""
+        dialect = cassette.dialect
+        if dialect.framing.at(request.path):
+            return
+        hosted = hosted_at(request.path)
+        # equal, not the same: a cassette kept across a registry reset holds an older one
+        if hosted is not None and served_at(hosted.host.name) == dialect:
+            return
         which = f"request {number}" if number is not None else "the request"
         raise ReplayError(
-            f"{which} is {request.method} {request.path}, but {cassette.path} is an "
-            f"{cassette.provider} cassette, which answers POST {', '.join(endpoints)}"
+            f"{which} is {request.method} {request.path}, but {cassette.path} is a cassette "
+            f"of {cassette.provider}, which answers {_paths_of(dialect)}"
         )
 
     def matches(self, cassette: Cassette, request: CapturedRequest) -> bool:

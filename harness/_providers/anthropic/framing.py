@@ -71,12 +71,7 @@ def unlike_the_api(lines: Iterable[Any]) -> Iterator[tuple[int, str]]:
 
 
 #: The Messages wire, as replay reads it (`provider("anthropic").framing`): served at
-#: `/v1/messages`, and a cassette client answers any path.
+#: `/v1/messages` (and at its hosts' paths: `harness._hosts`).
 FRAMING: Final = Framing(
-    encode_event,
-    _message,
-    MATCH_ON,
-    endpoints=(ENDPOINT,),
-    any_path=True,
-    unlike_the_api=unlike_the_api,
+    encode_event, _message, MATCH_ON, endpoints=(ENDPOINT,), unlike_the_api=unlike_the_api
 )
