@@ -147,7 +147,7 @@ def test_a_reader_is_checked_before_anything_is_read() -> None:
     with pytest.raises(InputError, match="reader applies to via='sdk' only"):
         replay_events(CHAT_TEXT, reader="stream")
     anthropic = ROOT / "cassettes" / "text_only.jsonl"
-    with pytest.raises(InputError, match="Anthropic cassette is replayed through create"):
+    with pytest.raises(InputError, match="a cassette of Anthropic is replayed through create"):
         replay_events(anthropic, via="sdk", reader="stream")
 
 
