@@ -507,7 +507,7 @@ def test_the_page_goes_to_name_html_here_by_default(
         (["{bad}"], "{bad}:1: not valid JSON"),
         (["{empty}"], "{empty}: no cassette (*.jsonl) in this folder"),
         (["{good}", "{empty}"], "{empty}: a folder; harness view A B compares two cassettes"),
-        (["{good}", OPENAI_LIBRARY / "chat" / "text.jsonl"], "openai-chat cassette, and"),
+        (["{good}", OPENAI_LIBRARY / "chat" / "text.jsonl"], "a cassette of openai-chat, and"),
         (["{good}", "--out", "{tmp}/no/such/folder/page.html"], "cannot write: No such file"),
         (["{bad}", "--out", "{bad}"], "a page never replaces its cassette"),
     ],
