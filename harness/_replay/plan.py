@@ -41,6 +41,7 @@ from harness._cassette.codec import Cassette, DirectiveHandler, KeptCassette, pa
 from harness._directives import AT, CUT, DONE, FRAME, HTTP_ERROR, STALL
 from harness._exceptions import APIErrorEvent, ReplayError
 from harness._hosts import Host, framed
+from harness._providers import Provider
 from harness._providers.frame_rows import UNFRAMED, Framed, broken_frame, own_frame
 from harness._providers.wire import Delimited
 
@@ -373,13 +374,19 @@ def _message_pieces(cassette: Cassette) -> PlannedResponse:
     return PlannedResponse(200, dict(JSON_HEADERS), iter([*before, *tail]))
 
 
-def replay_error_response(error: ReplayError) -> PlannedResponse:
+def replay_error_response(error: ReplayError, found: Provider | None = None) -> PlannedResponse:
     """How a transport answers a request the cassettes cannot: a 404 the SDK does not retry,
-    whose message is the `ReplayError`'s, so the code under test fails with that line."""
-    body = {
-        "type": "error",
-        "error": {"type": "not_found_error", "message": f"stream-harness: {error}"},
-    }
+    in the error shape of the provider `found` the request is for (its framing's
+    `error_answer`; Anthropic's when it has none), whose message is the `ReplayError`'s, so
+    the code under test fails with that line whichever SDK reads it (boto3 reads a message
+    only where Bedrock puts one)."""
+    message = f"stream-harness: {error}"
+    answer = found.framing.error_answer if found is not None else None
+    body = (
+        answer(404, message)
+        if answer is not None
+        else {"type": "error", "error": {"type": "not_found_error", "message": message}}
+    )
     return _error_response(404, body, {"x-should-retry": "false"})
 
 

@@ -62,6 +62,7 @@ __all__ = [
     "Replayer",
     "answered_as",
     "cassettes_from",
+    "provider_at",
 ]
 
 T = TypeVar("T")
@@ -171,6 +172,16 @@ def _as_its_paths_say(path: str, body: Any) -> Any:
         if paths is not None and paths.read(path) is not None:
             return paths.request(path, body)
     return body
+
+
+def provider_at(path: str) -> Provider | None:
+    """The provider whose requests go to `path`, as `Replayer.check_endpoint` tells them
+    (its own endpoints, or a host's paths where its dialect is served); None: nobody's."""
+    for found in providers():
+        if found.framing.at(path):
+            return found
+    hosted = hosted_at(path)
+    return served_at(hosted.host.name) if hosted is not None else None
 
 
 def _paths_of(dialect: Provider) -> str:

@@ -47,7 +47,7 @@ from harness._replay.plan import (
     read_timed_out,
     replay_error_response,
 )
-from harness._replay.replayer import Replayer
+from harness._replay.replayer import Replayer, provider_at
 
 __all__ = [
     "ReplayTransport",
@@ -129,7 +129,7 @@ class ReplayTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
                 request.method, path, request.headers, body, dict(request.url.params)
             )
         except ReplayError as error:
-            planned = replay_error_response(error)
+            planned = replay_error_response(error, provider_at(path))
         except CassetteError as error:  # kept in the replayer's errors, raised from the body
             planned = PlannedResponse(200, {}, _raising(error))
         timeout = request.extensions.get("timeout", {}).get("read")
