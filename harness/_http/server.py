@@ -89,7 +89,13 @@ from harness._json import (
 )
 from harness._providers import Provider
 from harness._redact import excerpt
-from harness._replay.plan import JSON_HEADERS, Chunking, Cut, PlannedResponse, Stall
+from harness._replay.plan import (
+    Chunking,
+    Cut,
+    PlannedResponse,
+    Stall,
+    replay_error_response,
+)
 from harness._replay.replayer import (
     DEFAULT_MATCH_ON,
     CapturedRequest,
@@ -411,7 +417,7 @@ class CassetteServer:
             planned, name = self._plan(request, sent, size, provider)
         except (LookupError, HarnessError) as error:  # no such name, used up, a mismatch
             self.log(f"{where} -> 404: {str(error).splitlines()[0]}")
-            return await self._send(request, _unanswerable(provider, str(error)))
+            return await self._send(request, replay_error_response(error, provider))
         streams = answered_as(provider.framing, sent) is not False
         self.log(f"{where} {'stream' if streams else 'json'} -> {planned.status} from {name}")
         return await self._send(request, planned, where)
@@ -460,7 +466,7 @@ class CassetteServer:
             planned = self.replayer.resume_from(provider, request.match_info["id"], query, answered)
         except HarnessError as error:  # no cassette holds it, a bad cursor
             self.log(f"{where} -> 404: {str(error).splitlines()[0]}")
-            return await self._send(request, _unanswerable(provider, str(error)))
+            return await self._send(request, replay_error_response(error, provider))
         kind = "stream" if query.get("stream") == "true" else "json"
         after = query.get("starting_after", "-1")
         self.log(f"{where} {kind} after {after} -> {planned.status}")
@@ -530,15 +536,6 @@ def _signed_untyped(request: web.Request, kind: str) -> bool:
 def _refused(provider: Provider, status: int, message: str) -> web.Response:
     """A request refused before any cassette is read, in its provider's error shape."""
     return web.json_response(error_json(provider, status, message), status=status)
-
-
-def _unanswerable(provider: Provider, message: str) -> PlannedResponse:
-    """How a request the cassettes cannot answer is answered: a 404 the SDKs do not retry,
-    in its provider's error shape, whose message is the reason, so the code under test
-    fails with that line (`harness._replay.plan.replay_error_response`'s, for Anthropic)."""
-    body = error_json(provider, 404, f"stream-harness: {message}")
-    headers = {**JSON_HEADERS, "x-should-retry": "false"}
-    return PlannedResponse(404, headers, iter([json.dumps(body, ensure_ascii=False).encode()]))
 
 
 def _drop(request: web.Request) -> None:

@@ -374,12 +374,13 @@ def _message_pieces(cassette: Cassette) -> PlannedResponse:
     return PlannedResponse(200, dict(JSON_HEADERS), iter([*before, *tail]))
 
 
-def replay_error_response(error: ReplayError, found: Provider | None = None) -> PlannedResponse:
-    """How a transport answers a request the cassettes cannot: a 404 the SDK does not retry,
-    in the error shape of the provider `found` the request is for (its framing's
-    `error_answer`; Anthropic's when it has none), whose message is the `ReplayError`'s, so
-    the code under test fails with that line whichever SDK reads it (boto3 reads a message
-    only where Bedrock puts one)."""
+def replay_error_response(error: Exception, found: Provider | None = None) -> PlannedResponse:
+    """How a transport or `harness serve` answers a request the cassettes cannot (`error`:
+    a `ReplayError`, a name no cassette has): a 404 the SDK does not retry, in the error
+    shape of the provider `found` the request is for (its framing's `error_answer`;
+    Anthropic's when it has none), whose message is the error's, so the code under test
+    fails with that line whichever SDK reads it (boto3 reads a message only where Bedrock
+    puts one)."""
     message = f"stream-harness: {error}"
     answer = found.framing.error_answer if found is not None else None
     body = (
