@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Final
 from urllib.parse import urlsplit
 
-from harness._hosts import Hosted, hosted_at
+from harness._hosts import Hosted, hosted_at, served_at
 from harness._providers import provider, providers, registry_cache
 from harness._providers.recorded import Line, Recorded
 
@@ -67,8 +67,8 @@ def for_call(method: str, uri: str) -> Dialect | None:
 
 def hosted_call(method: str, uri: str) -> tuple[Dialect, Hosted] | None:
     """The dialect whose call `method uri` is on a host (Bedrock's `/model/{id}/invoke...`,
-    Vertex's `:streamRawPredict`), and the call as that host's: the first provider in the
-    registry's order served there (`Provider.hosted`); None for no host's call."""
+    Vertex's `:streamRawPredict`), and the call as that host's: the dialect the host's own
+    paths answer in (`served_at`); None for no host's call, or one import cannot read."""
     try:
         path = urlsplit(uri).path
     except ValueError:
@@ -76,9 +76,8 @@ def hosted_call(method: str, uri: str) -> tuple[Dialect, Hosted] | None:
     hosted = hosted_at(path) if method.upper() == "POST" else None
     if hosted is None:
         return None
-    served = (d for d in dialects() if hosted.host.name in provider(d.provider).hosted)
-    found = next(served, None)
-    return None if found is None else (found, hosted)
+    found = served_at(hosted.host.name)
+    return None if found is None or not found.has("interop") else (found.recorded, hosted)
 
 
 def for_provider(name: str) -> Dialect:
