@@ -95,3 +95,22 @@ def test_a_module_the_sdk_itself_misses_is_raised_as_it_is(
     monkeypatch.setitem(sys.modules, "harness_fake_sdk", None)
     with pytest.raises(InputError, match=r'^harness_fake_sdk: .*"stream-harness\[fake\]"$'):
         sdk.module()
+
+
+@pytest.mark.parametrize(
+    ("live", "module"),
+    [("live_bedrock", "botocore"), ("live_vertex", "google.auth")],
+)
+def test_a_live_recording_on_a_host_names_the_extra_as_the_rest_do(
+    live: str, module: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not the SDK's own extra (`anthropic[bedrock]`), which a user of ours has no cause
+    to know: ours, which installs it."""
+    from harness._providers.anthropic import client
+
+    monkeypatch.setenv("CLOUD_ML_REGION", "us-east5")
+    monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
+    for name in (module, module.partition(".")[0]):
+        monkeypatch.setitem(sys.modules, name, None)
+    with pytest.raises(InputError, match=r'pip install "stream-harness\[bedrock\]"$'):
+        getattr(client, live)()

@@ -82,6 +82,9 @@ def _hosted_build(
 
 #: What a live call to a host costs: said with what is missing, so the user knows the opt-in.
 _BILLED: Final = "a recording calls {} live (and is billed)"
+#: The extra that installs what the hosts' clients need (`anthropic[bedrock,vertex]`), as
+#: every missing-extra message names it (`Sdk.module`).
+_HOSTS_EXTRA: Final = "bedrock"
 
 
 def live_bedrock() -> dict[str, str]:
@@ -94,7 +97,7 @@ def live_bedrock() -> dict[str, str]:
             from botocore.session import get_session
         except ImportError:
             raise InputError(
-                'botocore is not installed: pip install "anthropic[bedrock]"'
+                f'botocore is not installed: pip install "stream-harness[{_HOSTS_EXTRA}]"'
             ) from None
         session = get_session()  # what boto3, and so the SDK's signing, reads
         if session.get_credentials() is None:
@@ -122,7 +125,9 @@ def live_vertex() -> dict[str, Any]:
         import google.auth
         from google.auth.exceptions import DefaultCredentialsError
     except ImportError:
-        raise InputError('google-auth is not installed: pip install "anthropic[vertex]"') from None
+        raise InputError(
+            f'google-auth is not installed: pip install "stream-harness[{_HOSTS_EXTRA}]"'
+        ) from None
     scope = "https://www.googleapis.com/auth/cloud-platform"
     try:
         credentials, project = google.auth.default(scopes=[scope])
@@ -144,7 +149,7 @@ HOSTED: Final = {
         ("AnthropicBedrock", "AsyncAnthropicBedrock"),
         "https://bedrock-runtime.us-east-1.amazonaws.com",
         ClientEnv("ANTHROPIC_BEDROCK_BASE_URL", "AWS_BEARER_TOKEN_BEDROCK"),
-        extra="bedrock",
+        extra=_HOSTS_EXTRA,
         requires=("botocore",),
         label="Anthropic on Bedrock",
         build=_hosted_build(_bedrock_credentials),
@@ -155,7 +160,7 @@ HOSTED: Final = {
         ("AnthropicVertex", "AsyncAnthropicVertex"),
         "https://us-east5-aiplatform.googleapis.com/v1",
         ClientEnv("ANTHROPIC_VERTEX_BASE_URL", "ANTHROPIC_VERTEX_PROJECT_ID", "/v1"),
-        extra="bedrock",
+        extra=_HOSTS_EXTRA,
         label="Anthropic on Vertex",
         build=_hosted_build(lambda client_class: dict(DUMMY_GOOGLE)),
         live_credentials=live_vertex,
