@@ -18,9 +18,12 @@ front of a scripted upstream (`--upstream`, a process of its own) that answers o
 request with one huge event, each time another client streams small answers through
 the same proxy: one event-stream frame of `--frame-mb` MB (a Bedrock `chunk` whose
 base64 `bytes` is an event padded with `{}`s, and a ConverseStream delta padded the
-same way: past the 8 MiB an event may hold, within botocore's 24 MiB) and one SSE
-event of `{}`s of `--event-mb` MB, within the 8 MiB line limit. Figures are printed,
-never asserted.
+same way: past the 8 MiB an event may hold, within botocore's 24 MiB), one SSE
+event of `{}`s of `--event-mb` MB, within the 8 MiB line limit, and two Gemini streamed
+JSON arrays (`streamGenerateContent` without `alt=sse`) of one element of
+`--element-mb` MB: a chunk padded with `{}`s, and a chunk of one long text (past the
+8 MiB an element may hold, within the 16 MiB the array reader held before). Figures are
+printed, never asserted.
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ QUIET_PROBES: Final = 30
 MB: Final = 1024 * 1024
 #: The header naming the hostile answer the scripted upstream sends (`HOSTILE`).
 HOSTILE_HEADER: Final = "x-bench-hostile"
+#: Gemini's stream, answered as a streamed JSON array (no `alt=sse`), and a request for it.
+GEMINI: Final = "/v1beta/models/gemini-bench:streamGenerateContent"
+GEMINI_REQUEST: Final = b'{"contents": [{"role": "user", "parts": [{"text": "Go"}]}]}'
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +80,8 @@ HOSTILE: Final = (
         "converse", "ConverseStream frame", "/model/bench/converse-stream", b'{"messages": []}'
     ),
     Hostile("sse", "SSE event", "/v1/messages", PROBE),
+    Hostile("array", "Gemini array element of {}s", GEMINI, GEMINI_REQUEST),
+    Hostile("array-text", "Gemini array element of text", GEMINI, GEMINI_REQUEST),
 )
 
 
@@ -195,10 +203,13 @@ def _padded(event: dict[str, Any], size: int) -> dict[str, Any]:
     return {**event, "pad": [{}] * max(0, (size - len(orjson.dumps(event)) - 12) // 3)}
 
 
-def hostile_answers(frame_mb: float, event_mb: float) -> dict[str, tuple[str, bytes]]:
+def hostile_answers(
+    frame_mb: float, event_mb: float, element_mb: float
+) -> dict[str, tuple[str, bytes]]:
     """Each hostile answer's content type and body, by its name (`HOSTILE`)."""
     from harness._hosts import bedrock
     from harness._json import MAX_LINE_BYTES
+    from harness._providers import jsonarray
     from harness._providers.anthropic.framing import encode_event as sse_event
     from harness._providers.bedrock_converse import framing as converse
 
@@ -209,14 +220,22 @@ def hostile_answers(frame_mb: float, event_mb: float) -> dict[str, tuple[str, by
     converse_frame = converse.encode_event({"contentBlockDelta": _padded(text, frame - 200)})
     within = min(int(event_mb * MB), MAX_LINE_BYTES) - 40  # its framing within the limit
     sse = sse_event(_padded({"type": "ping"}, within))
+    element = int(element_mb * MB)
+    part = {"candidates": [{"content": {"parts": [{"text": "x"}], "role": "model"}, "index": 0}]}
+    crowded = orjson.dumps(_padded(part, element))
+    long = orjson.dumps({**part, "pad": "x" * max(0, element - len(orjson.dumps(part)) - 10)})
     return {
         "chunk": (bedrock.CONTENT_TYPE, chunk),
         "converse": (converse.CONTENT_TYPE, converse_frame),
         "sse": ("text/event-stream", sse),
+        **{
+            name: (jsonarray.CONTENT_TYPE, jsonarray.OPENING + body + jsonarray.CLOSING)
+            for name, body in (("array", crowded), ("array-text", long))
+        },
     }
 
 
-async def _serve_upstream(frame_mb: float, event_mb: float) -> None:
+async def _serve_upstream(frame_mb: float, event_mb: float, element_mb: float) -> None:
     """The scripted upstream: a request naming a hostile answer gets it, any other the
     `text_only` cassette's stream; announces its URL as `harness serve` does."""
     from aiohttp import web
@@ -224,7 +243,7 @@ async def _serve_upstream(frame_mb: float, event_mb: float) -> None:
     from harness._cassette.codec import Cassette
     from harness._providers.anthropic.framing import encode_event as sse_event
 
-    answers = hostile_answers(frame_mb, event_mb)
+    answers = hostile_answers(frame_mb, event_mb, element_mb)
     small = b"".join(sse_event(event) for event in Cassette(LIBRARY / "text_only.jsonl").events())
 
     async def answer(request: web.Request) -> web.Response:
@@ -245,12 +264,14 @@ async def _serve_upstream(frame_mb: float, event_mb: float) -> None:
     await asyncio.Event().wait()
 
 
-def _upstream_stalls(frame_mb: float, event_mb: float) -> list[Stall]:
+def _upstream_stalls(frame_mb: float, event_mb: float, element_mb: float) -> list[Stall]:
     """Each hostile answer relayed by the proxy (and by the proxy under `--strict`), a
     proxy of its own for each: its peak memory is that answer's."""
     argv = [sys.executable, "-m", "bench.stall", "--upstream"]
     argv += ["--frame-mb", str(frame_mb), "--event-mb", str(event_mb)]
-    sizes = {name: len(body) for name, (_, body) in hostile_answers(frame_mb, event_mb).items()}
+    argv += ["--element-mb", str(element_mb)]
+    answers = hostile_answers(frame_mb, event_mb, element_mb)
+    sizes = {name: len(body) for name, (_, body) in answers.items()}
     stalls = []
     with serving(argv) as (upstream_url, _):
         for strict in ([], ["--strict"]):
@@ -290,10 +311,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=8.0,
         help="size of upstream's hostile SSE event in MB (kept within the 8 MiB line limit)",
     )
+    parser.add_argument(
+        "--element-mb",
+        type=float,
+        default=15.0,
+        help="size of the one element of upstream's hostile Gemini arrays in MB",
+    )
     parser.add_argument("--upstream", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     if options.upstream:
-        asyncio.run(_serve_upstream(options.frame_mb, options.event_mb))
+        asyncio.run(_serve_upstream(options.frame_mb, options.event_mb, options.element_mb))
         return 0
     sizes = [float(size) for size in options.mb.split(",") if float(size) > 0]
     stalls = []
@@ -311,7 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ):
                 label = f"proxy, {what} (as text/plain: serve refuses it unread)"
                 stalls.append(measure(label, proxy_url, proxy_pid, body, "text/plain"))
-    stalls += _upstream_stalls(options.frame_mb, options.event_mb)
+    stalls += _upstream_stalls(options.frame_mb, options.event_mb, options.element_mb)
     report(stalls)
     return 0
 

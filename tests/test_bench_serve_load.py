@@ -30,7 +30,8 @@ def test_a_small_load_prints_every_figure_with_nothing_lost(
 def test_the_stall_benchmark_prints_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
     from bench.stall import main as stall
 
-    assert stall(["--mb", "0.1", "--frame-mb", "0.1", "--event-mb", "0.1"]) == 0
+    sizes = ["--mb", "0.1", "--frame-mb", "0.1", "--event-mb", "0.1", "--element-mb", "0.1"]
+    assert stall(sizes) == 0
     printed = capsys.readouterr().out
     for row in (
         "serve, 0.1 MB",
@@ -38,6 +39,8 @@ def test_the_stall_benchmark_prints_every_figure(capsys: pytest.CaptureFixture[s
         "proxy, a 0.1 MB Bedrock chunk frame from upstream",
         "proxy --strict, a 0.1 MB ConverseStream frame from upstream",
         "proxy --strict, a 0.1 MB SSE event from upstream",
+        "proxy, a 0.1 MB Gemini array element of {}s from upstream",
+        "proxy --strict, a 0.1 MB Gemini array element of text from upstream",
         "hostile request: HTTP/1.1 ",
         "small requests meanwhile",
         "the worst (the stall)",

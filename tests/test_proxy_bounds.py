@@ -28,6 +28,7 @@ from aiohttp import web
 from conftest import LIBRARY
 
 import harness._http.proxy
+import harness._providers.jsonarray
 import harness._providers.sse
 import harness._redact
 from harness._cassette.codec import MAX_BODY_BYTES, MAX_LINE_BYTES, Cassette
@@ -72,6 +73,7 @@ def upstream() -> Iterator[tuple[Upstream, str]]:
     app = web.Application()
     app.router.add_post("/v1/messages", scripted.messages)
     app.router.add_post("/model/{model}/{call}", scripted.messages)  # Bedrock's calls
+    app.router.add_post("/v1beta/models/{call}", scripted.messages)  # Gemini's
     with ServerThread(app) as url:
         try:
             yield scripted, url
@@ -589,6 +591,94 @@ def test_a_frame_longer_than_an_event_may_hold_is_refused_at_its_prelude_never_h
         assert lines == [f"POST {path} -> 200, not recorded: {refused}"]
     assert list(tmp_path.iterdir()) == []
     assert peak < MAX_LINE_BYTES, f"peak {peak / 2**20:.1f} MiB"  # pieces in flight, no frame
+
+
+#: Gemini's stream without `alt=sse`: a streamed JSON array.
+GEMINI_ARRAY = "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+#: Each element a hostile upstream opens (a MiB at a time, none ever closed), and what
+#: the proxy says of it: one past the 8 MiB a line may hold (40 MiB of text: more than
+#: the proxy may hold of it), and one of twice the values an event may hold.
+HUGE_ELEMENTS: dict[str, tuple[bytes, bytes, int, str]] = {
+    "long": (
+        b'[{"candidates": [], "pad": "',
+        b"x" * 2**20,
+        40,
+        f"element 1 is longer than {MAX_LINE_BYTES} bytes",
+    ),
+    "crowded": (
+        b'[{"candidates": [], "pad": [',
+        b"{}," * (2**20 // 3),
+        6,
+        f"element 1 may hold more than {MAX_VALUES} JSON values, the limit",
+    ),
+}
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["recorded", "strict"])
+@pytest.mark.parametrize("element", HUGE_ELEMENTS)
+def test_a_gemini_element_past_the_bounds_is_refused_unparsed_never_held_whole(
+    upstream: tuple[Upstream, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    element: str,
+    strict: bool,
+) -> None:
+    scripted, upstream_url = upstream
+    opening, filler, count, refused = HUGE_ELEMENTS[element]
+    parsed: list[int] = []
+
+    def parsing(data: Any) -> Any:
+        parsed.append(len(data))
+        return orjson.loads(data)
+
+    reading = SimpleNamespace(loads=parsing, JSONDecodeError=orjson.JSONDecodeError)
+    monkeypatch.setattr(harness._providers.jsonarray, "orjson", reading)
+
+    async def answer(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"content-type": "application/json"})
+        await response.prepare(request)
+        try:
+            await response.write(opening)
+            for _ in range(count):
+                await response.write(filler)
+            await response.write_eof()
+        except (ConnectionResetError, RuntimeError):
+            pass  # the proxy closed the connection: under strict, the point of the test
+        return response
+
+    scripted.answers["huge"] = answer
+    lines: list[str] = []
+    received, cut = 0, None
+    with _proxy(upstream_url, tmp_path, lines, strict=strict) as url:
+        tracemalloc.start()
+        try:
+            with (
+                httpx2.Client(timeout=30) as client,
+                client.stream(
+                    "POST",
+                    url + GEMINI_ARRAY,
+                    json={"contents": []},
+                    headers={"x-test": "huge", "x-goog-api-key": "AIzaSyBOUNDS-0123456789"},
+                ) as got,
+            ):
+                for piece in got.iter_raw():
+                    received += len(piece)
+        except httpx2.HTTPError as error:
+            cut = type(error).__name__
+        finally:
+            _, peak = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
+    if strict:  # nothing of the element goes on: the connection is cut, as at any bad one
+        assert (received, cut) == (0, "RemoteProtocolError")
+        assert refused in lines[0]
+    else:  # the client gets every byte as sent; the recording stops where it was refused
+        assert (received, cut) == (len(opening) + count * len(filler), None)
+        assert lines == [f"POST {GEMINI_ARRAY} -> 200, not recorded: {refused}"]
+    assert parsed == []  # never parsed, by the recording nor the guard
+    assert list(tmp_path.iterdir()) == []
+    # never held whole: at most a line's worth in the recording's reader and, under
+    # strict, in the guard's and in what the guard holds back; the pieces in flight
+    assert peak < 4 * MAX_LINE_BYTES, f"peak {peak / 2**20:.1f} MiB"
 
 
 @pytest.mark.parametrize("strict", [False, True], ids=["recorded", "strict"])

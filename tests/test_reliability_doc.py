@@ -25,6 +25,7 @@ from harness._http.proxy import DEFAULT_UPSTREAM_TIMEOUT
 from harness._http.server import KEPT_REQUEST_BYTES, KEPT_REQUESTS
 from harness._inflate import CHUNK
 from harness._json import MAX_NESTING, MAX_VALUES, VALUE_BYTES
+from harness._providers.jsonarray import MAX_ELEMENT, STEP
 from harness._record.live import DEFAULT_MAX_DURATION, DEFAULT_TIMEOUT
 from harness._redact import MIN_SECRET_LENGTH
 from harness._replay.plan import DEFAULT_READ_TIMEOUT
@@ -63,7 +64,8 @@ FUZZ_COMMANDS = len(test_fuzz_cli.COMMANDS)
         f"at most\n      {MAX_BODY_BYTES} bytes ({MAX_BODY_BYTES // 2**20} MiB, import's cap)",
         f"a line over {MAX_LINE_BYTES} bytes,",
         f"declaring more than\n      {MAX_LINE_BYTES} bytes is refused",
-        f"number more than {MAX_VALUES} is never parsed",
+        f"Gemini's streamed JSON array longer than {MAX_ELEMENT} bytes at the byte past that",
+        f"number more than {MAX_VALUES} is never\n      parsed",
         f"(default {DEFAULT_UPSTREAM_TIMEOUT:g} s) bounds upstream's connect and silence",
         # record and serve (issue 37)
         f"Values shorter than {MIN_SECRET_LENGTH} characters are not masked",
@@ -89,6 +91,10 @@ FUZZ_COMMANDS = len(test_fuzz_cli.COMMANDS)
         f"`after event 1: a line\n  longer than {MAX_LINE_BYTES} bytes`",
         f"a\n  frame whose prelude declares more than {MAX_LINE_BYTES} bytes",
         f"may hold more than {MAX_VALUES} JSON values, its commas",
+        f"refused at the byte past {MAX_ELEMENT}",
+        f"(`element 1 is longer than {MAX_ELEMENT} bytes`)",
+        f"{STEP} at most between two counts",
+        f"(`element 2 may hold more than {MAX_VALUES} JSON values, the limit`)",
         f"about {VALUE_BYTES} bytes for each of at most\n{MAX_VALUES} values",
         f"a chunk at a time (about {CHUNK} bytes, {CHUNK // 2**20} MiB;",
         f"held up to {WITHHELD_LINES * MAX_LINE_BYTES} bytes "

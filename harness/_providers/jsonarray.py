@@ -11,14 +11,24 @@ two), and `]` closes it, as
 `ArrayDecoder` reads such a body fed in pieces (a piece may end anywhere: mid-string,
 mid-escape, mid-character), handing on each element as soon as its closing brace
 arrives, parsed strictly (orjson: no `NaN`, UTF-8 only). It finds an element's end by
-counting braces outside strings, so each byte is read a bounded number of times, and it
-holds at most `max_element` bytes of one (refused as soon as that much is held, as the
-SSE reader bounds a line). Whitespace (space, tab, CR, LF) may stand between tokens.
+counting braces outside strings, so each byte is read a bounded number of times: the
+runs that leave the count as it is (strings, escapes and all, other bytes, an object
+holding no object) are skipped by one regular expression, in C, and Python steps only
+at the other braces, each of which opens or closes a value. Whitespace (space, tab, CR,
+LF) may stand between tokens.
+
+Bounded whatever the peer sends, as the SSE and event-stream readers are: an element
+may hold at most `max_element` bytes (`MAX_ELEMENT`: 8 MiB, `MAX_LINE_BYTES`, what a
+line or an event may hold), and is refused as soon as it is known to be longer, the rest
+of it never held; its commas and opening brackets are counted as its bytes are taken
+(`harness._json.value_marks`, at most `STEP` bytes at a time), and one that may hold
+more than `MAX_VALUES` JSON values is refused there, never scanned further nor parsed.
 
 Refused, each as an `ArrayError` with one of two codes:
 - `not_an_array`: a body that does not open with `[`, an element that is not an object
   (a string, a number, a nested array), a missing or doubled comma, an element that is
-  not JSON, anything after the closing `]`, and an element longer than `max_element`;
+  not JSON, anything after the closing `]`, an element longer than `max_element`, and
+  one that may hold more than `MAX_VALUES` values;
 - `truncated_array`: the body ends before its closing `]` (a stream cut: the API always
   closes it).
 
@@ -38,11 +48,13 @@ from typing import Any, Final
 
 import orjson
 
+from harness._json import MAX_LINE_BYTES, MAX_VALUES, value_marks
 from harness._terminal import printable
 
 __all__ = [
     "CLOSING",
     "CONTENT_TYPE",
+    "MAX_ELEMENT",
     "OPENING",
     "SEPARATOR",
     "ArrayDecoder",
@@ -58,13 +70,23 @@ CLOSING: Final = b"\n]"
 #: The content type the API answers the array with.
 CONTENT_TYPE: Final = "application/json; charset=UTF-8"
 
-#: What an element may hold before it is refused (the SSE reader's bound on a line).
-MAX_ELEMENT: Final = 16 * 1024 * 1024
-_SPACE: Final = frozenset(b" \t\r\n")
-#: Inside an element, outside a string: the bytes that change the count or the state.
-_OUTSIDE: Final = re.compile(rb'[{}"]')
-#: Inside a string: its end, or an escape (whose next byte is then skipped).
-_INSIDE: Final = re.compile(rb'["\\]')
+#: What an element may hold before it is refused: what an SSE line or event, an
+#: event-stream frame and a cassette line may (`MAX_LINE_BYTES`).
+MAX_ELEMENT: Final = MAX_LINE_BYTES
+#: The most bytes of an element scanned before its values are counted again.
+STEP: Final = 1 << 16
+#: White space between tokens, skipped in C (a peer may send megabytes of it).
+_SPACE: Final = re.compile(rb"[ \t\r\n]*+")
+#: A string's bytes up to its closing quote, escapes whole (possessive: nothing to undo).
+_STRING_BYTES: Final = rb'(?:[^"\\]++|\\.)*+'
+#: Inside an element, outside a string: the longest run that leaves the count of braces
+#: as it is (bytes but braces and quotes, whole strings, objects holding no object).
+_LEVEL: Final = re.compile(
+    rb'(?:[^{}"]++|"%s"|\{(?:[^{}"]++|"%s")*+\})*+' % (_STRING_BYTES, _STRING_BYTES), re.DOTALL
+)
+#: Inside a string: the longest run before its closing quote, or before a backslash that
+#: ends the piece (what it escapes comes next).
+_INSIDE: Final = re.compile(_STRING_BYTES, re.DOTALL)
 
 # where the reader is between elements
 _START, _FIRST, _ELEMENT, _AFTER, _NEXT, _END = range(6)
@@ -94,6 +116,7 @@ class ArrayDecoder:
         self._state = _START
         self._held = bytearray()  # the element under way
         self._depth = 0
+        self._marks = 0  # the element's commas and opening brackets so far
         self._in_string = False
         self._escaped = False  # the last byte held was a backslash inside a string
         self._count = 0
@@ -120,22 +143,19 @@ class ArrayDecoder:
         at, size = 0, len(piece)
         while at < size:
             if self._state == _ELEMENT:
-                end = self._scan(piece, at)
+                end = self._take(piece, at)
                 if end is None:
-                    self._held += memoryview(piece)[at:]
-                    self._check_size()
                     break
-                self._held += memoryview(piece)[at:end]
-                self._check_size()
                 found.append(self._element())
                 self.rest_at = at = end
                 ends.append(end)
                 continue
-            byte = piece[at]
-            at += 1
-            if byte in _SPACE:
-                continue
-            self._between(byte)
+            space = _SPACE.match(piece, at)
+            assert space is not None  # it matches the empty run
+            at = space.end()
+            if at < size:
+                self._between(piece[at])
+                at += 1
 
     def _between(self, byte: int) -> None:
         """One byte outside any element: `[`, `,`, `]`, or an element's `{`."""
@@ -143,7 +163,7 @@ class ArrayDecoder:
         if state == _START and byte == 0x5B:  # [
             self._state = _FIRST
         elif state in (_FIRST, _NEXT) and byte == 0x7B:  # {
-            self._state, self._depth = _ELEMENT, 1
+            self._state, self._depth, self._marks = _ELEMENT, 1, 1
             self._held = bytearray(b"{")
         elif state in (_FIRST, _AFTER) and byte == 0x5D:  # ]
             self._state = _END
@@ -163,45 +183,61 @@ class ArrayDecoder:
             return f"after element {self._count}: {shown!r} where ',' or ']' belongs"
         return f"element {self._count + 1} opens with {shown!r}: not a JSON object"
 
-    def _scan(self, piece: bytes, at: int) -> int | None:
+    def _take(self, piece: bytes, at: int) -> int | None:
         """Where in `piece` (from `at`) the element under way ends, just past its closing
-        brace; None when it goes on past the piece."""
-        size = len(piece)
-        while at < size:
+        brace, its bytes there taken; None when it goes on past the piece, all of which
+        is taken. `ArrayError` as soon as it is known to be longer than `max_element`
+        (nothing of the piece taken) or to hold too many values: its bytes are scanned
+        `STEP` at most at a time, each stretch's values counted before the next."""
+        start, size = at, len(piece)
+        bound = min(size, at + self._max - len(self._held))  # past it, a byte too many
+        end = None
+        while at < bound and end is None:
+            stop = min(bound, at + STEP)
+            end = self._scan(piece, at, stop)
+            taken = stop if end is None else end
+            self._marks += value_marks(piece, at, taken)
+            if self._marks >= MAX_VALUES:  # `values_at_most`: one more than its marks
+                raise ArrayError(
+                    "not_an_array",
+                    f"element {self._count + 1} may hold more than {MAX_VALUES} JSON values, "
+                    "the limit",
+                )
+            at = taken
+        if end is None and bound < size:  # the rest of it is never read
+            raise ArrayError(
+                "not_an_array", f"element {self._count + 1} is longer than {self._max} bytes"
+            )
+        self._held += memoryview(piece)[start:at]
+        return end
+
+    def _scan(self, piece: bytes, at: int, stop: int) -> int | None:
+        """Where in `piece` (from `at`, before `stop`) the element under way ends, just
+        past its closing brace; None when it goes on past `stop`."""
+        while at < stop:
             if self._escaped:
                 self._escaped = False
                 at += 1
                 continue
-            if self._in_string:
-                match = _INSIDE.search(piece, at)
-                if match is None:
-                    return None
-                at = match.end()
-                if match.group() == b"\\":
-                    self._escaped = True
-                else:
-                    self._in_string = False
-                continue
-            match = _OUTSIDE.search(piece, at)
-            if match is None:
+            run = (_INSIDE if self._in_string else _LEVEL).match(piece, at, stop)
+            assert run is not None  # each matches the empty run
+            at = run.end()
+            if at == stop:
                 return None
-            at = match.end()
-            token = match.group()
-            if token == b'"':
+            byte = piece[at]
+            at += 1
+            if self._in_string:  # its closing quote, or a backslash ending the stretch
+                self._escaped = byte == 0x5C
+                self._in_string = self._escaped
+            elif byte == 0x22:  # "
                 self._in_string = True
-            elif token == b"{":
+            elif byte == 0x7B:  # {
                 self._depth += 1
-            else:
+            else:  # }
                 self._depth -= 1
                 if self._depth == 0:
                     return at
         return None
-
-    def _check_size(self) -> None:
-        if len(self._held) > self._max:
-            raise ArrayError(
-                "not_an_array", f"element {self._count + 1} is longer than {self._max} bytes"
-            )
 
     def _element(self) -> dict[str, Any]:
         self._count += 1
