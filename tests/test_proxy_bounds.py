@@ -536,6 +536,47 @@ FRAMED_CALLS: dict[str, tuple[str, dict[str, Any]]] = {
 HUGE_FRAME = 17 * 2**20
 
 
+def _writing(
+    content_type: str, opening: bytes, filler: bytes, count: int
+) -> Callable[[web.Request], Any]:
+    """A hostile upstream's answer: `opening`, then `filler` `count` times, as a stream
+    (until the proxy closes the connection, which under strict is the point)."""
+
+    async def answer(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"content-type": content_type})
+        await response.prepare(request)
+        try:
+            await response.write(opening)
+            for _ in range(count):
+                await response.write(filler)
+            await response.write_eof()
+        except (ConnectionResetError, RuntimeError):
+            pass
+        return response
+
+    return answer
+
+
+def _streamed(url: str, body: Any, headers: dict[str, str]) -> tuple[int, str | None, int]:
+    """How many bytes a client streaming the `huge` answer from `url` read, the class of
+    the error that cut it (None: none), and the peak memory traced meanwhile."""
+    received, cut = 0, None
+    tracemalloc.start()
+    try:
+        with (
+            httpx2.Client(timeout=30) as client,
+            client.stream("POST", url, json=body, headers={"x-test": "huge", **headers}) as got,
+        ):
+            for piece in got.iter_raw():
+                received += len(piece)
+    except httpx2.HTTPError as error:
+        cut = type(error).__name__
+    finally:
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    return received, cut, peak
+
+
 @pytest.mark.parametrize("strict", [False, True], ids=["recorded", "strict"])
 @pytest.mark.parametrize("call", FRAMED_CALLS)
 def test_a_frame_longer_than_an_event_may_hold_is_refused_at_its_prelude_never_held(
@@ -545,42 +586,12 @@ def test_a_frame_longer_than_an_event_may_hold_is_refused_at_its_prelude_never_h
     path, request = FRAMED_CALLS[call]
     prelude = HUGE_FRAME.to_bytes(4, "big") + bytes(4)
     prelude += zlib.crc32(prelude).to_bytes(4, "big")
-    filler = bytes(2**20)
-
-    async def answer(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse(headers={"content-type": FRAMES})
-        await response.prepare(request)
-        try:
-            await response.write(prelude)
-            for _ in range(HUGE_FRAME // len(filler)):  # the frame's bytes, a MiB at a time
-                await response.write(filler)
-            await response.write_eof()
-        except (ConnectionResetError, RuntimeError):
-            pass  # the proxy closed the connection: under strict, the point of the test
-        return response
-
-    scripted.answers["huge"] = answer
+    filler = bytes(2**20)  # the frame's bytes, a MiB at a time
+    scripted.answers["huge"] = _writing(FRAMES, prelude, filler, HUGE_FRAME // len(filler))
     lines: list[str] = []
-    received, cut = 0, None
     with _proxy(upstream_url, tmp_path, lines, strict=strict) as url:
-        tracemalloc.start()
-        try:
-            with (
-                httpx2.Client(timeout=30) as client,
-                client.stream(
-                    "POST",
-                    url + path,
-                    json=request,
-                    headers={"x-test": "huge", "authorization": "AWS4-HMAC-SHA256 bounds"},
-                ) as got,
-            ):
-                for piece in got.iter_raw():
-                    received += len(piece)
-        except httpx2.HTTPError as error:
-            cut = type(error).__name__
-        finally:
-            _, peak = tracemalloc.get_traced_memory()
-            tracemalloc.stop()
+        headers = {"authorization": "AWS4-HMAC-SHA256 bounds"}
+        received, cut, peak = _streamed(url + path, request, headers)
     refused = f"frame 1: a frame of {HUGE_FRAME} bytes, over the {MAX_LINE_BYTES} an event"
     refused += " may hold"
     if strict:  # nothing of the frame goes on: the connection is cut, as at any bad frame
@@ -634,40 +645,11 @@ def test_a_gemini_element_past_the_bounds_is_refused_unparsed_never_held_whole(
     reading = SimpleNamespace(loads=parsing, JSONDecodeError=orjson.JSONDecodeError)
     monkeypatch.setattr(harness._providers.jsonarray, "orjson", reading)
 
-    async def answer(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse(headers={"content-type": "application/json"})
-        await response.prepare(request)
-        try:
-            await response.write(opening)
-            for _ in range(count):
-                await response.write(filler)
-            await response.write_eof()
-        except (ConnectionResetError, RuntimeError):
-            pass  # the proxy closed the connection: under strict, the point of the test
-        return response
-
-    scripted.answers["huge"] = answer
+    scripted.answers["huge"] = _writing("application/json", opening, filler, count)
     lines: list[str] = []
-    received, cut = 0, None
     with _proxy(upstream_url, tmp_path, lines, strict=strict) as url:
-        tracemalloc.start()
-        try:
-            with (
-                httpx2.Client(timeout=30) as client,
-                client.stream(
-                    "POST",
-                    url + GEMINI_ARRAY,
-                    json={"contents": []},
-                    headers={"x-test": "huge", "x-goog-api-key": "AIzaSyBOUNDS-0123456789"},
-                ) as got,
-            ):
-                for piece in got.iter_raw():
-                    received += len(piece)
-        except httpx2.HTTPError as error:
-            cut = type(error).__name__
-        finally:
-            _, peak = tracemalloc.get_traced_memory()
-            tracemalloc.stop()
+        headers = {"x-goog-api-key": "AIzaSyBOUNDS-0123456789"}
+        received, cut, peak = _streamed(url + GEMINI_ARRAY, {"contents": []}, headers)
     if strict:  # nothing of the element goes on: the connection is cut, as at any bad one
         assert (received, cut) == (0, "RemoteProtocolError")
         assert refused in lines[0]
