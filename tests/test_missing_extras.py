@@ -110,7 +110,10 @@ def test_a_live_recording_on_a_host_names_the_extra_as_the_rest_do(
 
     monkeypatch.setenv("CLOUD_ML_REGION", "us-east5")
     monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
-    for name in (module, module.partition(".")[0]):
+    top = module.partition(".")[0]  # and each module of it already imported, which an
+    # import finds before its parent (`from botocore.session import ...`)
+    hidden = {top, module, *(name for name in sys.modules if name.startswith(f"{top}."))}
+    for name in hidden:
         monkeypatch.setitem(sys.modules, name, None)
     with pytest.raises(InputError, match=r'pip install "stream-harness\[bedrock\]"$'):
         getattr(client, live)()
