@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner, Result
 from fake_api import ACCOUNT_HEADERS, FakeMessagesAPI
 
-from harness import Cassette, outcome_via_sdk, replay_outcome
+from harness import Cassette, outcome_via_sdk, record, replay_outcome
+from harness._exceptions import InputError
 from harness._providers import names, provider
 from harness._redact import is_secret_name as is_secret_header
 from harness.builder import StreamBuilder
@@ -223,6 +224,18 @@ def test_an_unusable_base_url_from_the_environment_names_its_variable(
         2,
         f"harness record: {variable} 'notaurl' is not an http(s) URL\n",
     )
+
+
+def test_the_library_refuses_an_unusable_base_url_before_the_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`harness.record` as the command: an `InputError` naming the argument, no key asked."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    request = {"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "x"}]}
+    out = tmp_path / "rec.jsonl"
+    with pytest.raises(InputError, match=r"^base_url 'notaurl' is not an http\(s\) URL$"):
+        record(request, str(out), base_url="notaurl")
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.usefixtures("keyed")

@@ -347,12 +347,15 @@ def record(
 ) -> int:
     """Stream `request` live and write the cassette at `out`; return the number of events.
 
-    Raises `InputError` without a key, on an existing file without `force` or an output
-    folder that cannot be written (all before the request is sent), and `RecordError`
+    Raises `InputError` for a `base_url` that is no http(s) URL, without a key, on an
+    existing file without `force` or an output folder that cannot be written (all before
+    the request is sent), and `RecordError`
     on an API error status, a body that is not a stream of events, no event, a
     connection that fails or drops mid-stream, `timeout` seconds of silence, or more
     than `max_duration` seconds in all; either way nothing is written.
     """
+    if base_url is not None:
+        check_base_url(base_url, "base_url")
     key = api_key or api_key_from_environment()
     secrets = credentials(uri=base_url, values=[key])
     if not (timeout > 0 and max_duration > 0):
