@@ -16,7 +16,15 @@ import pytest
 from click.testing import CliRunner
 from conftest import LIBRARY, library_cassettes
 
-from harness import Cassette, CassetteError, make_header, write_cassette
+from harness import (
+    Cassette,
+    CassetteError,
+    InputError,
+    make_header,
+    read_cassette,
+    replay_outcome,
+    write_cassette,
+)
 from harness._hosts import HOSTS
 from harness._providers import names, provider as registered
 from harness.builder import StreamBuilder
@@ -30,6 +38,13 @@ def write_lines(path: Path, lines: list[Any]) -> Path:
         "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines)
     )
     return path
+
+
+@pytest.mark.parametrize("source", [None, 3, b"x.jsonl"], ids=["none", "int", "bytes"])
+def test_a_cassette_that_is_no_path_is_an_input_error(source: Any) -> None:
+    for opening in (Cassette, read_cassette, replay_outcome):
+        with pytest.raises(InputError, match=r"^a cassette is a path or a Cassette, not "):
+            opening(source)
 
 
 def test_blank_lines_are_ignored_and_line_numbers_stay_true(tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ import orjson
 
 from harness._cassette.schema import Check, compile_check
 from harness._directives import AT, DONE, HTTP_ERROR, directive_problem
-from harness._exceptions import ANTHROPIC, CassetteError
+from harness._exceptions import ANTHROPIC, CassetteError, InputError
 from harness._files import AtomicBatch, atomic_write
 from harness._json import MAX_LINE_BYTES, MAX_NESTING, deeper_than_limit, dump_line, may_be_too_deep
 from harness._providers import Provider, names, provider, registry_cache
@@ -286,6 +286,8 @@ class Cassette:
             break
 
     def _open(self, path: str | os.PathLike[str]) -> None:
+        if not isinstance(path, str | os.PathLike):
+            raise InputError(f"a cassette is a path or a Cassette, not {type(path).__name__}")
         given = os.fspath(path)
         self.path = STDIN_NAME if given == STDIN else given
         self.header = None
