@@ -12,7 +12,15 @@ from typing import Any
 import pytest
 from conftest import LIBRARY
 
-from harness import Cassette, CassetteLine, async_cassette_client, cassette_client
+from harness import (
+    Cassette,
+    CassetteLine,
+    InputError,
+    Replayer,
+    async_cassette_client,
+    cassette_client,
+    cassettes_from,
+)
 from harness._cassette import codec
 from harness._json import dump_line
 from harness._replay import cache
@@ -43,6 +51,28 @@ def stdin(monkeypatch: pytest.MonkeyPatch) -> Iterator[io.BytesIO]:
 
     monkeypatch.setattr(sys, "stdin", Stdin())
     yield data
+
+
+def test_one_path_alone_is_one_cassette_everywhere_cassettes_are_taken() -> None:
+    assert [c.path for c in cassettes_from(str(TEXT_ONLY))] == [str(TEXT_ONLY)]
+    assert [c.path for c in Replayer(str(TEXT_ONLY)).cassettes] == [str(TEXT_ONLY)]
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        (None, "cassettes are a path, a Cassette or a sequence of them, not NoneType"),
+        (3, "cassettes are a path, a Cassette or a sequence of them, not int"),
+        ([None], "a cassette is a path or a Cassette, not NoneType"),
+        ([TEXT_ONLY, 3], "a cassette is a path or a Cassette, not int"),
+    ],
+    ids=["none", "int", "none-in-list", "int-in-list"],
+)
+def test_cassettes_that_are_no_sources_are_one_input_error(given: Any, says: str) -> None:
+    for taking in (cassettes_from, Replayer, cassette_client, async_cassette_client):
+        with pytest.raises(InputError) as raised:
+            taking(given)
+        assert str(raised.value) == says
 
 
 def test_a_client_reads_a_cassette_from_stdin(stdin: io.BytesIO) -> None:

@@ -65,6 +65,7 @@ __all__ = [
     "anthropic_only",
     "expand_paths",
     "live_api_warnings",
+    "not_a_source",
     "of_provider",
     "pass_over",
     "read_cassette",
@@ -287,7 +288,7 @@ class Cassette:
 
     def _open(self, path: str | os.PathLike[str]) -> None:
         if not isinstance(path, str | os.PathLike):
-            raise InputError(f"a cassette is a path or a Cassette, not {type(path).__name__}")
+            raise not_a_source(path)
         given = os.fspath(path)
         self.path = STDIN_NAME if given == STDIN else given
         self.header = None
@@ -516,6 +517,11 @@ def of_provider(paths: Sequence[str], provider: str = ANTHROPIC) -> tuple[list[s
             ours = True
         (kept if ours else others).append(path)
     return kept, others
+
+
+def not_a_source(given: object) -> InputError:
+    """The error for a cassette source that is neither a path nor a `Cassette`."""
+    return InputError(f"a cassette is a path or a Cassette, not {type(given).__name__}")
 
 
 def read_cassette(source: CassetteSource) -> Cassette:

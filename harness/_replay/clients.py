@@ -61,7 +61,12 @@ from harness._providers import provider, sdks
 from harness._providers.sdk import Sdk
 from harness._replay.cache import kept_cassettes
 from harness._replay.plan import Chunking
-from harness._replay.replayer import DEFAULT_MATCH_ON, CapturedRequest, Replayer
+from harness._replay.replayer import (
+    DEFAULT_MATCH_ON,
+    CapturedRequest,
+    Replayer,
+    cassette_sources,
+)
 from harness._replay.sdk import ReplayTransport
 
 if TYPE_CHECKING:
@@ -139,8 +144,7 @@ def _sources(cassettes: Cassettes) -> list[Cassette]:
     each time, and a bad line fails when the client is made. A path is kept for the
     session, shared by every client while the file is unchanged (`harness._replay.cache`);
     a source named several times is kept once; `-` is standard input, read once."""
-    listed = [cassettes] if isinstance(cassettes, str | os.PathLike | Cassette) else cassettes
-    return kept_cassettes(list(listed))
+    return kept_cassettes(cassette_sources(cassettes))
 
 
 def _replayer(

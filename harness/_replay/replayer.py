@@ -31,7 +31,7 @@ import difflib
 import json
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, TypeVar, overload
 
@@ -42,12 +42,19 @@ from harness._cassette.codec import (
     CassetteLine,
     CassetteSource,
     DirectiveHandler,
+    not_a_source,
     pass_over,
     read_cassette,
 )
 from harness._cassette.request import CapturedRequest, json_body
 from harness._cassette.sessions import TURN_PATTERN, turn_files
-from harness._exceptions import CassetteError, HarnessError, ReplayError, RequestMismatchError
+from harness._exceptions import (
+    CassetteError,
+    HarnessError,
+    InputError,
+    ReplayError,
+    RequestMismatchError,
+)
 from harness._hosts import HOSTS, hosted_at, served_at
 from harness._json import VALUE_BYTES, held_bytes
 from harness._providers import Provider, providers
@@ -61,6 +68,7 @@ __all__ = [
     "Log",
     "Replayer",
     "answered_as",
+    "cassette_sources",
     "cassettes_from",
     "provider_at",
 ]
@@ -70,15 +78,31 @@ T = TypeVar("T")
 DEFAULT_MATCH_ON: Final = ("model", "messages", "system", "tools")
 
 
+def cassette_sources(given: object) -> list[CassetteSource]:
+    """`given` as a list of sources: one path or `Cassette`, or a sequence of them; any
+    other value is an `InputError` naming its type."""
+    if isinstance(given, str | os.PathLike | Cassette):
+        return [given]
+    if not isinstance(given, Iterable):
+        raise InputError(
+            f"cassettes are a path, a Cassette or a sequence of them, not {type(given).__name__}"
+        )
+    listed = list(given)
+    for source in listed:
+        if not isinstance(source, str | os.PathLike | Cassette):
+            raise not_a_source(source)
+    return listed
+
+
 def cassettes_from(
-    paths: Sequence[CassetteSource],
+    paths: CassetteSource | Sequence[CassetteSource],
     open_cassette: Callable[[CassetteSource], Cassette] = read_cassette,
 ) -> list[Cassette]:
-    """Cassettes in answer order: each file as given (a `Cassette` as it is); a folder, its
-    `turn-NN.jsonl` by turn number, else every `*.jsonl` in it by name. Each source is
-    opened once, by `open_cassette`."""
+    """Cassettes in answer order: each file as given (a `Cassette` as it is; one source
+    alone is a sequence of one); a folder, its `turn-NN.jsonl` by turn number, else every
+    `*.jsonl` in it by name. Each source is opened once, by `open_cassette`."""
     found: list[Cassette] = []
-    for source in paths:
+    for source in cassette_sources(paths):
         if isinstance(source, Cassette) or not os.path.isdir(source):
             found.append(open_cassette(source))
             continue
