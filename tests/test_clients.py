@@ -17,6 +17,7 @@ from harness import (
     Cassette,
     Chunking,
     InputError,
+    Replayer,
     async_cassette_client,
     captured_requests,
     cassette_client,
@@ -183,6 +184,22 @@ def test_matching_is_chosen_per_client(tmp_path: Path) -> None:
     assert cassette_client(path, match_on=None).messages.create(**other_model)
     with pytest.raises(InputError, match="not the string 'model'"):
         cassette_client(path, match_on="model")
+
+
+@pytest.mark.parametrize(
+    ("match_on", "says"),
+    [
+        ("model", "match_on takes a sequence of field names, not the string 'model'"),
+        (3, "match_on takes a sequence of field names, not int"),
+        (["model", 3], "match_on takes field names (strings), not 3"),
+    ],
+    ids=["string", "int", "int-in-list"],
+)
+def test_a_match_on_that_is_no_field_names_is_one_input_error(match_on: Any, says: str) -> None:
+    for taking in (Replayer, cassette_client, async_cassette_client):
+        with pytest.raises(InputError) as raised:
+            taking([TEXT_ONLY], match_on=match_on)
+        assert str(raised.value) == says
 
 
 def test_the_async_client_answers_from_the_same_cassettes() -> None:

@@ -153,8 +153,6 @@ def _replayer(
     realtime: bool,
     match_on: Sequence[str] | None,
 ) -> Replayer:
-    if isinstance(match_on, str):
-        raise InputError(f"match_on takes a sequence of field names, not the string {match_on!r}")
     return Replayer(_sources(cassettes), match_on=match_on, chunking=chunking, realtime=realtime)
 
 

@@ -78,6 +78,19 @@ T = TypeVar("T")
 DEFAULT_MATCH_ON: Final = ("model", "messages", "system", "tools")
 
 
+def _field_names(match_on: object) -> tuple[str, ...]:
+    """`match_on` as a tuple of request field names, or an `InputError` saying what it is."""
+    if isinstance(match_on, str):
+        raise InputError(f"match_on takes a sequence of field names, not the string {match_on!r}")
+    if not isinstance(match_on, Iterable):
+        raise InputError(f"match_on takes a sequence of field names, not {type(match_on).__name__}")
+    names = tuple(match_on)
+    for name in names:
+        if not isinstance(name, str):
+            raise InputError(f"match_on takes field names (strings), not {name!r}")
+    return names
+
+
 def cassette_sources(given: object) -> list[CassetteSource]:
     """`given` as a list of sources: one path or `Cassette`, or a sequence of them; any
     other value is an `InputError` naming its type."""
@@ -253,7 +266,7 @@ class Replayer:
         self._sizes: list[int] = []
         self._kept_bytes = 0
         self._captured = 0
-        self.match_on = None if match_on is None else tuple(match_on)
+        self.match_on = None if match_on is None else _field_names(match_on)
         self.chunking = chunking
         self.realtime = realtime
         #: called with each directive line of every answer as it is planned
