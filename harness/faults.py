@@ -184,6 +184,18 @@ def expected_under(
     return failure_code(error)
 
 
+def _events_of(events: object) -> list[dict[str, Any]]:
+    """`events` read once into a list, each a dict (a line's JSON object), or a `ValueError`
+    naming the first that is not: the rows read their fields, and crashed on anything else."""
+    if not isinstance(events, Iterable) or isinstance(events, str | bytes | Mapping):
+        raise ValueError(f"events must be an iterable of dicts, not {type(events).__name__}")
+    stream = list(events)
+    for number, event in enumerate(stream, 1):
+        if not isinstance(event, dict):
+            raise ValueError(f"event {number} is not a dict but {type(event).__name__}")
+    return stream
+
+
 def derive_variants(
     events: Iterable[dict[str, Any]],
     *,
@@ -200,7 +212,9 @@ def derive_variants(
     given the good cassette's `header`): a row the profile reads as good is left out. The
     header's `host` adds the binary rows where the stream travels in frames (`catalogue`).
     """
-    stream = list(events)
+    stream = _events_of(events)
+    if header is not None and not isinstance(header, Mapping):
+        raise ValueError(f"header must be a cassette header (a dict), not {type(header).__name__}")
     variants = []
     for fault in catalogue(provider, host=_host(header)):
         broken = fault.derive(stream)

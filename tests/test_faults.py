@@ -306,3 +306,23 @@ def test_the_nan_variant_is_written_and_counted_by_coverage_as_invalid_tool_json
     result = CliRunner().invoke(cli, ["coverage", str(variant)])
     row = next(line for line in result.output.splitlines() if line.startswith("invalid_tool_json"))
     assert row.split()[1:] == ["1", str(variant)]
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+@pytest.mark.parametrize(
+    ("events", "header", "says"),
+    [
+        (None, None, "events must be an iterable of dicts, not NoneType"),
+        ("abc", None, "events must be an iterable of dicts, not str"),
+        ([{}, 3], None, "event 2 is not a dict but int"),
+        ([None], None, "event 1 is not a dict but NoneType"),
+        ([], "host", "header must be a cassette header (a dict), not str"),
+    ],
+    ids=["none", "string", "int-event", "none-event", "string-header"],
+)
+def test_derive_variants_refuses_events_that_are_no_dicts_in_one_line(
+    name: str, events: Any, header: Any, says: str
+) -> None:
+    with pytest.raises(ValueError) as raised:
+        derive_variants(events, provider=name, header=header)
+    assert str(raised.value) == says
