@@ -9,6 +9,7 @@ a new provider, built in or not, is tested by the same tests.
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.util
 import json
 import pickle
@@ -161,6 +162,16 @@ def test_every_provider_names_its_trace_rows_through_the_same_functions(found: P
     assert tracing.shown_text({}) == ""
     assert tracing.arguments({}) == []
     assert tracing.open_items(tracing.machine(), 4) == ((), 0)
+
+
+@pytest.mark.parametrize("name", sorted(PACKAGES))
+@pytest.mark.parametrize("junk", [None, 3, [1], "abc"], ids=["none", "int", "list", "string"])
+def test_every_adapter_reads_an_item_that_is_no_event_by_its_rules(name: str, junk: object) -> None:
+    """An item neither a line's dict nor an SDK object is judged by the adapter's rules (a
+    protocol error, or passed over), never an AttributeError from inside."""
+    machine = provider(name).tracing.machine()
+    with contextlib.suppress(StreamProtocolError):
+        assert isinstance(machine.feed(junk), list)
 
 
 def test_every_provider_says_which_sdk_reads_it_and_how(found: Provider) -> None:

@@ -167,7 +167,11 @@ class StreamAdapter:
         if self._error is not None or self._finished:
             self._check_usable()
         try:
-            kind: str = event.type
+            try:
+                kind: str = event.type
+            except AttributeError:  # neither a line's dict nor the SDK's event: one of no type
+                event = EventView({})
+                kind = event.type
             if kind == "content_block_delta" and self._started and not self._stopped:
                 delta = event.delta  # almost every event: first, in the fewest steps
                 if delta.type == "text_delta":
