@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,7 @@ from harness import (
     async_cassette_client,
     captured_requests,
     cassette_client,
+    outcome_via_sdk,
     recording_client,
     replay_errors,
     write_cassette,
@@ -200,6 +202,17 @@ def test_a_match_on_that_is_no_field_names_is_one_input_error(match_on: Any, say
         with pytest.raises(InputError) as raised:
             taking([TEXT_ONLY], match_on=match_on)
         assert str(raised.value) == says
+
+
+@pytest.mark.parametrize("chunking", [3, None, {"size": 3}], ids=["int", "none", "dict"])
+def test_a_chunking_that_is_no_chunking_is_one_input_error(chunking: Any) -> None:
+    says = f"chunking takes a Chunking(size=..., seed=...), not {type(chunking).__name__}"
+    for taking in (Replayer, cassette_client, async_cassette_client):
+        with pytest.raises(InputError) as raised:
+            taking([TEXT_ONLY], chunking=chunking)
+        assert str(raised.value) == says
+    with pytest.raises(InputError, match=re.escape(says)):
+        outcome_via_sdk(TEXT_ONLY, chunking=chunking)
 
 
 def test_the_async_client_answers_from_the_same_cassettes() -> None:

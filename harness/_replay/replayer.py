@@ -267,6 +267,10 @@ class Replayer:
         self._kept_bytes = 0
         self._captured = 0
         self.match_on = None if match_on is None else _field_names(match_on)
+        if not isinstance(chunking, Chunking):
+            raise InputError(
+                f"chunking takes a Chunking(size=..., seed=...), not {type(chunking).__name__}"
+            )
         self.chunking = chunking
         self.realtime = realtime
         #: called with each directive line of every answer as it is planned
