@@ -215,6 +215,15 @@ def test_a_chunking_that_is_no_chunking_is_one_input_error(chunking: Any) -> Non
         outcome_via_sdk(TEXT_ONLY, chunking=chunking)
 
 
+@pytest.mark.parametrize("replayer", [3, "cassettes/text_only.jsonl"], ids=["int", "string"])
+def test_a_replayer_that_is_no_replayer_is_one_input_error(replayer: Any) -> None:
+    says = f"replayer takes a harness.Replayer, not {type(replayer).__name__}"
+    for taking in (cassette_client, async_cassette_client):
+        with pytest.raises(InputError) as raised:
+            taking([TEXT_ONLY], replayer=replayer)
+        assert str(raised.value) == says
+
+
 def test_the_async_client_answers_from_the_same_cassettes() -> None:
     client = async_cassette_client([TEXT_ONLY, TWO_TOOLS])
 

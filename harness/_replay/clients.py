@@ -152,7 +152,12 @@ def _replayer(
     chunking: Chunking,
     realtime: bool,
     match_on: Sequence[str] | None,
+    given: Replayer | None,
 ) -> Replayer:
+    if given is not None:
+        if not isinstance(given, Replayer):
+            raise InputError(f"replayer takes a harness.Replayer, not {type(given).__name__}")
+        return given
     return Replayer(_sources(cassettes), match_on=match_on, chunking=chunking, realtime=realtime)
 
 
@@ -307,7 +312,7 @@ def cassette_client(
     go to the client (`max_retries`, `timeout`, `default_headers`). `replayer` shares one
     `Replayer` (and its order) between clients; the cassette options are then its own.
     """
-    used = replayer or _replayer(cassettes, chunking, realtime, match_on)
+    used = _replayer(cassettes, chunking, realtime, match_on, replayer)
     found = _hosted_sdk(used, _sdk_of(used, sdk), host)
     return _client(found, used, False, options)  # type: ignore[no-any-return]
 
@@ -374,7 +379,7 @@ def async_cassette_client(
     **options: Any,
 ) -> AsyncAnthropic | AsyncOpenAI | AsyncAnthropicBedrock | AsyncAnthropicVertex:
     """The same as `cassette_client`, as an `anthropic.AsyncAnthropic` (`openai.AsyncOpenAI`)."""
-    used = replayer or _replayer(cassettes, chunking, realtime, match_on)
+    used = _replayer(cassettes, chunking, realtime, match_on, replayer)
     found = _hosted_sdk(used, _sdk_of(used, sdk), host)
     return _client(found, used, True, options)  # type: ignore[no-any-return]
 
