@@ -17,6 +17,7 @@ from conftest import LIBRARY, NAN_TOOL_INPUT, library_cassettes, library_streams
 
 from harness import (
     Chunking,
+    InputError,
     Replayer,
     ReplayTransport,
     StreamProtocolError,
@@ -29,6 +30,7 @@ from harness import (
     replay_outcome,
     strict,
 )
+from harness._providers import names
 from harness._providers.anthropic.message import message_from_events
 from harness._providers.sse import StreamingDecoder, encode_event
 from harness._strict.guard import StreamGuard, check_message
@@ -174,6 +176,25 @@ def test_allow_stop_reasons_widens_the_default_and_only_that() -> None:
 def test_allow_stop_reasons_takes_a_collection_not_a_string() -> None:
     with pytest.raises(ValueError, match="collection of stop reasons"):
         strict(cassette_client(LIBRARY / "two_tools.jsonl"), allow_stop_reasons="max_tokens")
+
+
+@pytest.mark.parametrize("name", names())
+@pytest.mark.parametrize(
+    ("allowed", "says"),
+    [
+        (3, "allow_stop_reasons takes a collection of stop reasons, not 3"),
+        (None, "allow_stop_reasons takes a collection of stop reasons, not None"),
+        (["length", 3], "allow_stop_reasons takes stop reasons (strings), not 3"),
+    ],
+    ids=["int", "none", "int-in-list"],
+)
+def test_allow_stop_reasons_that_are_no_strings_are_one_input_error(
+    name: str, allowed: Any, says: str
+) -> None:
+    client = cassette_client(library_cassettes(name)[0])
+    with pytest.raises(InputError) as raised:
+        strict(client, allow_stop_reasons=allowed)
+    assert str(raised.value) == says
 
 
 def test_strict_takes_sdk_clients_only() -> None:

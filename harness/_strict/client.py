@@ -18,7 +18,7 @@ Vertex stream is the same SSE at another path, a Bedrock stream is read frame by
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import httpx2
@@ -147,10 +147,14 @@ def strict(
     OpenAI client's Responses answers keep the default. `ValueError` (`InputError`) for
     an unknown name or an Anthropic client.
     """
-    if isinstance(allow_stop_reasons, str):
+    if isinstance(allow_stop_reasons, str) or not isinstance(allow_stop_reasons, Iterable):
         raise InputError(
             f"allow_stop_reasons takes a collection of stop reasons, not {allow_stop_reasons!r}"
         )
+    allow_stop_reasons = tuple(allow_stop_reasons)
+    for reason in allow_stop_reasons:
+        if not isinstance(reason, str):
+            raise InputError(f"allow_stop_reasons takes stop reasons (strings), not {reason!r}")
     if profile is not None:
         from harness._providers import check_profile
 
