@@ -20,6 +20,7 @@ from harness import (
     Cassette,
     CassetteError,
     InputError,
+    expand_paths,
     make_header,
     read_cassette,
     replay_outcome,
@@ -45,6 +46,29 @@ def test_a_cassette_that_is_no_path_is_an_input_error(source: Any) -> None:
     for opening in (Cassette, read_cassette, replay_outcome):
         with pytest.raises(InputError, match=r"^a cassette is a path or a Cassette, not "):
             opening(source)
+
+
+def test_expand_paths_takes_one_path_alone_as_one_path(tmp_path: Path) -> None:
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text("")
+    expected = [str(folder / "a.jsonl")]
+    assert expand_paths(str(folder)) == expand_paths(folder) == expand_paths([folder]) == expected
+
+
+@pytest.mark.parametrize(
+    ("paths", "says"),
+    [
+        (None, "paths are a path or a sequence of them, not NoneType"),
+        (3, "paths are a path or a sequence of them, not int"),
+        (["a.jsonl", None], "a path is a str or an os.PathLike, not NoneType"),
+    ],
+    ids=["none", "int", "none-in-list"],
+)
+def test_expand_paths_refuses_what_is_no_path_in_one_line(paths: Any, says: str) -> None:
+    with pytest.raises(InputError) as raised:
+        expand_paths(paths)
+    assert str(raised.value) == says
 
 
 def test_blank_lines_are_ignored_and_line_numbers_stay_true(tmp_path: Path) -> None:

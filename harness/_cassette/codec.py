@@ -530,14 +530,24 @@ def read_cassette(source: CassetteSource) -> Cassette:
     return source if isinstance(source, Cassette) else Cassette(source)
 
 
-def expand_paths(paths: Sequence[str]) -> list[str]:
-    """Files as given; a folder means every `*.jsonl` below it, recursively, sorted."""
+def expand_paths(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+) -> list[str]:
+    """Files as given (one path alone is a list of one); a folder means every `*.jsonl`
+    below it, recursively, sorted. Anything but paths is an `InputError`: a string read
+    as a sequence would be its characters, `/` among them."""
+    listed = [paths] if isinstance(paths, str | os.PathLike) else paths
+    if not isinstance(listed, Iterable):
+        raise InputError(f"paths are a path or a sequence of them, not {type(paths).__name__}")
     expanded: list[str] = []
-    for path in paths:
-        if os.path.isdir(path):
-            expanded.extend(sorted(str(found) for found in Path(path).rglob("*.jsonl")))
+    for path in listed:
+        if not isinstance(path, str | os.PathLike):
+            raise InputError(f"a path is a str or an os.PathLike, not {type(path).__name__}")
+        given = os.fspath(path)
+        if os.path.isdir(given):
+            expanded.extend(sorted(str(found) for found in Path(given).rglob("*.jsonl")))
         else:
-            expanded.append(path)
+            expanded.append(given)
     return expanded
 
 
