@@ -14,6 +14,7 @@ import httpx2
 import pytest
 from conftest import LIBRARY, library_cassettes, raises_connection_error
 
+from harness import InputError
 from harness._cassette.codec import make_header
 from harness._http.hosting import ServerThread
 from harness._http.server import CassetteServer
@@ -128,6 +129,27 @@ def _asking(prompt: str) -> dict[str, Any]:
 def _text(client: anthropic.Anthropic, request: dict[str, Any], **options: Any) -> str:
     message = client.messages.create(**request, **options)
     return "".join(block.text for block in message.content if block.type == "text")
+
+
+def test_one_path_alone_is_served_as_one_path() -> None:
+    assert (
+        CassetteServer(str(TEXT_ONLY)).names.keys() == CassetteServer([str(TEXT_ONLY)]).names.keys()
+    )
+
+
+@pytest.mark.parametrize(
+    ("paths", "says"),
+    [
+        (None, "paths are a path or a sequence of them, not NoneType"),
+        (3, "paths are a path or a sequence of them, not int"),
+        ([str(TEXT_ONLY), None], "a path is a str or an os.PathLike, not NoneType"),
+    ],
+    ids=["none", "int", "none-in-list"],
+)
+def test_a_server_of_what_is_no_path_is_one_input_error(paths: Any, says: str) -> None:
+    with pytest.raises(InputError) as raised:
+        CassetteServer(paths)
+    assert str(raised.value) == says
 
 
 def test_a_session_folder_is_answered_turn_by_turn_then_runs_out(tmp_path: Path) -> None:

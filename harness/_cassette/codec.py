@@ -68,6 +68,7 @@ __all__ = [
     "not_a_source",
     "of_provider",
     "pass_over",
+    "path_list",
     "read_cassette",
     "write_cassette",
 ]
@@ -530,20 +531,28 @@ def read_cassette(source: CassetteSource) -> Cassette:
     return source if isinstance(source, Cassette) else Cassette(source)
 
 
+def path_list(paths: object) -> list[str]:
+    """`paths` as a list of paths: one path alone, or a sequence of them; anything else
+    is an `InputError` naming its type (a string is never read as its characters)."""
+    listed = [paths] if isinstance(paths, str | os.PathLike) else paths
+    if not isinstance(listed, Iterable):
+        raise InputError(f"paths are a path or a sequence of them, not {type(paths).__name__}")
+    found: list[str] = []
+    for path in listed:
+        if not isinstance(path, str | os.PathLike):
+            raise InputError(f"a path is a str or an os.PathLike, not {type(path).__name__}")
+        found.append(os.fspath(path))
+    return found
+
+
 def expand_paths(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
 ) -> list[str]:
     """Files as given (one path alone is a list of one); a folder means every `*.jsonl`
     below it, recursively, sorted. Anything but paths is an `InputError`: a string read
     as a sequence would be its characters, `/` among them."""
-    listed = [paths] if isinstance(paths, str | os.PathLike) else paths
-    if not isinstance(listed, Iterable):
-        raise InputError(f"paths are a path or a sequence of them, not {type(paths).__name__}")
     expanded: list[str] = []
-    for path in listed:
-        if not isinstance(path, str | os.PathLike):
-            raise InputError(f"a path is a str or an os.PathLike, not {type(path).__name__}")
-        given = os.fspath(path)
+    for given in path_list(paths):
         if os.path.isdir(given):
             expanded.extend(sorted(str(found) for found in Path(given).rglob("*.jsonl")))
         else:

@@ -59,7 +59,7 @@ from typing import Any, Final
 import orjson
 from aiohttp import web
 
-from harness._cassette.codec import Cassette, KeptCassette, expand_paths
+from harness._cassette.codec import Cassette, KeptCassette, expand_paths, path_list
 from harness._cassette.sessions import is_session_folder, turn_files, turn_number
 from harness._exceptions import HarnessError, ReplayError
 from harness._hosts import hosted_at
@@ -177,7 +177,7 @@ def _served(
     out, the reason added to `left_out`.
     """
     found: list[tuple[str, str, str]] = []  # as found, its folder, where it is read
-    for path in paths:
+    for path in path_list(paths):
         if not os.path.isdir(path):
             found.append((path, "", _opened_at(path)))
             continue
