@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -11,7 +12,7 @@ import vcr
 from click.testing import CliRunner
 from fake_api import ACCOUNT_HEADERS, FakeMessagesAPI
 
-from harness import Cassette, replay_outcome
+from harness import Cassette, InputError, import_recording, replay_outcome
 from harness.builder import StreamBuilder
 from harness_cli.main import cli
 
@@ -131,3 +132,13 @@ def test_a_cassette_without_any_stream_exits_1(api: FakeMessagesAPI, tmp_path: P
         "no Messages, Chat Completions, Responses, Bedrock ConverseStream or Gemini"
         " generateContent call found to import" in result.stderr
     )
+
+
+@pytest.mark.parametrize("bad", [None, 3], ids=["none", "int"])
+def test_import_recording_of_what_is_no_path_is_one_input_error(tmp_path: Path, bad: Any) -> None:
+    recording = tmp_path / "recording.yaml"
+    recording.write_text("interactions: []\n")
+    with pytest.raises(InputError, match=r"^import_recording: path is a path, not "):
+        import_recording(bad, str(tmp_path / "out"))
+    with pytest.raises(InputError, match=r"^import_recording: out_dir is a path, not "):
+        import_recording(str(recording), bad)

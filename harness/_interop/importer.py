@@ -44,7 +44,7 @@ import orjson
 
 from harness._cassette.codec import EVENT_SCHEMAS, _schema_reason, make_header, write_cassette
 from harness._directives import CUT, DONE, HTTP_ERROR
-from harness._exceptions import ANTHROPIC, CassetteImportError, OutputError
+from harness._exceptions import ANTHROPIC, CassetteImportError, InputError, OutputError
 from harness._files import AtomicBatch
 from harness._hosts import Hosted
 from harness._interop.dialects import NOT_A_CALL, Dialect, Line, for_call, hosted_call
@@ -378,6 +378,9 @@ def import_recording(
     cassettes reach their names at its commit (`harness import` writes many files with
     one sync, and scans the folder once).
     """
+    for given, what in ((path, "path"), (out_dir, "out_dir")):
+        if not isinstance(given, str | os.PathLike):
+            raise InputError(f"import_recording: {what} is a path, not {type(given).__name__}")
     report = ImportReport()
     exchanges = _exchanges(path)
     prepare_folder(out_dir)
