@@ -224,6 +224,13 @@ def test_a_replayer_that_is_no_replayer_is_one_input_error(replayer: Any) -> Non
         assert str(raised.value) == says
 
 
+@pytest.mark.parametrize("size", ["8", 2.0, True], ids=["string", "float", "bool"])
+def test_a_chunk_size_that_is_no_whole_number_is_one_value_error(size: Any) -> None:
+    with pytest.raises(ValueError) as raised:
+        Chunking(size=size)
+    assert str(raised.value) == f"chunk size must be a whole number, not {size!r}"
+
+
 def test_the_async_client_answers_from_the_same_cassettes() -> None:
     client = async_cassette_client([TEXT_ONLY, TWO_TOOLS])
 

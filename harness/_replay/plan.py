@@ -99,6 +99,8 @@ class Chunking:
     seed: int | None = None
 
     def __post_init__(self) -> None:
+        if self.size is not None and (type(self.size) is not int):
+            raise ValueError(f"chunk size must be a whole number, not {self.size!r}")
         if self.size is not None and self.size < 1:
             raise ValueError(f"chunk size must be at least 1, not {self.size}")
 
