@@ -179,6 +179,27 @@ def test_writer_leaves_an_existing_file_untouched_when_the_lines_fail_midway(
     assert sorted(tmp_path.iterdir()) == [path]  # no temporary file left behind
 
 
+@pytest.mark.parametrize(
+    ("lines", "header", "says"),
+    [
+        (None, None, "a cassette's lines are an iterable of dicts, not NoneType"),
+        ("abc", None, "a cassette's lines are an iterable of dicts, not str"),
+        ([*EVENTS[:1], 3], None, "line 2 of a cassette is a dict, not int"),
+        (EVENTS, "header", "a cassette header is a dict, not str"),
+    ],
+    ids=["none", "string", "int-line", "string-header"],
+)
+def test_writer_refuses_what_is_no_cassette_and_leaves_the_file(
+    tmp_path: Path, lines: Any, header: Any, says: str
+) -> None:
+    path = tmp_path / "kept.jsonl"
+    path.write_text("old\n")
+    with pytest.raises(InputError) as raised:
+        write_cassette(path, lines, header=header)
+    assert str(raised.value) == says
+    assert path.read_text() == "old\n"
+
+
 def test_written_cassette_gets_the_mode_a_plain_open_would_give(tmp_path: Path) -> None:
     fresh = tmp_path / "fresh.jsonl"
     write_cassette(fresh, EVENTS)

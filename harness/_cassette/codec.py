@@ -609,11 +609,20 @@ def write_cassette(
     If writing fails or is interrupted (the `lines` iterable may be a live stream), the
     temporary file is removed and whatever was at `path` stays as it was. With
     `overwrite=False` an existing `path` raises `FileExistsError`, checked at the rename.
-    With a `batch`, the rename waits for the batch's commit (`AtomicBatch`).
+    With a `batch`, the rename waits for the batch's commit (`AtomicBatch`). A header or
+    a line that is no dict is an `InputError`, whatever was at `path` left as it was.
     """
+    if header is not None and not isinstance(header, dict):
+        raise InputError(f"a cassette header is a dict, not {type(header).__name__}")
+    if not isinstance(lines, Iterable) or isinstance(lines, str | bytes | Mapping):
+        raise InputError(f"a cassette's lines are an iterable of dicts, not {type(lines).__name__}")
     writing = atomic_write if batch is None else batch.write
     with writing(path, overwrite=overwrite) as handle:
         if header is not None:
             handle.write(dump_line(header) + b"\n")
-        for line in lines:
+        for number, line in enumerate(lines, 1):
+            if not isinstance(line, dict):
+                raise InputError(
+                    f"line {number} of a cassette is a dict, not {type(line).__name__}"
+                )
             handle.write(dump_line(line) + b"\n")
