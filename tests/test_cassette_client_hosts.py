@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from conftest import LIBRARY, library_cassettes, not_installed
@@ -17,6 +17,7 @@ import harness
 from harness._cassette.codec import Cassette
 from harness._exceptions import CassetteError, InputError
 from harness._hosts import HOSTS
+from harness._providers import names, provider
 from harness._replay.clients import HOST
 
 anthropic = pytest.importorskip("anthropic")
@@ -155,6 +156,18 @@ def test_a_host_the_dialect_is_not_served_on_is_one_line() -> None:
     chat = next((LIBRARY / "openai").rglob("*.jsonl"))
     with pytest.raises(InputError, match=r"host='bedrock': the cassettes' dialect \(openai-"):
         harness.cassette_client(chat, host="bedrock")
+
+
+@pytest.mark.parametrize("name", names())
+def test_a_host_refused_names_the_direct_api_as_a_choice_too(name: str) -> None:
+    """`host="direct"` is always taken, so the refusal of another host lists it."""
+    with pytest.raises(InputError) as raised:
+        harness.cassette_client(library_cassettes(name)[0], host=cast(Any, "nowhere"))
+    hosts = sorted(provider(name).hosted)
+    served = (
+        f"{', '.join(hosts)} or its own API ('direct')" if hosts else "its own API ('direct') alone"
+    )
+    assert str(raised.value).endswith(f"is served on {served}")
 
 
 def test_the_pages_quick_start_runs(monkeypatch: pytest.MonkeyPatch) -> None:

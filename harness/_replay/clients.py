@@ -223,7 +223,8 @@ def _hosted_sdk(replayer: Replayer, sdk: Sdk, host: str | None) -> Sdk:
     if not hosted or None in hosted:
         names = ", ".join(sorted(dialects))
         served = sorted({name for found in dialects.values() for name in found.hosted})
-        told = f"served on {', '.join(served)}" if served else "served on no host but its API"
+        api = f"its own API ({DIRECT!r})"
+        told = f"served on {', '.join(served)} or {api}" if served else f"served on {api} alone"
         raise InputError(f"host={host!r}: the cassettes' dialect ({names}) is {told}")
     found = hosted[0]
     assert found is not None
