@@ -151,22 +151,36 @@ def atomic_write(path: str | os.PathLike[str], *, overwrite: bool = True) -> Ite
             yield handle
         return
     remove_stale_temporaries(target)
-    fd, temporary = _temporary(target)
+    with _said_of(target):
+        fd, temporary = _temporary(target)
     try:
         with _removed_on_termination(temporary):
             with os.fdopen(fd, "wb") as handle:
                 yield handle
                 handle.flush()
                 os.fsync(handle.fileno())
-            if overwrite:
-                os.replace(temporary, target)
-            else:
-                os.link(temporary, target)
-                os.unlink(temporary)
+            with _said_of(target):
+                if overwrite:
+                    os.replace(temporary, target)
+                else:
+                    os.link(temporary, target)
+                    os.unlink(temporary)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
+
+
+@contextlib.contextmanager
+def _said_of(target: str) -> Iterator[None]:
+    """An `OSError` of making the temporary file or putting it in place names `target`,
+    the file the caller asked for, not the hidden temporary beside it."""
+    try:
+        yield
+    except OSError as error:
+        if error.filename is None:
+            raise
+        raise type(error)(error.errno, error.strerror, target) from None
 
 
 def check_can_create(folder: str | os.PathLike[str]) -> None:

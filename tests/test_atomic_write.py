@@ -138,3 +138,17 @@ def test_a_device_is_taken_for_one_and_never_replaced(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     assert _special("/dev/null")
     assert not any(_special(str(tmp_path / name)) for name in ("file", "absent", "."))
+
+
+@pytest.mark.parametrize("where", ["a folder", "no folder"])
+def test_a_write_that_cannot_be_made_names_the_file_asked_for(tmp_path: Path, where: str) -> None:
+    """Not the hidden temporary beside it, which the caller never named."""
+    target = tmp_path / "out.jsonl"
+    if where == "a folder":
+        target.mkdir()
+    else:
+        target = tmp_path / "missing" / "out.jsonl"
+    with pytest.raises(OSError) as raised, atomic_write(target) as handle:
+        handle.write(b"x")
+    assert raised.value.filename == str(target)
+    assert ".tmp" not in str(raised.value)
