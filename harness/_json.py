@@ -30,6 +30,7 @@ __all__ = [
     "MAX_NESTING",
     "MAX_VALUES",
     "VALUE_BYTES",
+    "crowded",
     "deeper_than_limit",
     "dump_line",
     "held_bytes",
@@ -132,6 +133,12 @@ def too_many_values(data: bytes | bytearray | memoryview) -> bool:
         return False
     counted = bytes(data) if isinstance(data, memoryview) else data
     return values_at_most(counted) > MAX_VALUES
+
+
+def crowded(what: str) -> str:
+    """How a refusal says that `what` (`"event 3"`, `"a line"`) may hold more than
+    `MAX_VALUES` values (`too_many_values`): the one wording of every reader and writer."""
+    return f"{what} may hold more than {MAX_VALUES} JSON values, the limit"
 
 
 def held_bytes(data: bytes | bytearray) -> int:

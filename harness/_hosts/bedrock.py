@@ -44,7 +44,7 @@ from typing import Any, Final
 import orjson
 
 from harness._exceptions import StreamProtocolError
-from harness._json import MAX_LINE_BYTES, MAX_VALUES, too_many_values
+from harness._json import MAX_LINE_BYTES, crowded, too_many_values
 from harness._providers.answers import AnswerReader
 from harness._providers.eventstream import Frame, FrameDecoder, FrameError, encode_frame
 from harness._redact import excerpt
@@ -170,11 +170,7 @@ class EventDecoder:
 
     def _crowded(self, what: str) -> FrameError:
         """The refusal of a frame whose `what` may hold too many values to be parsed."""
-        return FrameError(
-            "bad_frame",
-            f"frame {self._count}: its {what} may hold more than {MAX_VALUES} JSON values, "
-            "the limit",
-        )
+        return FrameError("bad_frame", f"frame {self._count}: {crowded(f'its {what}')}")
 
 
 def _object(payload: bytes) -> dict[str, Any]:

@@ -105,9 +105,11 @@ from harness._inflate import DECODED_CODINGS, DecodeError, Inflater, normal_codi
 from harness._json import (
     MAX_NESTING,
     MAX_VALUES,
+    crowded,
     deeper_than_limit,
     dump_line,
     may_be_too_deep,
+    too_many_values,
     values_at_most,
 )
 from harness._providers.eventstream import FrameError
@@ -378,8 +380,8 @@ def _kept(line: dict[str, Any], secrets: tuple[str, ...]) -> dict[str, Any]:
         encoded = b""  # its writing tells its length (`_CassetteFile.write`)
     if len(encoded) > MAX_LINE_BYTES:
         raise _Unrecordable(TOO_LONG_LINE)
-    if values_at_most(encoded) > MAX_VALUES:  # millions of `{}` within the line limit
-        raise _Unrecordable(f"a line may hold more than {MAX_VALUES} JSON values, the limit")
+    if too_many_values(encoded):  # millions of `{}` within the line limit
+        raise _Unrecordable(crowded("a line"))
     kept: dict[str, Any] = redact_answer(line, secrets)
     return kept
 
@@ -961,8 +963,8 @@ def _judged(
     (`_message_failure`), unless it may hold more than `MAX_VALUES` values (counted
     first, it is never parsed); `_Unrecordable` when it cannot be decoded."""
     meant = _decoded(encoding, raw)
-    if values_at_most(meant) > MAX_VALUES:
-        return meant, f"the answer may hold more than {MAX_VALUES} JSON values, the limit"
+    if too_many_values(meant):
+        return meant, crowded("the answer")
     return meant, _message_failure(meant, content_type, stop_reasons, check)
 
 

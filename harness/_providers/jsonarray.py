@@ -48,7 +48,7 @@ from typing import Any, Final
 
 import orjson
 
-from harness._json import MAX_LINE_BYTES, MAX_VALUES, value_marks
+from harness._json import MAX_LINE_BYTES, MAX_VALUES, crowded, value_marks
 from harness._terminal import printable
 
 __all__ = [
@@ -198,11 +198,7 @@ class ArrayDecoder:
             taken = stop if end is None else end
             self._marks += value_marks(piece, at, taken)
             if self._marks >= MAX_VALUES:  # `values_at_most`: one more than its marks
-                raise ArrayError(
-                    "not_an_array",
-                    f"element {self._count + 1} may hold more than {MAX_VALUES} JSON values, "
-                    "the limit",
-                )
+                raise ArrayError("not_an_array", crowded(f"element {self._count + 1}"))
             at = taken
         if end is None and bound < size:  # the rest of it is never read
             raise ArrayError(

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from harness._json import MAX_VALUES, sdk_json, too_many_values
+from harness._json import MAX_VALUES, crowded, sdk_json, too_many_values
 from harness._providers.anthropic.framing import encode_event
 from harness._terminal import printable
 
@@ -355,9 +355,7 @@ class StreamingDecoder:
         data, self._data = self._data, []
         joined = data[0] if len(data) == 1 else b"\n".join(data)
         if self._max_line is not None and too_many_values(joined):
-            raise SSEFormatError(
-                f"event {self._count + 1} may hold more than {MAX_VALUES} JSON values, the limit"
-            )
+            raise SSEFormatError(crowded(f"event {self._count + 1}"))
         return joined
 
     def _dispatch(self) -> dict[str, Any] | None:

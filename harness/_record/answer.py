@@ -25,11 +25,7 @@ from harness._cassette.codec import EVENT_SCHEMAS, _schema_reason
 from harness._directives import DONE, HTTP_ERROR
 from harness._exceptions import ANTHROPIC
 from harness._hosts import Host, framed_as
-from harness._json import (
-    MAX_LINE_BYTES,
-    MAX_VALUES,
-    values_at_most,
-)
+from harness._json import MAX_LINE_BYTES, crowded, too_many_values
 from harness._providers import providers
 from harness._providers.anthropic.message import events_from_message
 from harness._providers.recorded import Recorded
@@ -200,8 +196,8 @@ def _checked(
 def _json_object(body: bytes | bytearray, what: str) -> dict[str, Any]:
     """`body` read as the SDK reads it, unless it may hold more than `MAX_VALUES` values:
     counted first, a body of millions of `{}` is never parsed."""
-    if values_at_most(body) > MAX_VALUES:
-        raise ValueError(f"{what} may hold more than {MAX_VALUES} JSON values, the limit")
+    if too_many_values(body):
+        raise ValueError(crowded(what))
     try:
         value = json.loads(body)
     except ValueError:

@@ -27,7 +27,7 @@ from typing import Any, Final
 import orjson
 
 from harness._exceptions import APIErrorEvent
-from harness._json import MAX_LINE_BYTES, MAX_VALUES, too_many_values
+from harness._json import MAX_LINE_BYTES, crowded, too_many_values
 from harness._providers.bedrock_converse.adapter import EXCEPTIONS, event_name
 from harness._providers.eventstream import Frame, FrameDecoder, FrameError, encode_frame
 from harness._providers.frame_rows import Framed
@@ -130,11 +130,7 @@ class EventDecoder:
                 "exception",
             )
         if too_many_values(frame.payload):
-            raise FrameError(
-                "bad_frame",
-                f"frame {self._count}: its payload may hold more than {MAX_VALUES} JSON "
-                "values, the limit",
-            )
+            raise FrameError("bad_frame", f"frame {self._count}: {crowded('its payload')}")
         try:
             payload = orjson.loads(frame.payload) if frame.payload else {}
         except orjson.JSONDecodeError:
