@@ -690,3 +690,27 @@ def test_a_message_of_too_many_values_reaches_the_client_unparsed_and_is_not_rec
         assert got.content == body
         assert lines == [f"POST /v1/messages -> 200, not recorded: {too_many}"]
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["recorded", "strict"])
+def test_a_gemini_array_that_never_closes_is_said_in_a_line_never_an_internal_error(
+    upstream: tuple[Upstream, str], tmp_path: Path, strict: bool
+) -> None:
+    """The body ends after a whole finishing chunk but before `]`: google-genai's reader
+    refuses it (`truncated_array`), at the decoder's end, as at any other bad byte."""
+    scripted, upstream_url = upstream
+    text = {"candidates": [{"content": {"parts": [{"text": "hi"}], "role": "model"}}]}
+    finish = {"candidates": [{"content": {"parts": [{"text": ""}]}, "finishReason": "STOP"}]}
+    first = b"[" + orjson.dumps(text)
+    body = first + b",\r\n" + orjson.dumps(finish)
+    scripted.answers["huge"] = _writing("application/json", body, b"", 0)
+    lines: list[str] = []
+    with _proxy(upstream_url, tmp_path, lines, strict=strict) as url:
+        received, cut, _ = _streamed(url + GEMINI_ARRAY, {"contents": []}, {})
+    assert lines and not any("internal error" in line for line in lines), lines
+    if strict:  # the text went on; the finishing chunk waited for an end that never came
+        assert (received, cut) == (len(first), "RemoteProtocolError"), lines
+        ended = "the body ends before ']', after 2 element(s): the connection is closed"
+        assert lines[0] == f"POST {GEMINI_ARRAY}: --strict: {ended}"
+    else:
+        assert (received, cut) == (len(body), None)

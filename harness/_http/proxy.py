@@ -112,7 +112,6 @@ from harness._json import (
     too_many_values,
     values_at_most,
 )
-from harness._providers.eventstream import FrameError
 from harness._providers.recorded import Recorded
 from harness._providers.sse import SSEFormatError, encode_event
 from harness._record.answer import StreamLines, lines_of_answer, recorded_dialect
@@ -786,7 +785,8 @@ class RecordingProxy:
         if guard.failure is None:
             try:
                 rest = await off_loop(guard.finish, size=received)
-            except (SSEFormatError, FrameError) as error:  # a last line no SDK reads
+            except ValueError as error:  # the decoder's: a last line, frame or array end
+                # no SDK reads (`SSEFormatError`, `FrameError`, `ArrayError`), as in `feed`
                 self.log(f"{where}: --strict: {error}: the connection is closed")
                 return False, ""
             if rest:
