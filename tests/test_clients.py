@@ -179,6 +179,50 @@ def test_a_request_unlike_the_recorded_one_fails_with_a_diff_of_the_field(tmp_pa
     assert "request 1 does not match" in str(raised.value)
 
 
+def test_a_refused_request_consumes_no_cassette(tmp_path: Path) -> None:
+    """A call the cassettes do not hold (`models.list()`: a path no cassette of theirs
+    answers) and a request unlike the recorded one are refused, and the next cassette
+    stays next: the correct requests after them get the first, then the second."""
+    first = recorded(tmp_path, ASK)
+    second = tmp_path / "second.jsonl"
+    StreamBuilder().text(0, "Bye").stop().write(second, "the second answer")
+    client = cassette_client([first, second])
+    with pytest.raises(anthropic.NotFoundError, match="request 1 is GET /v1/models"):
+        client.models.list()
+    with pytest.raises(anthropic.NotFoundError, match="request 2 does not match"):
+        client.messages.create(**{**ASK, "model": "claude-opus-5"})
+    texts = [client.messages.create(**ASK).content[0] for _ in range(2)]
+    assert [block.text for block in texts if block.type == "text"] == ["Hi", "Bye"]
+    with pytest.raises(anthropic.NotFoundError, match="request 5, but the cassettes hold 2"):
+        client.messages.create(**ASK)
+    assert len(replay_errors(client)) == 3
+
+
+def test_a_refused_request_takes_no_turn_of_a_fault_session(tmp_path: Path) -> None:
+    """The plugin's fault replayer counts the turns answered as the replayer does: after a
+    call the cassettes do not hold, the good turn still answers first (whole, not taken
+    for the broken stream's turn and skipped), the broken one second."""
+    from harness._testing.client_session import _FaultReplayer
+    from harness._testing.fault_runs import FaultCase
+
+    fault = fault_named("drop_message_stop")
+    good = list(Cassette(TEXT_ONLY).events())
+    variant = tmp_path / "broken.jsonl"
+    write_cassette(variant, fault.derive(good) or [])
+    case = FaultCase(fault, fault.expect, variant, responses=[TEXT_ONLY, variant])
+    case.variant_index = 1
+    client = cassette_client([], replayer=_FaultReplayer(case))
+    with pytest.raises(anthropic.NotFoundError, match="GET /v1/models"):
+        client.models.list()
+    try:
+        whole = client.messages.create(**ASK)
+    except pytest.skip.Exception as skipped:
+        pytest.fail(f"the good turn was taken for the broken one: {skipped}")
+    assert whole.stop_reason == "end_turn"
+    last = list(client.messages.create(**ASK, stream=True))[-1]
+    assert last.type == "message_delta"  # no message_stop: the broken turn
+
+
 def test_matching_is_chosen_per_client(tmp_path: Path) -> None:
     path = recorded(tmp_path, ASK)
     other_model = {**ASK, "model": "claude-opus-5"}

@@ -202,6 +202,28 @@ def test_a_request_differing_from_the_recorded_one_fails_with_a_diff(tmp_path: P
     assert '+    "content": "another prompt",' in str(raised.value)
 
 
+def test_a_refused_request_consumes_no_cassette_nor_turn(tmp_path: Path) -> None:
+    """A request unlike the recorded one is refused (404) and leaves the cassette it was
+    compared with next, in order and in a session named by the header alike."""
+    _write(tmp_path / "a.jsonl", "a", request=_asking("about a"))
+    _write(tmp_path / "b.jsonl", "b")
+    (tmp_path / "s").mkdir()
+    _write(tmp_path / "s" / "turn-01.jsonl", "s1", request=_asking("turn 1"))
+    _write(tmp_path / "s" / "turn-02.jsonl", "s2")
+    named = {"x-harness-cassette": "s"}
+    with ServerThread(CassetteServer([str(tmp_path)]).app()) as url, _client(url) as client:
+        for headers in ({}, named):
+            with pytest.raises(anthropic.NotFoundError, match="does not match"):
+                client.messages.create(**_asking("something else"), extra_headers=headers)
+        texts = [
+            _text(client, _asking("turn 1"), extra_headers=named),
+            _text(client, _asking("anything"), extra_headers=named),
+            _text(client, _asking("about a")),
+            _text(client, _asking("anything")),
+        ]
+    assert texts == ["s1", "s2", "a", "b"]
+
+
 def test_captured_requests_keep_no_credential_and_reset_starts_over(tmp_path: Path) -> None:
     _write(tmp_path / "turn-01.jsonl", "only")
     with ServerThread(CassetteServer([str(tmp_path)]).app()) as url, _client(url) as client:

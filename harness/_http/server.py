@@ -308,9 +308,8 @@ class CassetteServer:
 
     def _error_answer(self, path: str, status: int, message: str) -> web.Response:
         """An error answer in the shape the client of `path`'s provider reads."""
-        body = error_json(
-            provider_of_path("POST", path) or provider_of_path("GET", path), status, message
-        )
+        found = provider_of_path("POST", path) or provider_of_path("GET", path)
+        body = error_json(found, status, message, path)
         return web.json_response(body, status=status)
 
     def _handler(self, found: Provider) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
@@ -347,15 +346,23 @@ class CassetteServer:
         """The planned answer to `sent` and which cassette gives it, by the selection
         order; `sent` is kept (`size` bytes held) once it names no unknown cassette."""
         named = request.headers.get(CASSETTE_HEADER)
-        chosen = None
+        chosen = turn = None
         if named is not None:
             key = os.path.normpath(named.strip())
-            chosen = self.names.get(key) or self._next_turn(key)
+            chosen = self.names.get(key)
+            if chosen is None:
+                turn = self._next_turn(key)
+                chosen = None if turn is None else self.sessions[key][turn]
             if chosen is None:
                 raise LookupError(f"no cassette named {named!r} is served")
         self.replayer.keep(sent, size)
+        # An answer is taken (a session's turn, the next in order) once it is given: a
+        # refused request (a mismatch) consumes nothing, as `Replayer.respond_to` has it.
         if chosen is not None:
-            return self._answer(chosen, sent)
+            planned = self._answer(chosen, sent)
+            if turn is not None:
+                self._turns_answered[key] = turn + 1
+            return planned
         name = found.name
         number = self._matching(sent, name)
         if number is not None:
@@ -363,11 +370,14 @@ class CassetteServer:
             return self._answer(self.cassettes[number], sent)
         ours = self._of.get(name, [])
         answered = self._in_order.get(name, 0)
+        while answered < len(ours) and ours[answered] in self._played:  # taken by a match
+            answered += 1
         if answered == len(ours):
             raise ReplayError(self._used_up(name, len(ours), request))
+        planned = self._answer(self.cassettes[ours[answered]], sent)
         self._in_order[name] = answered + 1
         self._played.add(ours[answered])
-        return self._answer(self.cassettes[ours[answered]], sent)
+        return planned
 
     def _answer(self, cassette: Cassette, sent: CapturedRequest) -> tuple[PlannedResponse, str]:
         """`cassette`'s answer to `sent`, noted as the latest answered (for a resume)."""
@@ -385,16 +395,16 @@ class CassetteServer:
         told = f"request {number}, but the cassettes hold {held} response{'s' if held != 1 else ''}"
         return told if len(self._of) == 1 else f"{told} of {name}"
 
-    def _next_turn(self, session: str) -> Cassette | None:
-        """The next turn of a session folder named by the header (None: no such folder)."""
+    def _next_turn(self, session: str) -> int | None:
+        """The index of the next turn of a session folder named by the header (None: no
+        such folder), not yet taken: `_plan` takes it once it answers."""
         turns = self.sessions.get(session)
         if turns is None:
             return None
         answered = self._turns_answered.get(session, 0)
         if answered == len(turns):
             raise ReplayError(f"session {session!r}: its {len(turns)} turns were all answered")
-        self._turns_answered[session] = answered + 1
-        return turns[answered]
+        return answered
 
     async def answer(self, request: web.Request, provider: Provider) -> web.StreamResponse:
         """A POST to an endpoint of `provider` (resolved once, by the route): one answer
@@ -407,17 +417,18 @@ class CassetteServer:
             kind = excerpt(kind) if kind else "missing"
             self.log(f"{where} -> 415 (content-type {kind}, not JSON)")
             said = f"send the body as JSON (content-type: application/json), not {kind}"
-            return _refused(provider, 415, f"harness serve: {said}")
+            return _refused(request, provider, 415, f"harness serve: {said}")
         try:
             sent, size = await self._captured(request)
         except _Refused as refused:
             self.log(f"{where} -> {refused.status} ({refused.told})")
-            return _refused(provider, refused.status, refused.message)
+            return _refused(request, provider, refused.status, refused.message)
         try:
             planned, name = self._plan(request, sent, size, provider)
         except (LookupError, HarnessError) as error:  # no such name, used up, a mismatch
             self.log(f"{where} -> 404: {str(error).splitlines()[0]}")
-            return await self._send(request, replay_error_response(error, provider))
+            refusal = replay_error_response(error, provider, path_of(request))
+            return await self._send(request, refusal)
         streams = answered_as(provider.framing, sent) is not False
         self.log(f"{where} {'stream' if streams else 'json'} -> {planned.status} from {name}")
         return await self._send(request, planned, where)
@@ -533,9 +544,11 @@ def _signed_untyped(request: web.Request, kind: str) -> bool:
     )
 
 
-def _refused(provider: Provider, status: int, message: str) -> web.Response:
-    """A request refused before any cassette is read, in its provider's error shape."""
-    return web.json_response(error_json(provider, status, message), status=status)
+def _refused(request: web.Request, provider: Provider, status: int, message: str) -> web.Response:
+    """A request refused before any cassette is read, in the error shape its path's
+    clients read (`error_json`)."""
+    body = error_json(provider, status, message, path_of(request))
+    return web.json_response(body, status=status)
 
 
 def _drop(request: web.Request) -> None:

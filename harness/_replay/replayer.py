@@ -17,7 +17,8 @@ Running out of cassettes raises `ReplayError` too: a test fails with one line,
 it never hangs. A request to a path not of the cassette's provider (a Responses request
 answered by a Chat cassette, a Chat one by an Anthropic cassette) is a `ReplayError` as
 well, one rule for every provider: its own endpoints, and a host's paths where its is
-the dialect served (`check_endpoint`).
+the dialect served (`check_endpoint`). A refused request (either) consumes nothing: the
+cassette it was refused by answers the next request.
 
 A request that resumes a stream (Responses' `GET /v1/responses/{id}?stream=true&
 starting_after=N`) is answered from the cassette holding response `{id}` (the last one
@@ -442,11 +443,17 @@ class Replayer:
         )
 
     def respond_to(self, request: CapturedRequest) -> PlannedResponse:
-        """Answer a captured `request` from the next cassette in order (see `respond`)."""
+        """Answer a captured `request` from the next cassette in order (see `respond`).
+
+        A request that cassette refuses (a path its provider does not answer, a request
+        that does not match) leaves it next: the refusal consumes nothing, so a call the
+        cassettes do not hold (`models.list()`, a retry after a mismatch) does not shift
+        every answer after it."""
         with self._lock:
             number = self._captured
             cassette = self.cassettes[self._next] if self._next < len(self.cassettes) else None
-            self._next += cassette is not None
+            accepted = cassette is not None and self.accepts(cassette, request)
+            self._next += accepted
         with self._keeping_errors():
             if cassette is None:
                 held = len(self.cassettes)
@@ -454,7 +461,9 @@ class Replayer:
                     f"request {number}, but the cassettes hold {held} "
                     f"response{'s' if held != 1 else ''}"
                 )
-            return self.answer(cassette, request, number)
+            if accepted:
+                return self._planned(cassette, request)
+            return self.answer(cassette, request, number)  # raises the refusal
 
     def answer_with(self, cassette: Cassette, request: CapturedRequest) -> PlannedResponse:
         """Answer a captured `request` from `cassette`, leaving the order as it is."""
@@ -476,6 +485,10 @@ class Replayer:
         """`cassette`'s answer to an already captured `request`, after the match check."""
         self.check_endpoint(cassette, request, number)
         self.check_match(cassette, request, number)
+        return self._planned(cassette, request)
+
+    def _planned(self, cassette: Cassette, request: CapturedRequest) -> PlannedResponse:
+        """`cassette`'s answer to `request`, which it accepts (`accepts`)."""
         hosted = hosted_at(request.path)
         framed = answered_as(cassette.dialect.framing, request)
         return plan_response(
@@ -503,18 +516,29 @@ class Replayer:
         cassette). One rule for every provider: its own endpoints (`Framing.at`, under any
         base URL's path), or a host's paths where its dialect is the one served there
         (`harness._hosts.served_at`: Messages at Bedrock's invoke path)."""
+        if self.at_endpoint(cassette, request):
+            return
         dialect = cassette.dialect
-        if dialect.framing.at(request.path):
-            return
-        hosted = hosted_at(request.path)
-        # equal, not the same: a cassette kept across a registry reset holds an older one
-        if hosted is not None and served_at(hosted.host.name) == dialect:
-            return
         which = f"request {number}" if number is not None else "the request"
         raise ReplayError(
             f"{which} is {request.method} {request.path}, but {cassette.path} is a cassette "
             f"of {cassette.provider}, which answers {_paths_of(dialect)}"
         )
+
+    def accepts(self, cassette: Cassette, request: CapturedRequest) -> bool:
+        """Whether `cassette` answers `request`: at a path of its provider, and matching
+        its recorded request; False where `check_endpoint` or `check_match` would raise."""
+        return self.at_endpoint(cassette, request) and self.matches(cassette, request)
+
+    @staticmethod
+    def at_endpoint(cassette: Cassette, request: CapturedRequest) -> bool:
+        """Whether `request` went to a path `cassette`'s provider answers (`check_endpoint`)."""
+        dialect = cassette.dialect
+        if dialect.framing.at(request.path):
+            return True
+        hosted = hosted_at(request.path)
+        # equal, not the same: a cassette kept across a registry reset holds an older one
+        return hosted is not None and served_at(hosted.host.name) == dialect
 
     def matches(self, cassette: Cassette, request: CapturedRequest) -> bool:
         """Whether `request` agrees with the one `cassette` was recorded for (True if none)."""

@@ -445,21 +445,23 @@ class _FaultReplayer(Replayer):
     replayer's to say (`harness._replay.replayer.answered_as`: the body's `stream`, or a
     path that says it, Bedrock's, ConverseStream's, Gemini's). A retry of the broken turn
     (the SDK's retry header) is answered the variant again, so turns after it stay in
-    order."""
+    order. A request the cassettes refuse (a path the variant's provider does not
+    answer) consumes no turn, as `Replayer.respond_to` has it: it is refused, not skipped."""
 
     def __init__(self, case: FaultCase) -> None:
         super().__init__(case.served, match_on=None)
         self.case = case
-        self._answered = 0
 
     def respond_to(self, request: CapturedRequest) -> PlannedResponse:
         case = self.case
         variant = self.cassettes[case.variant_index]
+        answered = self._next  # the turns answered in order; a refusal consumes none
         retried = (
-            self._answered == case.variant_index + 1
-            and request.headers.get(RETRY_HEADER, "0") != "0"
+            answered == case.variant_index + 1 and request.headers.get(RETRY_HEADER, "0") != "0"
         )
-        at_variant = retried or self._answered == case.variant_index
+        at_variant = (retried or answered == case.variant_index) and self.at_endpoint(
+            variant, request
+        )
         if at_variant and not case.fault.wire and not answered_as(variant.dialect.framing, request):
             import pytest
 
@@ -469,7 +471,6 @@ class _FaultReplayer(Replayer):
                 f"non-streaming request (answered with {variant.dialect.whole_answer})",
                 _use_item_location=True,
             )
-        if retried:
+        if retried and at_variant:
             return self.answer_with(variant, request)
-        self._answered += 1
         return super().respond_to(request)
