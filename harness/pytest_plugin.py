@@ -291,8 +291,31 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             "fault_variant", [_WrongAccept(problem)], ids=["accept"], indirect=True
         )
         return
-    names = [fault.name for fault in catalogue(provider or ANTHROPIC, host=host)]
+    provider = provider or ANTHROPIC
+    host = _served_host(metafunc.config, marker, provider, host)
+    names = [fault.name for fault in catalogue(provider, host=host)]
     metafunc.parametrize("fault_variant", names, ids=names, indirect=True)
+
+
+def _served_host(
+    config: pytest.Config, marker: pytest.Mark | None, provider: str, recorded: str | None
+) -> str | None:
+    """The host a `fault_variant` test's client serves its rows on, as the client fixtures
+    choose it (`_chosen_host`: the ini option < the marker's `host=` < `--harness-host`),
+    else `recorded`, the one the cassette's header names; None: the direct API (chosen, or
+    where the provider is not served on the host chosen). Its catalogue is that host's: a
+    Bedrock client gets the binary rows of its frames, the direct API none."""
+    from harness._providers import provider as registered
+    from harness._replay.clients import DIRECT
+
+    chosen: object = None if marker is None else marker.kwargs.get("host")
+    if config.getoption("harness_host") is not None or chosen is None:
+        chosen = config.stash[_HOST]
+    if chosen is None or _host_problem(chosen) is not None:
+        return recorded  # none chosen, or a name the client fixtures refuse in one line
+    if chosen == DIRECT or chosen not in registered(provider).hosted:
+        return None
+    return str(chosen)
 
 
 @dataclass(frozen=True, slots=True)
@@ -927,7 +950,12 @@ def fault_variant(
         _fail(request.param.problem)
     try:
         provider = cassette_provider(harness_cassette)
-        host = cassette_host(harness_cassette)
+        host = _served_host(
+            request.config,
+            request.node.get_closest_marker("cassette"),
+            provider,
+            cassette_host(harness_cassette),
+        )
         fault = fault_named(request.param, provider=provider, host=host)
     except HarnessError as error:
         _fail(str(error))
@@ -950,7 +978,7 @@ def fault_variant(
     request.node.stash[_CASE] = case
 
     def derive() -> bool:
-        return derive_into(case, harness_adapter, harness_cassette, folder, turn)
+        return derive_into(case, harness_adapter, harness_cassette, folder, turn, host=host)
 
     if request.node.stash.get(_DEFERRED, False):
         if harness_cassette.is_dir() or harness_cassette.suffix != ".jsonl":

@@ -149,6 +149,18 @@ def test_direct(harness_client, fault_variant):
     with fault_variant.expect_failure():
         summarize(harness_client)
 
+@pytest.mark.cassette("bedrock_text_only", host="direct")
+def test_direct_of_bedrock(harness_client, fault_variant):
+    assert type(harness_client) is anthropic.Anthropic
+    with fault_variant.expect_failure():
+        summarize(harness_client)
+
+@pytest.mark.cassette("bedrock_text_only")
+def test_bedrock_of_bedrock(harness_client, fault_variant):
+    assert isinstance(harness_client, anthropic.AnthropicBedrock)
+    with fault_variant.expect_failure():
+        summarize(harness_client)
+
 @pytest.mark.cassette("text_only", host="bedrock")
 def test_async_bedrock(harness_async_client, fault_variant):
     assert isinstance(harness_async_client, anthropic.AsyncAnthropicBedrock)
@@ -160,6 +172,38 @@ def test_async_direct(harness_async_client, fault_variant):
     with fault_variant.expect_failure():
         asyncio.run(agent_step(harness_async_client))
 """
+
+
+#: The rows a stream in Bedrock's event-stream frames adds to the catalogue.
+BINARY_ROWS = {
+    "frame_prelude_crc",
+    "frame_message_crc",
+    "frame_cut_in_prelude",
+    "frame_cut_in_payload",
+    "exception_mid_stream",
+    "unknown_message_type",
+}
+
+
+def verdicts(lines: list[str]) -> dict[str, set[str]]:
+    """A test's fault rows by verdict (`caught (2): a, b` -> {"caught": {"a", "b"}})."""
+    found: dict[str, set[str]] = {}
+    for line in lines:
+        verdict, _, names = line.partition(": ")
+        found[verdict.rpartition(" (")[0]] = set(names.split(", "))
+    return found
+
+
+def without_binary(lines: list[str]) -> dict[str, set[str]]:
+    return {
+        verdict: names - BINARY_ROWS
+        for verdict, names in verdicts(lines).items()
+        if names - BINARY_ROWS
+    }
+
+
+def binary(lines: list[str]) -> set[str]:
+    return set().union(*verdicts(lines).values()) & BINARY_ROWS
 
 
 def fault_rows(result: pytest.RunResult) -> dict[str, list[str]]:
@@ -188,11 +232,22 @@ def fault_rows(result: pytest.RunResult) -> dict[str, list[str]]:
 def test_every_fault_row_reaches_the_hosts_client_as_it_reaches_the_apis(
     project: pytest.Pytester, strict: str
 ) -> None:
+    source = read_cassette(LIBRARY / "text_only.jsonl")
+    write_cassette(
+        project.path / "cassettes" / "bedrock_text_only.jsonl",
+        [line.data for line in source.lines()],
+        header={**(source.header or {}), "host": "bedrock"},
+    )
     project.makepyfile(test_inner=FAULT_TESTS)
     result = project.runpytest("--harness-strict", strict)
     rows = fault_rows(result)
-    assert rows["test_bedrock"] == rows["test_vertex"] == rows["test_direct"]
-    assert rows["test_async_bedrock"] == rows["test_async_direct"]
+    # the rows of the events end alike everywhere; a client reading Bedrock's frames gets
+    # their binary rows too (the marker's host= or the header's), the direct API none
+    assert rows["test_vertex"] == rows["test_direct"] == rows["test_direct_of_bedrock"]
+    assert without_binary(rows["test_bedrock"]) == verdicts(rows["test_direct"])
+    assert rows["test_bedrock_of_bedrock"] == rows["test_bedrock"]
+    assert without_binary(rows["test_async_bedrock"]) == verdicts(rows["test_async_direct"])
+    assert binary(rows["test_bedrock"]) == binary(rows["test_async_bedrock"]) == BINARY_ROWS
     caught = rows["test_direct"][0]
     assert caught.startswith("caught (")
     if strict == "on":  # the guard catches every stream row on every host

@@ -49,6 +49,8 @@ Adapter = Callable[[Iterable[Any]], Iterable["ModelEvent"]]
 #: The read timeout a client serving the `stall` row gets (its stall is far longer), so the
 #: timeout fires at once instead of after the SDK's default 600 s.
 STALL_TIMEOUT_S: Final = 0.05
+#: `derive_into`'s host when none is chosen: the one the good cassette's header names
+RECORDED_HOST: Final = "recorded"
 
 
 @dataclass(slots=True, repr=False)
@@ -511,10 +513,14 @@ def derive_into(
     good: str | os.PathLike[str],
     folder: Path,
     turn: int | None = None,
+    *,
+    host: str | None = RECORDED_HOST,
 ) -> bool:
     """Derive `case.fault`'s variant of the good cassette into `case`, write it in `folder`,
     replay it through `adapter`; False when the fault does not apply (no tool block, or a
-    variant `case.profile` reads as a good stream: `case.tolerated`).
+    variant `case.profile` reads as a good stream: `case.tolerated`). The variant's header
+    names `host`, where it is served (None or `direct`: the direct API), else the host the
+    good stream was recorded on: a Bedrock row's frames are read as the client reads them.
 
     A session folder keeps its turns: the fault breaks turn `turn` (None: the last), the
     turns before it are answered as recorded, then the variant (and the row's own earlier
@@ -524,6 +530,7 @@ def derive_into(
     """
     from harness._cassette.codec import Cassette
     from harness._exceptions import InputError
+    from harness._replay.clients import DIRECT
     from harness._replay.direct import replay_outcome
     from harness._testing.plugin_providers import adapter_items
 
@@ -558,8 +565,15 @@ def derive_into(
         case.tolerated = True
         return False
     case.expected_code = expected
+    if host == RECORDED_HOST:
+        host = cassette.host
     written = _write_responses(
-        [*fault.before, broken], case, os.fspath(good), folder, provider, cassette.host
+        [*fault.before, broken],
+        case,
+        os.fspath(good),
+        folder,
+        provider,
+        None if host == DIRECT else host,
     )
     at = turns.index(broken_turn)
     case.path = written[-1]
