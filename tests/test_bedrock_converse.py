@@ -249,6 +249,47 @@ def test_what_is_read_and_not_refused() -> None:
     assert events[0].call.input == {}
 
 
+@pytest.mark.skipif(bool(not_installed("botocore")), reason=str(not_installed("botocore")))
+def test_each_member_of_boto3s_model_is_read_or_refused_as_the_page_says() -> None:
+    """Every member botocore's `ConverseStreamOutput` lists (the installed release's model):
+    a delta of any kind but `text` and `toolUse` passed over at a text block and refused
+    at a client tool block; a start of any kind but `toolUse` a block passed over; every
+    stop reason but `end_turn` and `tool_use` refused; every field of `metadata` and of
+    `messageStop` beside the reason passed over (docs/bedrock-converse.md)."""
+    import botocore.loaders
+
+    shapes = botocore.loaders.create_loader().load_service_model("bedrock-runtime", "service-2")
+    shapes = shapes["shapes"]
+    deltas = set(shapes["ContentBlockDelta"]["members"]) - {"text", "toolUse"}
+    assert {"toolResult", "reasoningContent", "citation", "image"} <= deltas
+    use = {"toolUse": {"toolUseId": "t", "name": "n"}}
+    for kind in sorted(deltas):
+        other = {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {kind: {}}}}
+        text = {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": "Hi"}}}
+        assert [e.type for e in _adapt([START, text, other, END_TURN])] == ["text", "done"]
+        opened = {"contentBlockStart": {"contentBlockIndex": 0, "start": use}}
+        with pytest.raises(StreamProtocolError, match=f"a {kind} delta for tool block 0"):
+            _adapt([START, opened, other])
+    for kind in sorted(set(shapes["ContentBlockStart"]["members"]) - {"toolUse"}):
+        start = {"contentBlockStart": {"contentBlockIndex": 0, "start": {kind: {}}}}
+        piece = {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {kind: {}}}}
+        stop = {"contentBlockStop": {"contentBlockIndex": 0}}
+        assert [e.type for e in _adapt([START, start, piece, stop, END_TURN])] == ["done"]
+    for reason in sorted(set(shapes["StopReason"]["enum"]) - {"end_turn", "tool_use"}):
+        end = {"messageStop": {"stopReason": reason}}
+        with pytest.raises(StreamProtocolError, match=f"stopReason {reason} is not supported"):
+            _adapt([START, end])
+    fields: dict[str, Any] = {name: {} for name in shapes["ConverseStreamMetadataEvent"]["members"]}
+    assert {"usage", "metrics", "trace", "performanceConfig"} <= set(fields)
+    extra: dict[str, Any] = {
+        name: {} for name in shapes["MessageStopEvent"]["members"] if name != "stopReason"
+    }
+    end = {"messageStop": {"stopReason": "end_turn", **extra}}
+    assert [e.type for e in _adapt([START, {"metadata": fields}, end, {"metadata": fields}])] == [
+        "done"
+    ]
+
+
 def test_an_index_no_dict_can_key_is_read_by_its_json_text() -> None:
     """A broken server's `contentBlockIndex` of a list or an object follows the rules any
     index does, by its JSON text; never a bare TypeError (docs/bedrock-converse.md)."""

@@ -222,6 +222,55 @@ def test_malformed_function_call_without_content() -> None:
     assert code_of([malformed]) == "unsupported_finish_reason"
 
 
+def test_a_finish_chunk_without_parts_or_without_content_ends_the_answer() -> None:
+    """The finish as other readers met it: after a call, a `content` of a role alone
+    (pydantic-ai#2631, where the reader raised); after text, no `content` at all, the
+    reason and usage alone (req_llm#638, where the reason was lost). Either is the finish."""
+    weather = chunk(call("get_weather", args={"city": "Paris"}))
+    role_alone = {"candidates": [{"content": {"role": "model"}, "finishReason": "STOP"}], **COMMON}
+    assert events([weather, role_alone]) == [
+        ToolCallEvent(ToolCall("call_0", "get_weather", {"city": "Paris"})),
+        DoneEvent(),
+    ]
+    bare = {"candidates": [{"finishReason": "STOP"}], **COMMON}
+    assert events([chunk({"text": "Paris."}), bare]) == [TextEvent("Paris."), DoneEvent()]
+
+
+def test_grounding_metadata_is_passed_over_before_at_and_after_the_finish() -> None:
+    """Google Search grounding streams its metadata in pieces: the queries early, the
+    sources with the finish or after it (vercel/ai#13123). None of it is the answer."""
+    queries = {"webSearchQueries": ["capital of France"]}
+    sources = {**queries, "groundingChunks": [{"web": {"uri": "https://example.org"}}]}
+    urls = {"urlMetadata": [{"retrievedUrl": "https://example.org"}]}
+    early = chunk({"text": "Paris."})
+    early["candidates"][0]["groundingMetadata"] = queries
+    ended = chunk({"text": ""}, finish="STOP")
+    ended["candidates"][0] |= {"groundingMetadata": sources, "urlContextMetadata": urls}
+    late = {"candidates": [{"groundingMetadata": sources, "index": 0}], **COMMON}
+    assert events([early, ended, late]) == [TextEvent("Paris."), DoneEvent()]
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        # a finishReason on every chunk (github-copilot-api-vscode#100, a translating proxy)
+        [
+            chunk({"text": "Paris "}, finish="STOP"),
+            chunk({"text": "is the capital."}, finish="STOP"),
+        ],
+        # an empty STOP before the text (kelivo#1003: a gateway's translation of reasoning)
+        [chunk(finish="STOP"), chunk({"text": "Paris."}), chunk(finish="STOP")],
+    ],
+    ids=["stop_on_every_chunk", "empty_stop_first"],
+)
+def test_a_finish_reason_before_the_last_text_is_refused_not_guessed_past(
+    chunks: list[Any],
+) -> None:
+    """The first finishReason ends the answer: text after it is `chunk_after_finish`, as
+    text after Chat's finish_reason is, not a sign that a later STOP is the real one."""
+    assert code_of(chunks) == "chunk_after_finish"
+
+
 @pytest.mark.parametrize(
     ("chunks", "code"),
     [

@@ -175,6 +175,56 @@ def reasoning() -> Lines:
 
 
 @cassette(
+    "converse/reasoning_redacted.jsonl",
+    "Reasoning the provider redacted: two reasoningContent blocks of redactedContent alone "
+    "(bytes, base64 in JSON), as Claude 3.7 sends it, passed over; then the answer's text.",
+)
+def reasoning_redacted() -> Lines:
+    redacted = [
+        {
+            "contentBlockDelta": {
+                "contentBlockIndex": index,
+                "delta": {"reasoningContent": {"redactedContent": blob}},
+            }
+        }
+        for index, blob in enumerate(("RXRrRUNrZ0lCeEFC", "RXFBRENrZ0lCeEFC"))
+    ]
+    return [
+        start(),
+        redacted[0],
+        stop_block(0),
+        redacted[1],
+        stop_block(1),
+        *text_block(2, "Paris is ", "the capital of France."),
+        stop("end_turn"),
+        metadata(),
+    ]
+
+
+@cassette(
+    "converse/citations.jsonl",
+    "A text block whose deltas include a citation delta (the key boto3's model names "
+    "citation: a title, the cited text, its place in a document), passed over; the text "
+    "read around it.",
+)
+def citations() -> Lines:
+    cited = {
+        "title": "france.txt",
+        "sourceContent": [{"text": "Paris is the capital of France."}],
+        "location": {"documentChar": {"documentIndex": 0, "start": 0, "end": 31}},
+    }
+    return [
+        start(),
+        text(0, "Paris is "),
+        text(0, "the capital of France."),
+        {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"citation": cited}}},
+        stop_block(0),
+        stop("end_turn"),
+        metadata(),
+    ]
+
+
+@cassette(
     "converse/server_tool.jsonl",
     "A server tool's use and its result (toolUse of type server_tool_use, a toolResult "
     "block) passed over, then the answer's text; stopReason end_turn.",

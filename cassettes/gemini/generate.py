@@ -200,6 +200,71 @@ def code_execution() -> Lines:
     ]
 
 
+@cassette(
+    "finish_without_parts.jsonl",
+    "A call, then the finish in a chunk whose content has a role and no parts (as the API "
+    "ends a call's turn): the call comes out at the finish, then done.",
+)
+def finish_without_parts() -> Lines:
+    ended = chunk(answer=8, finishReason="STOP")
+    ended["candidates"][0]["content"] = {"role": "model"}
+    return [chunk(call("get_weather", WEATHER), answer=8), ended]
+
+
+@cassette(
+    "finish_without_content.jsonl",
+    "Text, then the finish in a chunk with no content at all (finishReason and usage "
+    "alone), as the API may end a turn whose text came before: done.",
+)
+def finish_without_content() -> Lines:
+    return [
+        chunk(text("Paris is the capital of France."), answer=6),
+        chunk(answer=6, finishReason="STOP"),
+    ]
+
+
+@cassette(
+    "grounded_search.jsonl",
+    "An answer grounded in Google Search: the groundingMetadata (the queries first, the "
+    "sources and supports on the finish) and urlContextMetadata passed over, the text read.",
+)
+def grounded_search() -> Lines:
+    queries = {"webSearchQueries": ["capital of France"]}
+    sources = {
+        **queries,
+        "groundingChunks": [{"web": {"uri": "https://example.org/france", "title": "france"}}],
+        "groundingSupports": [
+            {
+                "segment": {
+                    "startIndex": 0,
+                    "endIndex": 31,
+                    "text": "Paris is the capital of France.",
+                },
+                "groundingChunkIndices": [0],
+            }
+        ],
+    }
+    urls = {
+        "urlMetadata": [
+            {
+                "retrievedUrl": "https://example.org/france",
+                "urlRetrievalStatus": "URL_RETRIEVAL_STATUS_SUCCESS",
+            }
+        ]
+    }
+    return [
+        chunk(text("Paris is "), answer=2, groundingMetadata=queries),
+        chunk(text("the capital of France."), answer=8),
+        chunk(
+            text(""),
+            answer=8,
+            finishReason="STOP",
+            groundingMetadata=sources,
+            urlContextMetadata=urls,
+        ),
+    ]
+
+
 # One cassette per row of the error table --------------------------------------------------
 
 
