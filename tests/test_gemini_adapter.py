@@ -253,7 +253,9 @@ def test_grounding_metadata_is_passed_over_before_at_and_after_the_finish() -> N
 @pytest.mark.parametrize(
     "chunks",
     [
-        # a finishReason on every chunk (github-copilot-api-vscode#100, a translating proxy)
+        # a finishReason on every chunk: the API's own for gemini-pro in 2023-24
+        # (NextChat#3703, litellm#2195), a translating proxy's still (#100 of
+        # github-copilot-api-vscode)
         [
             chunk({"text": "Paris "}, finish="STOP"),
             chunk({"text": "is the capital."}, finish="STOP"),
