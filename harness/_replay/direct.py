@@ -26,7 +26,15 @@ the cassette's header names (`Cassette.dialect`), resolved once.
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
+import typing
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -392,8 +400,46 @@ def transport_error(error: BaseException) -> BaseException:
     return next((link for link in error_chain(error) if _is_transport_error(link)), error)
 
 
+#: The internal events' classes, which `collect` holds an outcome's events to.
+_MODEL_EVENTS: Final = typing.get_args(ModelEvent)
+
+
+def _not_a_stream(function: str, events: object, kind: str = "an iterable") -> TypeError:
+    """The `TypeError` of a `function` given `events` that are no stream of events."""
+    return TypeError(
+        f"{function} takes {kind} of internal events (to_model_events' or replay_events'),"
+        f" not {type(events).__name__}"
+    )
+
+
+def _not_an_event(function: str, number: int, event: object) -> TypeError:
+    """The `TypeError` of event `number` (from 1) of a stream, which is no internal event."""
+    return TypeError(
+        f"{function} takes internal events (TextEvent, ToolCallEvent, DoneEvent), and event"
+        f" {number} is {type(event).__name__}"
+    )
+
+
 def collect(events: Iterable[ModelEvent]) -> Outcome:
-    """Run `events` to the end into an `Outcome`; any error but a stream failure propagates."""
+    """Run `events` to the end into an `Outcome`; any error but a stream failure propagates.
+    `TypeError` for what is no iterable, and at the first item that is no internal event."""
+    if not isinstance(events, Iterable) or isinstance(events, str | bytes | Mapping):
+        raise _not_a_stream("collect", events)
+    outcome = Outcome()
+    try:
+        for event in events:
+            if not isinstance(event, _MODEL_EVENTS):
+                raise _not_an_event("collect", len(outcome.events) + 1, event)
+            outcome.events.append(event)
+    except Exception as error:
+        if not is_stream_failure(error):
+            raise
+        outcome.error = error  # type: ignore[assignment]
+    return outcome
+
+
+def collected(events: Iterable[ModelEvent]) -> Outcome:
+    """`collect` for the harness's own adapters' events (a replay's), which need no check."""
     outcome = Outcome()
     try:
         for event in events:
@@ -406,10 +452,14 @@ def collect(events: Iterable[ModelEvent]) -> Outcome:
 
 
 async def acollect(events: AsyncIterable[ModelEvent]) -> Outcome:
-    """`collect` for an async stream of internal events."""
+    """`collect` for an async stream of internal events (`TypeError` for a sync one)."""
+    if not isinstance(events, AsyncIterable):
+        raise _not_a_stream("acollect", events, "an async iterable")
     outcome = Outcome()
     try:
         async for event in events:
+            if not isinstance(event, _MODEL_EVENTS):
+                raise _not_an_event("acollect", len(outcome.events) + 1, event)
             outcome.events.append(event)
     except Exception as error:
         if not is_stream_failure(error):
@@ -429,15 +479,28 @@ def replay_outcome(
     cassette of a provider that has none).
     """
     cassette = read_cassette(source)
-    outcome = collect(replay(cassette, sdk_objects=sdk_objects, profile=profile))
+    outcome = collected(replay(cassette, sdk_objects=sdk_objects, profile=profile))
     if cassette.path != STDIN_NAME:
         outcome.source = cassette.path
     return outcome
 
 
-def failure_code(error: BaseException) -> str | None:
+def _not_an_error(function: str, error: object) -> TypeError:
+    """The `TypeError` of a `function` given what is no exception."""
+    return TypeError(
+        f"{function} takes the exception a stream ended with (an Outcome's error), not "
+        f"{type(error).__name__}"
+    )
+
+
+def failure_code(error: BaseException | None) -> str | None:
     """A stream failure's name: its error-table code, `api_error:<error.type>` or
-    `connection_error:<transport error class>`; None for anything else."""
+    `connection_error:<transport error class>`; None for any other exception, or None
+    (an outcome without error). `TypeError` for anything else."""
+    if not isinstance(error, BaseException):
+        if error is None:
+            return None
+        raise _not_an_error("failure_code", error)
     protocol = protocol_error(error)
     if protocol is not None:
         return protocol.code
@@ -466,7 +529,10 @@ def frame_error(error: BaseException) -> FrameError | None:
 
 def failure_to_json(error: BaseException) -> dict[str, Any]:
     """The `protocol_error`, `api_error` or `connection_error` line (docs/replay.md) of an
-    error that ended a stream (a bad frame's is a `protocol_error` of its framing)."""
+    error that ended a stream (a bad frame's is a `protocol_error` of its framing);
+    `TypeError` for what is no exception."""
+    if not isinstance(error, BaseException):
+        raise _not_an_error("failure_to_json", error)
     protocol = protocol_error(error) or frame_error(error)
     if protocol is not None:
         return {"type": "protocol_error", "code": protocol.code, "message": str(protocol)}

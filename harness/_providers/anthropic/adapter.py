@@ -44,7 +44,14 @@ from the first (`__cause__`).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Collection, Iterable, Iterator
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Collection,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -293,21 +300,44 @@ class StreamAdapter:
             raise StreamProtocolError("tool_use_without_tool_calls")
 
 
+def _not_a_stream(function: str, events: object, kind: str, client: str) -> TypeError:
+    """The `TypeError` of a `function` given `events` that are no stream (`kind`): told at
+    the call, not at the first event read (each event is the rules' to judge)."""
+    return TypeError(
+        f"{function} takes {kind} of the SDK's raw stream events (what"
+        f" {client}.messages.create(..., stream=True) gives), not {type(events).__name__}"
+    )
+
+
 def to_model_events(events: Iterable[Any]) -> Iterator[ModelEvent]:
     """Adapt a sync stream of raw SDK events (e.g. `client.messages.create(..., stream=True)`).
 
     Strict mode for app code: `for event in to_model_events(stream)` over what
     `client.messages.stream()` yields raises `StreamProtocolError` where the SDK's helper
     accepts a broken stream; its derived events (`text`, `input_json`, ...) pass over.
+    `TypeError` at the call for what is no iterable of events (one event, a dict, alone).
     """
+    if not isinstance(events, Iterable) or isinstance(events, str | bytes | Mapping):
+        raise _not_a_stream("to_model_events", events, "an iterable", "Anthropic()")
+    return _adapted(events)
+
+
+def _adapted(events: Iterable[Any]) -> Iterator[ModelEvent]:
     adapter = StreamAdapter()
     for event in events:
         yield from adapter.feed(event)
     yield from adapter.finish()
 
 
-async def ato_model_events(events: AsyncIterable[Any]) -> AsyncIterator[ModelEvent]:
-    """Adapt an async stream of raw SDK events; the same machine as `to_model_events`."""
+def ato_model_events(events: AsyncIterable[Any]) -> AsyncIterator[ModelEvent]:
+    """Adapt an async stream of raw SDK events; the same machine as `to_model_events`
+    (`TypeError` at the call for a sync one)."""
+    if not isinstance(events, AsyncIterable):
+        raise _not_a_stream("ato_model_events", events, "an async iterable", "AsyncAnthropic()")
+    return _aadapted(events)
+
+
+async def _aadapted(events: AsyncIterable[Any]) -> AsyncIterator[ModelEvent]:
     adapter = StreamAdapter()
     async for event in events:
         for model_event in adapter.feed(event):

@@ -1,0 +1,93 @@
+"""The public API called as a user may miscall it: one clear error at the call, naming
+what was given and what is taken, never Python's own error from deep inside (or a wrong
+answer taken quietly)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from conftest import LIBRARY
+
+from harness import (
+    DoneEvent,
+    TextEvent,
+    acollect,
+    ato_model_events,
+    collect,
+    failure_code,
+    failure_to_json,
+    replay_outcome,
+    to_model_events,
+)
+
+TEXT_ONLY = LIBRARY / "text_only.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        (3, "to_model_events takes an iterable of the SDK's raw stream events"),
+        ({"type": "message_start"}, "(what Anthropic().messages.create(..., stream=True)"),
+    ],
+    ids=["int", "one-event"],
+)
+def test_to_model_events_refuses_what_is_no_stream_at_the_call(given: Any, says: str) -> None:
+    with pytest.raises(TypeError) as raised:
+        to_model_events(given)  # not iterated: told at the call
+    assert says in str(raised.value)
+    assert str(raised.value).endswith(f"not {type(given).__name__}")
+
+
+def test_ato_model_events_refuses_a_sync_stream_at_the_call() -> None:
+    with pytest.raises(TypeError, match=r"takes an async iterable .* not list$"):
+        ato_model_events([{"type": "message_start"}])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        (None, "collect takes an iterable of internal events (to_model_events' or "
+               "replay_events'), not NoneType"),
+        ([None], "collect takes internal events (TextEvent, ToolCallEvent, DoneEvent), "
+                 "and event 1 is NoneType"),
+        ([TextEvent("Hi"), {"type": "text"}], "and event 2 is dict"),
+    ],
+    ids=["none", "none-in-list", "dict-after-an-event"],
+)  # fmt: skip
+def test_collect_refuses_what_is_no_internal_event(given: Any, says: str) -> None:
+    with pytest.raises(TypeError) as raised:
+        collect(given)
+    assert str(raised.value).endswith(says)
+
+
+def test_acollect_refuses_a_sync_stream_and_what_is_no_internal_event() -> None:
+    async def stream(*events: Any) -> Any:
+        for event in events:
+            yield event
+
+    with pytest.raises(TypeError, match=r"acollect takes an async iterable .* not list$"):
+        asyncio.run(acollect([DoneEvent()]))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"and event 2 is int$"):
+        asyncio.run(acollect(stream(TextEvent("Hi"), 3)))
+
+
+def test_collect_takes_internal_events_as_before() -> None:
+    outcome = replay_outcome(TEXT_ONLY, sdk_objects=False)
+    assert collect(iter(outcome.events)).events == outcome.events
+
+
+@pytest.mark.parametrize("function", [failure_code, failure_to_json])
+def test_the_failure_names_refuse_what_is_no_exception(function: Any) -> None:
+    with pytest.raises(TypeError) as raised:
+        function(3)
+    assert str(raised.value) == (
+        f"{function.__name__} takes the exception a stream ended with (an Outcome's error), not int"
+    )
+
+
+def test_failure_code_of_no_error_is_none_and_failure_to_json_refuses_it() -> None:
+    assert failure_code(None) is None  # an outcome's error, when the stream completed
+    with pytest.raises(TypeError, match=r"not NoneType$"):
+        failure_to_json(None)  # type: ignore[arg-type]
