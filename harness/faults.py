@@ -52,7 +52,7 @@ from harness._directives import DONE as DONE_LINE
 from harness._exceptions import ANTHROPIC
 from harness._providers import names, provider as registered, registry_cache
 from harness._providers.anthropic import faults as _anthropic
-from harness._providers.fault_rows import DONE, STALL_MS, Events, Fault, Variant
+from harness._providers.fault_rows import DONE, STALL_MS, Events, Fault, Variant, events_of
 from harness._providers.frame_rows import FRAME_ROWS
 
 __all__ = [
@@ -184,18 +184,6 @@ def expected_under(
     return failure_code(error)
 
 
-def _events_of(events: object) -> list[dict[str, Any]]:
-    """`events` read once into a list, each a dict (a line's JSON object), or a `ValueError`
-    naming the first that is not: the rows read their fields, and crashed on anything else."""
-    if not isinstance(events, Iterable) or isinstance(events, str | bytes | Mapping):
-        raise ValueError(f"events must be an iterable of dicts, not {type(events).__name__}")
-    stream = list(events)
-    for number, event in enumerate(stream, 1):
-        if not isinstance(event, dict):
-            raise ValueError(f"event {number} is not a dict but {type(event).__name__}")
-    return stream
-
-
 def derive_variants(
     events: Iterable[dict[str, Any]],
     *,
@@ -212,7 +200,7 @@ def derive_variants(
     given the good cassette's `header`): a row the profile reads as good is left out. The
     header's `host` adds the binary rows where the stream travels in frames (`catalogue`).
     """
-    stream = _events_of(events)
+    stream = events_of(events)
     if header is not None and not isinstance(header, Mapping):
         raise ValueError(f"header must be a cassette header (a dict), not {type(header).__name__}")
     variants = []

@@ -5,12 +5,14 @@ answer taken quietly)."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import LIBRARY
 
 from harness import (
+    Cassette,
     DoneEvent,
     TextEvent,
     acollect,
@@ -21,8 +23,14 @@ from harness import (
     replay_outcome,
     to_model_events,
 )
+from harness.faults import PROVIDERS, catalogue, fault_named, stream_lines
 
 TEXT_ONLY = LIBRARY / "text_only.jsonl"
+
+
+def _of(path: Path) -> object:
+    """The provider a cassette's header names (Anthropic's when it names none)."""
+    return (Cassette(path).header or {}).get("provider", "anthropic")
 
 
 @pytest.mark.parametrize(
@@ -91,3 +99,20 @@ def test_failure_code_of_no_error_is_none_and_failure_to_json_refuses_it() -> No
     assert failure_code(None) is None  # an outcome's error, when the stream completed
     with pytest.raises(TypeError, match=r"not NoneType$"):
         failure_to_json(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_fault_derives_from_a_tuple_or_a_generator_as_from_a_list(provider: str) -> None:
+    good = next(path for path in sorted(LIBRARY.rglob("*.jsonl")) if _of(path) == provider)
+    lines = stream_lines(good)
+    for fault in catalogue(provider):
+        expected = fault.derive(lines)
+        assert fault.derive(tuple(lines)) == expected, fault.name
+        assert fault.derive(line for line in lines) == expected, fault.name
+
+
+def test_a_fault_refuses_what_is_no_iterable_of_dicts_as_derive_variants_does() -> None:
+    with pytest.raises(ValueError, match=r"^events must be an iterable of dicts, not int$"):
+        fault_named("drop_message_stop").derive(3)
+    with pytest.raises(ValueError, match=r"^event 1 is not a dict but NoneType$"):
+        fault_named("drop_message_stop").derive((None,))

@@ -17,7 +17,7 @@ many bytes an event takes on its wire.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -29,6 +29,7 @@ __all__ = [
     "Events",
     "Fault",
     "Variant",
+    "events_of",
     "http_error",
     "wire_rows",
     "without",
@@ -44,20 +45,54 @@ DONE: Final = "done"
 STALL_MS: Final = 601_000
 
 
+def events_of(events: object) -> Events:
+    """`events` read once into a list, each a dict (a line's JSON object), or a `ValueError`
+    naming the first that is not: the rows read their fields, and crashed on anything else."""
+    if not isinstance(events, Iterable) or isinstance(events, str | bytes | Mapping):
+        raise ValueError(f"events must be an iterable of dicts, not {type(events).__name__}")
+    stream = list(events)
+    for number, event in enumerate(stream, 1):
+        if not isinstance(event, dict):
+            raise ValueError(f"event {number} is not a dict but {type(event).__name__}")
+    return stream
+
+
 @dataclass(frozen=True, slots=True)
 class Fault:
-    """One row of the catalogue: `derive(events)` is the broken variant, or None if inapplicable."""
+    """One row of the catalogue: `derive(events)` is the broken variant, or None if
+    inapplicable. `events` may be any iterable of dicts (a list, a tuple, a generator:
+    read once, not modified), as `derive_variants` takes them; `ValueError` otherwise."""
 
     name: str
     expect: str
     description: str
-    derive: Callable[[Events], Events | None] = field(repr=False, compare=False)
+    #: a row's function of `Events`, called with any iterable of dicts (`_Deriving`): typed
+    #: loosely, since the row takes a list and its callers may pass any iterable
+    derive: Callable[..., Events | None] = field(repr=False, compare=False)
     #: responses answered before the derived one (a session: `http_429_then_ok`)
     before: tuple[Events, ...] = field(default=(), repr=False, compare=False)
     #: True when the variant holds HTTP or connection directives: replay it through a client
     wire: bool = False
     #: True for a binary row (`frame_rows`): a stream served in event-stream frames alone
     framed: bool = False
+
+    def __post_init__(self) -> None:
+        rows = self.derive
+        if isinstance(rows, _Deriving):
+            return
+        object.__setattr__(self, "derive", _Deriving(rows))
+
+
+class _Deriving:
+    """A row's derive function, taking any iterable of dicts (`events_of`) as a list."""
+
+    __slots__ = ("__wrapped__",)
+
+    def __init__(self, rows: Callable[[Events], Events | None]) -> None:
+        self.__wrapped__ = rows
+
+    def __call__(self, events: Iterable[dict[str, Any]]) -> Events | None:
+        return self.__wrapped__(events_of(events))
 
 
 @dataclass(frozen=True, slots=True)
