@@ -361,3 +361,23 @@ def test_a_chunk_that_is_not_an_object_is_an_empty_response_as_google_genai_read
     answer = [TextEvent("a"), DoneEvent()]
     assert events([["not", "an", "object"], "text", chunk({"text": "a"}, finish="STOP")]) == answer
     assert events([chunk({"text": "a"}, finish="STOP"), [1]]) == answer
+
+
+def test_the_finish_on_every_chunk_row_is_the_stream_gemini_pro_sent() -> None:
+    """The fault row of that stream (docs/gemini.md, "What other readers met"): each
+    chunk of the answer carries the finish's reason, the adapter refuses it where the
+    second begins, and an answer of one chunk before its finish has no such row."""
+    from harness.faults import derive_variants, stream_lines
+
+    library = Path(__file__).resolve().parent.parent / "cassettes" / "gemini"
+
+    def row(name: str) -> Any:
+        variants = derive_variants(stream_lines(library / name), provider="gemini")
+        return next((v for v in variants if v.fault.name == "finish_on_every_chunk"), None)
+
+    variant = row("text.jsonl")
+    reasons = [chunk["candidates"][0].get("finishReason") for chunk in variant.events]
+    assert reasons == ["STOP"] * 4
+    assert variant.expected_code == "chunk_after_finish"
+    assert code_of(variant.events) == "chunk_after_finish"
+    assert row("one_tool.jsonl") is None

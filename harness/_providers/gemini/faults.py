@@ -92,6 +92,43 @@ def text_after_finish(events: Events) -> Events | None:
     return broken
 
 
+def _content(line: dict[str, Any]) -> bool:
+    """Whether a chunk's candidate 0 carries any of the answer: text, a function call, or
+    a part of another kind (what the adapter refuses after the finish)."""
+    content = (_candidate(line) or {}).get("content")
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return any(
+        isinstance(part, dict)
+        and ("functionCall" in part or part.get("text") or set(part) - {"text", "thoughtSignature"})
+        for part in (parts if isinstance(parts, list) else [])
+    )
+
+
+def finish_on_every_chunk(events: Events) -> Events | None:
+    """The finish's reason on every chunk before it that carries content, as the API sent
+    gemini-pro's answers in 2023-24 and translating proxies still do: the first such chunk
+    ends the answer, and the content of the next comes after its finish. Left out where
+    no content follows the first, or a streamed call is open around it."""
+    finish = _finish(events)
+    if finish is None:
+        return None
+    call_open = _call_open(events)
+    marked = [
+        at
+        for at in range(finish)
+        if _content(events[at]) and not call_open[at] and not (at and call_open[at - 1])
+    ]
+    if not marked or not any(_content(events[at]) for at in range(marked[0] + 1, finish)):
+        return None
+    broken = copy.deepcopy(events)
+    reason = (_candidate(events[finish]) or {})["finishReason"]
+    for at in range(marked[0], finish):
+        candidate = _candidate(broken[at])
+        if candidate is not None and _content(broken[at]):
+            candidate["finishReason"] = reason
+    return broken
+
+
 def second_candidate(events: Events) -> Events | None:
     span = _span(events)
     if span is None:
@@ -179,6 +216,13 @@ CATALOGUE: tuple[Fault, ...] = (
         "chunk_after_finish",
         "a text chunk after the finish chunk",
         text_after_finish,
+    ),
+    Fault(
+        "finish_on_every_chunk",
+        "chunk_after_finish",
+        "the finish's reason on every chunk that carries content (gemini-pro's stream in "
+        "2023-24, a translating proxy's): the first ends the answer, the rest come after it",
+        finish_on_every_chunk,
     ),
     Fault(
         "second_candidate",
