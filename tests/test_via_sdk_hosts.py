@@ -74,11 +74,19 @@ def test_the_host_is_the_one_asked_else_the_headers_else_the_direct_apis(
 
 def test_a_host_a_dialect_is_not_served_on_is_refused_in_one_line() -> None:
     chat = next(iter(library_cassettes("openai-chat")))
-    with pytest.raises(InputError, match="host 'bedrock': OpenAI cassettes are read on direct"):
+    alone = r"openai-chat streams are served on their own API alone \(name no host\)"
+    with pytest.raises(InputError, match=f"^host 'bedrock': {alone}$"):
         collect(replay_events(chat, via="sdk", host="bedrock"))
     result = CliRunner().invoke(cli, ["replay", "--via", "sdk", "--host", "vertex", str(chat)])
     assert result.exit_code == 2
     assert result.output.count("\n") == 1 and "Traceback" not in result.output
+    # a dialect served on a host names it, and its own API; Converse's none
+    gemini = LIBRARY / "gemini" / "text.jsonl"
+    result = CliRunner().invoke(cli, ["replay", "--via", "sdk", "--host", "bedrock", str(gemini)])
+    assert result.output == (
+        "harness replay: host 'bedrock': gemini streams are served on vertex or their own "
+        "API (name no host)\n"
+    )
 
 
 def test_the_command_reads_through_the_hosts_client_as_directly() -> None:

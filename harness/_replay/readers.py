@@ -86,9 +86,8 @@ def sdk_on(cassette: Cassette, host: str | None) -> Sdk:
     if named == DIRECT:
         return found.sdk
     sdk = found.hosted.get(named)
-    if sdk is None:
-        served = ", ".join([DIRECT, *found.hosted])
-        raise InputError(f"host {named!r}: {found.sdk.named} cassettes are read on {served} only")
+    if sdk is None:  # said as `harness faults --list --host` and a header's host say it
+        raise InputError(f"host {named!r}: {found.not_served_on(named)}")
     return sdk
 
 
