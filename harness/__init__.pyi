@@ -48,6 +48,7 @@ from ._exceptions import (
     SessionError as SessionError,
     StreamProtocolError as StreamProtocolError,
     ToolError as ToolError,
+    UnknownFaultError as UnknownFaultError,
 )
 from ._http.hosting import (
     ServerThread as ServerThread,

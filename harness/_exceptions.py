@@ -8,7 +8,8 @@
     ├── InputError (ValueError)   input the harness cannot use, reported as `WHERE: reason`
     │   ├── CassetteError         a cassette file: `PATH:LINE: reason`
     │   ├── CassetteImportError   a recording to import (vcrpy, HAR): `PATH: reason`
-    │   └── SessionError          an agent session folder: `PATH: reason`
+    │   ├── SessionError          an agent session folder: `PATH: reason`
+    │   └── UnknownFaultError     no fault row of that name (`fault_named`); a KeyError too
     ├── OutputError               a file could not be written (a full disk, a read-only
     │                             folder): `PATH: cannot write: reason`; the old one stays
     ├── RecordError               a live recording failed; nothing was written
@@ -70,6 +71,7 @@ __all__ = [
     "SessionError",
     "StreamProtocolError",
     "ToolError",
+    "UnknownFaultError",
     "check_usable",
     "error_chain",
     "error_pattern",
@@ -200,6 +202,13 @@ class CassetteImportError(InputError):
 
 class SessionError(InputError):
     """A session folder cannot be used: `PATH: reason`."""
+
+
+class UnknownFaultError(InputError, KeyError):
+    """A fault catalogue has no row of the name asked for; its message lists the rows. A
+    `KeyError` as well, as a lookup by name is (and as `fault_named` raised before)."""
+
+    __str__ = Exception.__str__  # the message as written, not quoted as a KeyError's key
 
 
 class OutputError(HarnessError):

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from harness._cassette.codec import CassetteSource, read_cassette
 from harness._directives import DONE as DONE_LINE
-from harness._exceptions import ANTHROPIC
+from harness._exceptions import ANTHROPIC, UnknownFaultError
 from harness._providers import names, provider as registered, registry_cache
 from harness._providers.anthropic import faults as _anthropic
 from harness._providers.fault_rows import DONE, STALL_MS, Events, Fault, Variant, events_of
@@ -138,11 +138,16 @@ def stream_lines(source: CassetteSource) -> Events:
 
 
 def fault_named(name: str, *, provider: str = ANTHROPIC, host: str | None = None) -> Fault:
-    """The entry of `provider`'s catalogue (on `host`) called `name`; `KeyError` if none."""
-    for fault in catalogue(provider, host=host):
+    """The entry of `provider`'s catalogue (on `host`) called `name`; `UnknownFaultError`
+    (an `InputError`, and a `KeyError`) naming the rows if none."""
+    rows = catalogue(provider, host=host)
+    for fault in rows:
         if fault.name == name:
             return fault
-    raise KeyError(name)
+    where = f"{provider}'s catalogue" + (f" on {host}" if host is not None else "")
+    raise UnknownFaultError(
+        f"no fault {name!r} in {where}; its rows: {', '.join(fault.name for fault in rows)}"
+    )
 
 
 def expected_under(

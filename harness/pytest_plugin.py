@@ -941,7 +941,7 @@ def fault_variant(
     folder keeps its turns: the variant breaks one (`fault_turn=`, default the last), the
     turns before it are answered as recorded.
     """
-    from harness._exceptions import HarnessError
+    from harness._exceptions import HarnessError, UnknownFaultError
     from harness._testing.fault_runs import derive_into, pending_fault
     from harness._testing.plugin_providers import cassette_host, cassette_provider, profile_for
     from harness.faults import fault_named
@@ -957,15 +957,15 @@ def fault_variant(
             cassette_host(harness_cassette),
         )
         fault = fault_named(request.param, provider=provider, host=host)
-    except HarnessError as error:
-        _fail(str(error))
-    except KeyError:
+    except UnknownFaultError:  # an InputError too: told first, with why it can happen
         _fail(
             f"{request.node.nodeid}: {harness_cassette} is a cassette of {provider}, which has "
             f"no fault {request.param}: the rows were chosen when the test was collected, "
             "before the harness_cassette_dir fixture was known; name the cassette's folder "
             "with the marker's dir= or --harness-cassette-dir"
         )
+    except HarnessError as error:
+        _fail(str(error))
     harness_adapter = _provider_adapter(harness_adapter, harness_cassette, request.config)
     mark = cassette_mark(request.node, "fault_variant")
     _check_accept_once(request, mark, provider)

@@ -14,7 +14,9 @@ from conftest import LIBRARY
 from harness import (
     Cassette,
     DoneEvent,
+    InputError,
     TextEvent,
+    UnknownFaultError,
     acollect,
     ato_model_events,
     collect,
@@ -116,3 +118,21 @@ def test_a_fault_refuses_what_is_no_iterable_of_dicts_as_derive_variants_does() 
         fault_named("drop_message_stop").derive(3)
     with pytest.raises(ValueError, match=r"^event 1 is not a dict but NoneType$"):
         fault_named("drop_message_stop").derive((None,))
+
+
+@pytest.mark.parametrize(
+    ("options", "where", "row"),
+    [
+        ({}, "anthropic's catalogue", "drop_message_stop"),
+        ({"provider": "gemini"}, "gemini's catalogue", "drop_finish_reason"),
+        ({"host": "bedrock"}, "anthropic's catalogue on bedrock", "frame_prelude_crc"),
+    ],
+    ids=["anthropic", "gemini", "on-bedrock"],
+)
+def test_fault_named_of_no_row_names_the_rows(options: Any, where: str, row: str) -> None:
+    with pytest.raises(UnknownFaultError) as raised:
+        fault_named("nope", **options)
+    said = str(raised.value)
+    assert said.startswith(f"no fault 'nope' in {where}; its rows: drop_")
+    assert row in said.split("; its rows: ")[1].split(", ")
+    assert isinstance(raised.value, InputError) and isinstance(raised.value, KeyError)
