@@ -19,6 +19,7 @@ from harness import (
     UnknownFaultError,
     acollect,
     ato_model_events,
+    cassette_client,
     collect,
     failure_code,
     failure_to_json,
@@ -136,3 +137,10 @@ def test_fault_named_of_no_row_names_the_rows(options: Any, where: str, row: str
     assert said.startswith(f"no fault 'nope' in {where}; its rows: drop_")
     assert row in said.split("; its rows: ")[1].split(", ")
     assert isinstance(raised.value, InputError) and isinstance(raised.value, KeyError)
+
+
+def test_a_keyword_no_client_takes_is_the_sdks_own_type_error_naming_it() -> None:
+    """Decided: passed through, not rewrapped, since the SDK's message names the keyword
+    and the class it went to (docs/clients.md)."""
+    with pytest.raises(TypeError, match=r"^Anthropic\.__init__\(\) got an unexpected .*'bogus'"):
+        cassette_client(TEXT_ONLY, bogus=3)
