@@ -141,6 +141,22 @@ def test_truncation_needs_some_json_so_a_zero_argument_tool_is_not_truncated() -
     assert "cut_connection_in_tool" in names
 
 
+def test_every_rows_description_reads_as_english_before_a_vowel() -> None:
+    """`harness faults --list` prints each row's description: none says `a` before a
+    word that begins with a vowel (Converse's rows named after an exception did:
+    `a internalServerException event`)."""
+    import re
+
+    wrong = [
+        f"{name} {host}: {fault.description}"
+        for name in PROVIDERS
+        for host in (None, *provider(name).hosted)
+        for fault in catalogue(name, host=host)
+        if re.search(r"\ba [aeiouAEIOU]", fault.description)
+    ]
+    assert wrong == []
+
+
 def test_the_catalogue_reaches_every_code_of_the_error_table() -> None:
     from harness._exceptions import ERROR_TABLE
 

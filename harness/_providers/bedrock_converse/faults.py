@@ -313,7 +313,8 @@ _EXCEPTION_ROWS = tuple(
     Fault(
         f"{name}_mid_stream",
         f"api_error:{name}",
-        f"a {name} event (an exception frame) in the middle of the stream",
+        f"{'an' if name[0] in 'aeiou' else 'a'} {name} event (an exception frame) in the "
+        "middle of the stream",
         _exception(name),
     )
     for name in EXCEPTIONS
