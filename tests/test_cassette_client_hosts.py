@@ -33,6 +33,16 @@ ASK: Any = {
 CLASSES = {"bedrock": "AnthropicBedrock", "vertex": "AnthropicVertex", "direct": "Anthropic"}
 
 
+def as_direct(body: Any) -> Any:
+    """An error body as the direct API words it: a refusal of the harness's at a Bedrock
+    path is in Bedrock's shape (`{"message", "__type"}`, which boto3 reads too), the same
+    message the direct API's `not_found_error` carries."""
+    if isinstance(body, dict) and "__type" in body:
+        assert body["__type"] == "ResourceNotFoundException", body
+        return {"type": "error", "error": {"type": "not_found_error", "message": body["message"]}}
+    return body
+
+
 def _outcome(client: Any, *, stream: bool) -> list[Any]:
     seen: list[Any] = []
     try:
@@ -44,7 +54,7 @@ def _outcome(client: Any, *, stream: bool) -> list[Any]:
         else:
             seen.append(client.messages.create(**ASK).to_dict(warnings=False))
     except anthropic.APIStatusError as error:
-        seen.append((type(error).__name__, error.status_code, error.body))
+        seen.append((type(error).__name__, error.status_code, as_direct(error.body)))
     return seen
 
 

@@ -101,14 +101,15 @@ def test_a_cassette_at_another_providers_path_gets_the_404_that_paths_clients_re
                 replayer.respond("POST", path, {}, json.dumps(BODY).encode())
             said = str(refused.value)
             assert f"is POST {path}, but {cassette} is a cassette of {mine.name}," in said
-            refusal = error_json(other, 404, f"stream-harness: {said}")
+            refusal = error_json(other, 404, f"stream-harness: {said}", path)
             status, body = _post(url, path, cassette)
             assert (status, json.loads(body)) == (404, refusal), path
-            # in-process too, in the error shape of the path's provider: boto3 reads a
-            # message only where Bedrock puts one, google-genai a status where Google does
+            # in-process too, in the error shape of the path's provider (at a Bedrock
+            # path, Bedrock's: boto3 reads a message only where Bedrock puts one),
+            # google-genai a status where Google does
             answered = _in_process(cassette, path)  # its first request
             first = re.sub(r"^request \d+ ", "request 1 ", said)
-            refusal = error_json(other, 404, f"stream-harness: {first}")
+            refusal = error_json(other, 404, f"stream-harness: {first}", path)
             assert (answered.status_code, answered.json()) == (404, refusal), path
 
 
@@ -129,7 +130,13 @@ def test_a_cassette_is_answered_at_each_path_of_its_own_dialect(
 
 
 #: Calls an SDK makes besides the streamed one, at paths no provider's cassettes answer.
-OTHER_CALLS = [("POST", "/v1/messages/count_tokens"), ("GET", "/v1/models")]
+OTHER_CALLS = [
+    ("POST", "/v1/messages/count_tokens"),
+    ("GET", "/v1/models"),
+    # AnthropicVertex's count_tokens (it was answered as a Message at Vertex's rawPredict)
+    ("POST", "/v1/projects/p/locations/l/publishers/anthropic/models/count-tokens:rawPredict"),
+    ("POST", "/model/m/count-tokens"),  # boto3's count_tokens
+]
 
 
 @pytest.mark.parametrize("ours", CONTRACT)

@@ -49,6 +49,16 @@ def served() -> Iterator[tuple[str, CassetteServer]]:
         yield url, server
 
 
+def as_direct(body: Any) -> Any:
+    """An error body as the direct API words it: a refusal of the harness's at a Bedrock
+    path is in Bedrock's shape (`{"message", "__type"}`, which boto3 reads too), the same
+    message the direct API's `not_found_error` carries."""
+    if isinstance(body, dict) and "__type" in body:
+        assert body["__type"] == "ResourceNotFoundException", body
+        return {"type": "error", "error": {"type": "not_found_error", "message": body["message"]}}
+    return body
+
+
 def _outcome(client: Any, name: str, *, stream: bool) -> list[Any]:
     """What the code sees: each event (or the message), then what was raised (its class
     and body; its message names the path, which is the host's)."""
@@ -63,7 +73,7 @@ def _outcome(client: Any, name: str, *, stream: bool) -> list[Any]:
                 client.messages.create(**ASK, extra_headers=headers).to_dict(warnings=False)
             )
     except anthropic.APIStatusError as error:
-        seen.append((type(error).__name__, error.status_code, error.body))
+        seen.append((type(error).__name__, error.status_code, as_direct(error.body)))
     except Exception as error:  # a cut: the connection error the client raises
         seen.append(type(error).__name__)
     return seen

@@ -28,7 +28,9 @@ answer in (the first in the registry's order served there: `harness serve` route
 to it, and a cassette of another answers none of them); `framed_as(content_type)` the
 host whose framing an answer's content type names; `framed(framing, host)` the frames a
 dialect's stream travels in there (the host's, else the dialect's own:
-`Framing.frames`), None for SSE.
+`Framing.frames`), None for SSE; `error_answer_at(path)` the error shape a host's
+clients read at its paths (Bedrock's `{"message", "__type"}` at any `/model/{id}/...`,
+read by boto3 and the Anthropic SDK alike), for the harness's own refusals there.
 """
 
 from __future__ import annotations
@@ -45,7 +47,17 @@ from harness._providers.answers import AnswerReader
 from harness._providers.frame_rows import Framed
 from harness._providers.wire import Framing
 
-__all__ = ["HOSTS", "Host", "Hosted", "framed", "framed_as", "host", "hosted_at", "served_at"]
+__all__ = [
+    "HOSTS",
+    "Host",
+    "Hosted",
+    "error_answer_at",
+    "framed",
+    "framed_as",
+    "host",
+    "hosted_at",
+    "served_at",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +82,10 @@ class Host:
     #: the streamed call an export writes (`{model}` the model, quoted): a region's
     #: endpoint, placeholders where the recorded call named a project
     export_url: str = ""
+    #: the paths whose error answers its clients read in a shape of the host's own, and
+    #: that shape (status, message -> JSON); None: the served dialect's shape is read
+    error_area: re.Pattern[str] | None = None
+    error_answer: Callable[[int, str], dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +124,8 @@ HOSTS: Final[Mapping[str, Host]] = {
         bedrock.FramedReader,
         Framed(bedrock.encode_event, bedrock.EventDecoder),
         "https://bedrock-runtime.us-east-1.amazonaws.com/model/{model}/invoke-with-response-stream",
+        bedrock.ERROR_AREA,
+        bedrock.error_answer,
     ),
     "vertex": Host(
         "vertex",
@@ -144,6 +162,18 @@ def hosted_at(path: str) -> Hosted | None:
             match = pattern.search(path)
             if match is not None and match.end() == len(path):
                 return Hosted(found, unquote(match["model"]), stream)
+    return None
+
+
+def error_answer_at(path: str) -> Callable[[int, str], dict[str, Any]] | None:
+    """The error shape of the host whose `error_area` `path` is in (Bedrock's at any
+    `/model/{id}/...`, which boto3 and the Anthropic SDK both read), else None."""
+    for found in HOSTS.values():
+        area = found.error_area
+        if area is not None and found.error_answer is not None:
+            match = area.search(path)
+            if match is not None and match.end() == len(path):
+                return found.error_answer
     return None
 
 

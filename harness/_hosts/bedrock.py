@@ -51,6 +51,7 @@ from harness._redact import excerpt
 
 __all__ = [
     "CONTENT_TYPE",
+    "ERROR_AREA",
     "PLAIN_PATH",
     "STREAM_PATH",
     "EventDecoder",
@@ -58,6 +59,7 @@ __all__ = [
     "encode_event",
     "encode_exception",
     "encode_frame",
+    "error_answer",
 ]
 
 #: The answer's content type.
@@ -66,6 +68,9 @@ CONTENT_TYPE: Final = "application/vnd.amazon.eventstream"
 #: segment of a `request_path`, an ARN's `/` kept `%2F` there, as the SDKs send it.
 STREAM_PATH: Final = re.compile(r"/model/(?P<model>[^/]+)/invoke-with-response-stream")
 PLAIN_PATH: Final = re.compile(r"/model/(?P<model>[^/]+)/invoke")
+#: Every call of Bedrock's runtime names its model so (`/model/{id}/invoke`, `/converse`,
+#: `/count-tokens`, ...): the paths whose error answers a Bedrock client reads.
+ERROR_AREA: Final = re.compile(r"/model/[^/]+/[^/]+")
 _CHUNK: Final = {
     ":event-type": "chunk",
     ":content-type": "application/json",
@@ -80,6 +85,22 @@ def encode_event(event: dict[str, Any]) -> bytes:
     data = base64.b64encode(orjson.dumps(event)).decode()
     pad = _PADDING[: len(data) % len(_PADDING)]
     return encode_frame(_CHUNK, orjson.dumps({"bytes": data, "p": pad}))
+
+
+def error_answer(status: int, message: str) -> dict[str, Any]:
+    """A refusal of ours at a Bedrock path (`ERROR_AREA`), in Bedrock's JSON error shape:
+    boto3 reads its `message` and takes `__type` as the error's code; the Anthropic SDK's
+    Bedrock client shows the body whole, as it shows Bedrock's own errors. The direct
+    API's shape there left boto3 an empty message ("An error occurred (404) ...: ")."""
+    if status == 404:
+        name = "ResourceNotFoundException"
+    elif status == 429:
+        name = "ThrottlingException"
+    elif status >= 500:
+        name = "InternalServerException"
+    else:
+        name = "ValidationException"
+    return {"message": message, "__type": name}
 
 
 def encode_exception(name: str, message: str) -> bytes:

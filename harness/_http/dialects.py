@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness._hosts import HOSTS, hosted_at, served_at
+from harness._hosts import HOSTS, error_answer_at, hosted_at, served_at
 from harness._providers import Provider, providers, registry_cache
 from harness._providers.wire import at_endpoint
 
@@ -96,8 +96,10 @@ def _harness_error(status: int, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 
-def error_json(found: Provider | None, status: int, message: str) -> dict[str, Any]:
-    """The error answer a client of provider `found` reads (its framing's `error_answer`;
-    the harness's own shape when it has none, or for a path of no provider)."""
-    answer = found.framing.error_answer if found is not None else None
+def error_json(found: Provider | None, status: int, message: str, path: str = "") -> dict[str, Any]:
+    """The error answer a client of provider `found` reads at `path`: the shape of the
+    host whose paths it is at (Bedrock's, which boto3 reads as the Anthropic SDK does:
+    `error_answer_at`), else `found`'s framing's `error_answer`; the harness's own shape
+    when it has none, or for a path of no provider."""
+    answer = error_answer_at(path) or (found.framing.error_answer if found is not None else None)
     return answer(status, message) if answer is not None else _harness_error(status, message)

@@ -277,8 +277,13 @@ class CassetteServer:
         self._played: set[int] = set()
         #: each provider's cassettes (their numbers), in answer order
         self._of: dict[str, list[int]] = {}
+        dialects: dict[str, Provider] = {}
         for number, cassette in enumerate(self.cassettes):
             self._of.setdefault(cassette.provider, []).append(number)
+            dialects.setdefault(cassette.provider, cassette.dialect)
+        #: the one provider served, whose clients read a refusal at a path of no provider's
+        #: (google-genai's `countTokens`); None when several are
+        self._only = next(iter(dialects.values())) if len(dialects) == 1 else None
         self._numbers = {id(cassette): number for number, cassette in enumerate(self.cassettes)}
         self._in_order: dict[str, int] = {}  # provider -> how many of its own were answered
         #: the cassettes answered from, by number, the latest last (one entry a cassette)
@@ -307,8 +312,9 @@ class CassetteServer:
         return self._first_names.get(id(cassette)) or os.path.basename(cassette.path)
 
     def _error_answer(self, path: str, status: int, message: str) -> web.Response:
-        """An error answer in the shape the client of `path`'s provider reads."""
-        found = provider_of_path("POST", path) or provider_of_path("GET", path)
+        """An error answer in the shape the client of `path`'s provider reads (at a path of
+        no provider's, the one provider served, if one is: its client sent it)."""
+        found = provider_of_path("POST", path) or provider_of_path("GET", path) or self._only
         body = error_json(found, status, message, path)
         return web.json_response(body, status=status)
 

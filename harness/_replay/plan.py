@@ -40,7 +40,7 @@ from typing import Any, Final, overload
 from harness._cassette.codec import Cassette, DirectiveHandler, KeptCassette, pass_over
 from harness._directives import AT, CUT, DONE, FRAME, HTTP_ERROR, STALL
 from harness._exceptions import APIErrorEvent, ReplayError
-from harness._hosts import Host, framed
+from harness._hosts import Host, error_answer_at, framed
 from harness._providers import Provider
 from harness._providers.frame_rows import UNFRAMED, Framed, broken_frame, own_frame
 from harness._providers.wire import Delimited
@@ -376,15 +376,18 @@ def _message_pieces(cassette: Cassette) -> PlannedResponse:
     return PlannedResponse(200, dict(JSON_HEADERS), iter([*before, *tail]))
 
 
-def replay_error_response(error: Exception, found: Provider | None = None) -> PlannedResponse:
+def replay_error_response(
+    error: Exception, found: Provider | None = None, path: str = ""
+) -> PlannedResponse:
     """How a transport or `harness serve` answers a request the cassettes cannot (`error`:
     a `ReplayError`, a name no cassette has): a 404 the SDK does not retry, in the error
-    shape of the provider `found` the request is for (its framing's `error_answer`;
-    Anthropic's when it has none), whose message is the error's, so the code under test
-    fails with that line whichever SDK reads it (boto3 reads a message only where Bedrock
-    puts one)."""
+    shape of the host whose paths `path` is at (Bedrock's at any `/model/{id}/...`:
+    `error_answer_at`), else of the provider `found` the request is for (its framing's
+    `error_answer`; Anthropic's when it has none), whose message is the error's, so the
+    code under test fails with that line whichever SDK reads it (boto3 reads a message
+    only where Bedrock puts one, google-genai a status only where Google does)."""
     message = f"stream-harness: {error}"
-    answer = found.framing.error_answer if found is not None else None
+    answer = error_answer_at(path) or (found.framing.error_answer if found is not None else None)
     body = (
         answer(404, message)
         if answer is not None

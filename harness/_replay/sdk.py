@@ -115,7 +115,8 @@ class ReplayTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
     """An in-process transport: each request is answered by `replayer`, no socket opened.
 
     A request the cassettes cannot answer gets `replay_error_response` (a 404 the SDK
-    does not retry, carrying the `ReplayError`'s line); an unusable cassette raises its
+    does not retry, carrying the `ReplayError`'s line, in the error shape its SDK reads:
+    the path's, else that of the cassettes' provider); an unusable cassette raises its
     `CassetteError` from the body, so a streaming reader gets it unwrapped.
     """
 
@@ -129,7 +130,7 @@ class ReplayTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
                 request.method, path, request.headers, body, dict(request.url.params)
             )
         except ReplayError as error:
-            planned = replay_error_response(error, provider_at(path))
+            planned = replay_error_response(error, provider_at(path) or self._read_as(), path)
         except CassetteError as error:  # kept in the replayer's errors, raised from the body
             planned = PlannedResponse(200, {}, _raising(error))
         timeout = request.extensions.get("timeout", {}).get("read")
@@ -139,6 +140,13 @@ class ReplayTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
             stream=_PlannedStream(planned.body, timeout),
             request=request,
         )
+
+    def _read_as(self) -> Provider | None:
+        """The provider whose SDK reads this transport's answers, for a refusal at a path
+        of no provider's (google-genai's `countTokens`): its cassettes' (one client reads
+        one SDK's), so that the SDK reads the refusal's status and message."""
+        cassettes = self.replayer.cassettes
+        return cassettes[0].dialect if cassettes else None
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         return self._respond(request, request.read())

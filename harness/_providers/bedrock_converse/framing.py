@@ -12,7 +12,9 @@ frame has `:message-type` `exception` and `:exception-type` its name, its payloa
 Not streamed (`POST /model/{modelId}/converse`), the events fold into the `Converse`
 answer (`converse_from_events`): `output.message` with its content blocks in index
 order (text joined, a tool's input parsed, reasoning with its signature), `stopReason`,
-`usage` and `metrics` from `metadata`. An exception line answers as the HTTP error it
+`usage` and `metrics` from `metadata`; a stream with no `messageStart` or cut before its
+`messageStop` holds no answer, and the request is refused (`ReplayError`, the 404 that
+names the cassette). An exception line answers as the HTTP error it
 stands for (raised as `APIErrorEvent`: its status, its body as Bedrock's JSON errors
 are, `message` and `__type`). The model is in the path (`PATHS`), so the request's body
 is kept with it put back (`harness._providers.wire.ModelPaths`).
@@ -199,8 +201,11 @@ def _block(kind: str, pieces: list[Any], start: dict[str, Any]) -> dict[str, Any
 
 def converse_from_events(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """The `Converse` answer a non-streaming request gets for these events; an exception
-    line raises `APIErrorEvent`, no messageStart `ValueError`."""
+    line raises `APIErrorEvent`, no messageStart or no messageStop `ValueError` (a
+    stream cut before its stop holds no answer: a `Converse` answer always has its
+    `stopReason`, and one without it was read by boto3 as an answer lacking the key)."""
     role: Any = None
+    stopped = False
     blocks: dict[Any, tuple[str, list[Any], dict[str, Any]]] = {}
     stop: dict[str, Any] = {}
     metadata: dict[str, Any] = {}
@@ -224,11 +229,16 @@ def converse_from_events(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
             value = delta.get(kind)
             block[1].append(_object(value).get("input") if kind == "toolUse" else value)
         elif name == "messageStop":
-            stop = event
+            stop, stopped = event, True
         elif name == "metadata":
             metadata = event
     if role is None:
         raise ValueError("the cassette holds no messageStart to fold")
+    if not stopped:
+        raise ValueError(
+            "its stream ends before messageStop, so it holds no Converse answer "
+            "(one always has a stopReason)"
+        )
     content = [_block(*blocks[index]) for index in sorted(blocks, key=_order)]
     answer: dict[str, Any] = {
         "output": {"message": {"role": role, "content": content}},
