@@ -468,6 +468,19 @@ def test_recording_on_a_host_without_its_credentials_skips_saying_what_to_set(
     result.assert_outcomes(skipped=2)
     result.stdout.fnmatch_lines([f"*record mode missing: recording */new_stream.jsonl live {why}"])
     assert not (project.path / "cassettes" / "new_stream.jsonl").exists()
+    # replaying, the missing cassette's hint says how it is recorded on the host: no key
+    # of the API's opts in there, so ANTHROPIC_API_KEY is not named
+    replayed = project.runpytest()
+    replayed.assert_outcomes(errors=2)
+    named = CLASSES[host].removeprefix("Anthropic")
+    replayed.stdout.fnmatch_lines(
+        [
+            "*cassette not found: */new_stream.jsonl (record it with --harness-record=missing, "
+            f"live through Anthropic on {named} with your own credentials, found where its SDK "
+            "finds them)"
+        ]
+    )
+    assert "ANTHROPIC_API_KEY" not in replayed.stdout.str()
 
 
 @pytest.mark.slow

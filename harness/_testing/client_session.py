@@ -145,6 +145,17 @@ class ClientSession:
             return f"through {live.named}: {error}"
         return None
 
+    def _how_to_record(self) -> str:
+        """How a missing cassette is recorded: with the API's key, or on a host (no key of
+        the API's opts in there) through its client with the user's own credentials."""
+        live = self._live_sdk()
+        if live.live_credentials is None:
+            return f"record it with --harness-record=missing and {self.key_variable} set"
+        return (
+            f"record it with --harness-record=missing, live through {live.named} with your "
+            "own credentials, found where its SDK finds them"
+        )
+
     @staticmethod
     def _is_session(path: Path) -> bool:
         return path.is_dir() or path.suffix != ".jsonl"
@@ -176,10 +187,7 @@ class ClientSession:
                 return None
         for path in self.paths if records else []:
             if not path.exists():
-                raise InputError(
-                    f"cassette not found: {path} (record it with --harness-record=missing "
-                    f"and {self.key_variable} set)"
-                )
+                raise InputError(f"cassette not found: {path} ({self._how_to_record()})")
         if self.fault is None:
             # Each cassette read, checked and encoded once a session (`harness._replay.cache`).
             self._replayer = Replayer(kept_cassettes(self.paths), match_on=self.match_on)
