@@ -354,8 +354,9 @@ def test_no_retries(fault_variant, harness_client):
     result.stdout.fnmatch_lines(
         [
             "E       AssertionError: classify raised RateLimitError: *429* on "
-            "http_429_then_ok: the SDK's own retry recovers from it (the harness's adapter "
-            "completes the stream)",
+            "http_429_then_ok: a retry recovers from it (the harness's adapter completes the "
+            "stream), the SDK's own where it retries by default, else one the client or the "
+            "request sets up",
             "SKIPPED [[]1[]] test_inner.py:*: fault drop_message_stop breaks a stream, and the "
             "code made a non-streaming request (answered with a Message)",
         ]

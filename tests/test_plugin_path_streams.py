@@ -44,11 +44,20 @@ def gemini_stream(client):
 
 def gemini(client):
     return client.models.generate_content(model="gemini-2.5-flash", contents="Hi")
+
+
+def gemini_stream_retried(client):
+    from google.genai import types
+
+    retried = types.HttpOptions(retry_options=types.HttpRetryOptions(attempts=3))
+    config = types.GenerateContentConfig(http_options=retried)
+    stream = client.models.generate_content_stream
+    return list(stream(model="gemini-2.5-flash", contents="Hi", config=config))
 """
 
 TESTS = """
 import pytest
-from app import converse, converse_stream, gemini, gemini_stream
+from app import converse, converse_stream, gemini, gemini_stream, gemini_stream_retried
 
 @pytest.mark.cassette("converse")
 def test_converse_stream(harness_client, fault_variant):
@@ -69,6 +78,11 @@ def test_gemini_stream(harness_client, fault_variant):
 def test_gemini(harness_client, fault_variant):
     with fault_variant.expect_failure():
         gemini(harness_client)
+
+@pytest.mark.cassette("gemini")
+def test_gemini_stream_retried(harness_client, fault_variant):
+    with fault_variant.expect_failure():
+        gemini_stream_retried(harness_client)
 """
 
 
@@ -156,3 +170,29 @@ def test_a_skipped_stream_row_names_what_the_cassettes_provider_answers_a_plain_
             ]
         )
     assert "Message JSON" not in result.stdout.str()
+
+
+@pytest.mark.slow
+def test_a_429_is_recovered_by_a_retry_google_genai_makes_only_when_told(
+    project: pytest.Pytester,
+) -> None:
+    """google-genai retries only with `retry_options`: code without them raises on
+    `http_429_then_ok`, told that a retry recovers from it (not that the SDK's own does);
+    code that sets them up for its request recovers."""
+    ids = [
+        f"test_inner.py::{test}[http_429_then_ok]"
+        for test in ("test_gemini_stream", "test_gemini_stream_retried")
+    ]
+    result = project.runpytest(*ids)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E       AssertionError: gemini_stream raised ClientError: 429 * on "
+            "http_429_then_ok: a retry recovers from it (the harness's adapter completes the "
+            "stream), the SDK's own where it retries by default, else one the client or the "
+            "request sets up"
+        ]
+    )
+    rows = fault_rows(result)
+    assert rows["test_gemini_stream"] == ["not recovered (1): http_429_then_ok"]
+    assert rows["test_gemini_stream_retried"] == ["caught (1): http_429_then_ok"]

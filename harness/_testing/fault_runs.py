@@ -14,8 +14,9 @@ raised anything (it noticed; given exception types, one of those), and fails wit
 line naming the function and what it returned when the broken stream was accepted
 silently, unless the marker's `accept=` says why the code accepts that row on purpose.
 For a row whose expected outcome is `done` it is the other way round: the code must
-return normally. Raising is `not recovered` on the row the SDK's own retry recovers from
-(`http_429_then_ok`, a session whose first answer is retried), and a crash on any other
+return normally. Raising is `not recovered` on the row a retry recovers from
+(`http_429_then_ok`, a session whose first answer is retried: the SDK's own where it
+retries by default, else one the client or the request sets up), and a crash on any other
 (a deviation the adapter tolerates, Chat's `repeat_call_identity`). Each case keeps its
 `verdict`, which the plugin sums up at the end of the run.
 """
@@ -402,8 +403,9 @@ class ExpectFailure:
         if case.recoverable and error is not None and case.fault.before:
             case.verdict = "not recovered"
             return (
-                f"{code} raised {_first_line(error)} on {name}: the SDK's own retry recovers "
-                "from it (the harness's adapter completes the stream)"
+                f"{code} raised {_first_line(error)} on {name}: a retry recovers from it (the "
+                "harness's adapter completes the stream), the SDK's own where it retries by "
+                "default, else one the client or the request sets up"
             )
         if case.recoverable and error is not None:
             case.verdict = "crashed"
