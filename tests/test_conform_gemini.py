@@ -33,15 +33,15 @@ def test_the_default_cases_are_the_library_its_policy_variant_and_the_fault_rows
     assert library <= names
     assert "errors/unsupported_finish_reason.max_tokens_accepted" in names
     assert "text.cut_mid_event" in names and "parallel_tools.http_429_then_ok" in names
-    assert (len(cases), sum(case.wire for case in cases)) == (131, 32)  # docs/conform.md
+    assert (len(cases), sum(case.wire for case in cases)) == (141, 32)  # docs/conform.md
     text = " ".join((ROOT / "docs" / "conform.md").read_text().split())
-    assert "131 cases, 32 of them wire-level" in text
+    assert "141 cases, 32 of them wire-level" in text
 
 
 def test_the_reference_adapter_agrees_on_every_case_on_standard_input() -> None:
     result = conform("--provider", "gemini", "--persistent", "--", *REFERENCE)
     assert result.output.splitlines() == [
-        "99/99 cases agree (32 wire-level cases skipped: --serve runs them)"
+        "109/109 cases agree (32 wire-level cases skipped: --serve runs them)"
     ]
 
 
@@ -49,7 +49,7 @@ def test_the_reference_adapter_agrees_on_every_case_on_standard_input() -> None:
 def test_google_genai_behind_serve_agrees_on_all_but_the_chunk_it_refuses_itself() -> None:
     result = conform("--provider", "gemini", "--serve", "--persistent", "--", *SERVED)
     lines = result.output.splitlines()
-    assert lines[-1] == "130/131 cases agree"
+    assert lines[-1] == "140/141 cases agree"
     assert lines[0].startswith(
         "errors/non_object_tool_input: expected non_object_tool_input, got an error no row "
         "of the table recognises: 'google-genai: GenerateContentResponse'"

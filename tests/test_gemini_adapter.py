@@ -381,3 +381,16 @@ def test_the_finish_on_every_chunk_row_is_the_stream_gemini_pro_sent() -> None:
     assert variant.expected_code == "chunk_after_finish"
     assert code_of(variant.events) == "chunk_after_finish"
     assert row("one_tool.jsonl") is None
+
+
+def test_the_prompt_blocked_row_replaces_the_answer_by_the_apis_blocked_chunk() -> None:
+    """What the API sends for a prompt it blocked, as the row makes it from any answer:
+    the lines before the first chunk kept, then `promptFeedback.blockReason` alone."""
+    from harness.faults import derive_variants, stream_lines
+
+    library = Path(__file__).resolve().parent.parent / "cassettes" / "gemini"
+    variants = derive_variants(stream_lines(library / "parallel_tools.jsonl"), provider="gemini")
+    [variant] = [v for v in variants if v.fault.name == "prompt_blocked"]
+    [blocked] = variant.events
+    assert blocked["promptFeedback"] == {"blockReason": "SAFETY"} and "candidates" not in blocked
+    assert variant.expected_code == code_of(variant.events) == "prompt_blocked"

@@ -139,6 +139,27 @@ def second_candidate(events: Events) -> Events | None:
     return broken
 
 
+def prompt_blocked(events: Events) -> Events | None:
+    """The answer replaced by the chunk the API sends for a prompt it blocked:
+    `promptFeedback.blockReason` and no candidates (the prompt's usage alone)."""
+    span = _span(events)
+    if span is None:
+        return None
+    first = events[span[0]]
+    usage = first.get("usageMetadata")
+    prompt = usage.get("promptTokenCount") if isinstance(usage, dict) else None
+    if type(prompt) is not int:
+        prompt = 0
+    blocked: dict[str, Any] = {
+        "promptFeedback": {"blockReason": "SAFETY"},
+        "usageMetadata": {"promptTokenCount": prompt, "totalTokenCount": prompt},
+    }
+    blocked.update(
+        {k: copy.deepcopy(first[k]) for k in ("modelVersion", "responseId") if k in first}
+    )
+    return [*copy.deepcopy(events[: span[0]]), blocked]
+
+
 def server_error_mid_stream(events: Events) -> Events | None:
     span = _span(events)
     if span is None:
@@ -229,6 +250,13 @@ CATALOGUE: tuple[Fault, ...] = (
         "multiple_candidates",
         "the first chunk carries candidate 1 beside candidate 0 (as candidateCount 2 sends)",
         second_candidate,
+    ),
+    Fault(
+        "prompt_blocked",
+        "prompt_blocked",
+        "the answer replaced by the API's chunk for a blocked prompt: promptFeedback."
+        "blockReason SAFETY and no candidates",
+        prompt_blocked,
     ),
     Fault(
         "server_error_mid_stream",
