@@ -21,7 +21,7 @@ from harness._http.hosting import ServerThread
 from harness._http.server import CassetteServer
 from harness._providers.eventstream import FrameError
 from harness._providers.frame_rows import FRAME_ROWS
-from harness._replay.direct import failure_code, replay_outcome
+from harness._replay.direct import failure_code, frame_error, replay_outcome
 from harness._testing.coverage import outcome_code
 from harness._testing.fault_runs import run_fault
 from harness.faults import catalogue, derive_variants, stream_lines
@@ -88,6 +88,26 @@ def test_each_row_comes_to_its_code_directly_and_through_the_guarded_bedrock_cli
     with harness.cassette_client(path, match_on=None, max_retries=0) as client:
         assert isinstance(client, anthropic.AnthropicBedrock)  # the header's host
         assert _read(harness.strict(client)) == expected
+
+
+@pytest.mark.parametrize("name", [row for row in ROWS if row != "exception_mid_stream"])
+def test_direct_replay_names_the_frame_at_fault_by_its_place_in_the_body_as_the_guard_does(
+    tmp_path: Path, name: str
+) -> None:
+    """Direct replay reads the broken frame alone; it still names it as the guard, reading
+    the whole body, does (`frame 11: ...`), not as the first."""
+    path, _ = _variant(tmp_path, name)
+    direct = replay_outcome(path).error
+    guarded: BaseException | None = None
+    with harness.cassette_client(path, match_on=None, max_retries=0) as client:
+        try:
+            for _ in harness.strict(client).messages.create(**ASK, stream=True):
+                pass
+        except Exception as error:
+            guarded = frame_error(error)
+    assert isinstance(direct, FrameError) and isinstance(guarded, FrameError)
+    assert str(direct) == str(guarded)
+    assert not str(direct).startswith("frame 1:")
 
 
 #: What the SDK makes of each row without the guard: botocore refuses a bad CRC, but

@@ -31,7 +31,7 @@ from typing import Any, Final, Protocol
 import orjson
 
 from harness._directives import FRAME, FRAME_FAULTS
-from harness._providers.eventstream import encode_frame
+from harness._providers.eventstream import FrameError, encode_frame
 from harness._providers.fault_rows import Events, Fault
 
 __all__ = [
@@ -100,6 +100,7 @@ class FramedReplay:
     def __init__(self, framed: Framed) -> None:
         self._framed = framed
         self._fault: str | None = None
+        self._frames = 0  # the body's frames so far, this one's included
 
     def directive(self, data: dict[str, Any]) -> list[dict[str, Any]]:
         """The events a `frame` line comes to (an exception frame's error event), or the
@@ -107,22 +108,35 @@ class FramedReplay:
         if "fault" in data:
             self._fault = str(data["fault"])
             return []
-        decoder = self._framed.decoder()
-        events = decoder.feed(own_frame(data))
-        decoder.finish()
-        return events
+        return self._read(own_frame(data), ends=True)
 
     def event(self, data: dict[str, Any]) -> dict[str, Any]:
         """The event line as its frame reads back: itself, unless a `fault` broke it."""
         fault, self._fault = self._fault, None
         if fault is None:
+            self._frames += 1
             return data
-        decoder = self._framed.decoder()
         frame, ends = broken_frame(self._framed.encode(data), fault)
-        events = decoder.feed(frame)
-        if ends:
-            decoder.finish()
-        return events[0]  # unreached: every fault raises, at the feed or at the end
+        return self._read(frame, ends=ends)[0]  # unreached: every fault raises
+
+    def _read(self, frame: bytes, *, ends: bool) -> list[dict[str, Any]]:
+        """`frame` read by a reader of its own, a `FrameError` naming it by its place in
+        the body (`frame 11: ...`), as a reader of the whole body names it."""
+        self._frames += 1
+        decoder = self._framed.decoder()
+        try:
+            events = decoder.feed(frame)
+            if ends:
+                decoder.finish()
+        except FrameError as error:
+            first = "frame 1:"
+            told = str(error)
+            if self._frames == 1 or not told.startswith(first):
+                raise
+            placed = FrameError(error.code, f"frame {self._frames}:{told[len(first) :]}")
+            placed.before = error.before
+            raise placed from None
+        return events
 
 
 # -- the rows -----------------------------------------------------------------------------------
