@@ -250,6 +250,22 @@ def test_default_output_heads_each_of_several_cassettes_with_its_path() -> None:
     assert lines.index(f"== {second}") == lines.index("done") + 1
 
 
+@pytest.mark.parametrize("command", ["replay", "validate", "coverage"])
+def test_a_folder_named_jsonl_below_a_folder_is_looked_into_not_read(
+    tmp_path: Path, command: str
+) -> None:
+    # `harness faults GOOD --out runs/GOOD.jsonl` leaves such a folder: it was read as a
+    # cassette, `runs/good.jsonl:1: cannot read: a folder, not a cassette file`, exit 2.
+    inside = tmp_path / "runs" / "good.jsonl"
+    inside.mkdir(parents=True)
+    (inside / "text_only.jsonl").write_bytes((LIBRARY / "text_only.jsonl").read_bytes())
+    result = run(command, str(tmp_path / "runs"))
+    assert "cannot read" not in result.stderr
+    assert result.exit_code == (1 if command == "coverage" else 0), result.output
+    # replay names no cassette of one; validate and coverage name it
+    assert ("done\n" if command == "replay" else "good.jsonl/text_only.jsonl") in result.output
+
+
 @pytest.mark.parametrize("command", ["replay", "validate"])
 def test_a_folder_without_cassettes_gives_exit_2(tmp_path: Path, command: str) -> None:
     result = run(command, str(tmp_path))

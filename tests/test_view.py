@@ -485,6 +485,17 @@ def test_a_run_folder_is_a_table_of_outcomes_each_stream_under_it(tmp_path: Path
     assert drop.one("tr", "row-failed").one("span", "code").text() == "unclosed_tool_blocks"
 
 
+def test_a_run_folder_looks_into_a_folder_named_jsonl(tmp_path: Path) -> None:
+    # It was read as a cassette: `...good.jsonl:1: cannot read: a folder`, exit 2.
+    inside = tmp_path / "runs" / "good.jsonl"
+    inside.mkdir(parents=True)
+    (inside / "text_only.jsonl").write_bytes((LIBRARY / "text_only.jsonl").read_bytes())
+    result = run("view", tmp_path / "runs", "--out", tmp_path / "run.html")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.endswith(": a run: 1 cassettes, 0 not as expected\n")
+    assert "good.jsonl/text_only.jsonl" in (tmp_path / "run.html").read_text()
+
+
 # The command: output, defaults, bad input -------------------------------------------------
 
 

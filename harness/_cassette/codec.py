@@ -549,12 +549,14 @@ def expand_paths(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
 ) -> list[str]:
     """Files as given (one path alone is a list of one); a folder means every `*.jsonl`
-    below it, recursively, sorted. Anything but paths is an `InputError`: a string read
-    as a sequence would be its characters, `/` among them."""
+    file below it, recursively, sorted (a folder named `*.jsonl` is looked into, not
+    read as a cassette). Anything but paths is an `InputError`: a string read as a
+    sequence would be its characters, `/` among them."""
     expanded: list[str] = []
     for given in path_list(paths):
         if os.path.isdir(given):
-            expanded.extend(sorted(str(found) for found in Path(given).rglob("*.jsonl")))
+            below = Path(given).rglob("*.jsonl")
+            expanded.extend(sorted(str(found) for found in below if not found.is_dir()))
         else:
             expanded.append(given)
     return expanded

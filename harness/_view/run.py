@@ -64,7 +64,7 @@ def run_page(folder: str | os.PathLike[str], *, title: str | None = None) -> Run
     """The page of a folder of cassettes. Raises `CassetteError` for an unusable one,
     `InputError` for a folder holding none."""
     root = Path(folder)
-    paths = sorted(root.rglob("*.jsonl"))
+    paths = sorted(path for path in root.rglob("*.jsonl") if not path.is_dir())
     if not paths:
         raise InputError(f"{os.fspath(root)}: no cassette (*.jsonl) in this folder")
     rows, streams, unexpected = [], [], 0
