@@ -203,7 +203,8 @@ def test_megabytes_of_white_space_between_elements_are_passed_over() -> None:
 
 
 JSON: Any = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(),
+    # within 64 bits: past them orjson reads the nearest double (docs/reliability.md)
+    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
     max_leaves=12,
 )
@@ -230,3 +231,14 @@ def test_any_array_of_objects_cut_anywhere_reads_as_json_reads_it(
     with pytest.MonkeyPatch.context() as patch:  # stretches short enough to end anywhere
         patch.setattr(jsonarray, "STEP", step)
         assert list(elements_from_chunks(body[a:b] for a, b in pairwise(at))) == elements
+
+
+def test_an_integer_past_64_bits_is_read_as_orjson_reads_it() -> None:
+    """The decision docs/reliability.md states: an event's JSON is orjson's reading, whose
+    integer past 64 bits is the nearest double (`json.loads` would keep it exact)."""
+    body = (
+        b'[{"big": 18446744073709551616, "low": -9223372036854775809, "max": 18446744073709551615}]'
+    )
+    assert list(elements_from_chunks([body])) == [
+        {"big": 2.0**64, "low": -(2.0**63), "max": 2**64 - 1}
+    ]
