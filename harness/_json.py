@@ -2,10 +2,10 @@
 
 - `strict_json` parses as RFC 8259 defines JSON: no `NaN`/`Infinity`, no number that
   overflows a double, and (as §9 lets a parser) no nesting deeper than `MAX_NESTING`.
-- `MAX_NESTING` (254 levels, `[]` being one) is orjson's encoding limit (from orjson
-  3.12; one level less than before, to which `_encode` holds the older releases), and the
-  cassette reader's: a value the harness accepted can always be written again, sent
-  through `--via sdk` and printed, without a recursion error anywhere.
+- `MAX_NESTING` (254 levels, `[]` being one) is orjson's encoding limit (from 3.12, the
+  lowest release allowed: before it, a list nests 255), and the cassette reader's: a
+  value the harness accepted can always be written again, sent through `--via sdk` and
+  printed, without a recursion error anywhere.
 - `dump_line` encodes one line, falling back to the standard library for what orjson
   refuses (integers past 64 bits, lone surrogates), ASCII-escaped, still valid UTF-8.
 - `MAX_VALUES` bounds what a server of the harness parses of one body, counted on the
@@ -58,30 +58,6 @@ VALUE_BYTES: Final = 128
 _TOO_DEEP_TO_ENCODE: Final = "Recursion limit"
 
 
-def _encoder_nests_one_more() -> bool:
-    """Whether orjson's encoder takes a value of `MAX_NESTING` + 1 levels: those before
-    orjson 3.12 do (their limit is 255), so `_encode` wraps a value in one level more."""
-    value: list[Any] = []
-    for _ in range(MAX_NESTING):
-        value = [value]
-    try:
-        orjson.dumps(value)
-    except orjson.JSONEncodeError:
-        return False
-    return True
-
-
-_WRAP: Final = _encoder_nests_one_more()
-
-
-def _encode(value: Any) -> bytes:
-    """`orjson.dumps(value)`, refusing a value nested deeper than `MAX_NESTING` (a
-    `JSONEncodeError` saying `_TOO_DEEP_TO_ENCODE`) whatever orjson's own limit."""
-    if _WRAP:
-        return orjson.dumps([value])[1:-1]
-    return orjson.dumps(value)
-
-
 def sdk_json(data: bytes | bytearray | memoryview) -> Any:
     """`data` read as the SDKs read it (orjson first, then `json.loads`, which takes `NaN`
     and lone surrogates); `ValueError` if it is not JSON to them. An integer past 64 bits
@@ -109,13 +85,13 @@ def _finite(text: str) -> float:
 def deeper_than_limit(value: Any) -> bool:
     """Whether a parsed value nests arrays and objects more than `MAX_NESTING` levels.
 
-    orjson's encoder, held to `MAX_NESTING` on every release (`_encode`), tells at C
-    speed (what it writes is dropped): a walk in Python takes seconds over a body of
+    orjson's encoder, whose limit `MAX_NESTING` is, tells at C speed (what it writes is
+    dropped): a walk in Python takes seconds over a body of
     millions of values. A value it refuses for another reason (an integer past 64 bits,
     a lone surrogate) is walked.
     """
     try:
-        _encode(value)
+        orjson.dumps(value)
     except orjson.JSONEncodeError as error:
         return _TOO_DEEP_TO_ENCODE in str(error) or _walked_deeper(value)
     return False
@@ -196,7 +172,7 @@ def dump_line(value: dict[str, Any]) -> bytes:
     writes, it must be able to read back.
     """
     try:
-        return _encode(value)
+        return orjson.dumps(value)
     except TypeError:
         if deeper_than_limit(value):
             raise ValueError(f"nested deeper than {MAX_NESTING} levels") from None

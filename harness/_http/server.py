@@ -232,10 +232,8 @@ class _Refused(Exception):
 
 
 def _too_deep(error: orjson.JSONDecodeError) -> bool:
-    """Whether orjson refused a body for its nesting, as each release words it ("depth
-    limit" today, "recursion depth exceeded" before 3.12)."""
-    message = str(error)
-    return "depth limit" in message or "recursion depth" in message
+    """Whether orjson refused a body for its nesting ("depth limit exceeded")."""
+    return "depth limit" in str(error)
 
 
 class CassetteServer:
