@@ -77,6 +77,19 @@ def test_a_session_folder_answers_its_turns_by_number(tmp_path: Path) -> None:
     assert [client.messages.create(**ASK).stop_reason for _ in range(2)] == ["end_turn", "tool_use"]
 
 
+def test_a_folder_named_jsonl_in_a_folder_of_cassettes_is_no_cassette(tmp_path: Path) -> None:
+    # It was opened as one: `.../kept.jsonl:1: cannot read: a folder, not a cassette file`.
+    shutil.copy(TEXT_ONLY, tmp_path / "a.jsonl")
+    (tmp_path / "kept.jsonl").mkdir()
+    shutil.copy(TWO_TOOLS, tmp_path / "kept.jsonl" / "two_tools.jsonl")
+    client = cassette_client(tmp_path)
+    assert client.messages.create(**ASK).stop_reason == "end_turn"
+    with pytest.raises(
+        anthropic.NotFoundError, match="request 2, but the cassettes hold 1 response"
+    ):
+        client.messages.create(**ASK)
+
+
 def test_running_out_fails_with_one_line_and_never_hangs() -> None:
     client = cassette_client([TEXT_ONLY, TEXT_ONLY])
     client.messages.create(**ASK)

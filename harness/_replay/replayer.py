@@ -114,13 +114,16 @@ def cassettes_from(
 ) -> list[Cassette]:
     """Cassettes in answer order: each file as given (a `Cassette` as it is; one source
     alone is a sequence of one); a folder, its `turn-NN.jsonl` by turn number, else every
-    `*.jsonl` in it by name. Each source is opened once, by `open_cassette`."""
+    `*.jsonl` file in it by name (a folder so named is none). Each source is opened once,
+    by `open_cassette`."""
     found: list[Cassette] = []
     for source in cassette_sources(paths):
         if isinstance(source, Cassette) or not os.path.isdir(source):
             found.append(open_cassette(source))
             continue
-        files = turn_files(source) or sorted(Path(source).glob("*.jsonl"))
+        files = turn_files(source) or sorted(
+            path for path in Path(source).glob("*.jsonl") if not path.is_dir()
+        )
         if not files:
             raise ReplayError(f"{source}: no cassettes ({TURN_PATTERN} or *.jsonl) in the folder")
         found.extend(open_cassette(path) for path in files)
