@@ -96,6 +96,22 @@ def test_each_cassette_through_each_reader_comes_out_as_direct_replay(
     assert outcome.to_json_lines() == direct.to_json_lines()  # events, code and message
 
 
+@pytest.mark.parametrize("source", [CHAT_TEXT, CHAT_TOOL], ids=["text", "one_tool"])
+def test_a_chat_stream_cut_before_its_finish_comes_to_missing_finish_reason_through_the_sdk(
+    tmp_path: Path, source: Path
+) -> None:
+    # docs/replay.md: the SDK's iteration ends alike without `[DONE]`, so the adapter
+    # reaches the next rule; directly, the catalogue's `missing_done`.
+    runner = CliRunner()
+    made = runner.invoke(cli, ["faults", str(source), "--out", str(tmp_path)])
+    assert made.exit_code == 0, made.output
+    cut = tmp_path / f"{source.stem}.cut_connection.jsonl"
+    assert _code(replay_outcome(cut)) == "missing_done"
+    result = runner.invoke(cli, ["replay", "--via", "sdk", "--format", "json", str(cut)])
+    assert result.exit_code == 1
+    assert json.loads(result.stdout.splitlines()[-1])["code"] == "missing_finish_reason"
+
+
 def _with(tmp_path: Path, source: Path, *before: dict[str, Any], after: int = 0) -> Path:
     """`source` with the directive lines `before` put ahead of its event line `after`."""
     cassette = Cassette(source)
