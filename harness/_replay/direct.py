@@ -425,24 +425,22 @@ def collect(events: Iterable[ModelEvent]) -> Outcome:
     `TypeError` for what is no iterable, and at the first item that is no internal event."""
     if not isinstance(events, Iterable) or isinstance(events, str | bytes | Mapping):
         raise _not_a_stream("collect", events)
-    outcome = Outcome()
-    try:
-        for event in events:
-            if not isinstance(event, _MODEL_EVENTS):
-                raise _not_an_event("collect", len(outcome.events) + 1, event)
-            outcome.events.append(event)
-    except Exception as error:
-        if not is_stream_failure(error):
-            raise
-        outcome.error = error  # type: ignore[assignment]
-    return outcome
+    return _collected(events, "collect")
 
 
 def collected(events: Iterable[ModelEvent]) -> Outcome:
     """`collect` for the harness's own adapters' events (a replay's), which need no check."""
+    return _collected(events, None)
+
+
+def _collected(events: Iterable[ModelEvent], checked_for: str | None) -> Outcome:
+    """`events` run to the end into an `Outcome`, each checked to be an internal event
+    where `checked_for` names the function asked (`_not_an_event`)."""
     outcome = Outcome()
     try:
         for event in events:
+            if checked_for is not None and not isinstance(event, _MODEL_EVENTS):
+                raise _not_an_event(checked_for, len(outcome.events) + 1, event)
             outcome.events.append(event)
     except Exception as error:
         if not is_stream_failure(error):
