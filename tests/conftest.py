@@ -131,6 +131,16 @@ def typescript_final_messages(
     return {line.pop("cassette"): line for line in lines}
 
 
+def as_direct(body: Any) -> Any:
+    """An error body as the direct API words it: a refusal of the harness's at a Bedrock
+    path is in Bedrock's shape (`{"message", "__type"}`, which boto3 reads too), the same
+    message the direct API's `not_found_error` carries."""
+    if isinstance(body, dict) and "__type" in body:
+        assert body["__type"] == "ResourceNotFoundException", body
+        return {"type": "error", "error": {"type": "not_found_error", "message": body["message"]}}
+    return body
+
+
 def anthropic_on(host: str, **options: Any) -> Any:
     """An `anthropic` client of `host` (`direct`, `bedrock`, `vertex`) built as its docs
     build one, with dummy credentials passed explicitly; `options` (`base_url`,

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from conftest import LIBRARY, library_cassettes, not_installed
+from conftest import LIBRARY, as_direct, library_cassettes, not_installed
 
 import harness
 from harness._cassette.codec import Cassette
@@ -31,16 +31,6 @@ ASK: Any = {
     "messages": [{"role": "user", "content": "Go"}],
 }
 CLASSES = {"bedrock": "AnthropicBedrock", "vertex": "AnthropicVertex", "direct": "Anthropic"}
-
-
-def as_direct(body: Any) -> Any:
-    """An error body as the direct API words it: a refusal of the harness's at a Bedrock
-    path is in Bedrock's shape (`{"message", "__type"}`, which boto3 reads too), the same
-    message the direct API's `not_found_error` carries."""
-    if isinstance(body, dict) and "__type" in body:
-        assert body["__type"] == "ResourceNotFoundException", body
-        return {"type": "error", "error": {"type": "not_found_error", "message": body["message"]}}
-    return body
 
 
 def _outcome(client: Any, *, stream: bool) -> list[Any]:

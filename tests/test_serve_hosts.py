@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LIBRARY, anthropic_on, library_cassettes, not_installed
+from conftest import LIBRARY, anthropic_on, as_direct, library_cassettes, not_installed
 
 from harness._hosts import bedrock
 from harness._http.hosting import ServerThread
@@ -47,16 +47,6 @@ def served() -> Iterator[tuple[str, CassetteServer]]:
     server = CassetteServer([str(LIBRARY)], match_on=None)
     with ServerThread(server.app()) as url:
         yield url, server
-
-
-def as_direct(body: Any) -> Any:
-    """An error body as the direct API words it: a refusal of the harness's at a Bedrock
-    path is in Bedrock's shape (`{"message", "__type"}`, which boto3 reads too), the same
-    message the direct API's `not_found_error` carries."""
-    if isinstance(body, dict) and "__type" in body:
-        assert body["__type"] == "ResourceNotFoundException", body
-        return {"type": "error", "error": {"type": "not_found_error", "message": body["message"]}}
-    return body
 
 
 def _outcome(client: Any, name: str, *, stream: bool) -> list[Any]:
