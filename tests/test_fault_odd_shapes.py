@@ -161,6 +161,7 @@ def _wrong_rows(provider: str, header: Any, lines: Events, folder: Path) -> list
     return wrong
 
 
+@pytest.mark.slow  # every row over every mutant of each provider's streams: seconds each
 @pytest.mark.parametrize(("provider", "good"), _good_cassettes())
 def test_every_row_derives_from_odd_shapes_and_replays_to_its_code(
     provider: str, good: Path, tmp_path: Path
