@@ -28,9 +28,10 @@ answer in (the first in the registry's order served there: `harness serve` route
 to it, and a cassette of another answers none of them); `framed_as(content_type)` the
 host whose framing an answer's content type names; `framed(framing, host)` the frames a
 dialect's stream travels in there (the host's, else the dialect's own:
-`Framing.frames`), None for SSE; `error_answer_at(path)` the error shape a host's
+`Framing.frames`), None for SSE; `error_answer_at(path, found)` the error shape a host's
 clients read at its paths (Bedrock's `{"message", "__type"}` at any `/model/{id}/...`,
-read by boto3 and the Anthropic SDK alike), for the harness's own refusals there.
+read by boto3 and the Anthropic SDK alike), else the provider's, for the harness's own
+refusals there.
 """
 
 from __future__ import annotations
@@ -165,16 +166,20 @@ def hosted_at(path: str) -> Hosted | None:
     return None
 
 
-def error_answer_at(path: str) -> Callable[[int, str], dict[str, Any]] | None:
-    """The error shape of the host whose `error_area` `path` is in (Bedrock's at any
-    `/model/{id}/...`, which boto3 and the Anthropic SDK both read), else None."""
-    for found in HOSTS.values():
-        area = found.error_area
-        if area is not None and found.error_answer is not None:
+def error_answer_at(
+    path: str, found: Provider | None = None
+) -> Callable[[int, str], dict[str, Any]] | None:
+    """The error shape a client reads at `path`: the host's whose `error_area` it is in
+    (Bedrock's at any `/model/{id}/...`, which boto3 and the Anthropic SDK both read),
+    else that of `found`, the provider the request is for (its framing's
+    `error_answer`); None: the caller's own."""
+    for hosting in HOSTS.values():
+        area = hosting.error_area
+        if area is not None and hosting.error_answer is not None:
             match = area.search(path)
             if match is not None and match.end() == len(path):
-                return found.error_answer
-    return None
+                return hosting.error_answer
+    return found.framing.error_answer if found is not None else None
 
 
 @registry_cache

@@ -101,5 +101,5 @@ def error_json(found: Provider | None, status: int, message: str, path: str = ""
     host whose paths it is at (Bedrock's, which boto3 reads as the Anthropic SDK does:
     `error_answer_at`), else `found`'s framing's `error_answer`; the harness's own shape
     when it has none, or for a path of no provider."""
-    answer = error_answer_at(path) or (found.framing.error_answer if found is not None else None)
+    answer = error_answer_at(path, found)
     return answer(status, message) if answer is not None else _harness_error(status, message)

@@ -275,13 +275,11 @@ class CassetteServer:
         self._played: set[int] = set()
         #: each provider's cassettes (their numbers), in answer order
         self._of: dict[str, list[int]] = {}
-        dialects: dict[str, Provider] = {}
         for number, cassette in enumerate(self.cassettes):
             self._of.setdefault(cassette.provider, []).append(number)
-            dialects.setdefault(cassette.provider, cassette.dialect)
         #: the one provider served, whose clients read a refusal at a path of no provider's
         #: (google-genai's `countTokens`); None when several are
-        self._only = next(iter(dialects.values())) if len(dialects) == 1 else None
+        self._only = self.cassettes[0].dialect if len(self._of) == 1 else None
         self._numbers = {id(cassette): number for number, cassette in enumerate(self.cassettes)}
         self._in_order: dict[str, int] = {}  # provider -> how many of its own were answered
         #: the cassettes answered from, by number, the latest last (one entry a cassette)

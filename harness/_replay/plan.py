@@ -387,7 +387,7 @@ def replay_error_response(
     code under test fails with that line whichever SDK reads it (boto3 reads a message
     only where Bedrock puts one, google-genai a status only where Google does)."""
     message = f"stream-harness: {error}"
-    answer = error_answer_at(path) or (found.framing.error_answer if found is not None else None)
+    answer = error_answer_at(path, found)
     body = (
         answer(404, message)
         if answer is not None
