@@ -301,16 +301,14 @@ def _served_host(
     config: pytest.Config, marker: pytest.Mark | None, provider: str, recorded: str | None
 ) -> str | None:
     """The host a `fault_variant` test's client serves its rows on, as the client fixtures
-    choose it (`_chosen_host`: the ini option < the marker's `host=` < `--harness-host`),
+    choose it (`_asked_host`: the ini option < the marker's `host=` < `--harness-host`),
     else `recorded`, the one the cassette's header names; None: the direct API (chosen, or
     where the provider is not served on the host chosen). Its catalogue is that host's: a
     Bedrock client gets the binary rows of its frames, the direct API none."""
     from harness._providers import provider as registered
     from harness._replay.clients import DIRECT
 
-    chosen: object = None if marker is None else marker.kwargs.get("host")
-    if config.getoption("harness_host") is not None or chosen is None:
-        chosen = config.stash[_HOST]
+    chosen, _ = _asked_host(config, None if marker is None else marker.kwargs.get("host"))
     if chosen is None or _host_problem(chosen) is not None:
         return recorded  # none chosen, or a name the client fixtures refuse in one line
     if chosen == DIRECT or chosen not in registered(provider).hosted:
@@ -817,10 +815,16 @@ def _chosen_host(request: pytest.FixtureRequest, mark: CassetteMark) -> dict[str
     `host=` < `--harness-host` (later wins), as the `ClientSession`'s keywords. The run's host (the
     command line's, the ini option's) is for the cassettes whose dialect is served there;
     a marker's is the test's own, an error where it is not. None: the header's host."""
-    option: str | None = request.config.getoption("harness_host")
-    if option is None and mark.host is not None:
-        return {"host": mark.host, "host_for_all": False}
-    return {"host": request.config.stash[_HOST], "host_for_all": True}
+    host, for_all = _asked_host(request.config, mark.host)
+    return {"host": host, "host_for_all": for_all}
+
+
+def _asked_host(config: pytest.Config, marked: Any) -> tuple[Any, bool]:
+    """The host asked for (the ini option < the marker's `host=`, `marked` < the command
+    line's), and whether it is the run's (True) rather than the test's own marker's."""
+    if config.getoption("harness_host") is None and marked is not None:
+        return marked, False
+    return config.stash[_HOST], True
 
 
 def _records_by_client(request: pytest.FixtureRequest) -> bool:
