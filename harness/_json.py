@@ -86,9 +86,8 @@ def deeper_than_limit(value: Any) -> bool:
     """Whether a parsed value nests arrays and objects more than `MAX_NESTING` levels.
 
     orjson's encoder, whose limit `MAX_NESTING` is, tells at C speed (what it writes is
-    dropped): a walk in Python takes seconds over a body of
-    millions of values. A value it refuses for another reason (an integer past 64 bits,
-    a lone surrogate) is walked.
+    dropped): a walk in Python takes seconds over a body of millions of values. A value
+    it refuses for another reason (an integer past 64 bits, a lone surrogate) is walked.
     """
     try:
         orjson.dumps(value)
