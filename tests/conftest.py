@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 # The machines set PYTHONDONTWRITEBYTECODE, so every run (and each xdist worker) compiled
@@ -27,6 +28,7 @@ if sys.dont_write_bytecode and _VENV.is_dir():
 # (and saves re-importing the SDK and hypothesis, ~3 s, in every run).
 import anthropic
 import hypothesis
+import orjson
 import pytest
 from aiohttp import web
 
@@ -129,6 +131,35 @@ def typescript_final_messages(
     )
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     return {line.pop("cassette"): line for line in lines}
+
+
+def parsing_spied(monkeypatch: pytest.MonkeyPatch, module: Any) -> list[int]:
+    """The sizes of what `module` (a reader of a peer's bytes) parses with orjson from now
+    on: its `orjson` swapped for a spy that notes each size, then parses."""
+    parsed: list[int] = []
+
+    def parsing(data: Any) -> Any:
+        parsed.append(len(data))
+        return orjson.loads(data)
+
+    reading = SimpleNamespace(loads=parsing, JSONDecodeError=orjson.JSONDecodeError)
+    monkeypatch.setattr(module, "orjson", reading)
+    return parsed
+
+
+def boto3_runtime(url: str, **options: Any) -> Any:
+    """boto3's `bedrock-runtime` client as its docs build one, at a server of ours (`url`),
+    with dummy credentials passed explicitly; `options` (`config`) go to it."""
+    import boto3
+
+    return boto3.client(
+        "bedrock-runtime",
+        region_name="us-east-1",
+        endpoint_url=url,
+        aws_access_key_id="AKIDEXAMPLE",
+        aws_secret_access_key="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+        **options,
+    )
 
 
 def as_direct(body: Any) -> Any:

@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import unquote
 
 import pytest
-from conftest import SESSIONS, not_installed
+from conftest import SESSIONS, boto3_runtime, not_installed
 from test_agent_providers import (
     TASKS,
     anthropic_result,
@@ -127,18 +127,6 @@ def _anthropic_vertex(url: str) -> Any:
     )
 
 
-def _boto3(url: str) -> Any:
-    import boto3
-
-    return boto3.client(
-        "bedrock-runtime",
-        region_name="us-east-1",
-        endpoint_url=url,
-        aws_access_key_id="AKIDEXAMPLE",
-        aws_secret_access_key="dummy",
-    )
-
-
 def _openai(url: str) -> Any:
     import openai
 
@@ -178,7 +166,7 @@ PLACES: dict[str, Place] = {
         _boto3_in_process,
         BedrockConverseModelClient,
         "/model/(?P<model>[^/]+)/converse-stream",
-        _boto3,
+        boto3_runtime,
     ),
     "gemini": Place(
         "gemini",

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import not_installed
+from conftest import boto3_runtime, not_installed
 
 import harness
 from harness import StreamProtocolError
@@ -47,17 +47,6 @@ def _lines(name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (LIBRARY / name).read_text().splitlines()[1:]]
 
 
-def _client(url: str) -> Any:
-    """boto3's own client at `harness serve`, with dummy credentials passed explicitly."""
-    return boto3.client(
-        "bedrock-runtime",
-        region_name="us-east-1",
-        endpoint_url=url,
-        aws_access_key_id="AKIDEXAMPLE",
-        aws_secret_access_key="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
-    )
-
-
 @pytest.fixture(scope="module")
 def served() -> Iterator[str]:
     server = CassetteServer([str(LIBRARY), str(LIBRARY / "errors")], match_on=None)
@@ -72,7 +61,7 @@ def clients(served: str) -> Iterator[Callable[[str], Any]]:
     made: list[Any] = []
 
     def named(name: str) -> Any:
-        client = _client(served)
+        client = boto3_runtime(served)
 
         def header(request: Any, **_: Any) -> None:
             request.headers["x-harness-cassette"] = name

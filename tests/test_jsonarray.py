@@ -11,11 +11,11 @@ import tracemalloc
 from collections.abc import Callable, Iterator
 from itertools import pairwise
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import orjson
 import pytest
+from conftest import parsing_spied
 from hypothesis import given, settings, strategies as st
 
 from harness._json import MAX_LINE_BYTES, MAX_VALUES, values_at_most
@@ -112,15 +112,7 @@ def _pieces(body: bytes, size: int) -> Iterator[bytes]:
 @pytest.fixture
 def parsed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The sizes of the elements the reader parses from now on."""
-    sizes: list[int] = []
-
-    def loads(data: Any) -> Any:
-        sizes.append(len(data))
-        return orjson.loads(data)
-
-    spy = SimpleNamespace(loads=loads, JSONDecodeError=orjson.JSONDecodeError)
-    monkeypatch.setattr(jsonarray, "orjson", spy)
-    return sizes
+    return parsing_spied(monkeypatch, jsonarray)
 
 
 def test_an_element_is_held_to_what_a_line_may_hold() -> None:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import LIBRARY, not_installed
+from conftest import LIBRARY, boto3_runtime, not_installed
 
 import harness
 from harness._http.hosting import ServerThread
@@ -39,17 +39,6 @@ def served() -> Iterator[str]:
     paths = [str(CONVERSE / "text.jsonl"), str(LIBRARY / "text_only.jsonl")]
     with ServerThread(CassetteServer(paths, match_on=None).app()) as url:
         yield url
-
-
-def _runtime(url: str) -> Any:
-    """boto3's own client at `harness serve`, as the page shows, with its default retries."""
-    return boto3.client(
-        "bedrock-runtime",
-        region_name="us-east-1",
-        endpoint_url=url,
-        aws_access_key_id="AKIDEXAMPLE",
-        aws_secret_access_key="dummy",
-    )
 
 
 OTHER_OPERATIONS = {
@@ -84,7 +73,7 @@ def test_boto3_reads_the_refusal_of_serve(served: str, operation: str) -> None:
     """`harness serve` refuses an operation at a Bedrock path it does not answer (a Converse
     call's model asked `invoke_model` with a Converse cassette named, a `count_tokens`
     that no route takes) in Bedrock's shape too."""
-    client = _runtime(served)
+    client = boto3_runtime(served)
     if operation == "invoke":
 
         def name_it(request: Any, **_: Any) -> None:

@@ -16,7 +16,6 @@ import tracemalloc
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import brotli
@@ -25,7 +24,7 @@ import orjson
 import pytest
 import zstandard
 from aiohttp import web
-from conftest import LIBRARY
+from conftest import LIBRARY, parsing_spied
 
 import harness._http.proxy
 import harness._providers.jsonarray
@@ -484,19 +483,6 @@ def test_a_line_past_the_limit_is_refused_before_it_is_redacted(
     assert list(tmp_path.iterdir()) == []
 
 
-def _parsing_spied(monkeypatch: pytest.MonkeyPatch, module: Any) -> list[int]:
-    """The sizes of what `module` (a reader of the proxy's) parses with orjson from now on."""
-    parsed: list[int] = []
-
-    def parsing(data: Any) -> Any:
-        parsed.append(len(data))
-        return orjson.loads(data)
-
-    reading = SimpleNamespace(loads=parsing, JSONDecodeError=orjson.JSONDecodeError)
-    monkeypatch.setattr(module, "orjson", reading)
-    return parsed
-
-
 def test_an_event_of_too_many_values_is_refused_before_it_is_read(
     upstream: tuple[Upstream, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -516,7 +502,7 @@ def test_an_event_of_too_many_values_is_refused_before_it_is_read(
         return redact_answer(line, secrets)
 
     monkeypatch.setattr(harness._http.proxy, "redact_answer", seen)
-    parsed = _parsing_spied(monkeypatch, harness._providers.sse)
+    parsed = parsing_spied(monkeypatch, harness._providers.sse)
     lines: list[str] = []
     with _proxy(upstream_url, tmp_path, lines) as url:
         assert _post(url, "crowded") == body
@@ -642,7 +628,7 @@ def test_a_gemini_element_past_the_bounds_is_refused_unparsed_never_held_whole(
 ) -> None:
     scripted, upstream_url = upstream
     opening, filler, count, refused = HUGE_ELEMENTS[element]
-    parsed = _parsing_spied(monkeypatch, harness._providers.jsonarray)
+    parsed = parsing_spied(monkeypatch, harness._providers.jsonarray)
 
     scripted.answers["huge"] = _writing("application/json", opening, filler, count)
     lines: list[str] = []

@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LIBRARY, anthropic_on, as_direct, library_cassettes, not_installed
+from conftest import (
+    LIBRARY,
+    anthropic_on,
+    as_direct,
+    boto3_runtime,
+    library_cassettes,
+    not_installed,
+)
 
 from harness._hosts import bedrock
 from harness._http.hosting import ServerThread
@@ -187,14 +194,8 @@ def test_a_bedrock_model_id_holding_a_slash_is_served_and_kept_decoded(
 
 
 def _boto3_client(url: str) -> Any:
-    boto3 = pytest.importorskip("boto3", reason=not_installed("boto3"))
-    return boto3.client(
-        "bedrock-runtime",
-        region_name="us-east-1",
-        endpoint_url=url,
-        aws_access_key_id="AKIDEXAMPLE",
-        aws_secret_access_key="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
-    )
+    pytest.importorskip("boto3", reason=not_installed("boto3"))
+    return boto3_runtime(url)
 
 
 BEDROCK_BODY = json.dumps(

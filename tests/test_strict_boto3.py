@@ -18,6 +18,7 @@ from conftest import (
     LIBRARY as ANTHROPIC_LIBRARY,
     OTHER_BEDROCK_DIALECTS,
     bedrock_invoked_at,
+    boto3_runtime,
     not_installed,
 )
 
@@ -42,18 +43,6 @@ LIBRARY = Path(__file__).resolve().parent.parent / "cassettes" / "bedrock" / "co
 GOOD = sorted(LIBRARY.glob("*.jsonl"))
 MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0"
 MESSAGES: Any = [{"role": "user", "content": [{"text": "Weather in Paris?"}]}]
-
-
-def client_at(url: str, **options: Any) -> Any:
-    """boto3's client as its docs build one, at a server of ours (dummy keys)."""
-    return boto3.client(
-        "bedrock-runtime",
-        region_name="us-east-1",
-        endpoint_url=url,
-        aws_access_key_id="x",
-        aws_secret_access_key="x",
-        **options,
-    )
 
 
 def read(client: Any) -> list[dict[str, Any]] | str:
@@ -97,8 +86,8 @@ def served() -> Iterator[Any]:
 
 @pytest.mark.parametrize("path", GOOD, ids=lambda path: path.stem)
 def test_a_good_cassette_reads_the_same_strict_or_not(served: Any, path: Path) -> None:
-    plain = client_at(served([path]))
-    guarded = client_at(served([path, path]))
+    plain = boto3_runtime(served([path]))
+    guarded = boto3_runtime(served([path, path]))
     assert harness.strict(guarded) is guarded  # guarded in place: botocore has no copy
     events = [line for line in lines_of(path) if "harness" not in line]
     got = read(guarded)
@@ -134,7 +123,7 @@ def test_every_row_of_the_catalogue_is_refused_with_its_code(served: Any, tmp_pa
             retries={"total_max_attempts": 3, "mode": "standard"},
             **({"read_timeout": timeout} if timeout else {}),
         )
-        clients = [client_at(served(list(case.served)), config=config) for _ in "ab"]
+        clients = [boto3_runtime(served(list(case.served)), config=config) for _ in "ab"]
         plain, guarded = read(clients[0]), read(harness.strict(clients[1]))
         for client in clients:
             client.close()
@@ -152,7 +141,7 @@ def test_every_row_of_the_catalogue_is_refused_with_its_code(served: Any, tmp_pa
 
 
 def test_a_broken_stream_raises_stream_protocol_error_itself(served: Any) -> None:
-    client = harness.strict(client_at(served([LIBRARY / "errors" / "invalid_tool_json.jsonl"])))
+    client = harness.strict(boto3_runtime(served([LIBRARY / "errors" / "invalid_tool_json.jsonl"])))
     stream = client.converse_stream(modelId=MODEL, messages=MESSAGES)["stream"]
     seen = []
     with pytest.raises(harness.StreamProtocolError) as raised:
@@ -167,7 +156,7 @@ def test_converse_is_checked_whole_and_the_policy_widens(served: Any, tmp_path: 
     cut = tmp_path / "cut.jsonl"
     lines = (LIBRARY / "text.jsonl").read_text().replace('"end_turn"', '"max_tokens"')
     cut.write_text(lines)
-    client = harness.strict(client_at(served([cut, cut, cut])))
+    client = harness.strict(boto3_runtime(served([cut, cut, cut])))
     with pytest.raises(harness.StreamProtocolError) as raised:
         client.converse(modelId=MODEL, messages=MESSAGES)
     assert raised.value.code == "unsupported_stop_reason"
@@ -212,7 +201,7 @@ def test_an_invoke_stream_of_a_dialect_the_harness_does_not_speak_passes_unchang
 ) -> None:
     events = OTHER_BEDROCK_DIALECTS[model]
     with bedrock_invoked_at(events) as url:
-        plain, guarded = client_at(url), harness.strict(client_at(url))
+        plain, guarded = boto3_runtime(url), harness.strict(boto3_runtime(url))
         assert read_invoked(guarded, model) == read_invoked(plain, model) == events
         whole = guarded.invoke_model(modelId=model, body=b"{}")["body"].read()
         assert json.loads(whole) == events[-1]
@@ -226,7 +215,7 @@ def test_an_anthropic_models_invoke_stream_is_not_judged_either(model: str) -> N
     Messages stream reads under strict as boto3 alone reads it (docs/strict.md)."""
     events = lines_of(ANTHROPIC_LIBRARY / "errors" / "invalid_tool_json.jsonl")
     with bedrock_invoked_at(events) as url:
-        guarded = harness.strict(client_at(url))
+        guarded = harness.strict(boto3_runtime(url))
         assert read_invoked(guarded, model) == events
         guarded.close()
 
